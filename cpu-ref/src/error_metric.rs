@@ -1,0 +1,1 @@
+//! Object-space error at virtual vertices (DESIGN.md §7).

@@ -1,0 +1,1 @@
+//! The scalar pose-program interpreter (owned by the evaluation work; see program.rs).

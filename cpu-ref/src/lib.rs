@@ -1,0 +1,28 @@
+//! Throng's scalar CPU reference: the asset model (skeletons, skin bindings, skinned meshes,
+//! cooked clips), glTF-exact source-curve sampling, the pose program and its interpreter,
+//! forward kinematics, palettes and linear blend skinning.
+//!
+//! Conventions (DESIGN.md §2): right-handed, +Y up, metres, column vectors, Hamilton quaternions
+//! stored (x, y, z, w). Local transforms are [`Trs`]; component (model-space) transforms are
+//! `glam::Affine3A`. Nothing here allocates while evaluating: callers own every output buffer.
+
+pub mod clip;
+pub mod curve;
+pub mod error_metric;
+pub mod fk;
+pub mod interpreter;
+pub mod package;
+pub mod palette;
+pub mod program;
+pub mod skeleton;
+pub mod skin;
+pub mod skinning;
+pub mod transform;
+
+pub use clip::{Clip, ClipEvent, LoopPolicy, SubTrack, SubTrackKind, SyncMarker};
+pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
+pub use package::Package;
+pub use program::{Mask, PoseOp, Program, ProgramError, ProgramLimits};
+pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};
+pub use skin::{SkinBinding, SkinnedMesh};
+pub use transform::Trs;

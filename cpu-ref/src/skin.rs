@@ -1,0 +1,53 @@
+//! Skin bindings and skinned meshes.
+
+use glam::{Affine3A, Vec3};
+
+/// Binds a palette to a skeleton. Palette entry `k` is glTF skin joint `k`:
+/// `palette[k] = component[joints[k]] * inverse_bind[k]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinBinding {
+    /// Debug name (the glTF skin's name, or `skin{index}`).
+    pub name: String,
+    /// Index of the skeleton in the package.
+    pub skeleton: u32,
+    /// Skeleton joint of each palette entry.
+    pub joints: Vec<u32>,
+    /// Inverse bind matrix of each palette entry (glTF `inverseBindMatrices`, identity when
+    /// absent), unchanged from the source. Skinned vertices come out in the skeleton's component
+    /// space; `skeleton.root_transform * skinned` is glTF scene space (glTF 2.0 §3.7.3.2).
+    pub inverse_bind: Vec<Affine3A>,
+}
+
+/// One skinned triangle primitive. Positions and normals are in bind space; joint indices are
+/// palette indices of `skin`; each vertex's four weights sum to 1 (unused influences weigh 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinnedMesh {
+    /// Debug name: `mesh_name/primitive_index`.
+    pub name: String,
+    /// Index of the skin binding in the package.
+    pub skin: u32,
+    pub positions: Vec<Vec3>,
+    /// Unit normals; empty when the source has none.
+    pub normals: Vec<Vec3>,
+    pub joints: Vec<[u16; 4]>,
+    pub weights: Vec<[f32; 4]>,
+    /// Triangle list indices into the vertex arrays.
+    pub indices: Vec<u32>,
+}
+
+impl SkinnedMesh {
+    /// Length of the diagonal of the positions' bounding box (0 when empty).
+    pub fn bounds_diagonal(&self) -> f32 {
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for p in &self.positions {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        if self.positions.is_empty() {
+            0.0
+        } else {
+            (hi - lo).length()
+        }
+    }
+}

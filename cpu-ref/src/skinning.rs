@@ -1,0 +1,1 @@
+//! Linear blend skinning of positions and normals.

@@ -1,0 +1,56 @@
+//! Local joint transforms: translation, rotation, scale (applied scale first, then rotation,
+//! then translation: `M = T * R * S`, glTF's order).
+
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
+
+/// A local transform. `rotation` is a unit Hamilton quaternion; `scale` is strictly positive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trs {
+    pub translation: Vec3,
+    pub rotation: Quat,
+    pub scale: Vec3,
+}
+
+impl Trs {
+    pub const IDENTITY: Trs = Trs {
+        translation: Vec3::ZERO,
+        rotation: Quat::IDENTITY,
+        scale: Vec3::ONE,
+    };
+
+    /// The affine matrix `T * R * S`.
+    pub fn to_affine(&self) -> Affine3A {
+        Affine3A::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// True when every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
+}
+
+impl Default for Trs {
+    fn default() -> Self {
+        Trs::IDENTITY
+    }
+}
+
+/// Spherical linear interpolation along the shortest arc (glTF LINEAR rotation).
+pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    a.slerp(b, t)
+}
+
+/// Normalised linear interpolation along the shortest arc (cooked sampling, overrides).
+pub fn nlerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    let v = Vec3A::from(a.xyz()).lerp(Vec3A::from(b.xyz()), t);
+    let w = a.w + (b.w - a.w) * t;
+    Quat::from_xyzw(v.x, v.y, v.z, w).normalize()
+}
+
+/// Mean length of the three columns of the linear part: the uniform scale an affine carries.
+pub fn mean_column_scale(m: &Affine3A) -> f32 {
+    let l: Mat3A = m.matrix3;
+    (l.x_axis.length() + l.y_axis.length() + l.z_axis.length()) / 3.0
+}
