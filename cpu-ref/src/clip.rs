@@ -77,3 +77,12 @@ impl Clip {
         (i as f64 / self.sample_rate as f64).min(self.duration)
     }
 }
+
+use crate::{Skeleton, Trs};
+
+/// Local pose of `skeleton` from the cooked samples at `time` (clamped to [0, duration]):
+/// lerp t/s and nlerp-shortest q between the two bracketing samples; Default sub-tracks are rest.
+pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
+    let _ = (clip, skeleton, time, local);
+    todo!("cooked sampling")
+}

@@ -52,3 +52,12 @@ pub struct SourceClip {
     /// Last key time over all channels, in seconds.
     pub duration: f32,
 }
+
+use crate::{Skeleton, Trs};
+
+/// Local pose of `skeleton` at absolute clip `time`: rest, overwritten by each channel's value.
+/// `local` must hold one entry per joint.
+pub fn sample_exact(clip: &SourceClip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
+    let _ = (clip, skeleton, time, local);
+    todo!("exact source sampling")
+}
