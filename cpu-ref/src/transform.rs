@@ -1,7 +1,7 @@
 //! Local joint transforms: translation, rotation, scale (applied scale first, then rotation,
 //! then translation: `M = T * R * S`, glTF's order).
 
-use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A, Vec4};
 
 /// A local transform. `rotation` is a unit Hamilton quaternion; `scale` is strictly positive.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,10 +35,20 @@ impl Default for Trs {
     }
 }
 
-/// Spherical linear interpolation along the shortest arc (glTF LINEAR rotation).
+/// Spherical linear interpolation of unit quaternions along the shortest arc (glTF LINEAR
+/// rotation). The half-angle comes from `2 atan2(|a - b|, |a + b|)`, accurate at small angles
+/// (Kahan, "How Futile are Mindless Assessments of Roundoff", 2006); below 1e-6 rad it nlerps.
 pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     let b = if a.dot(b) < 0.0 { -b } else { b };
-    a.slerp(b, t)
+    let (va, vb) = (Vec4::from(a), Vec4::from(b));
+    let theta = 2.0 * (va - vb).length().atan2((va + vb).length());
+    let sin_theta = theta.sin();
+    if sin_theta < 1e-6 {
+        return nlerp_shortest(a, b, t);
+    }
+    let wa = ((1.0 - t) * theta).sin() / sin_theta;
+    let wb = (t * theta).sin() / sin_theta;
+    Quat::from_vec4(va * wa + vb * wb).normalize()
 }
 
 /// Normalised linear interpolation along the shortest arc (cooked sampling, overrides).

@@ -1,0 +1,77 @@
+//! `throng inspect`: what a package holds.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use throng_cpu_ref::{Clip, Package, SubTrackKind};
+
+use super::{load_package, print_json, CliError};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .throng package.
+    input: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let package = load_package(&args.input)?;
+    if args.json {
+        print_json(&to_json(&package));
+    } else {
+        print_text(&args.input, &package);
+    }
+    Ok(())
+}
+
+fn kind_counts(clip: &Clip) -> [usize; 3] {
+    let mut counts = [0; 3];
+    for t in &clip.sub_tracks {
+        counts[t.kind as usize] += 1;
+    }
+    counts
+}
+
+fn print_text(path: &std::path::Path, p: &Package) {
+    println!("{}: {} skeletons, {} skins, {} meshes, {} clips", path.display(), p.skeletons.len(), p.skins.len(), p.meshes.len(), p.clips.len());
+    for (i, s) in p.skeletons.iter().enumerate() {
+        let depth = s.depth.iter().max().copied().unwrap_or(0);
+        println!("skeleton {i}: {} joints, depth {depth}, root '{}', identity {:016x}", s.joint_count(), s.names[0], s.identity_hash());
+    }
+    for (i, s) in p.skins.iter().enumerate() {
+        println!("skin {i} '{}': skeleton {}, {} palette entries", s.name, s.skeleton, s.joints.len());
+    }
+    for (i, m) in p.meshes.iter().enumerate() {
+        println!("mesh {i} '{}': skin {}, {} vertices, {} triangles, normals {}, bounds diagonal {:.4}", m.name, m.skin, m.positions.len(), m.indices.len() / 3, if m.normals.is_empty() { "no" } else { "yes" }, m.bounds_diagonal());
+    }
+    println!("{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}", "clip", "name", "skel", "duration", "rate", "samples", "animated/const/default", "bytes", "events");
+    for (i, c) in p.clips.iter().enumerate() {
+        let [d, k, a] = kind_counts(c);
+        println!("{i:<4} {:<32} {:>4} {:>8.3}s {:>6.1} {:>7} {:>22} {:>9} {:>6}", c.name, c.skeleton, c.duration, c.sample_rate, c.sample_count, format!("{a}/{k}/{d}"), c.values.len() * 4, c.events.len() + c.markers.len());
+    }
+}
+
+fn to_json(p: &Package) -> serde_json::Value {
+    json!({
+        "skeletons": p.skeletons.iter().map(|s| json!({
+            "joints": s.joint_count(),
+            "names": s.names,
+            "parents": s.parents.iter().map(|&x| if x == throng_cpu_ref::NO_PARENT { -1 } else { x as i64 }).collect::<Vec<_>>(),
+            "identity_hash": format!("{:016x}", s.identity_hash()),
+        })).collect::<Vec<_>>(),
+        "skins": p.skins.iter().map(|s| json!({"name": s.name, "skeleton": s.skeleton, "palette": s.joints.len()})).collect::<Vec<_>>(),
+        "meshes": p.meshes.iter().map(|m| json!({"name": m.name, "skin": m.skin, "vertices": m.positions.len(), "triangles": m.indices.len() / 3})).collect::<Vec<_>>(),
+        "clips": p.clips.iter().map(|c| {
+            let counts = kind_counts(c);
+            json!({
+                "name": c.name, "skeleton": c.skeleton, "duration_s": c.duration, "sample_rate": c.sample_rate,
+                "samples": c.sample_count, "loop": format!("{:?}", c.loop_policy), "profile": c.profile,
+                "animated": counts[SubTrackKind::Animated as usize], "constant": counts[SubTrackKind::Constant as usize],
+                "default": counts[SubTrackKind::Default as usize], "bytes": c.values.len() * 4,
+                "events": c.events.len(), "markers": c.markers.len(),
+            })
+        }).collect::<Vec<_>>(),
+    })
+}
