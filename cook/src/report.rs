@@ -1,3 +1,187 @@
-//! The cook report (stub; the import work fills this in).
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct CookReport {}
+//! The cook report: what a cook produced and how far the cooked clips are from their source,
+//! as data (`serde`, for `--json`) and as an aligned text table (`Display`).
+
+use std::fmt;
+
+use serde::Serialize;
+use throng_cpu_ref::error_metric::ClipError;
+use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrackKind};
+
+use crate::{Imported, Profile};
+
+/// Bytes of one sub-track table entry in the reference encoding (kind and offset).
+const SUB_TRACK_BYTES: usize = 8;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CookReport {
+    pub source: String,
+    pub profile: String,
+    /// Samples per second.
+    pub sample_rate: f32,
+    pub skeletons: Vec<SkeletonReport>,
+    pub skins: Vec<SkinReport>,
+    pub meshes: Vec<MeshReport>,
+    pub clips: Vec<ClipReport>,
+    /// Import warnings (skipped channels and primitives, normalised weights, ignored sets).
+    pub warnings: Vec<String>,
+    /// Sum of the clips' `bytes`.
+    pub total_clip_bytes: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SkeletonReport {
+    pub joints: usize,
+    /// Name of the root joint.
+    pub root: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SkinReport {
+    pub name: String,
+    pub skeleton: u32,
+    /// Palette size (the glTF skin's joint count).
+    pub joints: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshReport {
+    pub name: String,
+    pub skin: u32,
+    pub vertices: usize,
+    pub triangles: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClipReport {
+    pub name: String,
+    pub skeleton: u32,
+    pub duration_s: f64,
+    pub samples: u32,
+    /// `loop` or `once`.
+    pub loop_policy: &'static str,
+    pub animated: usize,
+    pub constant: usize,
+    pub default: usize,
+    /// Stored size in the reference encoding: f32 values plus the sub-track table.
+    pub bytes: usize,
+    /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm.
+    pub max_error_cm: f32,
+    pub p99_error_cm: f32,
+    /// Joint and time of the largest error.
+    pub worst_joint: String,
+    pub worst_time_s: f32,
+}
+
+impl ClipReport {
+    pub fn new(clip: &Clip, skeleton: &Skeleton, error: &ClipError) -> Self {
+        let count = |kind| clip.sub_tracks.iter().filter(|t| t.kind == kind).count();
+        ClipReport {
+            name: clip.name.clone(),
+            skeleton: clip.skeleton,
+            duration_s: clip.duration,
+            samples: clip.sample_count,
+            loop_policy: match clip.loop_policy {
+                LoopPolicy::Loop => "loop",
+                LoopPolicy::Once => "once",
+            },
+            animated: count(SubTrackKind::Animated),
+            constant: count(SubTrackKind::Constant),
+            default: count(SubTrackKind::Default),
+            bytes: 4 * clip.values.len() + SUB_TRACK_BYTES * clip.sub_tracks.len(),
+            max_error_cm: error.max_cm,
+            p99_error_cm: error.p99_cm,
+            worst_joint: skeleton.names.get(error.worst_joint as usize).cloned().unwrap_or_default(),
+            worst_time_s: error.worst_time,
+        }
+    }
+}
+
+impl CookReport {
+    pub fn new(imported: &Imported, profile: &Profile, package: &Package, clips: Vec<ClipReport>) -> Self {
+        CookReport {
+            source: imported.source.clone(),
+            profile: profile.name.to_string(),
+            sample_rate: profile.sample_rate,
+            skeletons: package
+                .skeletons
+                .iter()
+                .map(|s| SkeletonReport { joints: s.joint_count(), root: s.names.first().cloned().unwrap_or_default() })
+                .collect(),
+            skins: package.skins.iter().map(|s| SkinReport { name: s.name.clone(), skeleton: s.skeleton, joints: s.joints.len() }).collect(),
+            meshes: package
+                .meshes
+                .iter()
+                .map(|m| MeshReport { name: m.name.clone(), skin: m.skin, vertices: m.positions.len(), triangles: m.indices.len() / 3 })
+                .collect(),
+            total_clip_bytes: clips.iter().map(|c| c.bytes).sum(),
+            clips,
+            warnings: imported.warnings.clone(),
+        }
+    }
+}
+
+impl fmt::Display for CookReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}: profile {} ({} Hz)", self.source, self.profile, self.sample_rate)?;
+        let rows = self.skeletons.iter().enumerate().map(|(i, s)| vec![i.to_string(), s.joints.to_string(), s.root.clone()]);
+        table(f, "skeletons", &["#", "joints", "root"], rows.collect())?;
+        let rows = self.skins.iter().map(|s| vec![s.name.clone(), s.skeleton.to_string(), s.joints.to_string()]);
+        table(f, "skins", &["name", "skeleton", "joints"], rows.collect())?;
+        let rows = self.meshes.iter().map(|m| vec![m.name.clone(), m.skin.to_string(), m.vertices.to_string(), m.triangles.to_string()]);
+        table(f, "meshes", &["name", "skin", "vertices", "triangles"], rows.collect())?;
+        let rows = self.clips.iter().map(|c| {
+            vec![
+                c.name.clone(),
+                c.skeleton.to_string(),
+                format!("{:.3}", c.duration_s),
+                c.samples.to_string(),
+                c.loop_policy.to_string(),
+                format!("{}/{}/{}", c.animated, c.constant, c.default),
+                c.bytes.to_string(),
+                format!("{:.4}", c.max_error_cm),
+                format!("{:.4}", c.p99_error_cm),
+                format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s),
+            ]
+        });
+        let header = ["clip", "skel", "dur (s)", "samples", "loop", "anim/const/def", "bytes", "max (cm)", "p99 (cm)", "worst"];
+        table(f, "clips", &header, rows.collect())?;
+        writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
+        if !self.warnings.is_empty() {
+            writeln!(f, "warnings:")?;
+            for w in &self.warnings {
+                writeln!(f, "  - {w}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A titled table; columns whose cells are all numbers (or `a/b/c` counts) are right-aligned,
+/// the others left-aligned. Empty tables print nothing.
+fn table(f: &mut fmt::Formatter<'_>, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> fmt::Result {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let numeric = |c: &str| c.parse::<f64>().is_ok() || (!c.is_empty() && c.chars().all(|c| c.is_ascii_digit() || c == '/'));
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut right = vec![true; header.len()];
+    for row in &rows {
+        for ((w, r), cell) in widths.iter_mut().zip(&mut right).zip(row) {
+            *w = (*w).max(cell.chars().count());
+            *r &= numeric(cell);
+        }
+    }
+    writeln!(f, "{title}:")?;
+    let line = |f: &mut fmt::Formatter<'_>, cells: &mut dyn Iterator<Item = &str>| -> fmt::Result {
+        let mut text = String::from(" ");
+        for ((cell, &w), &r) in cells.zip(&widths).zip(&right) {
+            text += &if r { format!(" {cell:>w$}") } else { format!(" {cell:<w$}") };
+        }
+        writeln!(f, "{}", text.trim_end())
+    };
+    line(f, &mut header.iter().copied())?;
+    for row in &rows {
+        line(f, &mut row.iter().map(String::as_str))?;
+    }
+    Ok(())
+}

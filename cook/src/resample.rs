@@ -1,8 +1,169 @@
-//! Resampling (stub; the import work fills this in).
-use crate::{CookError, CookReport, Imported, Profile};
-use throng_cpu_ref::Package;
+//! Uniform resampling of source clips into cooked clips (DESIGN.md §3), with sub-track
+//! classification and the measured cooking error.
+//!
+//! A clip of duration D at rate r gets `n = ceil(D·r − 1e-6) + 1` samples (one when D = 0);
+//! sample i lies at `min(i / r, D)`, so the last one is exactly at D. Each sample is the source
+//! curves evaluated with glTF semantics ([`sample_exact`]). Per sub-track (t, q, s of a joint):
+//! Default when every sample equals the rest value, Constant when every sample equals the first,
+//! else Animated; "equal" is within [`VALUE_TOLERANCE`] (relative) for t/s and
+//! [`ROTATION_TOLERANCE`] on `1 − |cos|` for q, up to sign. Rotation samples are made
+//! hemisphere-continuous (each q flipped to the side of the previous sample), so the cooked
+//! sampler's nlerp between neighbours takes the short way, as the source's slerp does.
+//!
+//! Loop policy: `Loop` when the clip has at least two samples and its first and last poses are
+//! equal (same tolerances), which is how looping cycles are authored; else `Once`. Control may
+//! override it. Events and markers are not read from glTF yet: cooked clips have none.
 
+use throng_cpu_ref::curve::sample_exact;
+use throng_cpu_ref::error_metric::measure_clip_error;
+use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs};
+
+use crate::report::{ClipReport, CookReport};
+use crate::{CookError, Imported, Profile};
+
+/// Relative tolerance for comparing translations and scales: `|a − b| ≤ tol · max(|a|, |b|, 1e-3)`.
+pub const VALUE_TOLERANCE: f64 = 1e-6;
+/// Rotations are equal when `1 − |a·b| / (|a||b|) ≤` this (about 9e-5 rad apart).
+pub const ROTATION_TOLERANCE: f64 = 1e-9;
+/// Most samples one clip may have (u32 sample counts, and a bound on cook memory).
+const MAX_SAMPLES: f64 = 1e7;
+/// Smallest scale a cooked sample may hold (the import's bound; CUBICSPLINE may overshoot to it).
+const MIN_SCALE: f32 = 1e-6;
+
+/// Resamples every source clip of `imported` at `profile`'s rate; returns the package with its
+/// clips and the cook report (sizes, classification, measured error).
 pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookReport), CookError> {
-    let _ = (imported, profile);
-    todo!()
+    let mut package = imported.package.clone();
+    let mut reports = Vec::with_capacity(imported.source_clips.len());
+    for source in &imported.source_clips {
+        let err = |reason: String| CookError::Clip { file: imported.source.clone(), clip: source.name.clone(), reason };
+        let skeleton = package
+            .skeletons
+            .get(source.skeleton as usize)
+            .ok_or_else(|| err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len())))?;
+        let clip = resample(source, skeleton, profile).map_err(err)?;
+        let error = measure_clip_error(skeleton, source, &clip);
+        reports.push(ClipReport::new(&clip, skeleton, &error));
+        package.clips.push(clip);
+    }
+    let report = CookReport::new(imported, profile, &package, reports);
+    Ok((package, report))
 }
+
+/// One cooked clip from its source curves; the error names what is wrong.
+fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Result<Clip, String> {
+    let joints = skeleton.joint_count();
+    if let Some(c) = source.channels.iter().find(|c| c.joint as usize >= joints) {
+        return Err(format!("a channel targets joint {}, but the skeleton has {joints}", c.joint));
+    }
+    let rate = f64::from(profile.sample_rate);
+    let duration = f64::from(source.duration);
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!("profile '{}' has sample rate {rate}", profile.name));
+    }
+    if !(duration.is_finite() && duration >= 0.0 && duration * rate < MAX_SAMPLES) {
+        return Err(format!("duration {duration} s cannot be sampled at {rate} Hz"));
+    }
+    let n = if duration > 0.0 { (duration * rate - 1e-6).ceil().max(0.0) as usize + 1 } else { 1 };
+    let time = |i: usize| (i as f64 / rate).min(duration);
+
+    // Poses sample-major: `poses[i * joints + j]`.
+    let mut poses = vec![Trs::IDENTITY; n * joints];
+    for (i, pose) in poses.chunks_exact_mut(joints).enumerate() {
+        sample_exact(source, skeleton, time(i) as f32, pose);
+        if let Some((j, p)) = pose.iter().enumerate().find(|(_, p)| !p.is_finite() || p.scale.min_element() < MIN_SCALE) {
+            return Err(format!(
+                "joint '{}' at {:.4} s samples to {p:?} (non-finite or scale below {MIN_SCALE})",
+                skeleton.names[j],
+                time(i)
+            ));
+        }
+    }
+    for j in 0..joints {
+        for i in 1..n {
+            let prev = poses[(i - 1) * joints + j].rotation;
+            let q = &mut poses[i * joints + j].rotation;
+            if prev.dot(*q) < 0.0 {
+                *q = -*q;
+            }
+        }
+    }
+
+    let mut sub_tracks = Vec::with_capacity(3 * joints);
+    let mut values = Vec::new();
+    for j in 0..joints {
+        let track = |i: usize| &poses[i * joints + j];
+        let rest = &skeleton.rest[j];
+        let t: Vec<[f32; 4]> = (0..n).map(|i| vec4(track(i).translation.to_array())).collect();
+        let q: Vec<[f32; 4]> = (0..n).map(|i| track(i).rotation.to_array()).collect();
+        let s: Vec<[f32; 4]> = (0..n).map(|i| vec4(track(i).scale.to_array())).collect();
+        push_sub_track(&t, 3, vec4(rest.translation.to_array()), same_value, &mut sub_tracks, &mut values);
+        push_sub_track(&q, 4, rest.rotation.to_array(), same_rotation, &mut sub_tracks, &mut values);
+        push_sub_track(&s, 3, vec4(rest.scale.to_array()), same_value, &mut sub_tracks, &mut values);
+    }
+
+    let first = &poses[..joints];
+    let last = &poses[(n - 1) * joints..];
+    let loops = n >= 2
+        && first.iter().zip(last).all(|(a, b)| {
+            same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array()))
+                && same_rotation(&a.rotation.to_array(), &b.rotation.to_array())
+                && same_value(&vec4(a.scale.to_array()), &vec4(b.scale.to_array()))
+        });
+    Ok(Clip {
+        name: source.name.clone(),
+        skeleton: source.skeleton,
+        skeleton_hash: skeleton.identity_hash(),
+        duration,
+        sample_rate: profile.sample_rate,
+        sample_count: n as u32,
+        loop_policy: if loops { LoopPolicy::Loop } else { LoopPolicy::Once },
+        profile: profile.name.to_string(),
+        sub_tracks,
+        values,
+        events: Vec::new(),
+        markers: Vec::new(),
+    })
+}
+
+/// Classifies one sub-track's samples (each padded to 4 floats, `width` used) and appends it.
+fn push_sub_track(
+    samples: &[[f32; 4]],
+    width: usize,
+    rest: [f32; 4],
+    same: fn(&[f32; 4], &[f32; 4]) -> bool,
+    sub_tracks: &mut Vec<SubTrack>,
+    values: &mut Vec<f32>,
+) {
+    let offset = values.len() as u32;
+    let kind = if samples.iter().all(|v| same(v, &rest)) {
+        SubTrackKind::Default
+    } else if samples.iter().all(|v| same(v, &samples[0])) {
+        values.extend_from_slice(&samples[0][..width]);
+        SubTrackKind::Constant
+    } else {
+        for v in samples {
+            values.extend_from_slice(&v[..width]);
+        }
+        SubTrackKind::Animated
+    };
+    sub_tracks.push(SubTrack { kind, offset: if kind == SubTrackKind::Default { 0 } else { offset } });
+}
+
+fn vec4(v: [f32; 3]) -> [f32; 4] {
+    [v[0], v[1], v[2], 0.0]
+}
+
+fn same_value(a: &[f32; 4], b: &[f32; 4]) -> bool {
+    a.iter().zip(b).all(|(&x, &y)| {
+        let (x, y) = (f64::from(x), f64::from(y));
+        (x - y).abs() <= VALUE_TOLERANCE * x.abs().max(y.abs()).max(1e-3)
+    })
+}
+
+fn same_rotation(a: &[f32; 4], b: &[f32; 4]) -> bool {
+    let dot: f64 = a.iter().zip(b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
+    let norm = |q: &[f32; 4]| q.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    1.0 - dot.abs() / (norm(a) * norm(b)) <= ROTATION_TOLERANCE
+}
+

@@ -117,7 +117,9 @@ impl Channel {
     fn linear(&self, k: usize, u: f32) -> [f32; 4] {
         let (a, b) = (self.value(k), self.value(k + 1));
         match self.path {
-            ChannelPath::Rotation => slerp_shortest(Quat::from_array(a), Quat::from_array(b), u).to_array(),
+            ChannelPath::Rotation => {
+                slerp_shortest(Quat::from_array(a), Quat::from_array(b), u).to_array()
+            }
             _ => {
                 let v = Vec3::from_slice(&a).lerp(Vec3::from_slice(&b), u);
                 [v.x, v.y, v.z, 0.0]
@@ -158,7 +160,8 @@ pub fn sample_exact(clip: &SourceClip, skeleton: &Skeleton, time: f32, local: &m
         *out = *rest;
     }
     for channel in &clip.channels {
-        let (Some(out), Some(v)) = (local.get_mut(channel.joint as usize), channel.sample(time)) else {
+        let (Some(out), Some(v)) = (local.get_mut(channel.joint as usize), channel.sample(time))
+        else {
             continue;
         };
         match channel.path {

@@ -1,1 +1,240 @@
-//! The scalar pose-program interpreter (owned by the evaluation work; see program.rs).
+//! The scalar pose-program interpreter: the reference the GPU kernel is held to (DESIGN.md §4).
+//!
+//! ozz-style: the caller owns an [`Evaluator`] sized once for a skeleton and a [`ProgramLimits`];
+//! [`Evaluator::run`] validates a program, then evaluates it without allocating. Ops before
+//! `ToComponent` are per joint: each op's math is one small function of one joint's transforms
+//! ([`blend_joint`], [`override_joint`], [`additive_joint`]) that the WGSL kernel mirrors.
+
+use glam::{Affine3A, Quat, Vec3, Vec4};
+
+use crate::clip::sample_clip;
+use crate::fk::local_to_component;
+use crate::palette::build_palette;
+use crate::program::{op, Assets, NO_MASK};
+use crate::transform::{nlerp_shortest, slerp_shortest};
+use crate::{PoseOp, Program, ProgramError, ProgramLimits, Trs};
+
+/// A Blend whose weights sum below this gives the rest pose.
+pub const BLEND_EPSILON: f32 = 1e-6;
+
+/// Caller-owned scratch and outputs of program evaluation for skeletons of up to `joints` joints.
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    limits: ProgramLimits,
+    /// Joint capacity: the stride of a register in `registers`.
+    capacity: usize,
+    /// Joint count of the skeleton of the last successful run.
+    joints: usize,
+    /// Register `r` is `registers[r * capacity ..][.. joints]`.
+    registers: Vec<Trs>,
+    component: Vec<Affine3A>,
+    palette: Vec<Affine3A>,
+    /// Entries of `palette` written by the last run.
+    palette_len: usize,
+}
+
+impl Evaluator {
+    /// Scratch for programs within `limits` on skeletons of up to `joints` joints, writing up to
+    /// `palette` palette entries (the sum over a program's `Palette` ops). Allocates once.
+    pub fn new(limits: ProgramLimits, joints: usize, palette: usize) -> Self {
+        Evaluator {
+            limits,
+            capacity: joints,
+            joints: 0,
+            registers: vec![Trs::IDENTITY; limits.registers() * joints],
+            component: vec![Affine3A::IDENTITY; joints],
+            palette: vec![Affine3A::IDENTITY; palette],
+            palette_len: 0,
+        }
+    }
+
+    /// Validates `program` against `assets` and this evaluator's capacities, then evaluates it.
+    /// On error nothing is evaluated and the outputs of the previous run are kept.
+    pub fn run(&mut self, program: &Program, assets: &Assets) -> Result<(), ProgramError> {
+        let joints = assets.skeleton.joint_count();
+        if joints > self.capacity {
+            return Err(ProgramError::Capacity {
+                what: "joints",
+                count: joints,
+                limit: self.capacity,
+            });
+        }
+        program.validate(&self.limits, assets)?;
+        let entries: usize = program
+            .ops
+            .iter()
+            .filter(|o| o.code == op::PALETTE)
+            .map(|o| assets.skins.get(o.a as usize).map_or(0, |s| s.joints.len()))
+            .sum();
+        if entries > self.palette.len() {
+            return Err(ProgramError::Capacity {
+                what: "palette entries",
+                count: entries,
+                limit: self.palette.len(),
+            });
+        }
+        self.joints = joints;
+        self.palette_len = 0;
+        for o in &program.ops {
+            self.execute(o, &program.weights, assets);
+        }
+        Ok(())
+    }
+
+    /// Local pose in `register` after the last run (one entry per joint), if it is a register.
+    pub fn local(&self, register: u32) -> Option<&[Trs]> {
+        let start = (register as usize).checked_mul(self.capacity)?;
+        self.registers.get(start..start + self.joints)
+    }
+
+    /// Component (skeleton-space) transforms written by the last `ToComponent`.
+    pub fn component(&self) -> &[Affine3A] {
+        &self.component[..self.joints]
+    }
+
+    /// Palettes written by the last run, concatenated in the order of its `Palette` ops.
+    pub fn palette(&self) -> &[Affine3A] {
+        &self.palette[..self.palette_len]
+    }
+
+    /// Index of joint `j` of register `r` in `registers`.
+    fn at(&self, r: u32, j: usize) -> usize {
+        r as usize * self.capacity + j
+    }
+
+    fn register_mut(&mut self, r: u32) -> &mut [Trs] {
+        let start = self.at(r, 0);
+        &mut self.registers[start..start + self.joints]
+    }
+
+    /// Runs one validated op.
+    fn execute(&mut self, o: &PoseOp, weights: &[f32], assets: &Assets) {
+        let skeleton = assets.skeleton;
+        match o.code {
+            op::REST => {
+                for (out, rest) in self.register_mut(o.dst).iter_mut().zip(&skeleton.rest) {
+                    *out = *rest;
+                }
+            }
+            op::SAMPLE => {
+                if let Some(clip) = assets.clips.get(o.a as usize) {
+                    sample_clip(clip, skeleton, o.time, self.register_mut(o.dst));
+                }
+            }
+            op::BLEND => {
+                let w = weights
+                    .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))
+                    .unwrap_or(&[]);
+                self.blend(o.dst, o.a, w, &skeleton.rest);
+            }
+            op::OVERRIDE => {
+                let mask = mask_weights(assets, o.c);
+                for j in 0..self.joints {
+                    let a = o.weight * joint_weight(mask, j);
+                    let (d, s) = (self.at(o.dst, j), self.at(o.a, j));
+                    self.registers[d] = override_joint(&self.registers[d], &self.registers[s], a);
+                }
+            }
+            op::ADDITIVE => {
+                let mask = mask_weights(assets, o.c);
+                for j in 0..self.joints {
+                    let w = o.weight * joint_weight(mask, j);
+                    let (d, s, r) = (self.at(o.dst, j), self.at(o.a, j), self.at(o.b, j));
+                    let regs = &self.registers;
+                    self.registers[d] = additive_joint(&regs[d], &regs[s], &regs[r], w);
+                }
+            }
+            op::TO_COMPONENT => {
+                let start = self.at(o.a, 0);
+                let local = &self.registers[start..start + self.joints];
+                local_to_component(skeleton, local, &mut self.component[..self.joints]);
+            }
+            op::PALETTE => {
+                if let Some(skin) = assets.skins.get(o.a as usize) {
+                    let out =
+                        &mut self.palette[self.palette_len..self.palette_len + skin.joints.len()];
+                    build_palette(skin, &self.component[..self.joints], out);
+                    self.palette_len += skin.joints.len();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Blend of registers `first ..` with `weights` into `dst`, per joint; rest when the weights
+    /// sum below [`BLEND_EPSILON`].
+    fn blend(&mut self, dst: u32, first: u32, weights: &[f32], rest: &[Trs]) {
+        let sum: f32 = weights.iter().sum();
+        for (j, rest) in rest.iter().enumerate().take(self.joints) {
+            let pose = if sum < BLEND_EPSILON {
+                *rest
+            } else {
+                let inputs = (first..).map(|r| &self.registers[self.at(r, j)]);
+                blend_joint(inputs.zip(weights.iter().map(|w| w / sum)), rest)
+            };
+            let d = self.at(dst, j);
+            self.registers[d] = pose;
+        }
+    }
+}
+
+/// Joint `j`'s weight in `mask`: 1 without a mask, 0 past its end (validation rules that out).
+fn joint_weight(mask: Option<&[f32]>, j: usize) -> f32 {
+    mask.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0))
+}
+
+/// The weights of mask `c`, or `None` for [`NO_MASK`] (every joint weighs 1).
+fn mask_weights<'a>(assets: &Assets<'a>, c: u32) -> Option<&'a [f32]> {
+    if c == NO_MASK {
+        return None;
+    }
+    Some(assets.masks.get(c as usize).map_or(&[][..], |m| &m.weights))
+}
+
+/// Blend of one joint's `inputs` with weights already normalised to sum 1: accumulate t, q and
+/// s in input order with each q flipped into the first input's hemisphere, then normalise q once.
+/// A q sum of (near) zero length falls back to `rest`'s rotation.
+pub fn blend_joint<'a>(inputs: impl IntoIterator<Item = (&'a Trs, f32)>, rest: &Trs) -> Trs {
+    let (mut t, mut q, mut s) = (Vec3::ZERO, Vec4::ZERO, Vec3::ZERO);
+    let mut hemisphere = None;
+    for (x, w) in inputs {
+        let xq = Vec4::from(x.rotation);
+        let first = *hemisphere.get_or_insert(xq);
+        let xq = if first.dot(xq) < 0.0 { -xq } else { xq };
+        t += x.translation * w;
+        q += xq * w;
+        s += x.scale * w;
+    }
+    let rotation = if q.length_squared() > 1e-12 {
+        Quat::from_vec4(q.normalize())
+    } else {
+        rest.rotation
+    };
+    Trs {
+        translation: t,
+        rotation,
+        scale: s,
+    }
+}
+
+/// Override of one joint: `dst` moves toward `src` by `a` (lerp t and s, nlerp-shortest q).
+pub fn override_joint(dst: &Trs, src: &Trs, a: f32) -> Trs {
+    Trs {
+        translation: dst.translation.lerp(src.translation, a),
+        rotation: nlerp_shortest(dst.rotation, src.rotation, a),
+        scale: dst.scale.lerp(src.scale, a),
+    }
+}
+
+/// Additive of one joint: `base` plus `w` times the difference of `src` from `reference`:
+/// `t = tB + w (tA - tR)`, `q = normalize(qB * slerp_shortest(1, inverse(qR) qA, w))`,
+/// `s = sB * lerp(1, sA / sR, w)`.
+pub fn additive_joint(base: &Trs, src: &Trs, reference: &Trs, w: f32) -> Trs {
+    let dq = reference.rotation.inverse() * src.rotation;
+    let rs = src.scale / reference.scale;
+    Trs {
+        translation: base.translation + (src.translation - reference.translation) * w,
+        rotation: (base.rotation * slerp_shortest(Quat::IDENTITY, dq, w)).normalize(),
+        scale: base.scale * Vec3::ONE.lerp(rs, w),
+    }
+}

@@ -8,6 +8,8 @@
 use bytemuck::{Pod, Zeroable};
 use thiserror::Error;
 
+use crate::{Clip, Skeleton, SkinBinding};
+
 /// No mask: every joint weighs 1.
 pub const NO_MASK: u32 = u32::MAX;
 
@@ -52,7 +54,16 @@ pub struct PoseOp {
 
 impl PoseOp {
     fn new(code: u32, dst: u32, a: u32, b: u32, c: u32, weight: f32, time: f32) -> Self {
-        PoseOp { code, dst, a, b, c, reserved: 0, weight, time }
+        PoseOp {
+            code,
+            dst,
+            a,
+            b,
+            c,
+            reserved: 0,
+            weight,
+            time,
+        }
     }
     pub fn rest(dst: u32) -> Self {
         Self::new(op::REST, dst, 0, 0, 0, 0.0, 0.0)
@@ -88,7 +99,11 @@ pub struct ProgramLimits {
 
 impl Default for ProgramLimits {
     fn default() -> Self {
-        ProgramLimits { max_ops: 32, max_registers: 8, max_weights: 32 }
+        ProgramLimits {
+            max_ops: 32,
+            max_registers: 8,
+            max_weights: 32,
+        }
     }
 }
 
@@ -111,11 +126,19 @@ pub struct Mask {
 #[derive(Debug, Error, PartialEq)]
 pub enum ProgramError {
     #[error("program has {count} {what}, more than the limit of {limit}")]
-    Capacity { what: &'static str, count: usize, limit: usize },
+    Capacity {
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
     #[error("op {op}: unknown op code {code}")]
     UnknownOp { op: usize, code: u32 },
     #[error("op {op}: register {register} is outside the register file of {limit}")]
-    Register { op: usize, register: u32, limit: usize },
+    Register {
+        op: usize,
+        register: u32,
+        limit: usize,
+    },
     #[error("op {op}: register {register} is read before any op writes it")]
     Unwritten { op: usize, register: u32 },
     #[error("op {op}: clip {clip} does not exist (the package has {count} clips)")]
@@ -125,13 +148,295 @@ pub enum ProgramError {
     #[error("op {op}: mask {mask} does not exist ({count} masks given)")]
     MissingMask { op: usize, mask: u32, count: usize },
     #[error("mask {mask} has {len} weights but the skeleton has {joints} joints, or a weight outside [0, 1]")]
-    BadMask { mask: u32, len: usize, joints: usize },
+    BadMask {
+        mask: u32,
+        len: usize,
+        joints: usize,
+    },
     #[error("op {op}: skin {skin} does not exist or binds another skeleton")]
     MissingSkin { op: usize, skin: u32 },
     #[error("op {op}: {what} is {value}, outside {range}")]
-    BadValue { op: usize, what: &'static str, value: f32, range: &'static str },
+    BadValue {
+        op: usize,
+        what: &'static str,
+        value: f32,
+        range: &'static str,
+    },
     #[error("op {op}: blend weights {offset}..{offset}+{count} lie outside the pool of {pool}")]
-    WeightRange { op: usize, offset: u32, count: u32, pool: usize },
+    WeightRange {
+        op: usize,
+        offset: u32,
+        count: u32,
+        pool: usize,
+    },
     #[error("op {op}: {what}")]
     Order { op: usize, what: &'static str },
+}
+
+/// The assets a program runs against: one skeleton and the package's clips, skins and masks.
+#[derive(Clone, Copy, Debug)]
+pub struct Assets<'a> {
+    pub skeleton: &'a Skeleton,
+    /// Index of `skeleton` in the package; clips and skins must name it.
+    pub skeleton_index: u32,
+    pub clips: &'a [Clip],
+    pub skins: &'a [SkinBinding],
+    pub masks: &'a [Mask],
+}
+
+/// Most registers any program may use: validation tracks written registers in a `u64`.
+pub const MAX_REGISTERS: usize = 64;
+
+impl ProgramLimits {
+    /// The register file size: `max_registers`, at most [`MAX_REGISTERS`].
+    pub fn registers(&self) -> usize {
+        self.max_registers.min(MAX_REGISTERS)
+    }
+}
+
+impl Mask {
+    /// Every joint of `skeleton` weighs `weight`.
+    pub fn uniform(name: &str, skeleton: &Skeleton, weight: f32) -> Mask {
+        Mask {
+            name: name.into(),
+            weights: vec![weight; skeleton.joint_count()],
+        }
+    }
+
+    /// `joint` and its descendants weigh `weight`, every other joint 0; `None` when `joint` is
+    /// not a joint of `skeleton`.
+    pub fn subtree(name: &str, skeleton: &Skeleton, joint: usize, weight: f32) -> Option<Mask> {
+        let end = *skeleton.subtree_end.get(joint)? as usize;
+        let weights = (0..skeleton.joint_count())
+            .map(|j| {
+                if (joint..end).contains(&j) {
+                    weight
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Some(Mask {
+            name: name.into(),
+            weights,
+        })
+    }
+}
+
+/// Register reads and writes of one op, checked by [`Program::validate`].
+struct Registers {
+    written: u64,
+    limit: usize,
+}
+
+impl Registers {
+    fn check(&self, op: usize, register: u32) -> Result<(), ProgramError> {
+        if register as usize >= self.limit {
+            return Err(ProgramError::Register {
+                op,
+                register,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    fn read(&self, op: usize, register: u32) -> Result<(), ProgramError> {
+        self.check(op, register)?;
+        if self.written & (1 << register) == 0 {
+            return Err(ProgramError::Unwritten { op, register });
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, op: usize, register: u32) -> Result<(), ProgramError> {
+        self.check(op, register)?;
+        self.written |= 1 << register;
+        Ok(())
+    }
+}
+
+impl Program {
+    /// Checks the program against `limits` and `assets` (DESIGN.md §4): capacities, op codes,
+    /// registers in range and written before they are read, clips / masks / skins that exist and
+    /// fit this skeleton, finite weights and times in their ranges, and `ToComponent` at most once
+    /// and before any `Palette`. Allocates nothing.
+    pub fn validate(&self, limits: &ProgramLimits, assets: &Assets) -> Result<(), ProgramError> {
+        capacity("ops", self.ops.len(), limits.max_ops)?;
+        capacity("weights", self.weights.len(), limits.max_weights)?;
+        let mut regs = Registers {
+            written: 0,
+            limit: limits.registers(),
+        };
+        let mut to_component = false;
+        for (i, o) in self.ops.iter().enumerate() {
+            match o.code {
+                op::REST => regs.write(i, o.dst)?,
+                op::SAMPLE => {
+                    check_clip(i, o.a, assets)?;
+                    finite(i, "sample time", o.time)?;
+                    regs.write(i, o.dst)?;
+                }
+                op::BLEND => {
+                    self.check_blend(i, o, &regs)?;
+                    regs.write(i, o.dst)?;
+                }
+                op::OVERRIDE | op::ADDITIVE => {
+                    regs.read(i, o.dst)?;
+                    regs.read(i, o.a)?;
+                    if o.code == op::ADDITIVE {
+                        regs.read(i, o.b)?;
+                    }
+                    unit_interval(i, "layer weight", o.weight)?;
+                    check_mask(i, o.c, assets)?;
+                }
+                op::TO_COMPONENT => {
+                    if to_component {
+                        return Err(ProgramError::Order {
+                            op: i,
+                            what: "a second ToComponent",
+                        });
+                    }
+                    regs.read(i, o.a)?;
+                    to_component = true;
+                }
+                op::PALETTE => {
+                    if !to_component {
+                        return Err(ProgramError::Order {
+                            op: i,
+                            what: "Palette before ToComponent",
+                        });
+                    }
+                    check_skin(i, o.a, assets)?;
+                }
+                code => return Err(ProgramError::UnknownOp { op: i, code }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Blend inputs `a .. a + b` written, weights `c .. c + b` inside the pool, finite and >= 0.
+    fn check_blend(&self, i: usize, o: &PoseOp, regs: &Registers) -> Result<(), ProgramError> {
+        if o.b == 0 {
+            return Err(ProgramError::BadValue {
+                op: i,
+                what: "blend input count",
+                value: 0.0,
+                range: "1..",
+            });
+        }
+        for k in 0..o.b {
+            let register = o.a.checked_add(k).ok_or(ProgramError::Register {
+                op: i,
+                register: u32::MAX,
+                limit: regs.limit,
+            })?;
+            regs.read(i, register)?;
+        }
+        let range = (o.c as usize)..(o.c as usize).saturating_add(o.b as usize);
+        let weights = self.weights.get(range).ok_or(ProgramError::WeightRange {
+            op: i,
+            offset: o.c,
+            count: o.b,
+            pool: self.weights.len(),
+        })?;
+        for &w in weights {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(ProgramError::BadValue {
+                    op: i,
+                    what: "blend weight",
+                    value: w,
+                    range: "[0, inf)",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn capacity(what: &'static str, count: usize, limit: usize) -> Result<(), ProgramError> {
+    if count > limit {
+        return Err(ProgramError::Capacity { what, count, limit });
+    }
+    Ok(())
+}
+
+fn finite(op: usize, what: &'static str, value: f32) -> Result<(), ProgramError> {
+    if !value.is_finite() {
+        return Err(ProgramError::BadValue {
+            op,
+            what,
+            value,
+            range: "finite",
+        });
+    }
+    Ok(())
+}
+
+fn unit_interval(op: usize, what: &'static str, value: f32) -> Result<(), ProgramError> {
+    if !(0.0..=1.0).contains(&value) {
+        return Err(ProgramError::BadValue {
+            op,
+            what,
+            value,
+            range: "[0, 1]",
+        });
+    }
+    Ok(())
+}
+
+/// The clip exists, names this skeleton and has three sub-tracks per joint.
+fn check_clip(op: usize, clip: u32, assets: &Assets) -> Result<(), ProgramError> {
+    let c = assets
+        .clips
+        .get(clip as usize)
+        .ok_or(ProgramError::MissingClip {
+            op,
+            clip,
+            count: assets.clips.len(),
+        })?;
+    if c.skeleton != assets.skeleton_index
+        || c.sub_tracks.len() != 3 * assets.skeleton.joint_count()
+    {
+        return Err(ProgramError::ClipSkeleton { op, clip });
+    }
+    Ok(())
+}
+
+/// `NO_MASK`, or a mask with one weight in [0, 1] per joint.
+fn check_mask(op: usize, mask: u32, assets: &Assets) -> Result<(), ProgramError> {
+    if mask == NO_MASK {
+        return Ok(());
+    }
+    let m = assets
+        .masks
+        .get(mask as usize)
+        .ok_or(ProgramError::MissingMask {
+            op,
+            mask,
+            count: assets.masks.len(),
+        })?;
+    let joints = assets.skeleton.joint_count();
+    if m.weights.len() != joints || !m.weights.iter().all(|w| (0.0..=1.0).contains(w)) {
+        return Err(ProgramError::BadMask {
+            mask,
+            len: m.weights.len(),
+            joints,
+        });
+    }
+    Ok(())
+}
+
+/// The skin exists, binds this skeleton, and each palette entry has a joint of it and a matrix.
+fn check_skin(op: usize, skin: u32, assets: &Assets) -> Result<(), ProgramError> {
+    let joints = assets.skeleton.joint_count();
+    let ok = assets.skins.get(skin as usize).is_some_and(|s| {
+        s.skeleton == assets.skeleton_index
+            && s.joints.len() == s.inverse_bind.len()
+            && s.joints.iter().all(|&j| (j as usize) < joints)
+    });
+    if !ok {
+        return Err(ProgramError::MissingSkin { op, skin });
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Local joint transforms: translation, rotation, scale (applied scale first, then rotation,
 //! then translation: `M = T * R * S`, glTF's order).
 
-use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A, Vec4};
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
 /// A local transform. `rotation` is a unit Hamilton quaternion; `scale` is strictly positive.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,9 +54,7 @@ pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
 /// Normalised linear interpolation along the shortest arc (cooked sampling, overrides).
 pub fn nlerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     let b = if a.dot(b) < 0.0 { -b } else { b };
-    let v = Vec3A::from(a.xyz()).lerp(Vec3A::from(b.xyz()), t);
-    let w = a.w + (b.w - a.w) * t;
-    Quat::from_xyzw(v.x, v.y, v.z, w).normalize()
+    Quat::from_vec4(Vec4::from(a).lerp(Vec4::from(b), t)).normalize()
 }
 
 /// Mean length of the three columns of the linear part: the uniform scale an affine carries.

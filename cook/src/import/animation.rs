@@ -1,0 +1,131 @@
+//! Animations: translation / rotation / scale channels on skeleton joints, one [`SourceClip`] per
+//! (animation, skeleton it touches). Key values keep glTF semantics; rotation values are
+//! normalised (tangents are not).
+
+use std::collections::HashSet;
+
+use glam::{Vec3, Vec4};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::animation::{Interpolation as GltfInterpolation, Property};
+use gltf::scene::Transform;
+use gltf::Document;
+use throng_cpu_ref::{Channel, ChannelPath, Interpolation, SourceClip};
+
+use super::accessor::Buffers;
+use super::hierarchy::node_label;
+use super::rig::{check_scale, unit_quat, Rig};
+use super::CookError;
+
+pub(super) fn read(doc: &Document, rig: &Rig, buffers: &Buffers, warnings: &mut Vec<String>) -> Result<Vec<SourceClip>, CookError> {
+    let file = buffers.file;
+    let mut clips = Vec::new();
+    for anim in doc.animations() {
+        let name = anim.name().map(str::to_string).unwrap_or_else(|| format!("animation{}", anim.index()));
+        let mut per_skeleton: Vec<Vec<Channel>> = vec![Vec::new(); rig.skeletons.len()];
+        let mut targets = HashSet::new();
+        let mut duration = 0.0f32;
+        for channel in anim.channels() {
+            let node = channel.target().node();
+            let node_name = node_label(doc, node.index());
+            let property = channel.target().property();
+            let label = format!("animation '{name}' channel {} ({node_name} {property:?})", channel.index());
+            let path = match property {
+                Property::Translation => ChannelPath::Translation,
+                Property::Rotation => ChannelPath::Rotation,
+                Property::Scale => ChannelPath::Scale,
+                Property::MorphTargetWeights => {
+                    warnings.push(format!("{label}: morph-target weights skipped (not supported)"));
+                    continue;
+                }
+            };
+            if matches!(node.transform(), Transform::Matrix { .. }) {
+                return Err(CookError::AnimatedMatrixNode { file: file.to_string(), channel: label, node: node_name });
+            }
+            let joints = rig.node_joints.get(node.index()).map(Vec::as_slice).unwrap_or(&[]);
+            if joints.is_empty() {
+                return Err(CookError::ChannelOnNonJoint { file: file.to_string(), channel: label, node: node_name });
+            }
+            if !targets.insert((node.index(), path)) {
+                return Err(CookError::DuplicateChannel { file: file.to_string(), channel: label, target: format!("{node_name} {property:?}") });
+            }
+            let (times, values, interpolation) = read_curve(&channel, path, &label, buffers)?;
+            duration = duration.max(times.last().copied().unwrap_or(0.0));
+            for &(skeleton, joint) in joints {
+                if let Some(list) = per_skeleton.get_mut(skeleton as usize) {
+                    list.push(Channel { joint, path, interpolation, times: times.clone(), values: values.clone() });
+                }
+            }
+        }
+        for (skeleton, channels) in per_skeleton.into_iter().enumerate() {
+            if !channels.is_empty() {
+                clips.push(SourceClip { name: name.clone(), skeleton: skeleton as u32, channels, duration });
+            }
+        }
+    }
+    Ok(clips)
+}
+
+/// Key times, values and interpolation of one channel, validated.
+fn read_curve(
+    channel: &gltf::animation::Channel,
+    path: ChannelPath,
+    label: &str,
+    buffers: &Buffers,
+) -> Result<(Vec<f32>, Vec<f32>, Interpolation), CookError> {
+    let file = buffers.file;
+    let sampler = channel.sampler();
+    let times = buffers.floats(&sampler.input(), Dimensions::Scalar, &[DataType::F32])?;
+    for (key, &t) in times.iter().enumerate() {
+        let reason = if !t.is_finite() {
+            Some("time is not finite")
+        } else if t < 0.0 {
+            Some("time is negative")
+        } else if key > 0 && t <= times[key - 1] {
+            Some("time is not after the previous key (glTF key times are strictly increasing)")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(CookError::KeyTime { file: file.to_string(), channel: label.to_string(), key, reason });
+        }
+    }
+    let interpolation = match sampler.interpolation() {
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    let output = sampler.output();
+    let mut values = match path {
+        ChannelPath::Rotation => buffers.floats(&output, Dimensions::Vec4, &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16])?,
+        _ => buffers.floats(&output, Dimensions::Vec3, &[DataType::F32])?,
+    };
+    let width = path.width();
+    let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+    let expected = times.len() * per_key;
+    if values.len() != expected * width {
+        return Err(CookError::OutputCount { file: file.to_string(), channel: label.to_string(), keys: times.len(), expected, actual: values.len() / width });
+    }
+    for (key, v) in values.chunks_exact(per_key * width).enumerate() {
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(CookError::NonFinite { file: file.to_string(), place: format!("{label} key {key}") });
+        }
+    }
+    // The value of each key (the middle element of a CUBICSPLINE triple).
+    let value_offset = if per_key == 3 { width } else { 0 };
+    for (key, v) in values.chunks_exact_mut(per_key * width).enumerate() {
+        let value = &mut v[value_offset..value_offset + width];
+        match path {
+            ChannelPath::Scale => check_scale(Vec3::from_slice(value), file, || format!("{label} key {key}"))?,
+            ChannelPath::Rotation => {
+                let q = unit_quat(Vec4::from_slice(value)).ok_or_else(|| CookError::BadMatrix {
+                    file: file.to_string(),
+                    place: format!("{label} key {key}"),
+                    reason: "zero quaternion".into(),
+                })?;
+                value.copy_from_slice(&q.to_array());
+            }
+            ChannelPath::Translation => {}
+        }
+    }
+    Ok((times, values, interpolation))
+}

@@ -1,0 +1,120 @@
+//! glTF 2.0 import (`.gltf` with embedded or external buffers, and `.glb`): skeletons, skin
+//! bindings, skinned meshes and source curves, validated. Images are never decoded.
+//!
+//! # Skeleton construction
+//!
+//! For each skin, the skeleton's node set S is the skin's joints plus every node on the parent
+//! path from each joint up to T, the lowest common ancestor of all the skin's joints. T may be a
+//! joint or a non-joint node (an "Armature"); non-joint nodes between joints are kept as joints
+//! with no palette entry, so composing local transforms down the skeleton is exactly glTF's node
+//! composition. The root joint is T; `root_transform` is the product of the local matrices of
+//! T's ancestors (identity when T is a scene root); those ancestors may be any affine matrix,
+//! shear included. When the joints have no common ancestor (several scene roots) a synthetic
+//! identity root joint named `__root` (source node `u32::MAX`) parents the scene roots, which are
+//! visited in node-index order, and `root_transform` is identity.
+//!
+//! S is ordered depth-first from T, children in glTF child order, parent before child. A skin's
+//! palette maps its glTF joint list to skeleton joints (`SkinBinding::joints`); vertex `JOINTS_0`
+//! stay palette indices. Skins with identical node sets share one skeleton. glTF's optional
+//! `skin.skeleton` hint is not needed and is ignored.
+//!
+//! Rest local transforms come from the nodes: TRS as stored (rotation normalised), or a `matrix`
+//! decomposed to TRS, which must rebuild the matrix (no shear). Joint names are node names, or
+//! `node{index}` for unnamed nodes. Inverse bind matrices come from the skin's accessor, identity
+//! when absent; they must be finite and affine.
+//!
+//! # Validation
+//!
+//! Errors ([`CookError`]) name the file and the node, accessor, animation channel, key, mesh or
+//! vertex: non-finite values; zero, negative or near-singular scales (rest or keys); sheared joint
+//! matrices; a node with two parents or a cycle; joint indices outside the skin; negative or
+//! all-zero weights; non-zero `WEIGHTS_1` (more than 4 influences); missing `POSITION` /
+//! `JOINTS_0` / `WEIGHTS_0` on a skinned primitive; key times that are negative or not strictly
+//! increasing; output counts that do not match the keys; channels on nodes that are in no
+//! skeleton or that carry a `matrix`; a file with no skin. Warnings (for the cook report): skipped
+//! morph-weight channels, non-triangle primitives and static meshes, ignored all-zero
+//! `JOINTS_1`/`WEIGHTS_1`, and how many vertices needed their weights normalised.
+//!
+//! # Meshes and clips
+//!
+//! Each triangle primitive of a mesh node that has a skin becomes one [`SkinnedMesh`] named
+//! `mesh_name/primitive_index`, positions in bind space as stored: the skinned mesh node's own
+//! transform is ignored (glTF 2.0 §3.7.3.2). A skin with no mesh (some mocap files) still gives a
+//! skeleton with clips. Each animation gives one [`SourceClip`] per skeleton it touches, named
+//! after the animation (or `animation{index}`); its duration is the last key time over all the
+//! animation's channels.
+//!
+//! [`SkinnedMesh`]: throng_cpu_ref::SkinnedMesh
+//! [`SourceClip`]: throng_cpu_ref::SourceClip
+
+mod accessor;
+mod animation;
+mod error;
+mod hierarchy;
+mod mesh;
+mod rig;
+
+use std::path::Path;
+
+use throng_cpu_ref::{Package, SourceClip};
+
+use accessor::Buffers;
+pub use error::CookError;
+pub use rig::SYNTHETIC_ROOT_NAME;
+
+/// What a glTF file holds, before cooking: skeletons, skins and meshes in a package with no clips,
+/// the source curves of every animation per skeleton, and warnings for the report.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// Display name of the source (the file path).
+    pub source: String,
+    pub package: Package,
+    pub source_clips: Vec<SourceClip>,
+    pub warnings: Vec<String>,
+}
+
+/// Imports a `.gltf` (buffers may be external files next to it) or `.glb` file.
+pub fn import_file(path: &Path) -> Result<Imported, CookError> {
+    let source = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| CookError::Io { file: source.clone(), message: e.to_string() })?;
+    import(&bytes, &source, Some(path.parent().unwrap_or(Path::new("."))))
+}
+
+/// Imports glTF or GLB bytes; `source` names them in errors. External buffer files cannot be
+/// resolved from a slice: only embedded (`data:`) and GLB buffers are read.
+pub fn import_slice(bytes: &[u8], source: &str) -> Result<Imported, CookError> {
+    import(bytes, source, None)
+}
+
+fn import(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported, CookError> {
+    let parse = |message: String| CookError::Parse { file: file.to_string(), message };
+    check_glb_header(bytes).map_err(|m| parse(m.to_string()))?;
+    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| parse(e.to_string()))?;
+    let data = gltf::import_buffers(&gltf.document, base, gltf.blob.clone()).map_err(|e| parse(e.to_string()))?;
+    let doc = &gltf.document;
+    if doc.skins().len() == 0 {
+        return Err(CookError::NoSkin { file: file.to_string() });
+    }
+    let buffers = Buffers { file, data: &data };
+    let tree = hierarchy::Hierarchy::new(doc, file)?;
+    let rig = rig::build(doc, &tree, &buffers)?;
+    let mut warnings = Vec::new();
+    let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
+    let source_clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
+    let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new() };
+    Ok(Imported { source: file.to_string(), package, source_clips, warnings })
+}
+
+/// The checks the `gltf` crate's GLB splitter assumes (its header length is used unchecked).
+fn check_glb_header(bytes: &[u8]) -> Result<(), &'static str> {
+    if !bytes.starts_with(b"glTF") {
+        return Ok(());
+    }
+    let length = bytes.get(8..12).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    match length {
+        None => Err("GLB header is truncated"),
+        Some(l) if l < 20 => Err("GLB header declares a length shorter than its headers"),
+        Some(l) if l > bytes.len() => Err("GLB is shorter than its header declares (truncated file?)"),
+        Some(_) => Ok(()),
+    }
+}

@@ -1,0 +1,115 @@
+//! The versioned binary package: one file per asset generation (DESIGN.md §3 "Packages";
+//! byte layout in docs/package-format.md).
+//!
+//! Little-endian, explicit widths: a 32-byte header (magic, format version, section count,
+//! content hash, total size), a table of sections, and the sections themselves at 16-byte
+//! boundaries. [`read_package`] checks every count, offset, alignment and bound with a
+//! bounds-checked cursor before use, then checks the invariants the evaluator relies on, so a
+//! package it returns can be evaluated without further checks.
+
+mod cursor;
+mod reader;
+mod validate;
+mod writer;
+
+use thiserror::Error;
+use throng_cpu_ref::SkeletonError;
+
+pub use reader::read_package;
+pub use writer::write_package;
+
+/// The first eight bytes of every package.
+pub const MAGIC: [u8; 8] = *b"THRNGPKG";
+/// Format version written by this build; the reader accepts exactly this version.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes before the section table. The content hash covers every byte after them.
+pub const HEADER_SIZE: usize = 32;
+/// Bytes per section table entry: kind u32, flags u32, offset u64, size u64.
+pub const SECTION_ENTRY_SIZE: usize = 24;
+/// Every section starts at a multiple of this, and the file ends at one.
+pub const SECTION_ALIGN: usize = 16;
+/// Section flag: a reader that does not know the section's kind may skip it.
+pub const SECTION_OPTIONAL: u32 = 1;
+/// Clip encoding: uncompressed f32 uniform samples, the reference encoding.
+pub const ENCODING_UNCOMPRESSED: u32 = 1;
+/// Largest deviation of a stored rotation's length from 1 the reader accepts.
+pub const UNIT_TOLERANCE: f32 = 1e-3;
+
+/// The section kinds this version knows; each appears exactly once in a package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SectionKind {
+    /// UTF-8 bytes that every name refers into.
+    Strings = 1,
+    Skeletons = 2,
+    Skins = 3,
+    Meshes = 4,
+    Clips = 5,
+}
+
+impl SectionKind {
+    /// All known kinds in the order the writer lays them out.
+    pub const ALL: [SectionKind; 5] =
+        [SectionKind::Strings, SectionKind::Skeletons, SectionKind::Skins, SectionKind::Meshes, SectionKind::Clips];
+
+    pub fn from_u32(kind: u32) -> Option<SectionKind> {
+        SectionKind::ALL.into_iter().find(|k| *k as u32 == kind)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SectionKind::Strings => "STRINGS",
+            SectionKind::Skeletons => "SKELETONS",
+            SectionKind::Skins => "SKINS",
+            SectionKind::Meshes => "MESHES",
+            SectionKind::Clips => "CLIPS",
+        }
+    }
+}
+
+/// Why a byte string is not a valid package. Byte offsets are from the start of the file.
+#[derive(Debug, Error, PartialEq)]
+pub enum PackageError {
+    #[error("package truncated: {section} {what} at byte {offset} needs {needed} bytes, {available} available")]
+    Truncated { section: &'static str, what: &'static str, offset: u64, needed: u64, available: u64 },
+    #[error("not a Throng package: magic is {found:02x?}, expected \"THRNGPKG\"")]
+    BadMagic { found: [u8; 8] },
+    #[error("package format version {found} is not supported (this build reads version {supported})")]
+    UnsupportedVersion { found: u32, supported: u32 },
+    #[error("package header declares {declared} bytes but {actual} were given")]
+    SizeMismatch { declared: u64, actual: u64 },
+    #[error("package content hash mismatch: header says {stored:#018x}, content hashes to {computed:#018x}")]
+    HashMismatch { stored: u64, computed: u64 },
+    #[error("section {index} (kind {kind}) at byte {offset} is not aligned to {SECTION_ALIGN} bytes")]
+    MisalignedSection { index: u32, kind: u32, offset: u64 },
+    #[error("section {index} (kind {kind}) spans bytes {offset}+{size}, past the end of the {total}-byte package")]
+    SectionOutOfBounds { index: u32, kind: u32, offset: u64, size: u64, total: u64 },
+    #[error("section {index} (kind {kind}): {what}")]
+    BadSection { index: u32, kind: u32, what: &'static str },
+    #[error("section {index} has unknown kind {kind} and is not flagged optional")]
+    UnknownSection { index: u32, kind: u32 },
+    #[error("package has no {kind} section")]
+    MissingSection { kind: &'static str },
+    #[error("{section}: padding or reserved byte at {offset} is not zero")]
+    NonZeroPadding { section: &'static str, offset: u64 },
+    #[error("{section}: {count} unread bytes from byte {offset}")]
+    TrailingBytes { section: &'static str, offset: u64, count: u64 },
+    #[error("{section}: {field} at byte {offset} has unknown value {value}")]
+    BadValue { section: &'static str, field: &'static str, offset: u64, value: u64 },
+    #[error("{section}: string reference at byte {offset} ({start}+{len}) {what}")]
+    BadString { section: &'static str, offset: u64, start: u32, len: u32, what: &'static str },
+    #[error("STRINGS byte {offset} belongs to no name")]
+    UnusedString { offset: u64 },
+    #[error("CLIPS item {clip}: encoding {encoding} version {version} is not supported")]
+    UnsupportedEncoding { clip: usize, encoding: u32, version: u32 },
+    #[error("SKELETONS item {index}: {source}")]
+    Skeleton {
+        index: usize,
+        #[source]
+        source: SkeletonError,
+    },
+    #[error("SKELETONS item {index}: stored identity hash {stored:#018x} differs from the rebuilt skeleton's {rebuilt:#018x}")]
+    SkeletonHashMismatch { index: usize, stored: u64, rebuilt: u64 },
+    #[error("{section} item {index}, {field}: {what}")]
+    Invalid { section: &'static str, index: usize, field: &'static str, what: String },
+}

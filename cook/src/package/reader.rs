@@ -1,0 +1,335 @@
+//! Checked package reader: header, section table, then each section, then semantic validation.
+
+use glam::{Affine3A, Quat, Vec3};
+use throng_cpu_ref::{
+    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrack,
+    SubTrackKind, Trs,
+};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::cursor::Cursor;
+use super::validate::validate_package;
+use super::{
+    PackageError, SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN,
+    SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+};
+
+/// Bytes of a skeleton record before its joint arrays.
+const SKELETON_HEADER: u64 = 64;
+/// Bytes of a skin record before its palette arrays.
+const SKIN_HEADER: u64 = 16;
+/// Bytes of a mesh record before its vertex arrays.
+const MESH_HEADER: u64 = 24;
+/// Bytes of a clip record before its events.
+const CLIP_HEADER: u64 = 72;
+
+/// Parses and validates a package. Never panics and allocates no more than the input's size
+/// justifies; every failure says what was wrong and where.
+pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
+    let section_count = read_header(bytes)?;
+    let sections = read_section_table(bytes, section_count)?;
+    let [strings, skeletons, skins, meshes, clips] = sections;
+    let mut names = Names::new(strings);
+    let package = Package {
+        skeletons: read_items(skeletons, SKELETON_HEADER, |c, i| read_skeleton(c, i, &mut names))?,
+        skins: read_items(skins, SKIN_HEADER, |c, _| read_skin(c, &mut names))?,
+        meshes: read_items(meshes, MESH_HEADER, |c, i| read_mesh(c, i, &mut names))?,
+        clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
+    };
+    names.check_all_used()?;
+    validate_package(&package)?;
+    Ok(package)
+}
+
+/// Checks magic, version, declared size and content hash; returns the section count.
+fn read_header(bytes: &[u8]) -> Result<u32, PackageError> {
+    let mut c = Cursor::new(bytes, 0, "header");
+    let found: [u8; 8] = c.array("magic")?;
+    if found != MAGIC {
+        return Err(PackageError::BadMagic { found });
+    }
+    let version = c.u32("format version")?;
+    if version != FORMAT_VERSION {
+        return Err(PackageError::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
+    }
+    let section_count = c.u32("section count")?;
+    let stored = c.u64("content hash")?;
+    let declared = c.u64("total size")?;
+    let actual = bytes.len() as u64;
+    if declared > actual {
+        return Err(PackageError::Truncated {
+            section: "package",
+            what: "declared size",
+            offset: 0,
+            needed: declared,
+            available: actual,
+        });
+    }
+    if declared != actual {
+        return Err(PackageError::SizeMismatch { declared, actual });
+    }
+    let computed = xxh3_64(bytes.get(HEADER_SIZE..).unwrap_or_default());
+    if computed != stored {
+        return Err(PackageError::HashMismatch { stored, computed });
+    }
+    Ok(section_count)
+}
+
+/// The bytes of one known section and their file offset.
+#[derive(Clone, Copy)]
+struct Section<'a> {
+    kind: SectionKind,
+    offset: u64,
+    bytes: &'a [u8],
+}
+
+/// Reads the table and checks that sections are aligned, in bounds, packed in table order with
+/// zero padding, and that each known kind appears exactly once. Returns them in kind order.
+fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], PackageError> {
+    let total = bytes.len() as u64;
+    let mut c = Cursor::new(bytes.get(HEADER_SIZE..).unwrap_or_default(), HEADER_SIZE as u64, "section table");
+    let entries = c.vec(count, SECTION_ENTRY_SIZE as u64, "entries", |c, _| {
+        Ok((c.u32("kind")?, c.u32("flags")?, c.u64("offset")?, c.u64("size")?))
+    })?;
+    let align = SECTION_ALIGN as u64;
+    let mut found: [Option<Section>; 5] = [None; 5];
+    let mut end = c.offset();
+    for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
+        if offset % align != 0 {
+            return Err(PackageError::MisalignedSection { index, kind, offset });
+        }
+        let section_end = offset.checked_add(size).filter(|&e| e <= total);
+        let section = section_end.and_then(|e| slice(bytes, offset, e));
+        let (Some(section_end), Some(section)) = (section_end, section) else {
+            return Err(PackageError::SectionOutOfBounds { index, kind, offset, size, total });
+        };
+        if offset != end.next_multiple_of(align) {
+            return Err(PackageError::BadSection {
+                index,
+                kind,
+                what: "does not start at the first 16-byte boundary after the previous section",
+            });
+        }
+        zero_gap(bytes, end, offset)?;
+        end = section_end;
+        match SectionKind::from_u32(kind) {
+            Some(_) if flags != 0 => {
+                return Err(PackageError::BadSection { index, kind, what: "known sections carry no flags" })
+            }
+            Some(k) => {
+                let slot = &mut found[k as usize - 1];
+                if slot.is_some() {
+                    return Err(PackageError::BadSection { index, kind, what: "a section of this kind came earlier" });
+                }
+                *slot = Some(Section { kind: k, offset, bytes: section });
+            }
+            None if flags == SECTION_OPTIONAL => {}
+            None if flags & !SECTION_OPTIONAL != 0 => {
+                return Err(PackageError::BadSection { index, kind, what: "reserved flag bits are set" })
+            }
+            None => return Err(PackageError::UnknownSection { index, kind }),
+        }
+    }
+    let padded_end = end.next_multiple_of(align);
+    if total < padded_end {
+        return Err(PackageError::Truncated {
+            section: "package",
+            what: "final padding",
+            offset: total,
+            needed: padded_end - total,
+            available: 0,
+        });
+    }
+    if total > padded_end {
+        return Err(PackageError::TrailingBytes { section: "package", offset: padded_end, count: total - padded_end });
+    }
+    zero_gap(bytes, end, total)?;
+    let mut sections = [Section { kind: SectionKind::Strings, offset: 0, bytes: &[] }; 5];
+    for ((slot, kind), found) in sections.iter_mut().zip(SectionKind::ALL).zip(found) {
+        *slot = found.ok_or(PackageError::MissingSection { kind: kind.name() })?;
+    }
+    Ok(sections)
+}
+
+fn slice(bytes: &[u8], start: u64, end: u64) -> Option<&[u8]> {
+    bytes.get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
+}
+
+/// Padding between sections must be zero, so that every byte of a package has one meaning.
+fn zero_gap(bytes: &[u8], start: u64, end: u64) -> Result<(), PackageError> {
+    let gap = slice(bytes, start, end).unwrap_or_default();
+    match gap.iter().position(|&b| b != 0) {
+        Some(i) => Err(PackageError::NonZeroPadding { section: "package", offset: start + i as u64 }),
+        None => Ok(()),
+    }
+}
+
+/// A table section: item count, reserved word, then the items, with no bytes left over.
+fn read_items<T>(
+    section: Section,
+    item_size: u64,
+    read: impl FnMut(&mut Cursor, usize) -> Result<T, PackageError>,
+) -> Result<Vec<T>, PackageError> {
+    let mut c = Cursor::new(section.bytes, section.offset, section.kind.name());
+    let count = c.u32("item count")?;
+    c.zeros(4, "reserved")?;
+    let items = c.vec(count, item_size, "items", read)?;
+    c.finish()?;
+    Ok(items)
+}
+
+/// The STRINGS section, and which of its bytes some name has used.
+struct Names<'a> {
+    section: Section<'a>,
+    used: Vec<bool>,
+}
+
+impl<'a> Names<'a> {
+    fn new(section: Section<'a>) -> Self {
+        Names { section, used: vec![false; section.bytes.len()] }
+    }
+
+    /// Reads a string reference (byte offset and length in STRINGS) and resolves it.
+    fn read(&mut self, c: &mut Cursor, what: &'static str) -> Result<String, PackageError> {
+        let offset = c.offset();
+        let start = c.u32(what)?;
+        let len = c.u32(what)?;
+        let bad = |what| PackageError::BadString { section: c.section(), offset, start, len, what };
+        let range = (start as usize)..(start as usize).saturating_add(len as usize);
+        let bytes = self.section.bytes.get(range.clone()).ok_or_else(|| bad("lies outside STRINGS"))?;
+        let name = std::str::from_utf8(bytes).map_err(|_| bad("is not UTF-8"))?;
+        self.used.get_mut(range).unwrap_or_default().fill(true);
+        Ok(name.to_owned())
+    }
+
+    /// Every byte of STRINGS belongs to some name, so its size cannot hide anything.
+    fn check_all_used(&self) -> Result<(), PackageError> {
+        match self.used.iter().position(|&u| !u) {
+            Some(i) => Err(PackageError::UnusedString { offset: self.section.offset + i as u64 }),
+            None => Ok(()),
+        }
+    }
+}
+
+fn read_skeleton(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Skeleton, PackageError> {
+    let n = c.u32("joint_count")?;
+    c.zeros(4, "reserved")?;
+    let stored = c.u64("identity_hash")?;
+    let root = Affine3A::from_cols_array(&c.f32s("root_transform")?);
+    let parents = c.vec(n, 4, "parents", |c, _| c.u32("parent"))?;
+    let source_nodes = c.vec(n, 4, "source_nodes", |c, _| c.u32("source_node"))?;
+    let joint_names = c.vec(n, 8, "names", |c, _| names.read(c, "name"))?;
+    let rest = c.vec(n, 40, "rest", |c, _| read_trs(c))?;
+    let skeleton = Skeleton::new(parents, rest, joint_names, source_nodes, root)
+        .map_err(|source| PackageError::Skeleton { index, source })?;
+    let rebuilt = skeleton.identity_hash();
+    if rebuilt != stored {
+        return Err(PackageError::SkeletonHashMismatch { index, stored, rebuilt });
+    }
+    Ok(skeleton)
+}
+
+fn read_trs(c: &mut Cursor) -> Result<Trs, PackageError> {
+    Ok(Trs {
+        translation: Vec3::from_array(c.f32s("rest translation")?),
+        rotation: Quat::from_array(c.f32s("rest rotation")?),
+        scale: Vec3::from_array(c.f32s("rest scale")?),
+    })
+}
+
+fn read_skin(c: &mut Cursor, names: &mut Names) -> Result<SkinBinding, PackageError> {
+    let name = names.read(c, "name")?;
+    let skeleton = c.u32("skeleton")?;
+    let n = c.u32("joint_count")?;
+    let joints = c.vec(n, 4, "joints", |c, _| c.u32("joint"))?;
+    let inverse_bind =
+        c.vec(n, 48, "inverse_bind", |c, _| Ok(Affine3A::from_cols_array(&c.f32s("inverse_bind")?)))?;
+    Ok(SkinBinding { name, skeleton, joints, inverse_bind })
+}
+
+fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedMesh, PackageError> {
+    let name = names.read(c, "name")?;
+    let skin = c.u32("skin")?;
+    let vertex_count = c.u32("vertex_count")?;
+    let normal_count = c.u32("normal_count")?;
+    if normal_count != 0 && normal_count != vertex_count {
+        return Err(PackageError::Invalid {
+            section: "MESHES",
+            index,
+            field: "normal_count",
+            what: format!("{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"),
+        });
+    }
+    let index_count = c.u32("index_count")?;
+    let vec3 = |c: &mut Cursor, _| c.f32s("vertex").map(Vec3::from_array);
+    let positions = c.vec(vertex_count, 12, "positions", vec3)?;
+    let normals = c.vec(normal_count, 12, "normals", vec3)?;
+    let joints = c.vec(vertex_count, 8, "joints", |c, _| {
+        Ok([c.u16("joint")?, c.u16("joint")?, c.u16("joint")?, c.u16("joint")?])
+    })?;
+    let weights = c.vec(vertex_count, 16, "weights", |c, _| c.f32s("weight"))?;
+    let indices = c.vec(index_count, 4, "indices", |c, _| c.u32("index"))?;
+    Ok(SkinnedMesh { name, skin, positions, normals, joints, weights, indices })
+}
+
+fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, PackageError> {
+    let name = names.read(c, "name")?;
+    let profile = names.read(c, "profile")?;
+    let skeleton = c.u32("skeleton")?;
+    let loop_policy = read_enum(c, "loop_policy", [LoopPolicy::Once, LoopPolicy::Loop])?;
+    let skeleton_hash = c.u64("skeleton_hash")?;
+    let duration = c.f64("duration")?;
+    let sample_rate = c.f32("sample_rate")?;
+    let sample_count = c.u32("sample_count")?;
+    let encoding = c.u32("encoding")?;
+    let version = c.u32("codec_version")?;
+    if (encoding, version) != (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION) {
+        return Err(PackageError::UnsupportedEncoding { clip: index, encoding, version });
+    }
+    let event_count = c.u32("event_count")?;
+    let marker_count = c.u32("marker_count")?;
+    let payload_size = c.u64("payload_size")?;
+    let events = c.vec(event_count, 16, "events", |c, _| read_event(c, names))?;
+    let markers = c.vec(marker_count, 16, "markers", |c, _| read_event(c, names))?;
+    let mut p = c.sub(payload_size, "payload")?;
+    let sub_track_count = p.u32("sub_track_count")?;
+    let value_count = p.u32("value_count")?;
+    let sub_tracks = p.vec(sub_track_count, 8, "sub_tracks", |p, _| {
+        let kind = read_enum(p, "sub-track kind", [SubTrackKind::Default, SubTrackKind::Constant, SubTrackKind::Animated])?;
+        Ok(SubTrack { kind, offset: p.u32("sub-track offset")? })
+    })?;
+    let values = p.vec(value_count, 4, "values", |p, _| p.f32("value"))?;
+    p.finish()?;
+    c.align(8)?;
+    Ok(Clip {
+        name,
+        skeleton,
+        skeleton_hash,
+        duration,
+        sample_rate,
+        sample_count,
+        loop_policy,
+        profile,
+        sub_tracks,
+        values,
+        events,
+        markers,
+    })
+}
+
+/// A u32 that indexes `variants`.
+fn read_enum<T: Copy, const N: usize>(c: &mut Cursor, field: &'static str, variants: [T; N]) -> Result<T, PackageError> {
+    let offset = c.offset();
+    let value = c.u32(field)?;
+    variants.get(value as usize).copied().ok_or(PackageError::BadValue {
+        section: c.section(),
+        field,
+        offset,
+        value: value.into(),
+    })
+}
+
+fn read_event(c: &mut Cursor, names: &mut Names) -> Result<ClipEvent, PackageError> {
+    let time = c.f64("event time")?;
+    Ok(ClipEvent { time, name: names.read(c, "event name")? })
+}

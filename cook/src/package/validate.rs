@@ -1,0 +1,174 @@
+//! The invariants the evaluator relies on, checked on a decoded package: every cross-reference
+//! in range, every float finite, rotations unit, scales positive, clip timing consistent.
+//! Structure (array lengths, skeleton order) is already settled by decoding.
+
+use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrackKind};
+
+use super::{PackageError, UNIT_TOLERANCE};
+
+pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
+    for (i, s) in p.skeletons.iter().enumerate() {
+        validate_skeleton(i, s)?;
+    }
+    for (i, skin) in p.skins.iter().enumerate() {
+        validate_skin(i, skin, &p.skeletons)?;
+    }
+    for (i, mesh) in p.meshes.iter().enumerate() {
+        validate_mesh(i, mesh, &p.skins)?;
+    }
+    for (i, clip) in p.clips.iter().enumerate() {
+        validate_clip(i, clip, &p.skeletons)?;
+    }
+    Ok(())
+}
+
+fn invalid(section: &'static str, index: usize, field: &'static str, what: String) -> PackageError {
+    PackageError::Invalid { section, index, field, what }
+}
+
+fn is_unit(q: &[f32]) -> bool {
+    (q.iter().map(|x| x * x).sum::<f32>().sqrt() - 1.0).abs() <= UNIT_TOLERANCE
+}
+
+/// `Skeleton::new` already checked order, finiteness and positive scale.
+fn validate_skeleton(i: usize, s: &Skeleton) -> Result<(), PackageError> {
+    let err = |field, what| invalid("SKELETONS", i, field, what);
+    if !s.root_transform.is_finite() {
+        return Err(err("root_transform", "is not finite".into()));
+    }
+    match s.rest.iter().position(|t| !is_unit(&t.rotation.to_array())) {
+        Some(j) => Err(err("rest", format!("joint {j} rotation {} is not unit", s.rest[j].rotation))),
+        None => Ok(()),
+    }
+}
+
+fn validate_skin(i: usize, skin: &SkinBinding, skeletons: &[Skeleton]) -> Result<(), PackageError> {
+    let err = |field, what| invalid("SKINS", i, field, what);
+    let joint_count = skeletons
+        .get(skin.skeleton as usize)
+        .ok_or_else(|| err("skeleton", format!("skeleton {} does not exist ({} in package)", skin.skeleton, skeletons.len())))?
+        .joint_count();
+    if let Some((k, j)) = skin.joints.iter().enumerate().find(|(_, &j)| j as usize >= joint_count) {
+        let what = format!("palette entry {k} names joint {j}, but skeleton {} has {joint_count}", skin.skeleton);
+        return Err(err("joints", what));
+    }
+    match skin.inverse_bind.iter().position(|m| !m.is_finite()) {
+        Some(k) => Err(err("inverse_bind", format!("matrix {k} is not finite"))),
+        None => Ok(()),
+    }
+}
+
+fn validate_mesh(i: usize, m: &SkinnedMesh, skins: &[SkinBinding]) -> Result<(), PackageError> {
+    let err = |field, what| invalid("MESHES", i, field, what);
+    let palette = skins
+        .get(m.skin as usize)
+        .ok_or_else(|| err("skin", format!("skin {} does not exist ({} in package)", m.skin, skins.len())))?
+        .joints
+        .len();
+    if let Some(v) = m.positions.iter().position(|p| !p.is_finite()) {
+        return Err(err("positions", format!("vertex {v} is not finite")));
+    }
+    if let Some(v) = m.normals.iter().position(|n| !n.is_finite()) {
+        return Err(err("normals", format!("vertex {v} is not finite")));
+    }
+    if let Some((v, j)) = m.joints.iter().enumerate().find(|(_, j)| j.iter().any(|&j| j as usize >= palette)) {
+        let what = format!("vertex {v} uses palette entries {j:?}, but skin {} has {palette}", m.skin);
+        return Err(err("joints", what));
+    }
+    if let Some((v, w)) = m.weights.iter().enumerate().find(|(_, w)| w.iter().any(|&w| !(w.is_finite() && w >= 0.0))) {
+        return Err(err("weights", format!("vertex {v} has weights {w:?}; weights are finite and non-negative")));
+    }
+    if m.indices.len() % 3 != 0 {
+        return Err(err("indices", format!("{} indices is not a whole number of triangles", m.indices.len())));
+    }
+    match m.indices.iter().enumerate().find(|(_, &x)| x as usize >= m.positions.len()) {
+        Some((k, x)) => Err(err("indices", format!("index {k} is {x}, past the {} vertices", m.positions.len()))),
+        None => Ok(()),
+    }
+}
+
+fn validate_clip(i: usize, c: &Clip, skeletons: &[Skeleton]) -> Result<(), PackageError> {
+    let err = |field, what| invalid("CLIPS", i, field, what);
+    let skeleton = skeletons
+        .get(c.skeleton as usize)
+        .ok_or_else(|| err("skeleton", format!("skeleton {} does not exist ({} in package)", c.skeleton, skeletons.len())))?;
+    let hash = skeleton.identity_hash();
+    if c.skeleton_hash != hash {
+        let what = format!("{:#018x} is not skeleton {}'s identity hash {hash:#018x}", c.skeleton_hash, c.skeleton);
+        return Err(err("skeleton_hash", what));
+    }
+    if !(c.sample_rate.is_finite() && c.sample_rate > 0.0) {
+        return Err(err("sample_rate", format!("{} is not a finite positive rate", c.sample_rate)));
+    }
+    if c.sample_count == 0 {
+        return Err(err("sample_count", "is 0; a clip has at least one sample".into()));
+    }
+    if !(c.duration.is_finite() && c.duration >= 0.0) {
+        return Err(err("duration", format!("{} s is not finite and non-negative", c.duration)));
+    }
+    check_sample_grid(c).map_err(|what| err("duration", what))?;
+    let expected = 3 * skeleton.joint_count();
+    if c.sub_tracks.len() != expected {
+        return Err(err("sub_tracks", format!("{} sub-tracks for {expected} (3 per joint)", c.sub_tracks.len())));
+    }
+    if let Some(k) = c.values.iter().position(|v| !v.is_finite()) {
+        return Err(err("values", format!("value {k} is not finite")));
+    }
+    for t in 0..c.sub_tracks.len() {
+        check_sub_track(c, t).map_err(|what| err("sub_tracks", what))?;
+    }
+    check_times(c, &c.events).map_err(|what| err("events", what))?;
+    check_times(c, &c.markers).map_err(|what| err("markers", what))
+}
+
+/// Sample `i` lies at `min(i / rate, duration)` and the last one at the duration, so the duration
+/// lies in `((n - 2) / rate, (n - 1) / rate]`, or is 0 for one sample; within a relative tolerance.
+fn check_sample_grid(c: &Clip) -> Result<(), String> {
+    let period = 1.0 / f64::from(c.sample_rate);
+    let tolerance = 1e-6 * c.duration.max(period);
+    let last = f64::from(c.sample_count - 1) * period;
+    let before_last = f64::from(c.sample_count.saturating_sub(2)) * period;
+    let too_long = c.duration > last + tolerance;
+    let too_short = c.sample_count >= 2 && before_last >= c.duration + tolerance;
+    if too_long || too_short {
+        return Err(format!(
+            "{} s does not match {} samples at {} Hz (the last sample lies at the duration)",
+            c.duration, c.sample_count, c.sample_rate
+        ));
+    }
+    Ok(())
+}
+
+/// Sub-track `t` reads its samples inside `values`; rotations are unit and scales positive.
+fn check_sub_track(c: &Clip, t: usize) -> Result<(), String> {
+    let Some(track) = c.sub_tracks.get(t) else { return Ok(()) };
+    let component = t % 3;
+    let width = if component == 1 { 4 } else { 3 };
+    let count = match track.kind {
+        SubTrackKind::Default => return Ok(()),
+        SubTrackKind::Constant => 1,
+        SubTrackKind::Animated => c.sample_count as usize,
+    };
+    let start = track.offset as usize;
+    let end = start.saturating_add(width * count);
+    let place = format!("sub-track {t} (joint {}, {})", t / 3, ["translation", "rotation", "scale"][component]);
+    let values = c.values.get(start..end).ok_or_else(|| {
+        format!("{place} reads values {start}..{end}, past the {} stored", c.values.len())
+    })?;
+    for (k, v) in values.chunks_exact(width).enumerate() {
+        if component == 1 && !is_unit(v) {
+            return Err(format!("{place} sample {k} is not a unit quaternion: {v:?}"));
+        }
+        if component == 2 && v.iter().any(|&s| s <= 0.0) {
+            return Err(format!("{place} sample {k} has a non-positive scale: {v:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn check_times(c: &Clip, list: &[ClipEvent]) -> Result<(), String> {
+    match list.iter().enumerate().find(|(_, e)| !(e.time >= 0.0 && e.time <= c.duration)) {
+        Some((k, e)) => Err(format!("{k} ('{}') at {} s lies outside [0, {}] s", e.name, e.time, c.duration)),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,205 @@
+//! Package writer: lays a [`Package`] out as docs/package-format.md describes.
+
+use std::collections::HashMap;
+
+use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, Trs};
+use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE};
+
+/// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
+///
+/// The writer does not validate; [`super::read_package`] rejects what the evaluator could not use.
+///
+/// # Panics
+/// If an array holds more than `u32::MAX` items or the names exceed 4 GiB in total, which the
+/// format cannot represent.
+pub fn write_package(package: &Package) -> Vec<u8> {
+    let mut strings = Strings::default();
+    let skeletons = skeletons(&package.skeletons, &mut strings);
+    let skins = skins(&package.skins, &mut strings);
+    let meshes = meshes(&package.meshes, &mut strings);
+    let clips = clips(&package.clips, &mut strings);
+    let bodies = [strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
+
+    let table_end = HEADER_SIZE + SectionKind::ALL.len() * SECTION_ENTRY_SIZE;
+    let mut offsets = Vec::with_capacity(bodies.len());
+    let mut end = table_end;
+    for body in &bodies {
+        let offset = end.next_multiple_of(SECTION_ALIGN);
+        offsets.push(offset);
+        end = offset + body.len();
+    }
+    let total = end.next_multiple_of(SECTION_ALIGN);
+
+    let mut out = Out(Vec::with_capacity(total));
+    out.0.extend_from_slice(&MAGIC);
+    out.u32(FORMAT_VERSION);
+    out.u32(len32(bodies.len()));
+    out.u64(0); // content hash, stamped below
+    out.u64(total as u64);
+    for ((kind, body), offset) in SectionKind::ALL.iter().zip(&bodies).zip(&offsets) {
+        out.u32(*kind as u32);
+        out.u32(0); // flags
+        out.u64(*offset as u64);
+        out.u64(body.len() as u64);
+    }
+    for (body, offset) in bodies.iter().zip(&offsets) {
+        out.0.resize(*offset, 0);
+        out.0.extend_from_slice(body);
+    }
+    out.0.resize(total, 0);
+    let hash = xxh3_64(&out.0[HEADER_SIZE..]);
+    out.0[16..24].copy_from_slice(&hash.to_le_bytes());
+    out.0
+}
+
+fn skeletons(skeletons: &[Skeleton], strings: &mut Strings) -> Out {
+    let mut out = Out::table(skeletons.len());
+    for s in skeletons {
+        out.u32(len32(s.joint_count()));
+        out.u32(0);
+        out.u64(s.identity_hash());
+        out.f32s(&s.root_transform.to_cols_array());
+        s.parents.iter().for_each(|&p| out.u32(p));
+        s.source_nodes.iter().for_each(|&n| out.u32(n));
+        s.names.iter().for_each(|n| out.str(strings, n));
+        s.rest.iter().for_each(|t| out.trs(t));
+    }
+    out
+}
+
+fn skins(skins: &[SkinBinding], strings: &mut Strings) -> Out {
+    let mut out = Out::table(skins.len());
+    for skin in skins {
+        out.str(strings, &skin.name);
+        out.u32(skin.skeleton);
+        out.u32(len32(skin.joints.len()));
+        skin.joints.iter().for_each(|&j| out.u32(j));
+        skin.inverse_bind.iter().for_each(|m| out.f32s(&m.to_cols_array()));
+    }
+    out
+}
+
+fn meshes(meshes: &[SkinnedMesh], strings: &mut Strings) -> Out {
+    let mut out = Out::table(meshes.len());
+    for m in meshes {
+        out.str(strings, &m.name);
+        out.u32(m.skin);
+        out.u32(len32(m.positions.len()));
+        out.u32(len32(m.normals.len()));
+        out.u32(len32(m.indices.len()));
+        m.positions.iter().for_each(|p| out.f32s(&p.to_array()));
+        m.normals.iter().for_each(|n| out.f32s(&n.to_array()));
+        m.joints.iter().flatten().for_each(|&j| out.0.extend_from_slice(&j.to_le_bytes()));
+        m.weights.iter().for_each(|w| out.f32s(w));
+        m.indices.iter().for_each(|&i| out.u32(i));
+    }
+    out
+}
+
+fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
+    let mut out = Out::table(clips.len());
+    for c in clips {
+        let payload_size = 8 + 8 * c.sub_tracks.len() + 4 * c.values.len();
+        out.str(strings, &c.name);
+        out.str(strings, &c.profile);
+        out.u32(c.skeleton);
+        out.u32(c.loop_policy as u32);
+        out.u64(c.skeleton_hash);
+        out.f64(c.duration);
+        out.f32(c.sample_rate);
+        out.u32(c.sample_count);
+        out.u32(ENCODING_UNCOMPRESSED);
+        out.u32(REFERENCE_CODEC_VERSION);
+        out.u32(len32(c.events.len()));
+        out.u32(len32(c.markers.len()));
+        out.u64(payload_size as u64);
+        c.events.iter().chain(&c.markers).for_each(|e| out.event(strings, e));
+        out.u32(len32(c.sub_tracks.len()));
+        out.u32(len32(c.values.len()));
+        for t in &c.sub_tracks {
+            out.u32(t.kind as u32);
+            out.u32(t.offset);
+        }
+        c.values.iter().for_each(|&v| out.f32(v));
+        out.0.resize(out.0.len().next_multiple_of(8), 0);
+    }
+    out
+}
+
+/// Checked narrowing of a count to the format's u32.
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).expect("package arrays hold at most u32::MAX items")
+}
+
+/// The STRINGS section: UTF-8 bytes, each distinct name stored once.
+#[derive(Default)]
+struct Strings {
+    bytes: Vec<u8>,
+    index: HashMap<String, u32>,
+}
+
+impl Strings {
+    /// Byte offset of `s`, adding it on first use.
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&offset) = self.index.get(s) {
+            return offset;
+        }
+        let offset = len32(self.bytes.len());
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.index.insert(s.to_owned(), offset);
+        offset
+    }
+}
+
+/// Little-endian output of one section.
+struct Out(Vec<u8>);
+
+impl Out {
+    /// A table section: item count and a reserved word.
+    fn table(count: usize) -> Out {
+        let mut out = Out(Vec::new());
+        out.u32(len32(count));
+        out.u32(0);
+        out
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn f32(&mut self, v: f32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn f64(&mut self, v: f64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn f32s(&mut self, vs: &[f32]) {
+        vs.iter().for_each(|&v| self.f32(v));
+    }
+
+    /// A string reference: byte offset and length in STRINGS.
+    fn str(&mut self, strings: &mut Strings, s: &str) {
+        self.u32(strings.intern(s));
+        self.u32(len32(s.len()));
+    }
+
+    fn trs(&mut self, t: &Trs) {
+        self.f32s(&t.translation.to_array());
+        self.f32s(&t.rotation.to_array());
+        self.f32s(&t.scale.to_array());
+    }
+
+    fn event(&mut self, strings: &mut Strings, e: &ClipEvent) {
+        self.f64(e.time);
+        self.str(strings, &e.name);
+    }
+}
