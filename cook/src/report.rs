@@ -3,7 +3,9 @@
 
 use std::fmt;
 
+use glam::{Affine3A, Vec3};
 use serde::Serialize;
+use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::error_metric::ClipError;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrackKind};
 
@@ -33,6 +35,8 @@ pub struct SkeletonReport {
     pub joints: usize,
     /// Name of the root joint.
     pub root: String,
+    /// Scene-space bounding-box diagonal of the rest-pose joint positions (scene units).
+    pub extent: f32,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -67,13 +71,17 @@ pub struct ClipReport {
     /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm.
     pub max_error_cm: f32,
     pub p99_error_cm: f32,
+    /// `max_error_cm` as a fraction of the skeleton's extent: comparable across rigs whose scene
+    /// units are not metres (FBX exports with 100× factors); `None` for a zero extent.
+    pub max_error_of_extent: Option<f32>,
     /// Joint and time of the largest error.
     pub worst_joint: String,
     pub worst_time_s: f32,
 }
 
 impl ClipReport {
-    pub fn new(clip: &Clip, skeleton: &Skeleton, error: &ClipError) -> Self {
+    /// `extent`: the skeleton's [`SkeletonReport::extent`].
+    pub fn new(clip: &Clip, skeleton: &Skeleton, extent: f32, error: &ClipError) -> Self {
         let count = |kind| clip.sub_tracks.iter().filter(|t| t.kind == kind).count();
         ClipReport {
             name: clip.name.clone(),
@@ -90,6 +98,7 @@ impl ClipReport {
             bytes: 4 * clip.values.len() + SUB_TRACK_BYTES * clip.sub_tracks.len(),
             max_error_cm: error.max_cm,
             p99_error_cm: error.p99_cm,
+            max_error_of_extent: (extent > 0.0).then(|| error.max_cm / 100.0 / extent),
             worst_joint: skeleton.names.get(error.worst_joint as usize).cloned().unwrap_or_default(),
             worst_time_s: error.worst_time,
         }
@@ -105,7 +114,7 @@ impl CookReport {
             skeletons: package
                 .skeletons
                 .iter()
-                .map(|s| SkeletonReport { joints: s.joint_count(), root: s.names.first().cloned().unwrap_or_default() })
+                .map(|s| SkeletonReport { joints: s.joint_count(), root: s.names.first().cloned().unwrap_or_default(), extent: rest_extent(s) })
                 .collect(),
             skins: package.skins.iter().map(|s| SkinReport { name: s.name.clone(), skeleton: s.skeleton, joints: s.joints.len() }).collect(),
             meshes: package
@@ -120,11 +129,26 @@ impl CookReport {
     }
 }
 
+/// Bounding-box diagonal of a skeleton's rest-pose joint positions in scene space.
+pub fn rest_extent(skeleton: &Skeleton) -> f32 {
+    let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+    local_to_component(skeleton, &skeleton.rest, &mut component);
+    let (lo, hi) = component.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
+        let p = skeleton.root_transform.transform_point3(c.translation.into());
+        (lo.min(p), hi.max(p))
+    });
+    if component.is_empty() {
+        0.0
+    } else {
+        (hi - lo).length()
+    }
+}
+
 impl fmt::Display for CookReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}: profile {} ({} Hz)", self.source, self.profile, self.sample_rate)?;
-        let rows = self.skeletons.iter().enumerate().map(|(i, s)| vec![i.to_string(), s.joints.to_string(), s.root.clone()]);
-        table(f, "skeletons", &["#", "joints", "root"], rows.collect())?;
+        let rows = self.skeletons.iter().enumerate().map(|(i, s)| vec![i.to_string(), s.joints.to_string(), format!("{:.3}", s.extent), s.root.clone()]);
+        table(f, "skeletons", &["#", "joints", "extent", "root"], rows.collect())?;
         let rows = self.skins.iter().map(|s| vec![s.name.clone(), s.skeleton.to_string(), s.joints.to_string()]);
         table(f, "skins", &["name", "skeleton", "joints"], rows.collect())?;
         let rows = self.meshes.iter().map(|m| vec![m.name.clone(), m.skin.to_string(), m.vertices.to_string(), m.triangles.to_string()]);
@@ -140,10 +164,11 @@ impl fmt::Display for CookReport {
                 c.bytes.to_string(),
                 format!("{:.4}", c.max_error_cm),
                 format!("{:.4}", c.p99_error_cm),
+                c.max_error_of_extent.map_or("-".into(), |r| format!("{:.4}", 100.0 * r)),
                 format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s),
             ]
         });
-        let header = ["clip", "skel", "dur (s)", "samples", "loop", "anim/const/def", "bytes", "max (cm)", "p99 (cm)", "worst"];
+        let header = ["clip", "skel", "dur (s)", "samples", "loop", "anim/const/def", "bytes", "max (cm)", "p99 (cm)", "max (% ext)", "worst"];
         table(f, "clips", &header, rows.collect())?;
         writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
         if !self.warnings.is_empty() {

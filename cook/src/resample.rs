@@ -18,7 +18,7 @@ use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs};
 
-use crate::report::{ClipReport, CookReport};
+use crate::report::{rest_extent, ClipReport, CookReport};
 use crate::{CookError, Imported, Profile};
 
 /// Relative tolerance for comparing translations and scales: `|a − b| ≤ tol · max(|a|, |b|, 1e-3)`.
@@ -43,7 +43,7 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
             .ok_or_else(|| err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len())))?;
         let clip = resample(source, skeleton, profile).map_err(err)?;
         let error = measure_clip_error(skeleton, source, &clip);
-        reports.push(ClipReport::new(&clip, skeleton, &error));
+        reports.push(ClipReport::new(&clip, skeleton, rest_extent(skeleton), &error));
         package.clips.push(clip);
     }
     let report = CookReport::new(imported, profile, &package, reports);

@@ -12,20 +12,27 @@ use throng_cpu_ref::Package;
 
 /// Reads `bytes`, turning a panic into a test failure that names the case.
 fn read(bytes: &[u8], case: &str) -> Result<Package, PackageError> {
-    catch_unwind(AssertUnwindSafe(|| read_package(bytes))).unwrap_or_else(|_| panic!("reader panicked on {case}"))
+    catch_unwind(AssertUnwindSafe(|| read_package(bytes)))
+        .unwrap_or_else(|_| panic!("reader panicked on {case}"))
 }
 
 #[test]
 fn every_truncation_is_an_error() {
     let bytes = write_package(&sample_package());
     for len in 0..bytes.len() {
-        assert!(read(&bytes[..len], &format!("truncation to {len}")).is_err(), "truncation to {len} bytes was accepted");
+        assert!(
+            read(&bytes[..len], &format!("truncation to {len}")).is_err(),
+            "truncation to {len} bytes was accepted"
+        );
     }
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(
         read_package(&longer),
-        Err(PackageError::SizeMismatch { declared: bytes.len() as u64, actual: bytes.len() as u64 + 1 })
+        Err(PackageError::SizeMismatch {
+            declared: bytes.len() as u64,
+            actual: bytes.len() as u64 + 1
+        })
     );
 }
 
@@ -37,9 +44,15 @@ fn every_bit_flip_is_an_error() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1 << bit;
             let result = read(&damaged, &format!("flip of bit {bit} at byte {at}"));
-            assert!(result.is_err(), "flip of bit {bit} at byte {at} was accepted");
+            assert!(
+                result.is_err(),
+                "flip of bit {bit} at byte {at} was accepted"
+            );
             if (32..bytes.len()).contains(&at) {
-                assert!(matches!(result, Err(PackageError::HashMismatch { .. })), "byte {at}: {result:?}");
+                assert!(
+                    matches!(result, Err(PackageError::HashMismatch { .. })),
+                    "byte {at}: {result:?}"
+                );
             }
         }
     }
@@ -56,15 +69,25 @@ fn restamped_flips_never_panic_and_structural_ones_fail() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1 << bit;
             restamp(&mut damaged);
-            let result = read(&damaged, &format!("restamped flip of bit {bit} at byte {at}"));
+            let result = read(
+                &damaged,
+                &format!("restamped flip of bit {bit} at byte {at}"),
+            );
             if is_structural(at) {
                 structural_flips += 1;
-                assert!(result.is_err(), "structural flip of bit {bit} at byte {at} was accepted");
+                assert!(
+                    result.is_err(),
+                    "structural flip of bit {bit} at byte {at} was accepted"
+                );
             }
             if let Ok(read) = result {
                 accepted += 1;
                 // Compared as bytes: a flipped sign bit turns 0.0 into -0.0, which `==` calls equal.
-                assert_ne!(write_package(&read), bytes, "flip of bit {bit} at byte {at} decoded to the original");
+                assert_ne!(
+                    write_package(&read),
+                    bytes,
+                    "flip of bit {bit} at byte {at} decoded to the original"
+                );
             }
         }
     }
@@ -73,7 +96,10 @@ fn restamped_flips_never_panic_and_structural_ones_fail() {
         bytes.len(),
         (bytes.len() - 8) * 8 - structural_flips
     );
-    assert!(structural_flips > 1000, "structural map covers the header, table and counts");
+    assert!(
+        structural_flips > 1000,
+        "structural map covers the header, table and counts"
+    );
 }
 
 #[test]

@@ -45,9 +45,20 @@ fn patched(edit: impl FnOnce(&mut Vec<u8>)) -> Result<Package, PackageError> {
 }
 
 /// Asserts an `Invalid` error for `section`, `index`, `field` whose text contains `text`.
-fn assert_invalid(result: Result<Package, PackageError>, section: &str, index: usize, field: &str, text: &str) {
+fn assert_invalid(
+    result: Result<Package, PackageError>,
+    section: &str,
+    index: usize,
+    field: &str,
+    text: &str,
+) {
     match result {
-        Err(PackageError::Invalid { section: s, index: i, field: f, what }) => {
+        Err(PackageError::Invalid {
+            section: s,
+            index: i,
+            field: f,
+            what,
+        }) => {
             assert_eq!((s, i, f), (section, index, field), "{what}");
             assert!(what.contains(text), "'{what}' does not mention '{text}'");
         }
@@ -58,15 +69,34 @@ fn assert_invalid(result: Result<Package, PackageError>, section: &str, index: u
 #[test]
 fn bad_magic() {
     let result = patched(|b| b[0] = b'X');
-    assert_eq!(result, Err(PackageError::BadMagic { found: *b"XHRNGPKG" }));
-    assert_eq!(read_package(b"PK\x03\x04 not a package at all, but long enough"), Err(PackageError::BadMagic { found: *b"PK\x03\x04 not" }));
+    assert_eq!(
+        result,
+        Err(PackageError::BadMagic {
+            found: *b"XHRNGPKG"
+        })
+    );
+    assert_eq!(
+        read_package(b"PK\x03\x04 not a package at all, but long enough"),
+        Err(PackageError::BadMagic {
+            found: *b"PK\x03\x04 not"
+        })
+    );
 }
 
 #[test]
 fn future_version() {
     let result = patched(|b| put_u32(b, 8, 2));
-    assert_eq!(result, Err(PackageError::UnsupportedVersion { found: 2, supported: FORMAT_VERSION }));
-    assert_eq!(result.unwrap_err().to_string(), "package format version 2 is not supported (this build reads version 1)");
+    assert_eq!(
+        result,
+        Err(PackageError::UnsupportedVersion {
+            found: 2,
+            supported: FORMAT_VERSION
+        })
+    );
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "package format version 2 is not supported (this build reads version 1)"
+    );
 }
 
 #[test]
@@ -76,17 +106,35 @@ fn hash_mismatch() {
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     let computed = xxhash_rust::xxh3::xxh3_64(&bytes[32..]);
-    assert_eq!(read_package(&bytes), Err(PackageError::HashMismatch { stored, computed }));
+    assert_eq!(
+        read_package(&bytes),
+        Err(PackageError::HashMismatch { stored, computed })
+    );
 }
 
 #[test]
 fn short_inputs_are_truncated() {
-    assert!(matches!(read_package(&[]), Err(PackageError::Truncated { what: "magic", offset: 0, needed: 8, available: 0, .. })));
+    assert!(matches!(
+        read_package(&[]),
+        Err(PackageError::Truncated {
+            what: "magic",
+            offset: 0,
+            needed: 8,
+            available: 0,
+            ..
+        })
+    ));
     let bytes = write_package(&sample_package());
     let len = bytes.len() as u64;
     assert_eq!(
         read_package(&bytes[..100]),
-        Err(PackageError::Truncated { section: "package", what: "declared size", offset: 0, needed: len, available: 100 })
+        Err(PackageError::Truncated {
+            section: "package",
+            what: "declared size",
+            offset: 0,
+            needed: len,
+            available: 100
+        })
     );
 }
 
@@ -98,18 +146,41 @@ fn section_past_the_end() {
     let result = patched(|b| put_u64(b, clips_entry + 8, total + 16));
     assert_eq!(
         result,
-        Err(PackageError::SectionOutOfBounds { index: 4, kind: CLIPS, offset: total + 16, size: u64_at(&bytes, clips_entry + 16), total })
+        Err(PackageError::SectionOutOfBounds {
+            index: 4,
+            kind: CLIPS,
+            offset: total + 16,
+            size: u64_at(&bytes, clips_entry + 16),
+            total
+        })
     );
     let (offset, _) = section(&bytes, CLIPS);
     let result = patched(|b| put_u64(b, clips_entry + 16, u64::MAX));
-    assert!(matches!(result, Err(PackageError::SectionOutOfBounds { index: 4, size: u64::MAX, .. })), "{result:?} at {offset}");
+    assert!(
+        matches!(
+            result,
+            Err(PackageError::SectionOutOfBounds {
+                index: 4,
+                size: u64::MAX,
+                ..
+            })
+        ),
+        "{result:?} at {offset}"
+    );
 }
 
 #[test]
 fn misaligned_section() {
     let (offset, _) = section(&write_package(&sample_package()), SKINS);
     let result = patched(|b| put_u64(b, 32 + 24 * 2 + 8, offset as u64 + 4));
-    assert_eq!(result, Err(PackageError::MisalignedSection { index: 2, kind: SKINS, offset: offset as u64 + 4 }));
+    assert_eq!(
+        result,
+        Err(PackageError::MisalignedSection {
+            index: 2,
+            kind: SKINS,
+            offset: offset as u64 + 4
+        })
+    );
 }
 
 #[test]
@@ -118,16 +189,36 @@ fn sections_must_be_packed_present_and_known() {
     // Swapped table order: SKINS would start where SKELETONS should.
     let mut swapped = parts.clone();
     swapped.swap(1, 2);
-    assert!(read_package(&assemble(&swapped)).is_ok(), "table order is free as long as sections are packed");
+    assert!(
+        read_package(&assemble(&swapped)).is_ok(),
+        "table order is free as long as sections are packed"
+    );
     let mut missing = parts.clone();
     missing.remove(3);
-    assert_eq!(read_package(&assemble(&missing)), Err(PackageError::MissingSection { kind: "MESHES" }));
+    assert_eq!(
+        read_package(&assemble(&missing)),
+        Err(PackageError::MissingSection { kind: "MESHES" })
+    );
     let mut duplicate = parts.clone();
     duplicate.push(parts[3].clone());
-    assert!(matches!(read_package(&assemble(&duplicate)), Err(PackageError::BadSection { index: 5, kind: MESHES, .. })));
+    assert!(matches!(
+        read_package(&assemble(&duplicate)),
+        Err(PackageError::BadSection {
+            index: 5,
+            kind: MESHES,
+            ..
+        })
+    ));
     let mut flagged = parts.clone();
     flagged[0].1 = 1;
-    assert!(matches!(read_package(&assemble(&flagged)), Err(PackageError::BadSection { index: 0, kind: STRINGS, .. })));
+    assert!(matches!(
+        read_package(&assemble(&flagged)),
+        Err(PackageError::BadSection {
+            index: 0,
+            kind: STRINGS,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -138,9 +229,19 @@ fn unknown_sections_are_errors_unless_optional() {
         p.insert(2, (99, flags, b"from the future".to_vec()));
         read_package(&assemble(&p))
     };
-    assert_eq!(with(0), Err(PackageError::UnknownSection { index: 2, kind: 99 }));
+    assert_eq!(
+        with(0),
+        Err(PackageError::UnknownSection { index: 2, kind: 99 })
+    );
     assert_eq!(with(1), Ok(sample_package()));
-    assert!(matches!(with(3), Err(PackageError::BadSection { index: 2, kind: 99, .. })));
+    assert!(matches!(
+        with(3),
+        Err(PackageError::BadSection {
+            index: 2,
+            kind: 99,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -151,7 +252,9 @@ fn leftover_bytes_are_errors() {
     p[0].2.push(b'!');
     assert_eq!(
         read_package(&assemble(&p)),
-        Err(PackageError::UnusedString { offset: (strings_offset + strings_size) as u64 })
+        Err(PackageError::UnusedString {
+            offset: (strings_offset + strings_size) as u64
+        })
     );
     let mut p = parts.clone();
     p[2].2.extend_from_slice(&[0; 8]);
@@ -159,7 +262,11 @@ fn leftover_bytes_are_errors() {
     let (skins_offset, skins_size) = section(&bytes, SKINS);
     assert_eq!(
         read_package(&bytes),
-        Err(PackageError::TrailingBytes { section: "SKINS", offset: (skins_offset + skins_size - 8) as u64, count: 8 })
+        Err(PackageError::TrailingBytes {
+            section: "SKINS",
+            offset: (skins_offset + skins_size - 8) as u64,
+            count: 8
+        })
     );
 }
 
@@ -168,12 +275,27 @@ fn reserved_and_padding_bytes_must_be_zero() {
     let bytes = write_package(&sample_package());
     let (skeletons, _) = section(&bytes, SKELETONS);
     let result = patched(|b| b[skeletons + 8 + 5] = 1);
-    assert_eq!(result, Err(PackageError::NonZeroPadding { section: "SKELETONS", offset: skeletons as u64 + 13 }));
+    assert_eq!(
+        result,
+        Err(PackageError::NonZeroPadding {
+            section: "SKELETONS",
+            offset: skeletons as u64 + 13
+        })
+    );
     let result = patched(|b| {
         let last = b.len() - 1;
         b[last] = 1;
     });
-    assert!(matches!(result, Err(PackageError::NonZeroPadding { section: "package", .. })), "{result:?}");
+    assert!(
+        matches!(
+            result,
+            Err(PackageError::NonZeroPadding {
+                section: "package",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -201,13 +323,25 @@ fn huge_counts_fail_without_huge_allocations() {
             let result = read_package(&damaged);
             let largest = LARGEST.with(|l| l.get());
             match result {
-                Err(PackageError::Truncated { section, needed, available, .. }) => {
+                Err(PackageError::Truncated {
+                    section,
+                    needed,
+                    available,
+                    ..
+                }) => {
                     assert_eq!(section, section_name, "{name}");
-                    assert!(needed > available, "{name}: needed {needed}, available {available}");
+                    assert!(
+                        needed > available,
+                        "{name}: needed {needed}, available {available}"
+                    );
                 }
                 other => panic!("{name} = {count}: expected Truncated, got {other:?}"),
             }
-            assert!(largest < 4 * bytes.len(), "{name} = {count}: allocated {largest} bytes for a {}-byte input", bytes.len());
+            assert!(
+                largest < 4 * bytes.len(),
+                "{name} = {count}: allocated {largest} bytes for a {}-byte input",
+                bytes.len()
+            );
         }
     }
 }
@@ -218,7 +352,12 @@ fn truncated_reports_section_field_and_offset() {
     let (skeletons, _) = section(&bytes, SKELETONS);
     let err = patched(|b| put_u32(b, skeletons + 8, 1000)).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("SKELETONS") && text.contains("parents") && text.contains(&format!("byte {}", skeletons + 72)), "{text}");
+    assert!(
+        text.contains("SKELETONS")
+            && text.contains("parents")
+            && text.contains(&format!("byte {}", skeletons + 72)),
+        "{text}"
+    );
 }
 
 #[test]
@@ -226,20 +365,38 @@ fn unknown_encoding_and_enum_values() {
     let (clips, _) = section(&write_package(&sample_package()), CLIPS);
     assert_eq!(
         patched(|b| put_u32(b, clips + 8 + 48, 2)),
-        Err(PackageError::UnsupportedEncoding { clip: 0, encoding: 2, version: 1 })
+        Err(PackageError::UnsupportedEncoding {
+            clip: 0,
+            encoding: 2,
+            version: 1
+        })
     );
     assert_eq!(
         patched(|b| put_u32(b, clips + 8 + 52, 7)),
-        Err(PackageError::UnsupportedEncoding { clip: 0, encoding: 1, version: 7 })
+        Err(PackageError::UnsupportedEncoding {
+            clip: 0,
+            encoding: 1,
+            version: 7
+        })
     );
     assert_eq!(
         patched(|b| put_u32(b, clips + 8 + 20, 2)),
-        Err(PackageError::BadValue { section: "CLIPS", field: "loop_policy", offset: clips as u64 + 28, value: 2 })
+        Err(PackageError::BadValue {
+            section: "CLIPS",
+            field: "loop_policy",
+            offset: clips as u64 + 28,
+            value: 2
+        })
     );
     let kind_at = clips + 8 + 72 + 64 + 8;
     assert_eq!(
         patched(|b| put_u32(b, kind_at, 3)),
-        Err(PackageError::BadValue { section: "CLIPS", field: "sub-track kind", offset: kind_at as u64, value: 3 })
+        Err(PackageError::BadValue {
+            section: "CLIPS",
+            field: "sub-track kind",
+            offset: kind_at as u64,
+            value: 3
+        })
     );
 }
 
@@ -249,11 +406,35 @@ fn bad_string_references() {
     let (skins, _) = section(&bytes, SKINS);
     let (strings, size) = section(&bytes, STRINGS);
     let result = patched(|b| put_u32(b, skins + 8 + 4, 1000));
-    assert!(matches!(result, Err(PackageError::BadString { section: "SKINS", what: "lies outside STRINGS", len: 1000, .. })), "{result:?}");
+    assert!(
+        matches!(
+            result,
+            Err(PackageError::BadString {
+                section: "SKINS",
+                what: "lies outside STRINGS",
+                len: 1000,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
     // The ✓ of "tip ✓" is the only multi-byte character: cut it in half.
-    let check = bytes[strings..strings + size].windows(3).position(|w| w == "✓".as_bytes()).unwrap();
+    let check = bytes[strings..strings + size]
+        .windows(3)
+        .position(|w| w == "✓".as_bytes())
+        .unwrap();
     let result = patched(|b| b[strings + check + 1] = b'x');
-    assert!(matches!(result, Err(PackageError::BadString { section: "SKELETONS", what: "is not UTF-8", .. })), "{result:?}");
+    assert!(
+        matches!(
+            result,
+            Err(PackageError::BadString {
+                section: "SKELETONS",
+                what: "is not UTF-8",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -261,66 +442,242 @@ fn skeleton_structure_and_identity() {
     let result = written(|p| p.skeletons[0].parents[2] = 4);
     assert_eq!(
         result,
-        Err(PackageError::Skeleton { index: 0, source: SkeletonError::ParentOrder { joint: 2, name: "head".into(), parent: 4 } })
+        Err(PackageError::Skeleton {
+            index: 0,
+            source: SkeletonError::ParentOrder {
+                joint: 2,
+                name: "head".into(),
+                parent: 4
+            }
+        })
     );
     let result = written(|p| p.skeletons[1].rest[1].scale.y = 0.0);
-    assert!(matches!(result, Err(PackageError::Skeleton { index: 1, source: SkeletonError::BadRest { joint: 1, .. } })));
+    assert!(matches!(
+        result,
+        Err(PackageError::Skeleton {
+            index: 1,
+            source: SkeletonError::BadRest { joint: 1, .. }
+        })
+    ));
     let (skeletons, _) = section(&write_package(&sample_package()), SKELETONS);
     let stored = sample_package().skeletons[0].identity_hash() ^ 1;
     assert_eq!(
         patched(|b| put_u64(b, skeletons + 8 + 8, stored)),
-        Err(PackageError::SkeletonHashMismatch { index: 0, stored, rebuilt: stored ^ 1 })
+        Err(PackageError::SkeletonHashMismatch {
+            index: 0,
+            stored,
+            rebuilt: stored ^ 1
+        })
     );
-    assert_invalid(written(|p| p.skeletons[0].rest[3].rotation.w = 2.0), "SKELETONS", 0, "rest", "joint 3");
-    assert_invalid(written(|p| p.skeletons[1].root_transform.translation.x = f32::NAN), "SKELETONS", 1, "root_transform", "finite");
+    assert_invalid(
+        written(|p| p.skeletons[0].rest[3].rotation.w = 2.0),
+        "SKELETONS",
+        0,
+        "rest",
+        "joint 3",
+    );
+    assert_invalid(
+        written(|p| p.skeletons[1].root_transform.translation.x = f32::NAN),
+        "SKELETONS",
+        1,
+        "root_transform",
+        "finite",
+    );
 }
 
 #[test]
 fn skin_references_and_matrices() {
-    assert_invalid(written(|p| p.skins[1].skeleton = 2), "SKINS", 1, "skeleton", "skeleton 2 does not exist");
-    assert_invalid(written(|p| p.skins[1].joints[1] = 2), "SKINS", 1, "joints", "palette entry 1 names joint 2");
-    assert_invalid(written(|p| p.skins[0].inverse_bind[3].matrix3.y_axis.z = f32::INFINITY), "SKINS", 0, "inverse_bind", "matrix 3");
+    assert_invalid(
+        written(|p| p.skins[1].skeleton = 2),
+        "SKINS",
+        1,
+        "skeleton",
+        "skeleton 2 does not exist",
+    );
+    assert_invalid(
+        written(|p| p.skins[1].joints[1] = 2),
+        "SKINS",
+        1,
+        "joints",
+        "palette entry 1 names joint 2",
+    );
+    assert_invalid(
+        written(|p| p.skins[0].inverse_bind[3].matrix3.y_axis.z = f32::INFINITY),
+        "SKINS",
+        0,
+        "inverse_bind",
+        "matrix 3",
+    );
 }
 
 #[test]
 fn mesh_references_and_values() {
-    assert_invalid(written(|p| p.meshes[0].joints[2][1] = 4), "MESHES", 0, "joints", "vertex 2");
-    assert_invalid(written(|p| p.meshes[1].skin = 9), "MESHES", 1, "skin", "skin 9 does not exist");
-    assert_invalid(written(|p| p.meshes[0].weights[1][2] = -0.5), "MESHES", 0, "weights", "vertex 1");
-    assert_invalid(written(|p| p.meshes[0].weights[3][0] = f32::NAN), "MESHES", 0, "weights", "vertex 3");
-    assert_invalid(written(|p| p.meshes[0].positions[0].x = f32::NAN), "MESHES", 0, "positions", "vertex 0");
-    assert_invalid(written(|p| p.meshes[0].normals[3].z = f32::INFINITY), "MESHES", 0, "normals", "vertex 3");
-    assert_invalid(written(|p| p.meshes[1].indices[2] = 3), "MESHES", 1, "indices", "index 2 is 3");
-    assert_invalid(written(|p| p.meshes[1].indices.push(0)), "MESHES", 1, "indices", "4 indices");
-    assert_invalid(written(|p| p.meshes[0].normals.pop().map(drop).unwrap_or_default()), "MESHES", 0, "normal_count", "3 normals for 4");
+    assert_invalid(
+        written(|p| p.meshes[0].joints[2][1] = 4),
+        "MESHES",
+        0,
+        "joints",
+        "vertex 2",
+    );
+    assert_invalid(
+        written(|p| p.meshes[1].skin = 9),
+        "MESHES",
+        1,
+        "skin",
+        "skin 9 does not exist",
+    );
+    assert_invalid(
+        written(|p| p.meshes[0].weights[1][2] = -0.5),
+        "MESHES",
+        0,
+        "weights",
+        "vertex 1",
+    );
+    assert_invalid(
+        written(|p| p.meshes[0].weights[3][0] = f32::NAN),
+        "MESHES",
+        0,
+        "weights",
+        "vertex 3",
+    );
+    assert_invalid(
+        written(|p| p.meshes[0].positions[0].x = f32::NAN),
+        "MESHES",
+        0,
+        "positions",
+        "vertex 0",
+    );
+    assert_invalid(
+        written(|p| p.meshes[0].normals[3].z = f32::INFINITY),
+        "MESHES",
+        0,
+        "normals",
+        "vertex 3",
+    );
+    assert_invalid(
+        written(|p| p.meshes[1].indices[2] = 3),
+        "MESHES",
+        1,
+        "indices",
+        "index 2 is 3",
+    );
+    assert_invalid(
+        written(|p| p.meshes[1].indices.push(0)),
+        "MESHES",
+        1,
+        "indices",
+        "4 indices",
+    );
+    assert_invalid(
+        written(|p| p.meshes[0].normals.pop().map(drop).unwrap_or_default()),
+        "MESHES",
+        0,
+        "normal_count",
+        "3 normals for 4",
+    );
 }
 
 #[test]
 fn clip_references_and_timing() {
-    assert_invalid(written(|p| p.clips[0].skeleton = 2), "CLIPS", 0, "skeleton", "skeleton 2 does not exist");
-    assert_invalid(written(|p| p.clips[1].skeleton = 0), "CLIPS", 1, "skeleton_hash", "identity hash");
-    assert_invalid(written(|p| p.clips[0].sample_rate = 0.0), "CLIPS", 0, "sample_rate", "0");
-    assert_invalid(written(|p| p.clips[0].sample_rate = f32::NAN), "CLIPS", 0, "sample_rate", "NaN");
-    assert_invalid(written(|p| p.clips[1].sample_count = 0), "CLIPS", 1, "sample_count", "0");
-    assert_invalid(written(|p| p.clips[0].duration = -1.0), "CLIPS", 0, "duration", "-1");
-    assert_invalid(written(|p| p.clips[0].duration = f64::INFINITY), "CLIPS", 0, "duration", "inf");
+    assert_invalid(
+        written(|p| p.clips[0].skeleton = 2),
+        "CLIPS",
+        0,
+        "skeleton",
+        "skeleton 2 does not exist",
+    );
+    assert_invalid(
+        written(|p| p.clips[1].skeleton = 0),
+        "CLIPS",
+        1,
+        "skeleton_hash",
+        "identity hash",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].sample_rate = 0.0),
+        "CLIPS",
+        0,
+        "sample_rate",
+        "0",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].sample_rate = f32::NAN),
+        "CLIPS",
+        0,
+        "sample_rate",
+        "NaN",
+    );
+    assert_invalid(
+        written(|p| p.clips[1].sample_count = 0),
+        "CLIPS",
+        1,
+        "sample_count",
+        "0",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].duration = -1.0),
+        "CLIPS",
+        0,
+        "duration",
+        "-1",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].duration = f64::INFINITY),
+        "CLIPS",
+        0,
+        "duration",
+        "inf",
+    );
     // 4 samples at 30 Hz end at 0.1 s; the third lies at 0.0667 s.
-    assert_invalid(written(|p| p.clips[0].duration = 0.11), "CLIPS", 0, "duration", "4 samples at 30 Hz");
-    assert_invalid(written(|p| p.clips[0].duration = 0.06), "CLIPS", 0, "duration", "4 samples at 30 Hz");
-    assert_invalid(written(|p| p.clips[1].duration = 0.01), "CLIPS", 1, "duration", "1 samples at 60 Hz");
+    assert_invalid(
+        written(|p| p.clips[0].duration = 0.11),
+        "CLIPS",
+        0,
+        "duration",
+        "4 samples at 30 Hz",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].duration = 0.06),
+        "CLIPS",
+        0,
+        "duration",
+        "4 samples at 30 Hz",
+    );
+    assert_invalid(
+        written(|p| p.clips[1].duration = 0.01),
+        "CLIPS",
+        1,
+        "duration",
+        "1 samples at 60 Hz",
+    );
     for duration in [0.0667, 0.1] {
         let mut p = sample_package();
         p.clips[0].duration = duration;
         p.clips[0].events.clear();
         p.clips[0].markers.clear();
-        assert!(read_package(&write_package(&p)).is_ok(), "duration {duration} fits 4 samples at 30 Hz");
+        assert!(
+            read_package(&write_package(&p)).is_ok(),
+            "duration {duration} fits 4 samples at 30 Hz"
+        );
     }
 }
 
 #[test]
 fn clip_tracks_and_values() {
-    assert_invalid(written(|p| p.clips[0].values[3] = f32::NAN), "CLIPS", 0, "values", "value 3");
-    assert_invalid(written(|p| p.clips[1].sub_tracks.pop().map(drop).unwrap_or_default()), "CLIPS", 1, "sub_tracks", "5 sub-tracks for 6");
+    assert_invalid(
+        written(|p| p.clips[0].values[3] = f32::NAN),
+        "CLIPS",
+        0,
+        "values",
+        "value 3",
+    );
+    assert_invalid(
+        written(|p| p.clips[1].sub_tracks.pop().map(drop).unwrap_or_default()),
+        "CLIPS",
+        1,
+        "sub_tracks",
+        "5 sub-tracks for 6",
+    );
     assert_invalid(
         written(|p| p.clips[1].sub_tracks[5].offset = 8),
         "CLIPS",
@@ -329,12 +686,48 @@ fn clip_tracks_and_values() {
         "sub-track 5 (joint 1, scale) reads values 8..11, past the 10 stored",
     );
     // A Default sub-track stores nothing; made Animated, it reads one rotation past the end.
-    assert_invalid(written(|p| p.clips[1].sub_tracks[4].kind = SubTrackKind::Animated), "CLIPS", 1, "sub_tracks", "sub-track 4 (joint 1, rotation) reads values 7..11");
+    assert_invalid(
+        written(|p| p.clips[1].sub_tracks[4].kind = SubTrackKind::Animated),
+        "CLIPS",
+        1,
+        "sub_tracks",
+        "sub-track 4 (joint 1, rotation) reads values 7..11",
+    );
     // Sub-track 1 (joint 0 rotation) is animated from value 12: lengthen its second sample by ~1.5%.
-    assert_invalid(written(|p| p.clips[0].values[16] += 0.1), "CLIPS", 0, "sub_tracks", "sub-track 1 (joint 0, rotation) sample 1");
+    assert_invalid(
+        written(|p| p.clips[0].values[16] += 0.1),
+        "CLIPS",
+        0,
+        "sub_tracks",
+        "sub-track 1 (joint 0, rotation) sample 1",
+    );
     // Sub-track 5 (joint 1 scale) is animated from value 35.
-    assert_invalid(written(|p| p.clips[0].values[35 + 3 * 2 + 1] = 0.0), "CLIPS", 0, "sub_tracks", "sub-track 5 (joint 1, scale) sample 2");
-    assert_invalid(written(|p| p.clips[0].events[1].time = 0.0901), "CLIPS", 0, "events", "1 ('land')");
-    assert_invalid(written(|p| p.clips[0].markers[0].time = f64::NAN), "CLIPS", 0, "markers", "0 ('left')");
-    assert_invalid(written(|p| p.clips[0].markers[1].time = -0.001), "CLIPS", 0, "markers", "1 ('right')");
+    assert_invalid(
+        written(|p| p.clips[0].values[35 + 3 * 2 + 1] = 0.0),
+        "CLIPS",
+        0,
+        "sub_tracks",
+        "sub-track 5 (joint 1, scale) sample 2",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].events[1].time = 0.0901),
+        "CLIPS",
+        0,
+        "events",
+        "1 ('land')",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].markers[0].time = f64::NAN),
+        "CLIPS",
+        0,
+        "markers",
+        "0 ('left')",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].markers[1].time = -0.001),
+        "CLIPS",
+        0,
+        "markers",
+        "1 ('right')",
+    );
 }

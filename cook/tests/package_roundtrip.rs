@@ -50,7 +50,11 @@ fn header_and_table_follow_the_documented_layout() {
         assert_eq!(u32_at(&bytes, entry), kind, "sections in kind order");
         assert_eq!(u32_at(&bytes, entry + 4), 0, "flags");
         let (offset, size) = section(&bytes, kind);
-        assert_eq!(offset, end.next_multiple_of(16), "section {kind} packed at the next 16-byte boundary");
+        assert_eq!(
+            offset,
+            end.next_multiple_of(16),
+            "section {kind} packed at the next 16-byte boundary"
+        );
         end = offset + size;
     }
     assert_eq!(bytes.len(), end.next_multiple_of(16));
@@ -65,7 +69,9 @@ fn records_hold_fields_at_documented_offsets() {
     let (strings, _) = section(&bytes, STRINGS);
     let name_at = |at: usize| {
         let (start, len) = (u32_at(&bytes, at) as usize, u32_at(&bytes, at + 4) as usize);
-        std::str::from_utf8(&bytes[strings + start..strings + start + len]).unwrap().to_owned()
+        std::str::from_utf8(&bytes[strings + start..strings + start + len])
+            .unwrap()
+            .to_owned()
     };
 
     let (skeletons, _) = section(&bytes, SKELETONS);
@@ -73,12 +79,20 @@ fn records_hold_fields_at_documented_offsets() {
     assert_eq!(u32_at(&bytes, skeletons), 2);
     assert_eq!(u32_at(&bytes, s0), 6, "joint_count");
     assert_eq!(u64_at(&bytes, s0 + 8), package.skeletons[0].identity_hash());
-    let root_translation_x = f32::from_le_bytes(bytes[s0 + 16 + 36..s0 + 16 + 40].try_into().unwrap());
-    assert_eq!(root_translation_x, 1.0, "root_transform columns x, y, z, translation");
+    let root_translation_x =
+        f32::from_le_bytes(bytes[s0 + 16 + 36..s0 + 16 + 40].try_into().unwrap());
+    assert_eq!(
+        root_translation_x, 1.0,
+        "root_transform columns x, y, z, translation"
+    );
     assert_eq!(u32_at(&bytes, s0 + 64 + 4), 0, "parents[1]");
     assert_eq!(u32_at(&bytes, s0 + 64 + 24 + 4 * 3), 7, "source_nodes[3]");
     assert_eq!(name_at(s0 + 64 + 48 + 8 * 4), "hand.L");
-    let rest1_scale_y = f32::from_le_bytes(bytes[s0 + 64 + 96 + 40 + 32..s0 + 64 + 96 + 40 + 36].try_into().unwrap());
+    let rest1_scale_y = f32::from_le_bytes(
+        bytes[s0 + 64 + 96 + 40 + 32..s0 + 64 + 96 + 40 + 36]
+            .try_into()
+            .unwrap(),
+    );
     assert_eq!(rest1_scale_y, 2.0, "rest = t xyz, q xyzw, s xyz");
     let s1 = s0 + 64 + 56 * 6;
     assert_eq!(name_at(s1 + 64 + 16), "root", "names are shared in STRINGS");
@@ -86,25 +100,67 @@ fn records_hold_fields_at_documented_offsets() {
     let (meshes, _) = section(&bytes, MESHES);
     let m0 = meshes + 8;
     assert_eq!(name_at(m0), "body/0");
-    assert_eq!([u32_at(&bytes, m0 + 12), u32_at(&bytes, m0 + 16), u32_at(&bytes, m0 + 20)], [4, 4, 6]);
+    assert_eq!(
+        [
+            u32_at(&bytes, m0 + 12),
+            u32_at(&bytes, m0 + 16),
+            u32_at(&bytes, m0 + 20)
+        ],
+        [4, 4, 6]
+    );
     let joints = m0 + 24 + 4 * 12 + 4 * 12;
-    assert_eq!(u16::from_le_bytes([bytes[joints + 8 * 2 + 2], bytes[joints + 8 * 2 + 3]]), 3, "joints[2][1]");
+    assert_eq!(
+        u16::from_le_bytes([bytes[joints + 8 * 2 + 2], bytes[joints + 8 * 2 + 3]]),
+        3,
+        "joints[2][1]"
+    );
 
     let (clips, _) = section(&bytes, CLIPS);
     let c0 = clips + 8;
     assert_eq!(name_at(c0), "walk");
     assert_eq!(name_at(c0 + 8), "standard");
     assert_eq!(u32_at(&bytes, c0 + 20), 1, "loop_policy Loop");
-    assert_eq!(f64::from_le_bytes(bytes[c0 + 32..c0 + 40].try_into().unwrap()), 0.09);
-    assert_eq!(f32::from_le_bytes(bytes[c0 + 40..c0 + 44].try_into().unwrap()), 30.0);
-    assert_eq!([u32_at(&bytes, c0 + 44), u32_at(&bytes, c0 + 48), u32_at(&bytes, c0 + 52)], [4, 1, 1]);
+    assert_eq!(
+        f64::from_le_bytes(bytes[c0 + 32..c0 + 40].try_into().unwrap()),
+        0.09
+    );
+    assert_eq!(
+        f32::from_le_bytes(bytes[c0 + 40..c0 + 44].try_into().unwrap()),
+        30.0
+    );
+    assert_eq!(
+        [
+            u32_at(&bytes, c0 + 44),
+            u32_at(&bytes, c0 + 48),
+            u32_at(&bytes, c0 + 52)
+        ],
+        [4, 1, 1]
+    );
     assert_eq!([u32_at(&bytes, c0 + 56), u32_at(&bytes, c0 + 60)], [2, 2]);
-    assert_eq!(f64::from_le_bytes(bytes[c0 + 72 + 16..c0 + 80 + 16].try_into().unwrap()), 0.09, "events[1].time");
+    assert_eq!(
+        f64::from_le_bytes(bytes[c0 + 72 + 16..c0 + 80 + 16].try_into().unwrap()),
+        0.09,
+        "events[1].time"
+    );
     assert_eq!(name_at(c0 + 72 + 48 + 8), "right", "markers[1].name");
     let payload = c0 + 72 + 64;
     assert_eq!(u32_at(&bytes, payload), 18, "sub_track_count");
-    assert_eq!(u32_at(&bytes, payload + 4) as usize, package.clips[0].values.len());
-    assert_eq!(u32_at(&bytes, payload + 8 + 8 * 2), 0, "sub-track 2 is Default");
-    assert_eq!(u32_at(&bytes, payload + 8 + 8 * 3), 1, "sub-track 3 is Constant");
-    assert_eq!(u32_at(&bytes, payload + 8 + 8 * 5 + 4), package.clips[0].sub_tracks[5].offset);
+    assert_eq!(
+        u32_at(&bytes, payload + 4) as usize,
+        package.clips[0].values.len()
+    );
+    assert_eq!(
+        u32_at(&bytes, payload + 8 + 8 * 2),
+        0,
+        "sub-track 2 is Default"
+    );
+    assert_eq!(
+        u32_at(&bytes, payload + 8 + 8 * 3),
+        1,
+        "sub-track 3 is Constant"
+    );
+    assert_eq!(
+        u32_at(&bytes, payload + 8 + 8 * 5 + 4),
+        package.clips[0].sub_tracks[5].offset
+    );
 }

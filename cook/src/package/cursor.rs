@@ -14,7 +14,12 @@ pub(super) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub fn new(bytes: &'a [u8], base: u64, section: &'static str) -> Self {
-        Cursor { bytes, pos: 0, base, section }
+        Cursor {
+            bytes,
+            pos: 0,
+            base,
+            section,
+        }
     }
 
     pub fn section(&self) -> &'static str {
@@ -42,8 +47,12 @@ impl<'a> Cursor<'a> {
 
     /// The next `n` bytes.
     pub fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8], PackageError> {
-        let end = usize::try_from(n).ok().and_then(|n| self.pos.checked_add(n));
-        let slice = end.and_then(|end| self.bytes.get(self.pos..end)).ok_or_else(|| self.truncated(what, n))?;
+        let end = usize::try_from(n)
+            .ok()
+            .and_then(|n| self.pos.checked_add(n));
+        let slice = end
+            .and_then(|end| self.bytes.get(self.pos..end))
+            .ok_or_else(|| self.truncated(what, n))?;
         self.pos += slice.len();
         Ok(slice)
     }
@@ -87,7 +96,10 @@ impl<'a> Cursor<'a> {
         let start = self.offset();
         let bytes = self.take(n, what)?;
         match bytes.iter().position(|&b| b != 0) {
-            Some(i) => Err(PackageError::NonZeroPadding { section: self.section, offset: start + i as u64 }),
+            Some(i) => Err(PackageError::NonZeroPadding {
+                section: self.section,
+                offset: start + i as u64,
+            }),
             None => Ok(()),
         }
     }
@@ -129,7 +141,11 @@ impl<'a> Cursor<'a> {
     pub fn finish(&self) -> Result<(), PackageError> {
         match self.remaining() {
             0 => Ok(()),
-            count => Err(PackageError::TrailingBytes { section: self.section, offset: self.offset(), count: count as u64 }),
+            count => Err(PackageError::TrailingBytes {
+                section: self.section,
+                offset: self.offset(),
+                count: count as u64,
+            }),
         }
     }
 }

@@ -49,8 +49,13 @@ pub enum SectionKind {
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 5] =
-        [SectionKind::Strings, SectionKind::Skeletons, SectionKind::Skins, SectionKind::Meshes, SectionKind::Clips];
+    pub const ALL: [SectionKind; 5] = [
+        SectionKind::Strings,
+        SectionKind::Skeletons,
+        SectionKind::Skins,
+        SectionKind::Meshes,
+        SectionKind::Clips,
+    ];
 
     pub fn from_u32(kind: u32) -> Option<SectionKind> {
         SectionKind::ALL.into_iter().find(|k| *k as u32 == kind)
@@ -71,21 +76,41 @@ impl SectionKind {
 #[derive(Debug, Error, PartialEq)]
 pub enum PackageError {
     #[error("package truncated: {section} {what} at byte {offset} needs {needed} bytes, {available} available")]
-    Truncated { section: &'static str, what: &'static str, offset: u64, needed: u64, available: u64 },
+    Truncated {
+        section: &'static str,
+        what: &'static str,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
     #[error("not a Throng package: magic is {found:02x?}, expected \"THRNGPKG\"")]
     BadMagic { found: [u8; 8] },
-    #[error("package format version {found} is not supported (this build reads version {supported})")]
+    #[error(
+        "package format version {found} is not supported (this build reads version {supported})"
+    )]
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("package header declares {declared} bytes but {actual} were given")]
     SizeMismatch { declared: u64, actual: u64 },
     #[error("package content hash mismatch: header says {stored:#018x}, content hashes to {computed:#018x}")]
     HashMismatch { stored: u64, computed: u64 },
-    #[error("section {index} (kind {kind}) at byte {offset} is not aligned to {SECTION_ALIGN} bytes")]
+    #[error(
+        "section {index} (kind {kind}) at byte {offset} is not aligned to {SECTION_ALIGN} bytes"
+    )]
     MisalignedSection { index: u32, kind: u32, offset: u64 },
     #[error("section {index} (kind {kind}) spans bytes {offset}+{size}, past the end of the {total}-byte package")]
-    SectionOutOfBounds { index: u32, kind: u32, offset: u64, size: u64, total: u64 },
+    SectionOutOfBounds {
+        index: u32,
+        kind: u32,
+        offset: u64,
+        size: u64,
+        total: u64,
+    },
     #[error("section {index} (kind {kind}): {what}")]
-    BadSection { index: u32, kind: u32, what: &'static str },
+    BadSection {
+        index: u32,
+        kind: u32,
+        what: &'static str,
+    },
     #[error("section {index} has unknown kind {kind} and is not flagged optional")]
     UnknownSection { index: u32, kind: u32 },
     #[error("package has no {kind} section")]
@@ -93,15 +118,34 @@ pub enum PackageError {
     #[error("{section}: padding or reserved byte at {offset} is not zero")]
     NonZeroPadding { section: &'static str, offset: u64 },
     #[error("{section}: {count} unread bytes from byte {offset}")]
-    TrailingBytes { section: &'static str, offset: u64, count: u64 },
+    TrailingBytes {
+        section: &'static str,
+        offset: u64,
+        count: u64,
+    },
     #[error("{section}: {field} at byte {offset} has unknown value {value}")]
-    BadValue { section: &'static str, field: &'static str, offset: u64, value: u64 },
+    BadValue {
+        section: &'static str,
+        field: &'static str,
+        offset: u64,
+        value: u64,
+    },
     #[error("{section}: string reference at byte {offset} ({start}+{len}) {what}")]
-    BadString { section: &'static str, offset: u64, start: u32, len: u32, what: &'static str },
+    BadString {
+        section: &'static str,
+        offset: u64,
+        start: u32,
+        len: u32,
+        what: &'static str,
+    },
     #[error("STRINGS byte {offset} belongs to no name")]
     UnusedString { offset: u64 },
     #[error("CLIPS item {clip}: encoding {encoding} version {version} is not supported")]
-    UnsupportedEncoding { clip: usize, encoding: u32, version: u32 },
+    UnsupportedEncoding {
+        clip: usize,
+        encoding: u32,
+        version: u32,
+    },
     #[error("SKELETONS item {index}: {source}")]
     Skeleton {
         index: usize,
@@ -109,7 +153,16 @@ pub enum PackageError {
         source: SkeletonError,
     },
     #[error("SKELETONS item {index}: stored identity hash {stored:#018x} differs from the rebuilt skeleton's {rebuilt:#018x}")]
-    SkeletonHashMismatch { index: usize, stored: u64, rebuilt: u64 },
+    SkeletonHashMismatch {
+        index: usize,
+        stored: u64,
+        rebuilt: u64,
+    },
     #[error("{section} item {index}, {field}: {what}")]
-    Invalid { section: &'static str, index: usize, field: &'static str, what: String },
+    Invalid {
+        section: &'static str,
+        index: usize,
+        field: &'static str,
+        what: String,
+    },
 }

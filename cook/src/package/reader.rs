@@ -2,16 +2,16 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::{
-    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrack,
-    SubTrackKind, Trs,
+    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding,
+    SkinnedMesh, SubTrack, SubTrackKind, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::cursor::Cursor;
 use super::validate::validate_package;
 use super::{
-    PackageError, SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN,
-    SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    PackageError, SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC,
+    SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Bytes of a skeleton record before its joint arrays.
@@ -31,7 +31,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
     let package = Package {
-        skeletons: read_items(skeletons, SKELETON_HEADER, |c, i| read_skeleton(c, i, &mut names))?,
+        skeletons: read_items(skeletons, SKELETON_HEADER, |c, i| {
+            read_skeleton(c, i, &mut names)
+        })?,
         skins: read_items(skins, SKIN_HEADER, |c, _| read_skin(c, &mut names))?,
         meshes: read_items(meshes, MESH_HEADER, |c, i| read_mesh(c, i, &mut names))?,
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
@@ -50,7 +52,10 @@ fn read_header(bytes: &[u8]) -> Result<u32, PackageError> {
     }
     let version = c.u32("format version")?;
     if version != FORMAT_VERSION {
-        return Err(PackageError::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
+        return Err(PackageError::UnsupportedVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     let section_count = c.u32("section count")?;
     let stored = c.u64("content hash")?;
@@ -87,21 +92,40 @@ struct Section<'a> {
 /// zero padding, and that each known kind appears exactly once. Returns them in kind order.
 fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], PackageError> {
     let total = bytes.len() as u64;
-    let mut c = Cursor::new(bytes.get(HEADER_SIZE..).unwrap_or_default(), HEADER_SIZE as u64, "section table");
+    let mut c = Cursor::new(
+        bytes.get(HEADER_SIZE..).unwrap_or_default(),
+        HEADER_SIZE as u64,
+        "section table",
+    );
     let entries = c.vec(count, SECTION_ENTRY_SIZE as u64, "entries", |c, _| {
-        Ok((c.u32("kind")?, c.u32("flags")?, c.u64("offset")?, c.u64("size")?))
+        Ok((
+            c.u32("kind")?,
+            c.u32("flags")?,
+            c.u64("offset")?,
+            c.u64("size")?,
+        ))
     })?;
     let align = SECTION_ALIGN as u64;
     let mut found: [Option<Section>; 5] = [None; 5];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
-            return Err(PackageError::MisalignedSection { index, kind, offset });
+            return Err(PackageError::MisalignedSection {
+                index,
+                kind,
+                offset,
+            });
         }
         let section_end = offset.checked_add(size).filter(|&e| e <= total);
         let section = section_end.and_then(|e| slice(bytes, offset, e));
         let (Some(section_end), Some(section)) = (section_end, section) else {
-            return Err(PackageError::SectionOutOfBounds { index, kind, offset, size, total });
+            return Err(PackageError::SectionOutOfBounds {
+                index,
+                kind,
+                offset,
+                size,
+                total,
+            });
         };
         if offset != end.next_multiple_of(align) {
             return Err(PackageError::BadSection {
@@ -114,18 +138,34 @@ fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], Pack
         end = section_end;
         match SectionKind::from_u32(kind) {
             Some(_) if flags != 0 => {
-                return Err(PackageError::BadSection { index, kind, what: "known sections carry no flags" })
+                return Err(PackageError::BadSection {
+                    index,
+                    kind,
+                    what: "known sections carry no flags",
+                })
             }
             Some(k) => {
                 let slot = &mut found[k as usize - 1];
                 if slot.is_some() {
-                    return Err(PackageError::BadSection { index, kind, what: "a section of this kind came earlier" });
+                    return Err(PackageError::BadSection {
+                        index,
+                        kind,
+                        what: "a section of this kind came earlier",
+                    });
                 }
-                *slot = Some(Section { kind: k, offset, bytes: section });
+                *slot = Some(Section {
+                    kind: k,
+                    offset,
+                    bytes: section,
+                });
             }
             None if flags == SECTION_OPTIONAL => {}
             None if flags & !SECTION_OPTIONAL != 0 => {
-                return Err(PackageError::BadSection { index, kind, what: "reserved flag bits are set" })
+                return Err(PackageError::BadSection {
+                    index,
+                    kind,
+                    what: "reserved flag bits are set",
+                })
             }
             None => return Err(PackageError::UnknownSection { index, kind }),
         }
@@ -141,10 +181,18 @@ fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], Pack
         });
     }
     if total > padded_end {
-        return Err(PackageError::TrailingBytes { section: "package", offset: padded_end, count: total - padded_end });
+        return Err(PackageError::TrailingBytes {
+            section: "package",
+            offset: padded_end,
+            count: total - padded_end,
+        });
     }
     zero_gap(bytes, end, total)?;
-    let mut sections = [Section { kind: SectionKind::Strings, offset: 0, bytes: &[] }; 5];
+    let mut sections = [Section {
+        kind: SectionKind::Strings,
+        offset: 0,
+        bytes: &[],
+    }; 5];
     for ((slot, kind), found) in sections.iter_mut().zip(SectionKind::ALL).zip(found) {
         *slot = found.ok_or(PackageError::MissingSection { kind: kind.name() })?;
     }
@@ -159,7 +207,10 @@ fn slice(bytes: &[u8], start: u64, end: u64) -> Option<&[u8]> {
 fn zero_gap(bytes: &[u8], start: u64, end: u64) -> Result<(), PackageError> {
     let gap = slice(bytes, start, end).unwrap_or_default();
     match gap.iter().position(|&b| b != 0) {
-        Some(i) => Err(PackageError::NonZeroPadding { section: "package", offset: start + i as u64 }),
+        Some(i) => Err(PackageError::NonZeroPadding {
+            section: "package",
+            offset: start + i as u64,
+        }),
         None => Ok(()),
     }
 }
@@ -186,7 +237,10 @@ struct Names<'a> {
 
 impl<'a> Names<'a> {
     fn new(section: Section<'a>) -> Self {
-        Names { section, used: vec![false; section.bytes.len()] }
+        Names {
+            section,
+            used: vec![false; section.bytes.len()],
+        }
     }
 
     /// Reads a string reference (byte offset and length in STRINGS) and resolves it.
@@ -194,9 +248,19 @@ impl<'a> Names<'a> {
         let offset = c.offset();
         let start = c.u32(what)?;
         let len = c.u32(what)?;
-        let bad = |what| PackageError::BadString { section: c.section(), offset, start, len, what };
+        let bad = |what| PackageError::BadString {
+            section: c.section(),
+            offset,
+            start,
+            len,
+            what,
+        };
         let range = (start as usize)..(start as usize).saturating_add(len as usize);
-        let bytes = self.section.bytes.get(range.clone()).ok_or_else(|| bad("lies outside STRINGS"))?;
+        let bytes = self
+            .section
+            .bytes
+            .get(range.clone())
+            .ok_or_else(|| bad("lies outside STRINGS"))?;
         let name = std::str::from_utf8(bytes).map_err(|_| bad("is not UTF-8"))?;
         self.used.get_mut(range).unwrap_or_default().fill(true);
         Ok(name.to_owned())
@@ -205,13 +269,19 @@ impl<'a> Names<'a> {
     /// Every byte of STRINGS belongs to some name, so its size cannot hide anything.
     fn check_all_used(&self) -> Result<(), PackageError> {
         match self.used.iter().position(|&u| !u) {
-            Some(i) => Err(PackageError::UnusedString { offset: self.section.offset + i as u64 }),
+            Some(i) => Err(PackageError::UnusedString {
+                offset: self.section.offset + i as u64,
+            }),
             None => Ok(()),
         }
     }
 }
 
-fn read_skeleton(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Skeleton, PackageError> {
+fn read_skeleton(
+    c: &mut Cursor,
+    index: usize,
+    names: &mut Names,
+) -> Result<Skeleton, PackageError> {
     let n = c.u32("joint_count")?;
     c.zeros(4, "reserved")?;
     let stored = c.u64("identity_hash")?;
@@ -224,7 +294,11 @@ fn read_skeleton(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Skel
         .map_err(|source| PackageError::Skeleton { index, source })?;
     let rebuilt = skeleton.identity_hash();
     if rebuilt != stored {
-        return Err(PackageError::SkeletonHashMismatch { index, stored, rebuilt });
+        return Err(PackageError::SkeletonHashMismatch {
+            index,
+            stored,
+            rebuilt,
+        });
     }
     Ok(skeleton)
 }
@@ -242,9 +316,15 @@ fn read_skin(c: &mut Cursor, names: &mut Names) -> Result<SkinBinding, PackageEr
     let skeleton = c.u32("skeleton")?;
     let n = c.u32("joint_count")?;
     let joints = c.vec(n, 4, "joints", |c, _| c.u32("joint"))?;
-    let inverse_bind =
-        c.vec(n, 48, "inverse_bind", |c, _| Ok(Affine3A::from_cols_array(&c.f32s("inverse_bind")?)))?;
-    Ok(SkinBinding { name, skeleton, joints, inverse_bind })
+    let inverse_bind = c.vec(n, 48, "inverse_bind", |c, _| {
+        Ok(Affine3A::from_cols_array(&c.f32s("inverse_bind")?))
+    })?;
+    Ok(SkinBinding {
+        name,
+        skeleton,
+        joints,
+        inverse_bind,
+    })
 }
 
 fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedMesh, PackageError> {
@@ -257,7 +337,9 @@ fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedM
             section: "MESHES",
             index,
             field: "normal_count",
-            what: format!("{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"),
+            what: format!(
+                "{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"
+            ),
         });
     }
     let index_count = c.u32("index_count")?;
@@ -265,11 +347,24 @@ fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedM
     let positions = c.vec(vertex_count, 12, "positions", vec3)?;
     let normals = c.vec(normal_count, 12, "normals", vec3)?;
     let joints = c.vec(vertex_count, 8, "joints", |c, _| {
-        Ok([c.u16("joint")?, c.u16("joint")?, c.u16("joint")?, c.u16("joint")?])
+        Ok([
+            c.u16("joint")?,
+            c.u16("joint")?,
+            c.u16("joint")?,
+            c.u16("joint")?,
+        ])
     })?;
     let weights = c.vec(vertex_count, 16, "weights", |c, _| c.f32s("weight"))?;
     let indices = c.vec(index_count, 4, "indices", |c, _| c.u32("index"))?;
-    Ok(SkinnedMesh { name, skin, positions, normals, joints, weights, indices })
+    Ok(SkinnedMesh {
+        name,
+        skin,
+        positions,
+        normals,
+        joints,
+        weights,
+        indices,
+    })
 }
 
 fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, PackageError> {
@@ -284,7 +379,11 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
     let encoding = c.u32("encoding")?;
     let version = c.u32("codec_version")?;
     if (encoding, version) != (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION) {
-        return Err(PackageError::UnsupportedEncoding { clip: index, encoding, version });
+        return Err(PackageError::UnsupportedEncoding {
+            clip: index,
+            encoding,
+            version,
+        });
     }
     let event_count = c.u32("event_count")?;
     let marker_count = c.u32("marker_count")?;
@@ -295,8 +394,19 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
     let sub_track_count = p.u32("sub_track_count")?;
     let value_count = p.u32("value_count")?;
     let sub_tracks = p.vec(sub_track_count, 8, "sub_tracks", |p, _| {
-        let kind = read_enum(p, "sub-track kind", [SubTrackKind::Default, SubTrackKind::Constant, SubTrackKind::Animated])?;
-        Ok(SubTrack { kind, offset: p.u32("sub-track offset")? })
+        let kind = read_enum(
+            p,
+            "sub-track kind",
+            [
+                SubTrackKind::Default,
+                SubTrackKind::Constant,
+                SubTrackKind::Animated,
+            ],
+        )?;
+        Ok(SubTrack {
+            kind,
+            offset: p.u32("sub-track offset")?,
+        })
     })?;
     let values = p.vec(value_count, 4, "values", |p, _| p.f32("value"))?;
     p.finish()?;
@@ -317,19 +427,29 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
     })
 }
 
-/// A u32 that indexes `variants`.
-fn read_enum<T: Copy, const N: usize>(c: &mut Cursor, field: &'static str, variants: [T; N]) -> Result<T, PackageError> {
+/// A u32 enumeration: stored value `i` is `variants[i]`.
+fn read_enum<T: Copy, const N: usize>(
+    c: &mut Cursor,
+    field: &'static str,
+    variants: [T; N],
+) -> Result<T, PackageError> {
     let offset = c.offset();
     let value = c.u32(field)?;
-    variants.get(value as usize).copied().ok_or(PackageError::BadValue {
-        section: c.section(),
-        field,
-        offset,
-        value: value.into(),
-    })
+    variants
+        .get(value as usize)
+        .copied()
+        .ok_or(PackageError::BadValue {
+            section: c.section(),
+            field,
+            offset,
+            value: value.into(),
+        })
 }
 
 fn read_event(c: &mut Cursor, names: &mut Names) -> Result<ClipEvent, PackageError> {
     let time = c.f64("event time")?;
-    Ok(ClipEvent { time, name: names.read(c, "event name")? })
+    Ok(ClipEvent {
+        time,
+        name: names.read(c, "event name")?,
+    })
 }

@@ -23,7 +23,12 @@ pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
 }
 
 fn invalid(section: &'static str, index: usize, field: &'static str, what: String) -> PackageError {
-    PackageError::Invalid { section, index, field, what }
+    PackageError::Invalid {
+        section,
+        index,
+        field,
+        what,
+    }
 }
 
 fn is_unit(q: &[f32]) -> bool {
@@ -37,7 +42,10 @@ fn validate_skeleton(i: usize, s: &Skeleton) -> Result<(), PackageError> {
         return Err(err("root_transform", "is not finite".into()));
     }
     match s.rest.iter().position(|t| !is_unit(&t.rotation.to_array())) {
-        Some(j) => Err(err("rest", format!("joint {j} rotation {} is not unit", s.rest[j].rotation))),
+        Some(j) => Err(err(
+            "rest",
+            format!("joint {j} rotation {} is not unit", s.rest[j].rotation),
+        )),
         None => Ok(()),
     }
 }
@@ -46,10 +54,27 @@ fn validate_skin(i: usize, skin: &SkinBinding, skeletons: &[Skeleton]) -> Result
     let err = |field, what| invalid("SKINS", i, field, what);
     let joint_count = skeletons
         .get(skin.skeleton as usize)
-        .ok_or_else(|| err("skeleton", format!("skeleton {} does not exist ({} in package)", skin.skeleton, skeletons.len())))?
+        .ok_or_else(|| {
+            err(
+                "skeleton",
+                format!(
+                    "skeleton {} does not exist ({} in package)",
+                    skin.skeleton,
+                    skeletons.len()
+                ),
+            )
+        })?
         .joint_count();
-    if let Some((k, j)) = skin.joints.iter().enumerate().find(|(_, &j)| j as usize >= joint_count) {
-        let what = format!("palette entry {k} names joint {j}, but skeleton {} has {joint_count}", skin.skeleton);
+    if let Some((k, j)) = skin
+        .joints
+        .iter()
+        .enumerate()
+        .find(|(_, &j)| j as usize >= joint_count)
+    {
+        let what = format!(
+            "palette entry {k} names joint {j}, but skeleton {} has {joint_count}",
+            skin.skeleton
+        );
         return Err(err("joints", what));
     }
     match skin.inverse_bind.iter().position(|m| !m.is_finite()) {
@@ -62,7 +87,16 @@ fn validate_mesh(i: usize, m: &SkinnedMesh, skins: &[SkinBinding]) -> Result<(),
     let err = |field, what| invalid("MESHES", i, field, what);
     let palette = skins
         .get(m.skin as usize)
-        .ok_or_else(|| err("skin", format!("skin {} does not exist ({} in package)", m.skin, skins.len())))?
+        .ok_or_else(|| {
+            err(
+                "skin",
+                format!(
+                    "skin {} does not exist ({} in package)",
+                    m.skin,
+                    skins.len()
+                ),
+            )
+        })?
         .joints
         .len();
     if let Some(v) = m.positions.iter().position(|p| !p.is_finite()) {
@@ -71,45 +105,100 @@ fn validate_mesh(i: usize, m: &SkinnedMesh, skins: &[SkinBinding]) -> Result<(),
     if let Some(v) = m.normals.iter().position(|n| !n.is_finite()) {
         return Err(err("normals", format!("vertex {v} is not finite")));
     }
-    if let Some((v, j)) = m.joints.iter().enumerate().find(|(_, j)| j.iter().any(|&j| j as usize >= palette)) {
-        let what = format!("vertex {v} uses palette entries {j:?}, but skin {} has {palette}", m.skin);
+    if let Some((v, j)) = m
+        .joints
+        .iter()
+        .enumerate()
+        .find(|(_, j)| j.iter().any(|&j| j as usize >= palette))
+    {
+        let what = format!(
+            "vertex {v} uses palette entries {j:?}, but skin {} has {palette}",
+            m.skin
+        );
         return Err(err("joints", what));
     }
-    if let Some((v, w)) = m.weights.iter().enumerate().find(|(_, w)| w.iter().any(|&w| !(w.is_finite() && w >= 0.0))) {
-        return Err(err("weights", format!("vertex {v} has weights {w:?}; weights are finite and non-negative")));
+    if let Some((v, w)) = m
+        .weights
+        .iter()
+        .enumerate()
+        .find(|(_, w)| w.iter().any(|&w| !(w.is_finite() && w >= 0.0)))
+    {
+        return Err(err(
+            "weights",
+            format!("vertex {v} has weights {w:?}; weights are finite and non-negative"),
+        ));
     }
-    if m.indices.len() % 3 != 0 {
-        return Err(err("indices", format!("{} indices is not a whole number of triangles", m.indices.len())));
+    if !m.indices.chunks_exact(3).remainder().is_empty() {
+        return Err(err(
+            "indices",
+            format!(
+                "{} indices is not a whole number of triangles",
+                m.indices.len()
+            ),
+        ));
     }
-    match m.indices.iter().enumerate().find(|(_, &x)| x as usize >= m.positions.len()) {
-        Some((k, x)) => Err(err("indices", format!("index {k} is {x}, past the {} vertices", m.positions.len()))),
+    match m
+        .indices
+        .iter()
+        .enumerate()
+        .find(|(_, &x)| x as usize >= m.positions.len())
+    {
+        Some((k, x)) => Err(err(
+            "indices",
+            format!("index {k} is {x}, past the {} vertices", m.positions.len()),
+        )),
         None => Ok(()),
     }
 }
 
 fn validate_clip(i: usize, c: &Clip, skeletons: &[Skeleton]) -> Result<(), PackageError> {
     let err = |field, what| invalid("CLIPS", i, field, what);
-    let skeleton = skeletons
-        .get(c.skeleton as usize)
-        .ok_or_else(|| err("skeleton", format!("skeleton {} does not exist ({} in package)", c.skeleton, skeletons.len())))?;
+    let skeleton = skeletons.get(c.skeleton as usize).ok_or_else(|| {
+        err(
+            "skeleton",
+            format!(
+                "skeleton {} does not exist ({} in package)",
+                c.skeleton,
+                skeletons.len()
+            ),
+        )
+    })?;
     let hash = skeleton.identity_hash();
     if c.skeleton_hash != hash {
-        let what = format!("{:#018x} is not skeleton {}'s identity hash {hash:#018x}", c.skeleton_hash, c.skeleton);
+        let what = format!(
+            "{:#018x} is not skeleton {}'s identity hash {hash:#018x}",
+            c.skeleton_hash, c.skeleton
+        );
         return Err(err("skeleton_hash", what));
     }
     if !(c.sample_rate.is_finite() && c.sample_rate > 0.0) {
-        return Err(err("sample_rate", format!("{} is not a finite positive rate", c.sample_rate)));
+        return Err(err(
+            "sample_rate",
+            format!("{} is not a finite positive rate", c.sample_rate),
+        ));
     }
     if c.sample_count == 0 {
-        return Err(err("sample_count", "is 0; a clip has at least one sample".into()));
+        return Err(err(
+            "sample_count",
+            "is 0; a clip has at least one sample".into(),
+        ));
     }
     if !(c.duration.is_finite() && c.duration >= 0.0) {
-        return Err(err("duration", format!("{} s is not finite and non-negative", c.duration)));
+        return Err(err(
+            "duration",
+            format!("{} s is not finite and non-negative", c.duration),
+        ));
     }
     check_sample_grid(c).map_err(|what| err("duration", what))?;
     let expected = 3 * skeleton.joint_count();
     if c.sub_tracks.len() != expected {
-        return Err(err("sub_tracks", format!("{} sub-tracks for {expected} (3 per joint)", c.sub_tracks.len())));
+        return Err(err(
+            "sub_tracks",
+            format!(
+                "{} sub-tracks for {expected} (3 per joint)",
+                c.sub_tracks.len()
+            ),
+        ));
     }
     if let Some(k) = c.values.iter().position(|v| !v.is_finite()) {
         return Err(err("values", format!("value {k} is not finite")));
@@ -141,7 +230,9 @@ fn check_sample_grid(c: &Clip) -> Result<(), String> {
 
 /// Sub-track `t` reads its samples inside `values`; rotations are unit and scales positive.
 fn check_sub_track(c: &Clip, t: usize) -> Result<(), String> {
-    let Some(track) = c.sub_tracks.get(t) else { return Ok(()) };
+    let Some(track) = c.sub_tracks.get(t) else {
+        return Ok(());
+    };
     let component = t % 3;
     let width = if component == 1 { 4 } else { 3 };
     let count = match track.kind {
@@ -151,24 +242,42 @@ fn check_sub_track(c: &Clip, t: usize) -> Result<(), String> {
     };
     let start = track.offset as usize;
     let end = start.saturating_add(width * count);
-    let place = format!("sub-track {t} (joint {}, {})", t / 3, ["translation", "rotation", "scale"][component]);
+    let place = format!(
+        "sub-track {t} (joint {}, {})",
+        t / 3,
+        ["translation", "rotation", "scale"][component]
+    );
     let values = c.values.get(start..end).ok_or_else(|| {
-        format!("{place} reads values {start}..{end}, past the {} stored", c.values.len())
+        format!(
+            "{place} reads values {start}..{end}, past the {} stored",
+            c.values.len()
+        )
     })?;
     for (k, v) in values.chunks_exact(width).enumerate() {
         if component == 1 && !is_unit(v) {
-            return Err(format!("{place} sample {k} is not a unit quaternion: {v:?}"));
+            return Err(format!(
+                "{place} sample {k} is not a unit quaternion: {v:?}"
+            ));
         }
         if component == 2 && v.iter().any(|&s| s <= 0.0) {
-            return Err(format!("{place} sample {k} has a non-positive scale: {v:?}"));
+            return Err(format!(
+                "{place} sample {k} has a non-positive scale: {v:?}"
+            ));
         }
     }
     Ok(())
 }
 
 fn check_times(c: &Clip, list: &[ClipEvent]) -> Result<(), String> {
-    match list.iter().enumerate().find(|(_, e)| !(e.time >= 0.0 && e.time <= c.duration)) {
-        Some((k, e)) => Err(format!("{k} ('{}') at {} s lies outside [0, {}] s", e.name, e.time, c.duration)),
+    match list
+        .iter()
+        .enumerate()
+        .find(|(_, e)| !(e.time >= 0.0 && e.time <= c.duration))
+    {
+        Some((k, e)) => Err(format!(
+            "{k} ('{}') at {} s lies outside [0, {}] s",
+            e.name, e.time, c.duration
+        )),
         None => Ok(()),
     }
 }

@@ -2,11 +2,14 @@
 
 use std::collections::HashMap;
 
-use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, Trs};
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
+use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, Trs};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE};
+use super::{
+    SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN,
+    SECTION_ENTRY_SIZE,
+};
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
 ///
@@ -77,7 +80,9 @@ fn skins(skins: &[SkinBinding], strings: &mut Strings) -> Out {
         out.u32(skin.skeleton);
         out.u32(len32(skin.joints.len()));
         skin.joints.iter().for_each(|&j| out.u32(j));
-        skin.inverse_bind.iter().for_each(|m| out.f32s(&m.to_cols_array()));
+        skin.inverse_bind
+            .iter()
+            .for_each(|m| out.f32s(&m.to_cols_array()));
     }
     out
 }
@@ -92,7 +97,10 @@ fn meshes(meshes: &[SkinnedMesh], strings: &mut Strings) -> Out {
         out.u32(len32(m.indices.len()));
         m.positions.iter().for_each(|p| out.f32s(&p.to_array()));
         m.normals.iter().for_each(|n| out.f32s(&n.to_array()));
-        m.joints.iter().flatten().for_each(|&j| out.0.extend_from_slice(&j.to_le_bytes()));
+        m.joints
+            .iter()
+            .flatten()
+            .for_each(|&j| out.0.extend_from_slice(&j.to_le_bytes()));
         m.weights.iter().for_each(|w| out.f32s(w));
         m.indices.iter().for_each(|&i| out.u32(i));
     }
@@ -116,7 +124,10 @@ fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
         out.u32(len32(c.events.len()));
         out.u32(len32(c.markers.len()));
         out.u64(payload_size as u64);
-        c.events.iter().chain(&c.markers).for_each(|e| out.event(strings, e));
+        c.events
+            .iter()
+            .chain(&c.markers)
+            .for_each(|e| out.event(strings, e));
         out.u32(len32(c.sub_tracks.len()));
         out.u32(len32(c.values.len()));
         for t in &c.sub_tracks {

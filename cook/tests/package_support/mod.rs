@@ -4,7 +4,8 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::{
-    Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, Trs, NO_PARENT,
+    Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrack,
+    SubTrackKind, Trs, NO_PARENT,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -13,33 +14,73 @@ pub fn branching_skeleton() -> Skeleton {
     let parents = vec![NO_PARENT, 0, 1, 1, 3, 0];
     let rest = vec![
         trs([0.0, 1.0, 0.0], Quat::from_rotation_y(0.3), [1.0, 1.0, 1.0]),
-        trs([0.0, 0.25, 0.01], Quat::from_rotation_x(-0.1), [1.0, 2.0, 0.5]),
+        trs(
+            [0.0, 0.25, 0.01],
+            Quat::from_rotation_x(-0.1),
+            [1.0, 2.0, 0.5],
+        ),
         trs([0.0, 0.3, 0.0], Quat::IDENTITY, [1.0, 1.0, 1.0]),
         trs([0.2, 0.1, 0.0], Quat::from_rotation_z(1.2), [0.9, 1.1, 1.3]),
-        trs([0.3, 0.0, 0.0], Quat::from_euler(glam::EulerRot::XYZ, 0.1, 0.2, 0.3), [1.0, 1.0, 1.0]),
-        trs([-0.1, -0.1, 0.0], Quat::from_rotation_x(0.7), [1.0, 1.0, 1.0]),
+        trs(
+            [0.3, 0.0, 0.0],
+            Quat::from_euler(glam::EulerRot::XYZ, 0.1, 0.2, 0.3),
+            [1.0, 1.0, 1.0],
+        ),
+        trs(
+            [-0.1, -0.1, 0.0],
+            Quat::from_rotation_x(0.7),
+            [1.0, 1.0, 1.0],
+        ),
     ];
-    let names = ["root", "spine", "head", "arm.L", "hand.L", "leg"].map(String::from).to_vec();
-    let root = Affine3A::from_scale_rotation_translation(Vec3::splat(0.01), Quat::from_rotation_x(-0.5), Vec3::new(1.0, 2.0, 3.0));
+    let names = ["root", "spine", "head", "arm.L", "hand.L", "leg"]
+        .map(String::from)
+        .to_vec();
+    let root = Affine3A::from_scale_rotation_translation(
+        Vec3::splat(0.01),
+        Quat::from_rotation_x(-0.5),
+        Vec3::new(1.0, 2.0, 3.0),
+    );
     Skeleton::new(parents, rest, names, vec![3, 4, 5, 7, 8, 9], root).expect("valid skeleton")
 }
 
 /// Two joints, one shared name with the first skeleton, a synthetic root.
 pub fn small_skeleton() -> Skeleton {
-    let rest = vec![Trs::IDENTITY, trs([0.0, 0.5, 0.0], Quat::from_rotation_z(0.25), [1.0, 1.0, 1.0])];
+    let rest = vec![
+        Trs::IDENTITY,
+        trs(
+            [0.0, 0.5, 0.0],
+            Quat::from_rotation_z(0.25),
+            [1.0, 1.0, 1.0],
+        ),
+    ];
     let names = ["root", "tip ✓"].map(String::from).to_vec();
-    Skeleton::new(vec![NO_PARENT, 0], rest, names, vec![u32::MAX, 0], Affine3A::IDENTITY).expect("valid skeleton")
+    Skeleton::new(
+        vec![NO_PARENT, 0],
+        rest,
+        names,
+        vec![u32::MAX, 0],
+        Affine3A::IDENTITY,
+    )
+    .expect("valid skeleton")
 }
 
 fn trs(t: [f32; 3], q: Quat, s: [f32; 3]) -> Trs {
-    Trs { translation: Vec3::from_array(t), rotation: q.normalize(), scale: Vec3::from_array(s) }
+    Trs {
+        translation: Vec3::from_array(t),
+        rotation: q.normalize(),
+        scale: Vec3::from_array(s),
+    }
 }
 
 /// Component-space rest transforms by plain parent-first composition.
 fn rest_component(s: &Skeleton) -> Vec<Affine3A> {
     let mut out: Vec<Affine3A> = Vec::new();
     for (j, t) in s.rest.iter().enumerate() {
-        let parent = if s.parents[j] == NO_PARENT { Affine3A::IDENTITY } else { out[s.parents[j] as usize] };
+        let parent = if s.parents[j] == NO_PARENT {
+            Affine3A::IDENTITY
+        } else {
+            out[s.parents[j] as usize]
+        };
         out.push(parent * t.to_affine());
     }
     out
@@ -47,12 +88,20 @@ fn rest_component(s: &Skeleton) -> Vec<Affine3A> {
 
 /// Appends `count` samples of `width` floats derived from `seed` and returns the sub-track.
 /// Rotation samples (width 4) are unit; others are positive so they also serve as scales.
-fn push(values: &mut Vec<f32>, kind: SubTrackKind, width: usize, count: u32, seed: f32) -> SubTrack {
+fn push(
+    values: &mut Vec<f32>,
+    kind: SubTrackKind,
+    width: usize,
+    count: u32,
+    seed: f32,
+) -> SubTrack {
     let offset = values.len() as u32;
     for i in 0..count {
         let x = seed + 0.1 * i as f32;
         if width == 4 {
-            values.extend_from_slice(&Quat::from_euler(glam::EulerRot::YXZ, x, 0.5 * x, -0.25 * x).to_array());
+            values.extend_from_slice(
+                &Quat::from_euler(glam::EulerRot::YXZ, x, 0.5 * x, -0.25 * x).to_array(),
+            );
         } else {
             values.extend_from_slice(&[0.5 + x, 1.0 + 0.3 * x, 0.75 + x * x]);
         }
@@ -61,7 +110,15 @@ fn push(values: &mut Vec<f32>, kind: SubTrackKind, width: usize, count: u32, see
 }
 
 /// A clip on `skeleton` (index `index`) using `kinds[3 * joint + k]` for each sub-track.
-fn clip(name: &str, index: u32, skeleton: &Skeleton, kinds: &[SubTrackKind], duration: f64, rate: f32, count: u32) -> Clip {
+fn clip(
+    name: &str,
+    index: u32,
+    skeleton: &Skeleton,
+    kinds: &[SubTrackKind],
+    duration: f64,
+    rate: f32,
+    count: u32,
+) -> Clip {
     let mut values = Vec::new();
     let sub_tracks = kinds
         .iter()
@@ -105,38 +162,95 @@ pub fn sample_package() -> Package {
             name: "body".into(),
             skeleton: 0,
             joints: palette.to_vec(),
-            inverse_bind: palette.iter().map(|&j| component[j as usize].inverse()).collect(),
+            inverse_bind: palette
+                .iter()
+                .map(|&j| component[j as usize].inverse())
+                .collect(),
         },
-        SkinBinding { name: "skin1".into(), skeleton: 1, joints: vec![0, 1], inverse_bind: vec![Affine3A::IDENTITY; 2] },
+        SkinBinding {
+            name: "skin1".into(),
+            skeleton: 1,
+            joints: vec![0, 1],
+            inverse_bind: vec![Affine3A::IDENTITY; 2],
+        },
     ];
     let meshes = vec![
         SkinnedMesh {
             name: "body/0".into(),
             skin: 0,
-            positions: vec![Vec3::new(0.0, 1.2, 0.0), Vec3::new(0.1, 1.5, 0.0), Vec3::new(0.4, 1.3, 0.1), Vec3::new(0.6, 1.3, -0.1)],
+            positions: vec![
+                Vec3::new(0.0, 1.2, 0.0),
+                Vec3::new(0.1, 1.5, 0.0),
+                Vec3::new(0.4, 1.3, 0.1),
+                Vec3::new(0.6, 1.3, -0.1),
+            ],
             normals: vec![Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(0.0, 0.6, 0.8)],
             joints: vec![[0, 1, 0, 0], [1, 0, 0, 0], [2, 3, 0, 0], [3, 0, 0, 0]],
-            weights: vec![[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.25, 0.75, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]],
+            weights: vec![
+                [0.5, 0.5, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+                [0.25, 0.75, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+            ],
             indices: vec![0, 1, 2, 2, 1, 3],
         },
         SkinnedMesh {
             name: "stick/0".into(),
             skin: 1,
-            positions: vec![Vec3::ZERO, Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.1, 1.0, 0.0)],
+            positions: vec![
+                Vec3::ZERO,
+                Vec3::new(0.0, 0.5, 0.0),
+                Vec3::new(0.1, 1.0, 0.0),
+            ],
             normals: vec![],
             joints: vec![[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0]],
-            weights: vec![[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]],
+            weights: vec![
+                [1.0, 0.0, 0.0, 0.0],
+                [0.5, 0.5, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+            ],
             indices: vec![0, 1, 2],
         },
     ];
     // 0.09 s at 30 Hz: samples at 0, 1/30, 2/30 and the last clamped to 0.09.
-    let mut walk = clip("walk", 0, &big, &[A, A, D, C, C, A, D, D, D, A, A, A, C, D, C, D, A, D], 0.09, 30.0, 4);
-    walk.events = vec![ClipEvent { name: "footstep".into(), time: 0.03 }, ClipEvent { name: "land".into(), time: 0.09 }];
-    walk.markers = vec![ClipEvent { name: "left".into(), time: 0.0 }, ClipEvent { name: "right".into(), time: 0.045 }];
+    let mut walk = clip(
+        "walk",
+        0,
+        &big,
+        &[A, A, D, C, C, A, D, D, D, A, A, A, C, D, C, D, A, D],
+        0.09,
+        30.0,
+        4,
+    );
+    walk.events = vec![
+        ClipEvent {
+            name: "footstep".into(),
+            time: 0.03,
+        },
+        ClipEvent {
+            name: "land".into(),
+            time: 0.09,
+        },
+    ];
+    walk.markers = vec![
+        ClipEvent {
+            name: "left".into(),
+            time: 0.0,
+        },
+        ClipEvent {
+            name: "right".into(),
+            time: 0.045,
+        },
+    ];
     let mut pose = clip("pose", 1, &small, &[D, C, D, C, D, C], 0.0, 60.0, 1);
     pose.loop_policy = LoopPolicy::Once;
     pose.profile = "hero".into();
-    Package { skeletons: vec![big, small], skins, meshes, clips: vec![walk, pose] }
+    Package {
+        skeletons: vec![big, small],
+        skins,
+        meshes,
+        clips: vec![walk, pose],
+    }
 }
 
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -168,7 +282,12 @@ pub fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
     (0..count)
         .map(|i| 32 + 24 * i)
         .find(|&e| u32_at(bytes, e) == kind)
-        .map(|e| (u64_at(bytes, e + 8) as usize, u64_at(bytes, e + 16) as usize))
+        .map(|e| {
+            (
+                u64_at(bytes, e + 8) as usize,
+                u64_at(bytes, e + 16) as usize,
+            )
+        })
         .expect("section present")
 }
 
@@ -195,15 +314,22 @@ pub fn structural_ranges(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     }
     out.push(prev_end..bytes.len());
 
-    let walk_table = |kind: u32, out: &mut Vec<std::ops::Range<usize>>, item: &dyn Fn(usize, &mut Vec<std::ops::Range<usize>>) -> usize| {
-        let (offset, size) = section(bytes, kind);
-        out.push(offset..offset + 8);
-        let mut at = offset + 8;
-        for _ in 0..u32_at(bytes, offset) {
-            at = item(at, out);
-        }
-        assert_eq!(at, offset + size, "documented layout of section {kind} does not end at its end");
-    };
+    let walk_table =
+        |kind: u32,
+         out: &mut Vec<std::ops::Range<usize>>,
+         item: &dyn Fn(usize, &mut Vec<std::ops::Range<usize>>) -> usize| {
+            let (offset, size) = section(bytes, kind);
+            out.push(offset..offset + 8);
+            let mut at = offset + 8;
+            for _ in 0..u32_at(bytes, offset) {
+                at = item(at, out);
+            }
+            assert_eq!(
+                at,
+                offset + size,
+                "documented layout of section {kind} does not end at its end"
+            );
+        };
     walk_table(SKELETONS, &mut out, &|at, out| {
         let n = u32_at(bytes, at) as usize;
         out.push(at..at + 8); // joint_count, reserved
@@ -243,8 +369,15 @@ pub fn split(bytes: &[u8]) -> Vec<(u32, u32, Vec<u8>)> {
     (0..u32_at(bytes, 12) as usize)
         .map(|i| 32 + 24 * i)
         .map(|e| {
-            let (offset, size) = (u64_at(bytes, e + 8) as usize, u64_at(bytes, e + 16) as usize);
-            (u32_at(bytes, e), u32_at(bytes, e + 4), bytes[offset..offset + size].to_vec())
+            let (offset, size) = (
+                u64_at(bytes, e + 8) as usize,
+                u64_at(bytes, e + 16) as usize,
+            );
+            (
+                u32_at(bytes, e),
+                u32_at(bytes, e + 4),
+                bytes[offset..offset + size].to_vec(),
+            )
         })
         .collect()
 }
