@@ -8,6 +8,7 @@ use glam::{Vec3, Vec4};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use gltf::scene::Transform;
+use gltf::json::validation::Checked;
 use gltf::Document;
 use throng_cpu_ref::{Channel, ChannelPath, Interpolation, SourceClip};
 
@@ -18,6 +19,7 @@ use super::CookError;
 
 pub(super) fn read(doc: &Document, rig: &Rig, buffers: &Buffers, warnings: &mut Vec<String>) -> Result<Vec<SourceClip>, CookError> {
     let file = buffers.file;
+    check_targets(doc, file)?;
     let mut clips = Vec::new();
     for anim in doc.animations() {
         let name = anim.name().map(str::to_string).unwrap_or_else(|| format!("animation{}", anim.index()));
@@ -63,6 +65,28 @@ pub(super) fn read(doc: &Document, rig: &Rig, buffers: &Buffers, warnings: &mut 
         }
     }
     Ok(clips)
+}
+
+/// The `gltf` crate does not validate channel targets (and unwraps them on access): check that
+/// each names an existing node and a known path.
+fn check_targets(doc: &Document, file: &str) -> Result<(), CookError> {
+    let nodes = doc.nodes().len();
+    for (a, anim) in doc.as_json().animations.iter().enumerate() {
+        for (c, channel) in anim.channels.iter().enumerate() {
+            let node = channel.target.node.value();
+            let problem = if node >= nodes {
+                Some(format!("targets node {node}, but the file has {nodes} nodes"))
+            } else if matches!(channel.target.path, Checked::Invalid) {
+                Some("has an unknown target path".to_string())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(CookError::Parse { file: file.to_string(), message: format!("animation {a} channel {c} {problem}") });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Key times, values and interpolation of one channel, validated.

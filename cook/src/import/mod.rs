@@ -89,9 +89,11 @@ pub fn import_slice(bytes: &[u8], source: &str) -> Result<Imported, CookError> {
 fn import(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported, CookError> {
     let parse = |message: String| CookError::Parse { file: file.to_string(), message };
     check_glb_header(bytes).map_err(|m| parse(m.to_string()))?;
-    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| parse(e.to_string()))?;
-    let data = gltf::import_buffers(&gltf.document, base, gltf.blob.clone()).map_err(|e| parse(e.to_string()))?;
-    let doc = &gltf.document;
+    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse(e.to_string()))?;
+    let root = gltf.document.into_json();
+    check_position_indices(&root).map_err(parse)?;
+    let doc = &gltf::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
+    let data = gltf::import_buffers(doc, base, gltf.blob).map_err(|e| parse(e.to_string()))?;
     if doc.skins().len() == 0 {
         return Err(CookError::NoSkin { file: file.to_string() });
     }
@@ -103,6 +105,23 @@ fn import(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported, Coo
     let source_clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
     let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new() };
     Ok(Imported { source: file.to_string(), package, source_clips, warnings })
+}
+
+/// `gltf-json`'s validator indexes the accessor named by each `POSITION` attribute without a
+/// bounds check (1.4.1): check it first.
+fn check_position_indices(root: &gltf::json::Root) -> Result<(), String> {
+    use gltf::json::mesh::Semantic;
+    use gltf::json::validation::Checked;
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            if let Some(index) = prim.attributes.get(&Checked::Valid(Semantic::Positions)) {
+                if index.value() >= root.accessors.len() {
+                    return Err(format!("mesh {m} primitive {p}: POSITION names accessor {}, which does not exist", index.value()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The checks the `gltf` crate's GLB splitter assumes (its header length is used unchecked).
