@@ -5,8 +5,8 @@ use std::fmt;
 
 use glam::{Affine3A, Vec3};
 use serde::Serialize;
-use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::error_metric::ClipError;
+use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrackKind};
 
 use crate::{Imported, Profile};
@@ -114,13 +114,26 @@ impl CookReport {
             skeletons: package
                 .skeletons
                 .iter()
-                .map(|s| SkeletonReport { joints: s.joint_count(), root: s.names.first().cloned().unwrap_or_default(), extent: rest_extent(s) })
+                .map(|s| SkeletonReport {
+                    joints: s.joint_count(),
+                    root: s.names.first().cloned().unwrap_or_default(),
+                    extent: rest_extent(s),
+                })
                 .collect(),
-            skins: package.skins.iter().map(|s| SkinReport { name: s.name.clone(), skeleton: s.skeleton, joints: s.joints.len() }).collect(),
+            skins: package
+                .skins
+                .iter()
+                .map(|s| SkinReport { name: s.name.clone(), skeleton: s.skeleton, joints: s.joints.len() })
+                .collect(),
             meshes: package
                 .meshes
                 .iter()
-                .map(|m| MeshReport { name: m.name.clone(), skin: m.skin, vertices: m.positions.len(), triangles: m.indices.len() / 3 })
+                .map(|m| MeshReport {
+                    name: m.name.clone(),
+                    skin: m.skin,
+                    vertices: m.positions.len(),
+                    triangles: m.indices.len() / 3,
+                })
                 .collect(),
             total_clip_bytes: clips.iter().map(|c| c.bytes).sum(),
             clips,
@@ -147,11 +160,18 @@ pub fn rest_extent(skeleton: &Skeleton) -> f32 {
 impl fmt::Display for CookReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}: profile {} ({} Hz)", self.source, self.profile, self.sample_rate)?;
-        let rows = self.skeletons.iter().enumerate().map(|(i, s)| vec![i.to_string(), s.joints.to_string(), format!("{:.3}", s.extent), s.root.clone()]);
+        let rows = self
+            .skeletons
+            .iter()
+            .enumerate()
+            .map(|(i, s)| vec![i.to_string(), s.joints.to_string(), format!("{:.3}", s.extent), s.root.clone()]);
         table(f, "skeletons", &["#", "joints", "extent", "root"], rows.collect())?;
         let rows = self.skins.iter().map(|s| vec![s.name.clone(), s.skeleton.to_string(), s.joints.to_string()]);
         table(f, "skins", &["name", "skeleton", "joints"], rows.collect())?;
-        let rows = self.meshes.iter().map(|m| vec![m.name.clone(), m.skin.to_string(), m.vertices.to_string(), m.triangles.to_string()]);
+        let rows = self
+            .meshes
+            .iter()
+            .map(|m| vec![m.name.clone(), m.skin.to_string(), m.vertices.to_string(), m.triangles.to_string()]);
         table(f, "meshes", &["name", "skin", "vertices", "triangles"], rows.collect())?;
         let rows = self.clips.iter().map(|c| {
             vec![
@@ -168,7 +188,19 @@ impl fmt::Display for CookReport {
                 format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s),
             ]
         });
-        let header = ["clip", "skel", "dur (s)", "samples", "loop", "anim/const/def", "bytes", "max (cm)", "p99 (cm)", "max (% ext)", "worst"];
+        let header = [
+            "clip",
+            "skel",
+            "dur (s)",
+            "samples",
+            "loop",
+            "anim/const/def",
+            "bytes",
+            "max (cm)",
+            "p99 (cm)",
+            "max (% ext)",
+            "worst",
+        ];
         table(f, "clips", &header, rows.collect())?;
         writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
         if !self.warnings.is_empty() {
@@ -187,7 +219,8 @@ fn table(f: &mut fmt::Formatter<'_>, title: &str, header: &[&str], rows: Vec<Vec
     if rows.is_empty() {
         return Ok(());
     }
-    let numeric = |c: &str| c.parse::<f64>().is_ok() || (!c.is_empty() && c.chars().all(|c| c.is_ascii_digit() || c == '/'));
+    let numeric =
+        |c: &str| c.parse::<f64>().is_ok() || (!c.is_empty() && c.chars().all(|c| c.is_ascii_digit() || c == '/'));
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     let mut right = vec![true; header.len()];
     for row in &rows {

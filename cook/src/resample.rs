@@ -37,10 +37,9 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
     let mut reports = Vec::with_capacity(imported.source_clips.len());
     for source in &imported.source_clips {
         let err = |reason: String| CookError::Clip { file: imported.source.clone(), clip: source.name.clone(), reason };
-        let skeleton = package
-            .skeletons
-            .get(source.skeleton as usize)
-            .ok_or_else(|| err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len())))?;
+        let skeleton = package.skeletons.get(source.skeleton as usize).ok_or_else(|| {
+            err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len()))
+        })?;
         let clip = resample(source, skeleton, profile).map_err(err)?;
         let error = measure_clip_error(skeleton, source, &clip);
         reports.push(ClipReport::new(&clip, skeleton, rest_extent(skeleton), &error));
@@ -71,7 +70,8 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
     let mut poses = vec![Trs::IDENTITY; n * joints];
     for (i, pose) in poses.chunks_exact_mut(joints).enumerate() {
         sample_exact(source, skeleton, time(i) as f32, pose);
-        if let Some((j, p)) = pose.iter().enumerate().find(|(_, p)| !p.is_finite() || p.scale.min_element() < MIN_SCALE) {
+        if let Some((j, p)) = pose.iter().enumerate().find(|(_, p)| !p.is_finite() || p.scale.min_element() < MIN_SCALE)
+        {
             return Err(format!(
                 "joint '{}' at {:.4} s samples to {p:?} (non-finite or scale below {MIN_SCALE})",
                 skeleton.names[j],
@@ -166,4 +166,3 @@ fn same_rotation(a: &[f32; 4], b: &[f32; 4]) -> bool {
     let norm = |q: &[f32; 4]| q.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
     1.0 - dot.abs() / (norm(a) * norm(b)) <= ROTATION_TOLERANCE
 }
-

@@ -92,6 +92,18 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
                 local_to_component(skeleton, &cl, &mut cc);
                 worst = worst.max(pose_error_cm(&skeleton.root_transform, &ec, &cc));
             }
+            // At the sample times the cooked pose is the exact one (values copied, f32 rounding).
+            let extent_cm = report.skeletons[clip.skeleton as usize].extent * 100.0;
+            let step = (clip.sample_count / 16).max(1);
+            for i in (0..clip.sample_count).step_by(step as usize) {
+                let t = clip.sample_time(i) as f32;
+                sample_exact(source, skeleton, t, &mut el);
+                sample_clip(clip, skeleton, t, &mut cl);
+                local_to_component(skeleton, &el, &mut ec);
+                local_to_component(skeleton, &cl, &mut cc);
+                let e = pose_error_cm(&skeleton.root_transform, &ec, &cc);
+                assert!(e <= 1e-5 * extent_cm + 1e-3, "{name} clip {}: {e} cm at sample {i}", clip.name);
+            }
             // The report measures at every source key and 9 points per sample interval, not
             // continuously: between those points the error can exceed the reported max a little
             // (10%), and f32 rounding differs between the two computations (1e-3 cm).
@@ -102,9 +114,22 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
                 row.max_error_cm
             );
         }
-        println!("{name}: {} joints, {} clips, {} bytes", package.skeletons[0].joint_count(), package.clips.len(), report.total_clip_bytes);
+        println!(
+            "{name}: {} joints, {} clips, {} bytes",
+            package.skeletons[0].joint_count(),
+            package.clips.len(),
+            report.total_clip_bytes
+        );
         for c in &report.clips {
-            println!("  {:32} max {:8.4} cm  p99 {:8.4} cm  ({} @ {:.3} s)", c.name, c.max_error_cm, c.p99_error_cm, c.worst_joint, c.worst_time_s);
+            println!(
+                "  {:32} max {:8.4} cm ({:.3}% of extent)  p99 {:8.4} cm  ({} @ {:.3} s)",
+                c.name,
+                c.max_error_cm,
+                100.0 * c.max_error_of_extent.unwrap_or(f32::NAN),
+                c.p99_error_cm,
+                c.worst_joint,
+                c.worst_time_s
+            );
         }
         let bytes = write_package(&package);
         assert_eq!(read_package(&bytes).expect("cooked package reads back"), package, "{name}");

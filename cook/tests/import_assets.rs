@@ -92,12 +92,21 @@ fn every_skinned_asset_imports_with_the_gltf_skins_joints() {
                 let ours = Mat4::from(skeleton.root_transform * *c);
                 let theirs = world[skeleton.source_nodes[j] as usize];
                 let err = max_abs_diff(ours, theirs);
-                assert!(err <= 1e-5 * max_abs(theirs).max(1.0), "{name}: joint {} world differs by {err}", skeleton.names[j]);
+                assert!(
+                    err <= 1e-5 * max_abs(theirs).max(1.0),
+                    "{name}: joint {} world differs by {err}",
+                    skeleton.names[j]
+                );
             }
         }
         let clips = doc.animations().count();
         assert_eq!(imported.source_clips.len(), clips, "{name}: one source clip per animation (one skeleton each)");
-        println!("{name}: {} joints, {} clips, {} meshes", imported.package.skeletons[0].joint_count(), clips, imported.package.meshes.len());
+        println!(
+            "{name}: {} joints, {} clips, {} meshes",
+            imported.package.skeletons[0].joint_count(),
+            clips,
+            imported.package.meshes.len()
+        );
     }
 }
 
@@ -157,10 +166,14 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
             let mut palette = vec![Affine3A::IDENTITY; skin.joints.len()];
             build_palette(skin, &scene, &mut palette);
             // B: the palette entry of the first weighted influence.
-            let bind = Mat4::from(palette[mesh.joints[0][mesh.weights[0].iter().position(|&w| w > 0.0).unwrap()] as usize]);
+            let bind =
+                Mat4::from(palette[mesh.joints[0][mesh.weights[0].iter().position(|&w| w > 0.0).unwrap()] as usize]);
             let mesh_node = doc
                 .nodes()
-                .find(|n| n.skin().map(|s| s.index()) == Some(mesh.skin as usize) && n.mesh().is_some_and(|m| mesh.name.starts_with(m.name().unwrap_or("mesh"))))
+                .find(|n| {
+                    n.skin().map(|s| s.index()) == Some(mesh.skin as usize)
+                        && n.mesh().is_some_and(|m| mesh.name.starts_with(m.name().unwrap_or("mesh")))
+                })
                 .expect("mesh node");
             let mut frames = vec![Mat4::IDENTITY];
             let mut at = Some(mesh_node.index());
@@ -168,9 +181,11 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
                 frames.push(world[n]);
                 at = parent[n];
             }
-            let frame_error = frames.iter().map(|f| max_abs_diff(*f, bind) / max_abs(*f).max(1.0)).fold(f32::INFINITY, f32::min);
+            let frame_error =
+                frames.iter().map(|f| max_abs_diff(*f, bind) / max_abs(*f).max(1.0)).fold(f32::INFINITY, f32::min);
             let expected: Vec<Vec3> = mesh.positions.iter().map(|&p| bind.transform_point3(p)).collect();
-            let (lo, hi) = expected.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+            let (lo, hi) =
+                expected.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
             let diagonal = (hi - lo).length();
             let mut worst = 0.0f32;
             for (v, p) in mesh.positions.iter().enumerate() {
@@ -186,10 +201,15 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
             println!("{name} {}: worst bind error {worst:e} = {ratio:e} of the bounds diagonal {diagonal}; B is a mesh-path frame to {frame_error:e}", mesh.name);
         }
         if REST_IS_NOT_BIND.contains(&name.as_str()) {
-            println!("{name}: rest pose is not the bind pose (worst {worst_ratio:e} of the mesh size); bind check skipped");
+            println!(
+                "{name}: rest pose is not the bind pose (worst {worst_ratio:e} of the mesh size); bind check skipped"
+            );
             assert!(worst_ratio > 1e-2, "{name} now skins onto its bind shape: take it off REST_IS_NOT_BIND");
         } else {
-            assert!(worst_ratio <= 1e-5, "{name}: rest pose skins {worst_ratio:e} of the mesh size away from the bind shape");
+            assert!(
+                worst_ratio <= 1e-5,
+                "{name}: rest pose skins {worst_ratio:e} of the mesh size away from the bind shape"
+            );
         }
     }
 }

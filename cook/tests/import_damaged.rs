@@ -27,7 +27,9 @@ fn import_and_cook(bytes: &[u8]) -> Result<bool, String> {
             false
         }
     }))
-    .map_err(|p| p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default())
+    .map_err(|p| {
+        p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+    })
 }
 
 /// Range of the JSON chunk's content in a GLB.
@@ -60,7 +62,9 @@ fn byte_flips_in_the_json_never_panic() {
         for at in range {
             // A low bit (digits, letters), a case / space bit, a high bit (invalid UTF-8), and
             // structural characters that change what a number or string means.
-            for flip in [Flip::Xor(0x01), Flip::Xor(0x20), Flip::Xor(0x80), Flip::Set(b'9'), Flip::Set(b'-'), Flip::Set(b'"')] {
+            for flip in
+                [Flip::Xor(0x01), Flip::Xor(0x20), Flip::Xor(0x80), Flip::Set(b'9'), Flip::Set(b'-'), Flip::Set(b'"')]
+            {
                 let mut damaged = bytes.clone();
                 damaged[at] = flip.apply(damaged[at]);
                 match import_and_cook(&damaged) {

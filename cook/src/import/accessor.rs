@@ -7,9 +7,9 @@ use gltf::Accessor;
 
 use super::CookError;
 
-/// Upper bound on the elements of one accessor, so a forged count cannot make us allocate
-/// without bound (an accessor with no buffer view reads as zeros of any count).
-const MAX_ELEMENTS: usize = 1 << 26;
+/// Upper bound on the components of one accessor (256 MiB of f32), so a forged count cannot make
+/// us allocate without bound (an accessor with no buffer view reads as zeros of any count).
+const MAX_COMPONENTS: usize = 1 << 26;
 
 /// The loaded buffers of one file, and its name for errors.
 pub(super) struct Buffers<'a> {
@@ -58,27 +58,35 @@ impl Buffers<'_> {
             return Err(self.err(accessor, "2x2 and 3x3 matrix accessors are not supported"));
         }
         let count = accessor.count();
-        if count == 0 || count > MAX_ELEMENTS {
-            return Err(self.err(accessor, format!("has count {count}, expected 1..={MAX_ELEMENTS}")));
-        }
         let comp = ty.size();
         let n = dims.multiplicity();
         let elem = comp * n;
-        let mut out = vec![T::default(); count * n];
-        if let Some(view) = accessor.view() {
-            let bytes = self.view_bytes(accessor, &view)?;
-            let stride = view.stride().unwrap_or(elem);
-            if stride < elem {
-                return Err(self.err(accessor, format!("byte stride {stride} is smaller than its element ({elem} bytes)")));
+        if count == 0 || count.saturating_mul(n) > MAX_COMPONENTS {
+            return Err(self.err(accessor, format!("has count {count}; expected 1 to {} components", MAX_COMPONENTS)));
+        }
+        // Check the whole range before allocating, so a forged count cannot reserve memory.
+        let dense = match accessor.view() {
+            Some(view) => {
+                let bytes = self.view_bytes(accessor, &view)?;
+                let stride = view.stride().unwrap_or(elem);
+                if stride < elem {
+                    return Err(
+                        self.err(accessor, format!("byte stride {stride} is smaller than its element ({elem} bytes)"))
+                    );
+                }
+                let start = accessor.offset();
+                let end = stride
+                    .checked_mul(count - 1)
+                    .and_then(|x| x.checked_add(start))
+                    .and_then(|x| x.checked_add(elem))
+                    .filter(|&end| end <= bytes.len())
+                    .ok_or_else(|| self.err(accessor, "reaches past the end of its buffer view"))?;
+                Some((&bytes[start..end], stride))
             }
-            let start = accessor.offset();
-            let end = stride
-                .checked_mul(count - 1)
-                .and_then(|x| x.checked_add(start))
-                .and_then(|x| x.checked_add(elem))
-                .filter(|&end| end <= bytes.len())
-                .ok_or_else(|| self.err(accessor, "reaches past the end of its buffer view"))?;
-            let bytes = &bytes[start..end];
+            None => None,
+        };
+        let mut out = vec![T::default(); count * n];
+        if let Some((bytes, stride)) = dense {
             for (i, dst) in out.chunks_exact_mut(n).enumerate() {
                 let e = &bytes[i * stride..i * stride + elem];
                 for (d, c) in dst.iter_mut().zip(e.chunks_exact(comp)) {
@@ -134,7 +142,13 @@ impl Buffers<'_> {
     }
 
     /// `len` bytes at `offset` of a sparse indices / values view (tightly packed per glTF).
-    fn sparse_bytes(&self, accessor: &Accessor, view: &gltf::buffer::View, offset: usize, len: usize) -> Result<&[u8], CookError> {
+    fn sparse_bytes(
+        &self,
+        accessor: &Accessor,
+        view: &gltf::buffer::View,
+        offset: usize,
+        len: usize,
+    ) -> Result<&[u8], CookError> {
         let bytes = self.view_bytes(accessor, view)?;
         offset
             .checked_add(len)

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use glam::{Vec3, Vec4};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
-use gltf::scene::Transform;
 use gltf::json::validation::Checked;
+use gltf::scene::Transform;
 use gltf::Document;
 use throng_cpu_ref::{Channel, ChannelPath, Interpolation, SourceClip};
 
@@ -17,7 +17,12 @@ use super::hierarchy::node_label;
 use super::rig::{check_scale, unit_quat, Rig};
 use super::CookError;
 
-pub(super) fn read(doc: &Document, rig: &Rig, buffers: &Buffers, warnings: &mut Vec<String>) -> Result<Vec<SourceClip>, CookError> {
+pub(super) fn read(
+    doc: &Document,
+    rig: &Rig,
+    buffers: &Buffers,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<SourceClip>, CookError> {
     let file = buffers.file;
     check_targets(doc, file)?;
     let mut clips = Vec::new();
@@ -48,7 +53,11 @@ pub(super) fn read(doc: &Document, rig: &Rig, buffers: &Buffers, warnings: &mut 
                 return Err(CookError::ChannelOnNonJoint { file: file.to_string(), channel: label, node: node_name });
             }
             if !targets.insert((node.index(), path)) {
-                return Err(CookError::DuplicateChannel { file: file.to_string(), channel: label, target: format!("{node_name} {property:?}") });
+                return Err(CookError::DuplicateChannel {
+                    file: file.to_string(),
+                    channel: label,
+                    target: format!("{node_name} {property:?}"),
+                });
             }
             let (times, values, interpolation) = read_curve(&channel, path, &label, buffers)?;
             duration = duration.max(times.last().copied().unwrap_or(0.0));
@@ -82,7 +91,10 @@ fn check_targets(doc: &Document, file: &str) -> Result<(), CookError> {
                 None
             };
             if let Some(problem) = problem {
-                return Err(CookError::Parse { file: file.to_string(), message: format!("animation {a} channel {c} {problem}") });
+                return Err(CookError::Parse {
+                    file: file.to_string(),
+                    message: format!("animation {a} channel {c} {problem}"),
+                });
             }
         }
     }
@@ -120,14 +132,24 @@ fn read_curve(
     };
     let output = sampler.output();
     let mut values = match path {
-        ChannelPath::Rotation => buffers.floats(&output, Dimensions::Vec4, &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16])?,
+        ChannelPath::Rotation => buffers.floats(
+            &output,
+            Dimensions::Vec4,
+            &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16],
+        )?,
         _ => buffers.floats(&output, Dimensions::Vec3, &[DataType::F32])?,
     };
     let width = path.width();
     let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
     let expected = times.len() * per_key;
     if values.len() != expected * width {
-        return Err(CookError::OutputCount { file: file.to_string(), channel: label.to_string(), keys: times.len(), expected, actual: values.len() / width });
+        return Err(CookError::OutputCount {
+            file: file.to_string(),
+            channel: label.to_string(),
+            keys: times.len(),
+            expected,
+            actual: values.len() / width,
+        });
     }
     for (key, v) in values.chunks_exact(per_key * width).enumerate() {
         if v.iter().any(|x| !x.is_finite()) {

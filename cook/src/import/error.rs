@@ -1,8 +1,8 @@
 //! Cook errors. Every variant names the source file and the place in it (node, accessor,
 //! animation channel, key, mesh, vertex) so that a user can find the fault in their exporter.
 
-use throng_cpu_ref::SkeletonError;
 use thiserror::Error;
+use throng_cpu_ref::SkeletonError;
 
 #[derive(Debug, Error)]
 pub enum CookError {

@@ -17,14 +17,22 @@ use super::CookError;
 const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
 
 /// Every primitive of every (mesh, skin) pair that some node instantiates, in node order.
-pub(super) fn read(doc: &Document, skins: &[SkinBinding], buffers: &Buffers, warnings: &mut Vec<String>) -> Result<Vec<SkinnedMesh>, CookError> {
+pub(super) fn read(
+    doc: &Document,
+    skins: &[SkinBinding],
+    buffers: &Buffers,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<SkinnedMesh>, CookError> {
     let mut done = HashSet::new();
     let mut meshes = Vec::new();
     for node in doc.nodes() {
         let Some(mesh) = node.mesh() else { continue };
         let mesh_name = mesh.name().map(str::to_string).unwrap_or_else(|| format!("mesh{}", mesh.index()));
         let Some(skin) = node.skin() else {
-            warnings.push(format!("{}: mesh '{mesh_name}' has no skin; static meshes are not cooked", node_label(doc, node.index())));
+            warnings.push(format!(
+                "{}: mesh '{mesh_name}' has no skin; static meshes are not cooked",
+                node_label(doc, node.index())
+            ));
             continue;
         };
         if !done.insert((mesh.index(), skin.index())) {
@@ -34,7 +42,8 @@ pub(super) fn read(doc: &Document, skins: &[SkinBinding], buffers: &Buffers, war
         for prim in mesh.primitives() {
             let name = format!("{mesh_name}/{}", prim.index());
             if prim.mode() != Mode::Triangles {
-                warnings.push(format!("mesh {name}: {:?} primitive skipped (only triangle lists are cooked)", prim.mode()));
+                warnings
+                    .push(format!("mesh {name}: {:?} primitive skipped (only triangle lists are cooked)", prim.mode()));
                 continue;
             }
             let mut m = read_primitive(&prim, &name, palette, buffers, warnings)?;
@@ -45,21 +54,37 @@ pub(super) fn read(doc: &Document, skins: &[SkinBinding], buffers: &Buffers, war
     Ok(meshes)
 }
 
-fn read_primitive(prim: &Primitive, name: &str, palette: usize, buffers: &Buffers, warnings: &mut Vec<String>) -> Result<SkinnedMesh, CookError> {
+fn read_primitive(
+    prim: &Primitive,
+    name: &str,
+    palette: usize,
+    buffers: &Buffers,
+    warnings: &mut Vec<String>,
+) -> Result<SkinnedMesh, CookError> {
     let file = buffers.file;
     let missing = |attribute| CookError::MissingAttribute { file: file.to_string(), mesh: name.to_string(), attribute };
     let attr = |semantic: Semantic, label: &'static str| prim.get(&semantic).ok_or_else(|| missing(label));
 
-    let positions = vec3s(buffers.floats(&attr(Semantic::Positions, "POSITION")?, Dimensions::Vec3, &[DataType::F32])?);
+    let positions =
+        vec3s(buffers.floats(&attr(Semantic::Positions, "POSITION")?, Dimensions::Vec3, &[DataType::F32])?);
     let n = positions.len();
     if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
-        return Err(CookError::NonFinite { file: file.to_string(), place: format!("mesh {name} POSITION of vertex {v}") });
+        return Err(CookError::NonFinite {
+            file: file.to_string(),
+            place: format!("mesh {name} POSITION of vertex {v}"),
+        });
     }
     let count = |attribute, actual| {
         if actual == n {
             Ok(())
         } else {
-            Err(CookError::AttributeCount { file: file.to_string(), mesh: name.to_string(), attribute, expected: n, actual })
+            Err(CookError::AttributeCount {
+                file: file.to_string(),
+                mesh: name.to_string(),
+                attribute,
+                expected: n,
+                actual,
+            })
         }
     };
 
@@ -71,7 +96,10 @@ fn read_primitive(prim: &Primitive, name: &str, palette: usize, buffers: &Buffer
             let mut out = Vec::with_capacity(n);
             for (v, nrm) in raw.iter().enumerate() {
                 if !nrm.is_finite() {
-                    return Err(CookError::NonFinite { file: file.to_string(), place: format!("mesh {name} NORMAL of vertex {v}") });
+                    return Err(CookError::NonFinite {
+                        file: file.to_string(),
+                        place: format!("mesh {name} NORMAL of vertex {v}"),
+                    });
                 }
                 let unit = nrm.normalize_or_zero();
                 degenerate += usize::from(unit == Vec3::ZERO);
@@ -85,9 +113,14 @@ fn read_primitive(prim: &Primitive, name: &str, palette: usize, buffers: &Buffer
         None => Vec::new(),
     };
 
-    let joints_raw = buffers.uints(&attr(Semantic::Joints(0), "JOINTS_0")?, Dimensions::Vec4, &[DataType::U8, DataType::U16])?;
+    let joints_raw =
+        buffers.uints(&attr(Semantic::Joints(0), "JOINTS_0")?, Dimensions::Vec4, &[DataType::U8, DataType::U16])?;
     count("JOINTS_0", joints_raw.len() / 4)?;
-    let weights_raw = buffers.floats(&attr(Semantic::Weights(0), "WEIGHTS_0")?, Dimensions::Vec4, &[DataType::F32, DataType::U8, DataType::U16])?;
+    let weights_raw = buffers.floats(
+        &attr(Semantic::Weights(0), "WEIGHTS_0")?,
+        Dimensions::Vec4,
+        &[DataType::F32, DataType::U8, DataType::U16],
+    )?;
     count("WEIGHTS_0", weights_raw.len() / 4)?;
     extra_influence_sets(prim, name, buffers, warnings)?;
 
@@ -98,7 +131,13 @@ fn read_primitive(prim: &Primitive, name: &str, palette: usize, buffers: &Buffer
         let mut j = [0u16; 4];
         for (dst, &index) in j.iter_mut().zip(js) {
             if index as usize >= palette {
-                return Err(CookError::JointIndexOutOfRange { file: file.to_string(), mesh: name.to_string(), vertex: v, index, palette });
+                return Err(CookError::JointIndexOutOfRange {
+                    file: file.to_string(),
+                    mesh: name.to_string(),
+                    vertex: v,
+                    index,
+                    palette,
+                });
             }
             *dst = index as u16;
         }
@@ -135,14 +174,23 @@ fn read_primitive(prim: &Primitive, name: &str, palette: usize, buffers: &Buffer
 
 /// `JOINTS_n` / `WEIGHTS_n` for n ≥ 1: an error when they carry weight, else a warning that they
 /// are ignored (Throng skins with 4 influences).
-fn extra_influence_sets(prim: &Primitive, name: &str, buffers: &Buffers, warnings: &mut Vec<String>) -> Result<(), CookError> {
+fn extra_influence_sets(
+    prim: &Primitive,
+    name: &str,
+    buffers: &Buffers,
+    warnings: &mut Vec<String>,
+) -> Result<(), CookError> {
     let mut ignored = Vec::new();
     for (semantic, accessor) in prim.attributes() {
         match semantic {
             Semantic::Weights(set) if set > 0 => {
                 let w = buffers.floats(&accessor, Dimensions::Vec4, &[DataType::F32, DataType::U8, DataType::U16])?;
                 if let Some(i) = w.iter().position(|&x| x != 0.0) {
-                    return Err(CookError::TooManyInfluences { file: buffers.file.to_string(), mesh: name.to_string(), vertex: i / 4 });
+                    return Err(CookError::TooManyInfluences {
+                        file: buffers.file.to_string(),
+                        mesh: name.to_string(),
+                        vertex: i / 4,
+                    });
                 }
                 ignored.push(format!("WEIGHTS_{set}"));
             }
@@ -152,7 +200,10 @@ fn extra_influence_sets(prim: &Primitive, name: &str, buffers: &Buffers, warning
     }
     if !ignored.is_empty() {
         ignored.sort();
-        warnings.push(format!("mesh {name}: {} ignored (all their weights are zero; only JOINTS_0/WEIGHTS_0 are read)", ignored.join(", ")));
+        warnings.push(format!(
+            "mesh {name}: {} ignored (all their weights are zero; only JOINTS_0/WEIGHTS_0 are read)",
+            ignored.join(", ")
+        ));
     }
     Ok(())
 }

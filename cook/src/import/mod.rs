@@ -42,7 +42,8 @@
 //! transform is ignored (glTF 2.0 §3.7.3.2). A skin with no mesh (some mocap files) still gives a
 //! skeleton with clips. Each animation gives one [`SourceClip`] per skeleton it touches, named
 //! after the animation (or `animation{index}`); its duration is the last key time over all the
-//! animation's channels.
+//! animation's transform channels (on every skeleton, so the clips of one animation agree;
+//! skipped morph-weight channels do not count). Clip time is absolute: keys may start after 0.
 //!
 //! [`SkinnedMesh`]: throng_cpu_ref::SkinnedMesh
 //! [`SourceClip`]: throng_cpu_ref::SourceClip
@@ -116,7 +117,10 @@ fn check_position_indices(root: &gltf::json::Root) -> Result<(), String> {
         for (p, prim) in mesh.primitives.iter().enumerate() {
             if let Some(index) = prim.attributes.get(&Checked::Valid(Semantic::Positions)) {
                 if index.value() >= root.accessors.len() {
-                    return Err(format!("mesh {m} primitive {p}: POSITION names accessor {}, which does not exist", index.value()));
+                    return Err(format!(
+                        "mesh {m} primitive {p}: POSITION names accessor {}, which does not exist",
+                        index.value()
+                    ));
                 }
             }
         }

@@ -145,8 +145,11 @@ fn make_skeleton(
     for &a in &layout.ancestors {
         root_transform *= ancestor_matrix(&nodes[a], doc, file)?;
     }
-    Skeleton::new(parents, rest, names, layout.order.clone(), root_transform)
-        .map_err(|source| CookError::Skeleton { file: file.to_string(), skin: skin_name.to_string(), source })
+    Skeleton::new(parents, rest, names, layout.order.clone(), root_transform).map_err(|source| CookError::Skeleton {
+        file: file.to_string(),
+        skin: skin_name.to_string(),
+        source,
+    })
 }
 
 /// Rest TRS of a joint node; a `matrix` must decompose without shear.
@@ -158,11 +161,17 @@ fn joint_rest(node: &Node, doc: &Document, file: &str) -> Result<Trs, CookError>
             let s = Vec3::from_array(scale);
             let q = Vec4::from_array(rotation);
             if !t.is_finite() || !q.is_finite() || !s.is_finite() {
-                return Err(CookError::NonFinite { file: file.to_string(), place: format!("{} rest transform", label()) });
+                return Err(CookError::NonFinite {
+                    file: file.to_string(),
+                    place: format!("{} rest transform", label()),
+                });
             }
             check_scale(s, file, || format!("{} rest", label()))?;
-            let rotation = unit_quat(q)
-                .ok_or_else(|| CookError::BadMatrix { file: file.to_string(), place: format!("{} rest rotation", label()), reason: "zero quaternion".into() })?;
+            let rotation = unit_quat(q).ok_or_else(|| CookError::BadMatrix {
+                file: file.to_string(),
+                place: format!("{} rest rotation", label()),
+                reason: "zero quaternion".into(),
+            })?;
             Ok(Trs { translation: t, rotation, scale: s })
         }
         Transform::Matrix { matrix } => {
@@ -172,7 +181,7 @@ fn joint_rest(node: &Node, doc: &Document, file: &str) -> Result<Trs, CookError>
             let rebuilt = Affine3A::from_scale_rotation_translation(s, r, t);
             let size = m.matrix3.to_cols_array().iter().fold(1.0f32, |a, v| a.max(v.abs()));
             let error = (rebuilt.matrix3 - m.matrix3).to_cols_array().iter().fold(0.0f32, |a, v| a.max(v.abs())) / size;
-            if !(error <= SHEAR_TOLERANCE) {
+            if error.is_nan() || error > SHEAR_TOLERANCE {
                 return Err(CookError::ShearedJoint { file: file.to_string(), node: label(), error });
             }
             Ok(Trs { translation: t, rotation: r.normalize(), scale: s })
@@ -185,8 +194,12 @@ fn ancestor_matrix(node: &Node, doc: &Document, file: &str) -> Result<Affine3A, 
     let label = || node_label(doc, node.index());
     let m = checked_affine(node.transform().matrix(), file, &label)?;
     let det = m.matrix3.determinant();
-    if !(det.abs() >= MIN_SCALE * MIN_SCALE * MIN_SCALE) {
-        return Err(CookError::BadMatrix { file: file.to_string(), place: label(), reason: format!("determinant {det:e} is (nearly) singular") });
+    if det.is_nan() || det.abs() < MIN_SCALE * MIN_SCALE * MIN_SCALE {
+        return Err(CookError::BadMatrix {
+            file: file.to_string(),
+            place: label(),
+            reason: format!("determinant {det:e} is (nearly) singular"),
+        });
     }
     Ok(m)
 }
@@ -197,7 +210,11 @@ fn checked_affine(cols: [[f32; 4]; 4], file: &str, label: &dyn Fn() -> String) -
         return Err(CookError::NonFinite { file: file.to_string(), place: format!("{} matrix", label()) });
     }
     if !is_affine(&m) {
-        return Err(CookError::BadMatrix { file: file.to_string(), place: label(), reason: "bottom row is not (0, 0, 0, 1)".into() });
+        return Err(CookError::BadMatrix {
+            file: file.to_string(),
+            place: label(),
+            reason: "bottom row is not (0, 0, 0, 1)".into(),
+        });
     }
     Ok(Affine3A::from_mat4(m))
 }
@@ -222,7 +239,12 @@ pub(super) fn unit_quat(q: Vec4) -> Option<Quat> {
 }
 
 /// Inverse bind matrices of a skin: the accessor's first `count`, or identity when absent.
-fn inverse_binds(skin: &gltf::Skin, count: usize, buffers: &Buffers, skin_name: &str) -> Result<Vec<Affine3A>, CookError> {
+fn inverse_binds(
+    skin: &gltf::Skin,
+    count: usize,
+    buffers: &Buffers,
+    skin_name: &str,
+) -> Result<Vec<Affine3A>, CookError> {
     let file = buffers.file;
     let Some(accessor) = skin.inverse_bind_matrices() else {
         return Ok(vec![Affine3A::IDENTITY; count]);
@@ -232,7 +254,11 @@ fn inverse_binds(skin: &gltf::Skin, count: usize, buffers: &Buffers, skin_name: 
         return Err(CookError::Skin {
             file: file.to_string(),
             skin: skin_name.to_string(),
-            reason: format!("inverseBindMatrices accessor {} has {} matrices for {count} joints", accessor.index(), floats.len() / 16),
+            reason: format!(
+                "inverseBindMatrices accessor {} has {} matrices for {count} joints",
+                accessor.index(),
+                floats.len() / 16
+            ),
         });
     }
     floats
@@ -246,7 +272,11 @@ fn inverse_binds(skin: &gltf::Skin, count: usize, buffers: &Buffers, skin_name: 
                 return Err(CookError::NonFinite { file: file.to_string(), place: place() });
             }
             if !is_affine(&m) {
-                return Err(CookError::BadMatrix { file: file.to_string(), place: place(), reason: "bottom row is not (0, 0, 0, 1)".into() });
+                return Err(CookError::BadMatrix {
+                    file: file.to_string(),
+                    place: place(),
+                    reason: "bottom row is not (0, 0, 0, 1)".into(),
+                });
             }
             Ok(Affine3A::from_mat4(m))
         })

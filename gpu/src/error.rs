@@ -1,0 +1,61 @@
+//! Errors of the GPU runtime: each says what went wrong and where (batch, instance, package).
+
+use thiserror::Error;
+use throng_cpu_ref::ProgramError;
+
+#[derive(Debug, Error)]
+pub enum GpuError {
+    #[error("no GPU adapter found (backends tried: {backends}); install a Vulkan driver, e.g. lavapipe (mesa-vulkan-drivers)")]
+    NoAdapter { backends: String },
+    #[error("adapter '{adapter}' refused a device: {reason}")]
+    Device { adapter: String, reason: String },
+    #[error("adapter '{adapter}' supports {have} {what}; Throng needs {need}")]
+    AdapterLimit {
+        adapter: String,
+        what: &'static str,
+        have: u64,
+        need: u64,
+    },
+    #[error("frame needs {needed} {what}, more than the declared capacity of {capacity}")]
+    Capacity {
+        what: &'static str,
+        needed: u64,
+        capacity: u64,
+    },
+    #[error("one instance of batch {batch} needs {bytes} bytes of {what}, more than the {limit}-byte storage binding limit")]
+    BindingLimit {
+        batch: usize,
+        what: &'static str,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("package {package}: {what} needs {bytes} bytes, more than the {limit}-byte storage binding limit")]
+    ResidentTooLarge {
+        package: usize,
+        what: &'static str,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("package {package}: {what}")]
+    BadPackage { package: usize, what: String },
+    #[error("batch {batch}: {what}")]
+    BadBatch { batch: usize, what: String },
+    #[error("batch {batch}, instance {instance}: {source}")]
+    Program {
+        batch: usize,
+        instance: usize,
+        source: ProgramError,
+    },
+    #[error("batch {batch}, instance {instance}: {what}")]
+    BadInstance {
+        batch: usize,
+        instance: usize,
+        what: String,
+    },
+    #[error("no frame has been submitted to read back")]
+    NothingToRead,
+    #[error("reading back {what} failed: {reason}")]
+    Readback { what: &'static str, reason: String },
+    #[error("wgpu rejected {what}: {reason}")]
+    Wgpu { what: &'static str, reason: String },
+}
