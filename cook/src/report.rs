@@ -18,7 +18,7 @@ const SUB_TRACK_BYTES: usize = 8;
 pub struct CookReport {
     pub source: String,
     pub profile: String,
-    /// Samples per second.
+    /// The profile's sample rate for clips not keyed on a uniform grid (each clip reports its own).
     pub sample_rate: f32,
     pub skeletons: Vec<SkeletonReport>,
     pub skins: Vec<SkinReport>,
@@ -60,6 +60,8 @@ pub struct ClipReport {
     pub name: String,
     pub skeleton: u32,
     pub duration_s: f64,
+    /// Samples per second (see `Profile`: key-aligned clips keep their source grid).
+    pub sample_rate: f32,
     pub samples: u32,
     /// `loop` or `once`.
     pub loop_policy: &'static str,
@@ -87,6 +89,7 @@ impl ClipReport {
             name: clip.name.clone(),
             skeleton: clip.skeleton,
             duration_s: clip.duration,
+            sample_rate: clip.sample_rate,
             samples: clip.sample_count,
             loop_policy: match clip.loop_policy {
                 LoopPolicy::Loop => "loop",
@@ -159,7 +162,7 @@ pub fn rest_extent(skeleton: &Skeleton) -> f32 {
 
 impl fmt::Display for CookReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: profile {} ({} Hz)", self.source, self.profile, self.sample_rate)?;
+        writeln!(f, "{}: profile {} ({} Hz unless key-aligned)", self.source, self.profile, self.sample_rate)?;
         let rows = self
             .skeletons
             .iter()
@@ -178,6 +181,7 @@ impl fmt::Display for CookReport {
                 c.name.clone(),
                 c.skeleton.to_string(),
                 format!("{:.3}", c.duration_s),
+                format!("{}", c.sample_rate),
                 c.samples.to_string(),
                 c.loop_policy.to_string(),
                 format!("{}/{}/{}", c.animated, c.constant, c.default),
@@ -192,6 +196,7 @@ impl fmt::Display for CookReport {
             "clip",
             "skel",
             "dur (s)",
+            "Hz",
             "samples",
             "loop",
             "anim/const/def",

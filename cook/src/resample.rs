@@ -1,6 +1,8 @@
 //! Uniform resampling of source clips into cooked clips (DESIGN.md §3), with sub-track
 //! classification and the measured cooking error.
 //!
+//! The rate r is the profile's, or the source's own key grid thinned to the profile's
+//! `max_rate` when every channel is keyed on one uniform grid ([`clip_rate`]).
 //! A clip of duration D at rate r gets `n = ceil(D·r − 1e-6) + 1` samples (one when D = 0);
 //! sample i lies at `min(i / r, D)`, so the last one is exactly at D. Each sample is the source
 //! curves evaluated with glTF semantics ([`sample_exact`]). Per sub-track (t, q, s of a joint):
@@ -11,12 +13,13 @@
 //! sampler's nlerp between neighbours takes the short way, as the source's slerp does.
 //!
 //! Loop policy: `Loop` when the clip has at least two samples and its first and last poses are
-//! equal (same tolerances), which is how looping cycles are authored; else `Once`. Control may
+//! equal (same tolerances) on every sub-track but the root joint's translation, which carries
+//! travel in locomotion cycles (root-motion extraction will take it out); else `Once`. Control may
 //! override it. Events and markers are not read from glTF yet: cooked clips have none.
 
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
-use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs};
+use throng_cpu_ref::{Clip, Interpolation, LoopPolicy, Package, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs};
 
 use crate::report::{rest_extent, ClipReport, CookReport};
 use crate::{CookError, Imported, Profile};
@@ -55,7 +58,8 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
     if let Some(c) = source.channels.iter().find(|c| c.joint as usize >= joints) {
         return Err(format!("a channel targets joint {}, but the skeleton has {joints}", c.joint));
     }
-    let rate = f64::from(profile.sample_rate);
+    // The clip stores its rate as f32: count samples with exactly that value.
+    let rate = f64::from(clip_rate(source, profile) as f32);
     let duration = f64::from(source.duration);
     if !(rate.is_finite() && rate > 0.0) {
         return Err(format!("profile '{}' has sample rate {rate}", profile.name));
@@ -64,7 +68,7 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
         return Err(format!("duration {duration} s cannot be sampled at {rate} Hz"));
     }
     let n = if duration > 0.0 { (duration * rate - 1e-6).ceil().max(0.0) as usize + 1 } else { 1 };
-    let time = |i: usize| (i as f64 / rate).min(duration);
+    let time = |i: usize| if i + 1 == n { duration } else { (i as f64 / rate).min(duration) };
 
     // Poses sample-major: `poses[i * joints + j]`.
     let mut poses = vec![Trs::IDENTITY; n * joints];
@@ -105,8 +109,8 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
     let first = &poses[..joints];
     let last = &poses[(n - 1) * joints..];
     let loops = n >= 2
-        && first.iter().zip(last).all(|(a, b)| {
-            same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array()))
+        && first.iter().zip(last).enumerate().all(|(j, (a, b))| {
+            (j == 0 || same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array())))
                 && same_rotation(&a.rotation.to_array(), &b.rotation.to_array())
                 && same_value(&vec4(a.scale.to_array()), &vec4(b.scale.to_array()))
         });
@@ -115,7 +119,7 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
         skeleton: source.skeleton,
         skeleton_hash: skeleton.identity_hash(),
         duration,
-        sample_rate: profile.sample_rate,
+        sample_rate: rate as f32,
         sample_count: n as u32,
         loop_policy: if loops { LoopPolicy::Loop } else { LoopPolicy::Once },
         profile: profile.name.to_string(),
@@ -124,6 +128,47 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
         events: Vec::new(),
         markers: Vec::new(),
     })
+}
+
+/// Smallest key interval, in seconds, that counts as a grid (rates above 1 kHz are not grids).
+const MIN_GRID_PERIOD: f64 = 1e-3;
+/// How far, in seconds, a key may sit off the grid (f32 key times of clips up to minutes long).
+const GRID_TOLERANCE: f64 = 2e-5;
+
+/// The clip's sample rate. When every channel is LINEAR and every key lies on one grid `k · p`
+/// (p the smallest key interval), the rate stays on that grid so that cooked samples land on
+/// source keys: a dense grid (rate ≥ half the profile's) is thinned by the smallest whole factor
+/// that brings it to `profile.max_rate` or below, a sparse one is multiplied by the smallest whole
+/// factor that reaches `profile.sample_rate`. Otherwise (STEP or CUBICSPLINE channels, irregular
+/// keys) the rate is `profile.sample_rate`.
+pub fn clip_rate(source: &SourceClip, profile: &Profile) -> f64 {
+    let fallback = f64::from(profile.sample_rate);
+    if source.channels.iter().any(|c| c.interpolation != Interpolation::Linear) {
+        return fallback;
+    }
+    let period = source
+        .channels
+        .iter()
+        .flat_map(|c| c.times.windows(2).map(|w| f64::from(w[1]) - f64::from(w[0])))
+        .fold(f64::INFINITY, f64::min);
+    if !(period.is_finite() && period >= MIN_GRID_PERIOD) {
+        return fallback;
+    }
+    let on_grid = |t: f32| {
+        let k = (f64::from(t) / period).round();
+        (f64::from(t) - k * period).abs() <= GRID_TOLERANCE
+    };
+    if !source.channels.iter().all(|c| c.times.iter().all(|&t| on_grid(t))) {
+        return fallback;
+    }
+    // f32 key times read back 1/24 s as 24.00002 Hz: snap to a whole rate when that close.
+    let raw = 1.0 / period;
+    let grid_rate = if (raw - raw.round()).abs() <= 1e-3 * raw { raw.round() } else { raw };
+    if grid_rate >= 0.5 * fallback {
+        grid_rate / (grid_rate / f64::from(profile.max_rate) - 1e-9).ceil().max(1.0)
+    } else {
+        grid_rate * (fallback / grid_rate - 1e-9).ceil()
+    }
 }
 
 /// Classifies one sub-track's samples (each padded to 4 floats, `width` used) and appends it.

@@ -79,7 +79,7 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
             assert!(row.max_error_cm.is_finite() && row.p99_error_cm <= row.max_error_cm, "{name} {}", clip.name);
             // Last sample exactly at the duration, one period or less after the one before.
             let rate = f64::from(clip.sample_rate);
-            assert!(f64::from(clip.sample_count - 1) / rate >= clip.duration - 1e-9);
+            assert!(f64::from(clip.sample_count - 1) / rate >= clip.duration - 1e-6, "{name} {}: {} samples at {rate} Hz for {} s", clip.name, clip.sample_count, clip.duration);
             assert!(clip.sample_count == 1 || f64::from(clip.sample_count - 2) / rate < clip.duration);
             let (mut el, mut cl) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
             let (mut ec, mut cc) = (vec![Affine3A::IDENTITY; n], vec![Affine3A::IDENTITY; n]);
@@ -160,7 +160,7 @@ fn the_report_prints_an_aligned_table() {
     let Some(dir) = assets() else { return };
     let (_, report) = throng_cook::cook_file(&dir.join("Fox.glb"), &Profile::DEFAULT).unwrap();
     let text = report.to_string();
-    for needle in ["profile standard (30 Hz)", "Survey", "Walk", "Run", "fox1/0", "total clip bytes", "max (cm)"] {
+    for needle in ["profile standard (30 Hz", "Survey", "Walk", "Run", "fox1/0", "total clip bytes", "max (cm)"] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
     let clip_lines: Vec<&str> = text.lines().skip_while(|l| *l != "clips:").skip(1).take(4).collect();

@@ -34,7 +34,7 @@ fn sample_count_puts_the_last_sample_at_the_duration() {
         [(1.0f32, 30.0f32, 31u32), (0.7083333, 30.0, 23), (2.0, 60.0, 121), (0.0, 30.0, 1), (0.01, 30.0, 2)]
     {
         let t = channel(0, ChannelPath::Translation, Interpolation::Linear, &[0.0, duration.max(1e-3)], &[0.0; 6]);
-        let profile = Profile { name: "test", sample_rate: rate };
+        let profile = Profile { name: "test", sample_rate: rate, max_rate: rate };
         let (package, report) = cook(&imported(vec![t], duration), &profile).unwrap();
         let clip = &package.clips[0];
         assert_eq!(clip.sample_count, expected, "duration {duration} at {rate} Hz");
@@ -102,18 +102,23 @@ fn rotation_samples_are_hemisphere_continuous() {
 #[test]
 fn loop_policy_follows_whether_the_last_pose_is_the_first() {
     let cycle = channel(
-        0,
+        1,
         ChannelPath::Translation,
         Interpolation::Linear,
         &[0.0, 0.5, 1.0],
-        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        &[0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0],
     );
     let (package, _) = cook(&imported(vec![cycle], 1.0), &Profile::DEFAULT).unwrap();
     assert_eq!(package.clips[0].loop_policy, LoopPolicy::Loop);
     let ramp =
-        channel(0, ChannelPath::Translation, Interpolation::Linear, &[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        channel(1, ChannelPath::Translation, Interpolation::Linear, &[0.0, 1.0], &[0.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
     let (package, _) = cook(&imported(vec![ramp], 1.0), &Profile::DEFAULT).unwrap();
     assert_eq!(package.clips[0].loop_policy, LoopPolicy::Once);
+    // The root's translation carries travel in locomotion cycles: it does not decide the policy.
+    let travel =
+        channel(0, ChannelPath::Translation, Interpolation::Linear, &[0.0, 1.0], &[0.0, 0.0, 0.0, 0.0, 0.0, 1.4]);
+    let (package, _) = cook(&imported(vec![travel], 1.0), &Profile::DEFAULT).unwrap();
+    assert_eq!(package.clips[0].loop_policy, LoopPolicy::Loop);
 }
 
 #[test]

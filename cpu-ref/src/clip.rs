@@ -73,8 +73,14 @@ pub const REFERENCE_CODEC_VERSION: u32 = 1;
 
 impl Clip {
     /// Time of sample `i` in seconds.
+    /// The last sample is at the duration even when f32 key times put the duration a hair past
+    /// `(sample_count - 1) / sample_rate`.
     pub fn sample_time(&self, i: u32) -> f64 {
-        (i as f64 / self.sample_rate as f64).min(self.duration)
+        if i + 1 >= self.sample_count {
+            self.duration
+        } else {
+            (i as f64 / self.sample_rate as f64).min(self.duration)
+        }
     }
 }
 
