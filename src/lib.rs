@@ -6,3 +6,4 @@
 pub use throng_cook as cook;
 pub use throng_cpu_ref as cpu_ref;
 pub use throng_fixtures as fixtures;
+pub use throng_gpu as gpu;

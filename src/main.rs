@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("error: internal error ({info}); please report this with the command you ran");
     }));
+    quiet_mesa_without_a_session();
     let cli = commands::Cli::parse();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -19,5 +20,14 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" on headless
+/// machines (CI, containers) although nothing here needs a display session. Point it at the
+/// temp dir before any thread starts, so the only "error:" lines users see are ours.
+fn quiet_mesa_without_a_session() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
 }

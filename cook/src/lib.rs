@@ -1,14 +1,25 @@
 //! Throng's offline cook: glTF 2.0 import and validation, uniform resampling by quality profile,
-//! sub-track classification, measured cooking error, and the versioned package writer and
-//! checked reader.
+//! sub-track classification, root-motion extraction, clip events and sync markers, measured
+//! cooking error, and the versioned package writer and checked reader.
+//!
+//! Clip metadata (docs/events-and-root-motion.md) comes from two places: the `extras.throng`
+//! object of each glTF animation (events with their `reversible` flag, sync markers, and a
+//! `root_motion` request naming a joint and a `planar` or `full` policy), and a sidecar file
+//! `<file stem>.throng.toml` beside the source (`Fox.throng.toml` for `Fox.glb`) whose per-clip
+//! keys replace the extras' ([`import::meta`]). The cook checks times against each clip (within
+//! [0, duration], finite, no duplicate name at one time, none on a clip of zero duration), stores
+//! a looping clip's marker at the duration at 0 ([`metadata`]), and takes a requested trajectory
+//! out of the pose exactly once ([`root_motion`]); errors name the file, line and key.
 
 pub mod import;
+pub mod metadata;
 pub mod package;
 pub mod profile;
 pub mod report;
 pub mod resample;
+pub mod root_motion;
 
-pub use import::{import_file, import_slice, CookError, Imported};
+pub use import::{import_file, import_slice, sidecar_path, ClipMeta, CookError, Imported};
 pub use package::{read_package, write_package, PackageError};
 pub use profile::Profile;
 pub use report::CookReport;

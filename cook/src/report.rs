@@ -7,12 +7,14 @@ use glam::{Affine3A, Vec3};
 use serde::Serialize;
 use throng_cpu_ref::error_metric::ClipError;
 use throng_cpu_ref::fk::local_to_component;
-use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrackKind};
+use throng_cpu_ref::{Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SubTrackKind};
 
 use crate::{Imported, Profile};
 
 /// Bytes of one sub-track table entry in the reference encoding (kind and offset).
 const SUB_TRACK_BYTES: usize = 8;
+/// Bytes of one trajectory sample (translation and rotation, f32).
+const TRAJECTORY_SAMPLE_BYTES: usize = 28;
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CookReport {
@@ -68,9 +70,16 @@ pub struct ClipReport {
     pub animated: usize,
     pub constant: usize,
     pub default: usize,
-    /// Stored size in the reference encoding: f32 values plus the sub-track table.
+    /// Stored size in the reference encoding: f32 values, the sub-track table and the trajectory.
     pub bytes: usize,
-    /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm.
+    /// Events and sync markers stored.
+    pub events: usize,
+    pub markers: usize,
+    /// The extracted trajectory, when the clip has root motion.
+    pub root_motion: Option<RootMotionReport>,
+    /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm. For a clip with
+    /// root motion the cooked pose is the trajectory recomposed with the residual, `R(t) · pose`,
+    /// measured against the source: an error in either part, or motion kept twice, shows.
     pub max_error_cm: f32,
     pub p99_error_cm: f32,
     /// `max_error_cm` as a fraction of the skeleton's extent: comparable across rigs whose scene
@@ -79,6 +88,39 @@ pub struct ClipReport {
     /// Joint and time of the largest error.
     pub worst_joint: String,
     pub worst_time_s: f32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RootMotionReport {
+    /// The motion joint.
+    pub joint: String,
+    /// `planar` or `full`.
+    pub policy: &'static str,
+    /// Translation of one whole pass, `inverse(R(0)) * R(duration)`, in metres, in the frame of
+    /// the first sample.
+    pub displacement_m: [f32; 3],
+    /// Rotation angle of one whole pass, degrees (for `planar`, the signed turn about +Y).
+    pub turn_deg: f32,
+}
+
+impl RootMotionReport {
+    fn new(clip: &Clip, skeleton: &Skeleton) -> Option<Self> {
+        let motion = clip.root_motion.as_ref()?;
+        let (t, q) = motion.cycle();
+        let turn = match motion.policy {
+            RootMotionPolicy::Planar => 2.0 * q.y.atan2(q.w),
+            RootMotionPolicy::Full => q.to_axis_angle().1,
+        };
+        Some(RootMotionReport {
+            joint: skeleton.names.get(motion.joint as usize).cloned().unwrap_or_default(),
+            policy: match motion.policy {
+                RootMotionPolicy::Planar => "planar",
+                RootMotionPolicy::Full => "full",
+            },
+            displacement_m: t.to_array(),
+            turn_deg: turn.to_degrees(),
+        })
+    }
 }
 
 impl ClipReport {
@@ -98,7 +140,12 @@ impl ClipReport {
             animated: count(SubTrackKind::Animated),
             constant: count(SubTrackKind::Constant),
             default: count(SubTrackKind::Default),
-            bytes: 4 * clip.values.len() + SUB_TRACK_BYTES * clip.sub_tracks.len(),
+            bytes: 4 * clip.values.len()
+                + SUB_TRACK_BYTES * clip.sub_tracks.len()
+                + TRAJECTORY_SAMPLE_BYTES * clip.root_motion.as_ref().map_or(0, |m| m.translations.len()),
+            events: clip.events.len(),
+            markers: clip.markers.len(),
+            root_motion: RootMotionReport::new(clip, skeleton),
             max_error_cm: error.max_cm,
             p99_error_cm: error.p99_cm,
             max_error_of_extent: (extent > 0.0).then(|| error.max_cm / 100.0 / extent),
@@ -186,6 +233,11 @@ impl fmt::Display for CookReport {
                 c.loop_policy.to_string(),
                 format!("{}/{}/{}", c.animated, c.constant, c.default),
                 c.bytes.to_string(),
+                format!("{}/{}", c.events, c.markers),
+                c.root_motion.as_ref().map_or("-".into(), |r| {
+                    let [x, y, z] = r.displacement_m;
+                    format!("{} {} ({x:.3}, {y:.3}, {z:.3}) m {:.1}°", r.policy, r.joint, r.turn_deg)
+                }),
                 format!("{:.4}", c.max_error_cm),
                 format!("{:.4}", c.p99_error_cm),
                 c.max_error_of_extent.map_or("-".into(), |r| format!("{:.4}", 100.0 * r)),
@@ -201,12 +253,17 @@ impl fmt::Display for CookReport {
             "loop",
             "anim/const/def",
             "bytes",
+            "ev/mk",
+            "root motion per pass",
             "max (cm)",
             "p99 (cm)",
             "max (% ext)",
             "worst",
         ];
         table(f, "clips", &header, rows.collect())?;
+        if self.clips.iter().any(|c| c.root_motion.is_some()) {
+            writeln!(f, "error of root-motion clips: trajectory · residual pose against the source")?;
+        }
         writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
         if !self.warnings.is_empty() {
             writeln!(f, "warnings:")?;

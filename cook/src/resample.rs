@@ -12,17 +12,25 @@
 //! hemisphere-continuous (each q flipped to the side of the previous sample), so the cooked
 //! sampler's nlerp between neighbours takes the short way, as the source's slerp does.
 //!
+//! Root motion: when the clip's metadata asks for it, the motion joint's trajectory is taken out
+//! of the sampled poses before classification ([`crate::root_motion`]), so the sub-tracks hold the
+//! residual and the trajectory is stored beside them.
+//!
 //! Loop policy: `Loop` when the clip has at least two samples and its first and last poses are
-//! equal (same tolerances) on every sub-track but the root joint's translation, which carries
-//! travel in locomotion cycles (root-motion extraction will take it out); else `Once`. Control may
-//! override it. Events and markers are not read from glTF yet: cooked clips have none.
+//! equal (same tolerances) on every sub-track, root included: a locomotion cycle loops once its
+//! travel is extracted as root motion, and one that still travels in its pose does not; else
+//! `Once`. Control may override it. Events and markers are then checked and put in canonical
+//! form ([`crate::metadata`]).
 
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
-use throng_cpu_ref::{Clip, Interpolation, LoopPolicy, Package, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs};
+use throng_cpu_ref::{
+    Clip, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs,
+};
 
+use crate::import::ClipMeta;
 use crate::report::{rest_extent, ClipReport, CookReport};
-use crate::{CookError, Imported, Profile};
+use crate::{metadata, root_motion, CookError, Imported, Profile};
 
 /// Relative tolerance for comparing translations and scales: `|a − b| ≤ tol · max(|a|, |b|, 1e-3)`.
 pub const VALUE_TOLERANCE: f64 = 1e-6;
@@ -33,27 +41,68 @@ const MAX_SAMPLES: f64 = 1e7;
 /// Smallest scale a cooked sample may hold (the import's bound; CUBICSPLINE may overshoot to it).
 const MIN_SCALE: f32 = 1e-6;
 
-/// Resamples every source clip of `imported` at `profile`'s rate; returns the package with its
-/// clips and the cook report (sizes, classification, measured error).
+/// Resamples every source clip of `imported` at `profile`'s rate, extracting root motion and
+/// checking events and markers as each clip's metadata asks; returns the package with its clips
+/// and the cook report (sizes, classification, root motion, measured error).
 pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookReport), CookError> {
     let mut package = imported.package.clone();
     let mut reports = Vec::with_capacity(imported.source_clips.len());
-    for source in &imported.source_clips {
+    let mut warnings = Vec::new();
+    let no_meta = ClipMeta::default();
+    for (index, source) in imported.source_clips.iter().enumerate() {
         let err = |reason: String| CookError::Clip { file: imported.source.clone(), clip: source.name.clone(), reason };
+        let meta = imported.clip_meta.get(index).unwrap_or(&no_meta);
         let skeleton = package.skeletons.get(source.skeleton as usize).ok_or_else(|| {
             err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len()))
         })?;
-        let clip = resample(source, skeleton, profile).map_err(err)?;
+        let motion = motion_joint(meta, skeleton)?;
+        if motion.is_some_and(|(_, p)| p == RootMotionPolicy::Planar) && !keeps_up(skeleton) {
+            warnings.push(format!(
+                "clip '{}': planar root motion is extracted about component-space +Y, which the skeleton's root \
+                 transform does not keep vertical in the scene",
+                source.name
+            ));
+        }
+        let mut clip = resample(source, skeleton, profile, motion).map_err(err)?;
+        clip.events = metadata::events(meta, &clip)?;
+        clip.markers = metadata::markers(meta, &clip)?;
         let error = measure_clip_error(skeleton, source, &clip);
         reports.push(ClipReport::new(&clip, skeleton, rest_extent(skeleton), &error));
         package.clips.push(clip);
     }
-    let report = CookReport::new(imported, profile, &package, reports);
+    let mut report = CookReport::new(imported, profile, &package, reports);
+    report.warnings.extend(warnings);
     Ok((package, report))
 }
 
-/// One cooked clip from its source curves; the error names what is wrong.
-fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Result<Clip, String> {
+/// The skeleton joint and policy of the clip's root-motion request, if any.
+fn motion_joint(meta: &ClipMeta, skeleton: &Skeleton) -> Result<Option<(u32, RootMotionPolicy)>, CookError> {
+    let Some(request) = &meta.root_motion else { return Ok(None) };
+    let name = &request.value.joint;
+    match skeleton.names.iter().position(|n| n == name) {
+        Some(j) => Ok(Some((j as u32, request.value.policy))),
+        None => Err(request.origin.error(format!(
+            "the clip's skeleton (root '{}', {} joints) has no joint named '{name}'",
+            skeleton.names.first().map_or("", String::as_str),
+            skeleton.joint_count()
+        ))),
+    }
+}
+
+/// Whether the skeleton's root transform maps component +Y to scene +Y (up to 1e-3).
+fn keeps_up(skeleton: &Skeleton) -> bool {
+    let up = skeleton.root_transform.transform_vector3(glam::Vec3::Y).normalize_or_zero();
+    (up - glam::Vec3::Y).length() <= 1e-3
+}
+
+/// One cooked clip from its source curves, with `motion`'s trajectory extracted; the error names
+/// what is wrong. Events and markers are left empty.
+fn resample(
+    source: &SourceClip,
+    skeleton: &Skeleton,
+    profile: &Profile,
+    motion: Option<(u32, RootMotionPolicy)>,
+) -> Result<Clip, String> {
     let joints = skeleton.joint_count();
     if let Some(c) = source.channels.iter().find(|c| c.joint as usize >= joints) {
         return Err(format!("a channel targets joint {}, but the skeleton has {joints}", c.joint));
@@ -83,6 +132,7 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
             ));
         }
     }
+    let root_motion = motion.map(|(joint, policy)| root_motion::extract(&mut poses, joints, skeleton, joint, policy));
     for j in 0..joints {
         for i in 1..n {
             let prev = poses[(i - 1) * joints + j].rotation;
@@ -109,8 +159,8 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
     let first = &poses[..joints];
     let last = &poses[(n - 1) * joints..];
     let loops = n >= 2
-        && first.iter().zip(last).enumerate().all(|(j, (a, b))| {
-            (j == 0 || same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array())))
+        && first.iter().zip(last).all(|(a, b)| {
+            same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array()))
                 && same_rotation(&a.rotation.to_array(), &b.rotation.to_array())
                 && same_value(&vec4(a.scale.to_array()), &vec4(b.scale.to_array()))
         });
@@ -127,6 +177,7 @@ fn resample(source: &SourceClip, skeleton: &Skeleton, profile: &Profile) -> Resu
         values,
         events: Vec::new(),
         markers: Vec::new(),
+        root_motion,
     })
 }
 

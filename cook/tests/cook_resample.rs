@@ -24,6 +24,7 @@ fn imported(channels: Vec<Channel>, duration: f32) -> Imported {
         source: "hand-built".into(),
         package: Package { skeletons: vec![skeleton()], ..Package::default() },
         source_clips: vec![SourceClip { name: "clip".into(), skeleton: 0, channels, duration }],
+        clip_meta: Vec::new(),
         warnings: Vec::new(),
     }
 }
@@ -114,11 +115,11 @@ fn loop_policy_follows_whether_the_last_pose_is_the_first() {
         channel(1, ChannelPath::Translation, Interpolation::Linear, &[0.0, 1.0], &[0.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
     let (package, _) = cook(&imported(vec![ramp], 1.0), &Profile::DEFAULT).unwrap();
     assert_eq!(package.clips[0].loop_policy, LoopPolicy::Once);
-    // The root's translation carries travel in locomotion cycles: it does not decide the policy.
+    // Travel left in the pose (no root motion extracted) means the last pose is not the first.
     let travel =
         channel(0, ChannelPath::Translation, Interpolation::Linear, &[0.0, 1.0], &[0.0, 0.0, 0.0, 0.0, 0.0, 1.4]);
     let (package, _) = cook(&imported(vec![travel], 1.0), &Profile::DEFAULT).unwrap();
-    assert_eq!(package.clips[0].loop_policy, LoopPolicy::Loop);
+    assert_eq!(package.clips[0].loop_policy, LoopPolicy::Once);
 }
 
 #[test]

@@ -31,6 +31,10 @@ unsafe impl GlobalAlloc for Recording {
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
 
+/// Offset of the sample walk clip's payload in its record: header, 2 events, 2 markers and a
+/// 4-sample trajectory before it.
+const WALK_PAYLOAD: usize = 80 + 2 * 24 + 2 * 16 + 4 * 28;
+
 fn written(edit: impl FnOnce(&mut Package)) -> Result<Package, PackageError> {
     let mut package = sample_package();
     edit(&mut package);
@@ -84,18 +88,27 @@ fn bad_magic() {
 }
 
 #[test]
-fn future_version() {
-    let result = patched(|b| put_u32(b, 8, 2));
+fn other_versions_are_refused() {
+    assert_eq!(FORMAT_VERSION, 2);
+    let result = patched(|b| put_u32(b, 8, 3));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 2,
+            found: 3,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 2 is not supported (this build reads version 1)"
+        "package format version 3 is not supported (this build reads version 2)"
+    );
+    // Version 1 (no event flags, no trajectories) is not read either: only the current version.
+    assert_eq!(
+        patched(|b| put_u32(b, 8, 1)),
+        Err(PackageError::UnsupportedVersion {
+            found: 1,
+            supported: 2
+        })
     );
 }
 
@@ -312,7 +325,8 @@ fn huge_counts_fail_without_huge_allocations() {
         ("vertex count", meshes + 8 + 240 + 12, "MESHES"),
         ("index count", meshes + 8 + 20, "MESHES"),
         ("event count", clips + 8 + 56, "CLIPS"),
-        ("value count", clips + 8 + 72 + 64 + 4, "CLIPS"),
+        ("marker count", clips + 8 + 60, "CLIPS"),
+        ("value count", clips + 8 + WALK_PAYLOAD + 4, "CLIPS"),
     ];
     for (name, at, section_name) in fields {
         for count in [u32::MAX, 1 << 28] {
@@ -388,7 +402,7 @@ fn unknown_encoding_and_enum_values() {
             value: 2
         })
     );
-    let kind_at = clips + 8 + 72 + 64 + 8;
+    let kind_at = clips + 8 + WALK_PAYLOAD + 8;
     assert_eq!(
         patched(|b| put_u32(b, kind_at, 3)),
         Err(PackageError::BadValue {

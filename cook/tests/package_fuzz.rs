@@ -22,7 +22,7 @@ proptest! {
         body in proptest::collection::vec(any::<u8>(), 0..2048),
     ) {
         let mut bytes = b"THRNGPKG".to_vec();
-        bytes.extend_from_slice(&1u32.to_le_bytes());
+        bytes.extend_from_slice(&throng_cook::package::FORMAT_VERSION.to_le_bytes());
         bytes.extend_from_slice(&count.to_le_bytes());
         bytes.extend_from_slice(&[0; 16]);
         bytes.extend_from_slice(&body);

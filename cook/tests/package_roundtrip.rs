@@ -39,7 +39,7 @@ fn writing_is_deterministic_and_canonical() {
 fn header_and_table_follow_the_documented_layout() {
     let bytes = write_package(&sample_package());
     assert_eq!(&bytes[0..8], b"THRNGPKG");
-    assert_eq!(u32_at(&bytes, 8), 1, "format version");
+    assert_eq!(u32_at(&bytes, 8), 2, "format version");
     assert_eq!(u32_at(&bytes, 12), 5, "section count");
     assert_eq!(u64_at(&bytes, 16), xxh3_64(&bytes[32..]), "content hash");
     assert_eq!(u64_at(&bytes, 24), bytes.len() as u64, "total size");
@@ -138,12 +138,36 @@ fn records_hold_fields_at_documented_offsets() {
     );
     assert_eq!([u32_at(&bytes, c0 + 56), u32_at(&bytes, c0 + 60)], [2, 2]);
     assert_eq!(
-        f64::from_le_bytes(bytes[c0 + 72 + 16..c0 + 80 + 16].try_into().unwrap()),
-        0.09,
-        "events[1].time"
+        [u32_at(&bytes, c0 + 72), u32_at(&bytes, c0 + 76)],
+        [1, 0],
+        "root motion: planar, joint 0"
     );
-    assert_eq!(name_at(c0 + 72 + 48 + 8), "right", "markers[1].name");
-    let payload = c0 + 72 + 64;
+    let f64_at = |at: usize| f64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let f32_at = |at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let events = c0 + 80;
+    assert_eq!(f64_at(events + 24), 0.09, "events[1].time");
+    assert_eq!(name_at(events + 24 + 8), "land", "events[1].name");
+    assert_eq!(
+        [u32_at(&bytes, events + 16), u32_at(&bytes, events + 24 + 16)],
+        [1, 0],
+        "flags: footstep reversible, land not"
+    );
+    let markers = events + 2 * 24;
+    assert_eq!(name_at(markers + 16 + 8), "right", "markers[1].name");
+    assert_eq!(f64_at(markers + 16), 0.045, "markers[1].time");
+    let trajectory = markers + 2 * 16;
+    assert_eq!(
+        f32_at(trajectory + 12 * 3 + 8),
+        0.3,
+        "translations[3].z, translations first"
+    );
+    let rotations = trajectory + 12 * 4;
+    assert_eq!(
+        f32_at(rotations + 16 * 2 + 4),
+        package.clips[0].root_motion.as_ref().unwrap().rotations[2].y,
+        "rotations[2].y after the translations"
+    );
+    let payload = rotations + 16 * 4;
     assert_eq!(u32_at(&bytes, payload), 18, "sub_track_count");
     assert_eq!(
         u32_at(&bytes, payload + 4) as usize,

@@ -4,6 +4,11 @@
 //! when the duration is not a whole number of sample periods. Sub-tracks are laid out per joint
 //! in the order translation, rotation, scale: sub-track `3 * joint + k` with k = 0 (t), 1 (q), 2 (s).
 
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::transform::nlerp_shortest;
+use crate::{Skeleton, Trs};
+
 /// How a sub-track is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -32,16 +37,68 @@ pub enum LoopPolicy {
     Loop = 1,
 }
 
-/// A named instant of a clip (events are delivered by control; markers drive sync groups).
+/// A named instant of a clip, delivered by control (DESIGN.md §5): forward playback delivers
+/// events in `(old, new]`; reverse playback delivers reversible events in `[new, old)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClipEvent {
+    pub name: String,
+    /// Seconds from the clip start, in [0, duration].
+    pub time: f64,
+    /// Delivered when playing backwards too.
+    pub reversible: bool,
+}
+
+/// A named phase point of a clip; sync groups align clips by their markers. On a looping clip a
+/// marker lies in [0, duration): the cook canonicalises one at the duration to 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncMarker {
     pub name: String,
     /// Seconds from the clip start.
     pub time: f64,
 }
 
-/// A sync marker: a named phase point of a clip.
-pub type SyncMarker = ClipEvent;
+/// How much of the motion joint's movement the cook moves into the trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RootMotionPolicy {
+    /// Ground-plane translation (x, z) and yaw about +Y; height, pitch and roll stay in the pose.
+    Planar = 0,
+    /// The whole translation and rotation.
+    Full = 1,
+}
+
+/// The trajectory `R(t)` taken out of a clip at cook time (docs/events-and-root-motion.md).
+///
+/// One rigid transform per clip sample (same sample times as the clip), in the skeleton's
+/// component space (below `Skeleton::root_transform`): `translations[i]` and `rotations[i]`
+/// (unit) map the character's placement frame at sample `i` into component space, `p ↦ q·p + t`.
+/// The clip's sub-tracks hold the residual: the source pose is `R(t) · residual(t)`, so the
+/// motion is in exactly one of them. `R` is absolute (not relative to the first sample): control
+/// moves an instance by `inverse(R(old)) * R(new)` per tick, and a loop crossing composes
+/// `inverse(R(old)) * R(end)`, then `inverse(R(0)) * R(end)` per whole cycle, then
+/// `inverse(R(0)) * R(new)` ([`root_motion_delta`], [`compose_root_motion`]). For `Planar`,
+/// every translation has y = 0 and every rotation is about +Y only (x = z = 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootMotion {
+    /// Skeleton joint whose motion was extracted.
+    pub joint: u32,
+    pub policy: RootMotionPolicy,
+    pub translations: Vec<Vec3>,
+    pub rotations: Vec<Quat>,
+}
+
+impl RootMotion {
+    /// `inverse(R(0)) * R(duration)`: the motion of one whole pass of the clip, start to end.
+    /// Identity for an empty trajectory.
+    pub fn cycle(&self) -> (Vec3, Quat) {
+        let first = self.translations.first().zip(self.rotations.first());
+        let last = self.translations.last().zip(self.rotations.last());
+        match first.zip(last) {
+            Some(((&t0, &q0), (&t1, &q1))) => root_motion_delta((t0, q0), (t1, q1)),
+            None => (Vec3::ZERO, Quat::IDENTITY),
+        }
+    }
+}
 
 /// A cooked clip for one skeleton, uncompressed reference encoding.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +121,13 @@ pub struct Clip {
     pub sub_tracks: Vec<SubTrack>,
     /// Sample values, f32.
     pub values: Vec<f32>,
+    /// Sorted by time, then name; no two share both.
     pub events: Vec<ClipEvent>,
+    /// Sorted by time, then name; no two share both.
     pub markers: Vec<SyncMarker>,
+    /// The extracted trajectory, when the cook was asked for one; the sub-tracks then hold the
+    /// residual (visual) pose.
+    pub root_motion: Option<RootMotion>,
 }
 
 /// Version of the clip encoding written by this build (the uncompressed reference encoding).
@@ -83,11 +145,6 @@ impl Clip {
         }
     }
 }
-
-use glam::{Quat, Vec3};
-
-use crate::transform::nlerp_shortest;
-use crate::{Skeleton, Trs};
 
 /// The two samples bracketing a time and the fraction between them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,7 +222,8 @@ impl Clip {
 
 /// Local pose of `skeleton` from the cooked samples at `time` (clamped to [0, duration]):
 /// lerp t/s and nlerp-shortest q between the two bracketing samples; Default sub-tracks are rest.
-/// `local` should hold one entry per joint; joints past its end are not written.
+/// `local` should hold one entry per joint; joints past its end are not written. For a clip with
+/// root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
     let b = clip.bracket(time);
     for (j, (out, rest)) in local.iter_mut().zip(&skeleton.rest).enumerate() {
@@ -175,4 +233,41 @@ pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs
             scale: clip.vec3(3 * j + 2, b).unwrap_or(rest.scale),
         };
     }
+}
+
+/// The trajectory `R(time)` of a clip with root motion, with the same bracketing and
+/// interpolation as [`sample_clip`] (clamped to [0, duration]; lerp t, nlerp-shortest q).
+/// `None` when the clip has no root motion or a trajectory shorter than its samples.
+pub fn sample_root_motion(clip: &Clip, time: f32) -> Option<(Vec3, Quat)> {
+    let motion = clip.root_motion.as_ref()?;
+    let b = clip.bracket(time);
+    let (i0, i1) = (b.i0 as usize, b.i1 as usize);
+    let t = motion.translations.get(i0)?.lerp(*motion.translations.get(i1)?, b.u);
+    let q = nlerp_shortest(*motion.rotations.get(i0)?, *motion.rotations.get(i1)?, b.u);
+    Some((t, q))
+}
+
+/// `inverse(from) * to` for rigid transforms `(t, q)` (`p ↦ q·p + t`): the motion from `from` to
+/// `to`, expressed in `from`'s frame. Playing backwards, `from` is the later time.
+pub fn root_motion_delta(from: (Vec3, Quat), to: (Vec3, Quat)) -> (Vec3, Quat) {
+    let inv = from.1.conjugate();
+    (inv * (to.0 - from.0), (inv * to.1).normalize())
+}
+
+/// `a * b` for rigid transforms `(t, q)`: `b` applied in `a`'s frame. Deltas compose in time
+/// order: `compose_root_motion(first, second)`.
+pub fn compose_root_motion(a: (Vec3, Quat), b: (Vec3, Quat)) -> (Vec3, Quat) {
+    (a.0 + a.1 * b.0, (a.1 * b.1).normalize())
+}
+
+/// `inverse(R(from)) * R(to)` within one pass of the clip (no loop crossing; `from > to` for
+/// reverse playback). `None` when the clip has no root motion.
+pub fn root_motion_between(clip: &Clip, from: f32, to: f32) -> Option<(Vec3, Quat)> {
+    Some(root_motion_delta(sample_root_motion(clip, from)?, sample_root_motion(clip, to)?))
+}
+
+/// `R(time)` as an affine transform, identity for a clip without root motion: pre-multiplying
+/// the residual pose's component transforms by it gives the source pose back.
+pub fn root_motion_affine(clip: &Clip, time: f32) -> Affine3A {
+    sample_root_motion(clip, time).map_or(Affine3A::IDENTITY, |(t, q)| Affine3A::from_rotation_translation(q, t))
 }

@@ -8,10 +8,14 @@
 //! nodes are measured at the same physical distance). The error of a pose is the scene-space
 //! distance between each vertex carried by the exact and by the approximate transform, in
 //! centimetres (scene units are metres).
+//!
+//! A clip with root motion is measured as the animator sees it: the trajectory recomposed with
+//! the residual (`R(t) · component(t)` for every joint) against the source pose, so an error in
+//! either part, or motion removed twice or not at all, shows.
 
 use glam::{Affine3A, Vec3};
 
-use crate::clip::sample_clip;
+use crate::clip::{root_motion_affine, sample_clip};
 use crate::curve::sample_exact;
 use crate::fk::local_to_component;
 use crate::transform::mean_column_scale;
@@ -75,8 +79,8 @@ pub fn measurement_times(source: &SourceClip, clip: &Clip) -> Vec<f32> {
     times
 }
 
-/// Measures `clip` (cooked) against `source` (exact curves) on `skeleton` at
-/// [`measurement_times`]. Allocates its scratch once for the clip.
+/// Measures `clip` (cooked; trajectory times residual when it has root motion) against `source`
+/// (exact curves) on `skeleton` at [`measurement_times`]. Allocates its scratch once for the clip.
 pub fn measure_clip_error(skeleton: &Skeleton, source: &SourceClip, clip: &Clip) -> ClipError {
     let n = skeleton.joint_count();
     let times = measurement_times(source, clip);
@@ -91,6 +95,10 @@ pub fn measure_clip_error(skeleton: &Skeleton, source: &SourceClip, clip: &Clip)
         sample_clip(clip, skeleton, t, &mut cooked_local);
         local_to_component(skeleton, &exact_local, &mut exact);
         local_to_component(skeleton, &cooked_local, &mut cooked);
+        if clip.root_motion.is_some() {
+            let trajectory = root_motion_affine(clip, t);
+            cooked.iter_mut().for_each(|c| *c = trajectory * *c);
+        }
         virtual_vertex_errors_cm(&skeleton.root_transform, &exact, &cooked, errs);
         for (i, &e) in errs.iter().enumerate() {
             // NaN must never hide as a small error.
@@ -195,6 +203,7 @@ mod tests {
             values: vec![0.0; 6],
             events: Vec::new(),
             markers: Vec::new(),
+            root_motion: None,
         };
         let times = measurement_times(&source, &clip);
         assert_eq!(times.len(), 11, "9 per interval, the last sample, and the key at 0.05 s: {times:?}");

@@ -19,7 +19,7 @@ pub mod skin;
 pub mod skinning;
 pub mod transform;
 
-pub use clip::{Clip, ClipEvent, LoopPolicy, SubTrack, SubTrackKind, SyncMarker};
+pub use clip::{Clip, ClipEvent, LoopPolicy, RootMotion, RootMotionPolicy, SubTrack, SubTrackKind, SyncMarker};
 pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
 pub use package::Package;
 pub use interpreter::Evaluator;

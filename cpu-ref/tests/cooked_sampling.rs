@@ -68,6 +68,7 @@ fn clip() -> Clip {
         values,
         events: vec![],
         markers: vec![],
+        root_motion: None,
     }
 }
 

@@ -29,13 +29,29 @@ impl Capacities {
     /// Room for `instances` instances of the largest skeleton, skin and skinned vertex set of
     /// `packages`, in up to 64 chunks, with the default program limits.
     pub fn for_packages(packages: &[&Package], instances: u32) -> Capacities {
-        let joints = packages.iter().flat_map(|p| &p.skeletons).map(|s| s.joint_count()).max().unwrap_or(0);
-        let palette = packages.iter().flat_map(|p| &p.skins).map(|s| s.joints.len()).max().unwrap_or(0);
+        let joints = packages
+            .iter()
+            .flat_map(|p| &p.skeletons)
+            .map(|s| s.joint_count())
+            .max()
+            .unwrap_or(0);
+        let palette = packages
+            .iter()
+            .flat_map(|p| &p.skins)
+            .map(|s| s.joints.len())
+            .max()
+            .unwrap_or(0);
         let vertices = packages
             .iter()
-            .flat_map(|p| (0..p.skins.len()).map(move |k| {
-                p.meshes.iter().filter(|m| m.skin as usize == k).map(|m| m.positions.len()).sum::<usize>()
-            }))
+            .flat_map(|p| {
+                (0..p.skins.len()).map(move |k| {
+                    p.meshes
+                        .iter()
+                        .filter(|m| m.skin as usize == k)
+                        .map(|m| m.positions.len())
+                        .sum::<usize>()
+                })
+            })
             .max()
             .unwrap_or(0);
         let limits = ProgramLimits::default();

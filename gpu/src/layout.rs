@@ -47,7 +47,12 @@ pub struct AffineRows {
 
 impl From<&Affine3A> for AffineRows {
     fn from(m: &Affine3A) -> Self {
-        let (x, y, z, t) = (m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis, m.translation);
+        let (x, y, z, t) = (
+            m.matrix3.x_axis,
+            m.matrix3.y_axis,
+            m.matrix3.z_axis,
+            m.translation,
+        );
         AffineRows {
             rows: [
                 [x.x, y.x, z.x, t.x],

@@ -93,7 +93,9 @@ impl ResidentPackage {
         let skeletons = add_skeletons(&mut arrays, package, &masks).map_err(bad)?;
         add_clips(&mut arrays, package).map_err(bad)?;
         let skins = add_skins(&mut arrays, package).map_err(bad)?;
-        if u32::try_from(arrays.values.len()).is_err() || u32::try_from(arrays.vertices.len()).is_err() {
+        if u32::try_from(arrays.values.len()).is_err()
+            || u32::try_from(arrays.vertices.len()).is_err()
+        {
             return Err(bad("more than 2^32 values or vertices".into()));
         }
         let limit = ctx.limits.max_storage_buffer_binding_size;
@@ -101,16 +103,27 @@ impl ResidentPackage {
         let mut buffer = |what: &'static str, data: &[u8]| -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;
             if size > limit {
-                return Err(GpuError::ResidentTooLarge { package: id, what, bytes: size, limit });
+                return Err(GpuError::ResidentTooLarge {
+                    package: id,
+                    what,
+                    bytes: size,
+                    limit,
+                });
             }
             // A binding may not be empty: an unused array gets 16 zero bytes.
-            let contents = if data.is_empty() { &[0u8; 16][..] } else { data };
+            let contents = if data.is_empty() {
+                &[0u8; 16][..]
+            } else {
+                data
+            };
             bytes += contents.len() as u64;
-            Ok(ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(what),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            }))
+            Ok(ctx
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(what),
+                    contents,
+                    usage: wgpu::BufferUsages::STORAGE,
+                }))
         };
         let buffers = ResidentBuffers {
             clips: buffer("clip headers", bytemuck::cast_slice(&arrays.clips))?,
@@ -119,7 +132,10 @@ impl ResidentPackage {
             masks: buffer("mask starts", bytemuck::cast_slice(&arrays.masks))?,
             joint_table: buffer("joint table", bytemuck::cast_slice(&arrays.joint_table))?,
             skin_joints: buffer("skin joints", bytemuck::cast_slice(&arrays.skin_joints))?,
-            inverse_bind: buffer("inverse bind matrices", bytemuck::cast_slice(&arrays.inverse_bind))?,
+            inverse_bind: buffer(
+                "inverse bind matrices",
+                bytemuck::cast_slice(&arrays.inverse_bind),
+            )?,
             vertices: buffer("vertices", bytemuck::cast_slice(&arrays.vertices))?,
         };
         Ok(ResidentPackage {
@@ -142,7 +158,11 @@ fn index(n: usize, what: &str) -> Result<u32, String> {
 }
 
 /// Rest poses and masks into the f32 pool, parents and depths into the joint table.
-fn add_skeletons(a: &mut Arrays, package: &Package, masks: &[Vec<Mask>]) -> Result<Vec<SkeletonRange>, String> {
+fn add_skeletons(
+    a: &mut Arrays,
+    package: &Package,
+    masks: &[Vec<Mask>],
+) -> Result<Vec<SkeletonRange>, String> {
     let mut ranges = Vec::with_capacity(package.skeletons.len());
     for (s, skeleton) in package.skeletons.iter().enumerate() {
         let joints = skeleton.joint_count();
@@ -158,7 +178,8 @@ fn add_skeletons(a: &mut Arrays, package: &Package, masks: &[Vec<Mask>]) -> Resu
         let mask_base = index(a.masks.len(), "mask")?;
         let skeleton_masks = masks.get(s).map_or(&[][..], |m| &m[..]);
         for (m, mask) in skeleton_masks.iter().enumerate() {
-            if mask.weights.len() != joints || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w)) {
+            if mask.weights.len() != joints || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w))
+            {
                 return Err(format!(
                     "mask {m} ('{}') of skeleton {s} has {} weights for {joints} joints, or a weight outside [0, 1]",
                     mask.name,
@@ -184,7 +205,10 @@ fn add_skeletons(a: &mut Arrays, package: &Package, masks: &[Vec<Mask>]) -> Resu
 fn add_clips(a: &mut Arrays, package: &Package) -> Result<(), String> {
     for (c, clip) in package.clips.iter().enumerate() {
         if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
-            return Err(format!("clip {c} ('{}') has sample rate {} and {} samples", clip.name, clip.sample_rate, clip.sample_count));
+            return Err(format!(
+                "clip {c} ('{}') has sample rate {} and {} samples",
+                clip.name, clip.sample_rate, clip.sample_count
+            ));
         }
         let track_base = index(a.tracks.len(), "sub-track")?;
         let value_base = index(a.values.len(), "value")?;
@@ -227,27 +251,60 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             .skeletons
             .get(skin.skeleton as usize)
             .map(|s| s.joint_count())
-            .ok_or_else(|| format!("skin {k} ('{}') names missing skeleton {}", skin.name, skin.skeleton))?;
-        if skin.joints.len() != skin.inverse_bind.len() || skin.joints.iter().any(|&j| j as usize >= joints) {
-            return Err(format!("skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix", skin.name));
+            .ok_or_else(|| {
+                format!(
+                    "skin {k} ('{}') names missing skeleton {}",
+                    skin.name, skin.skeleton
+                )
+            })?;
+        if skin.joints.len() != skin.inverse_bind.len()
+            || skin.joints.iter().any(|&j| j as usize >= joints)
+        {
+            return Err(format!(
+                "skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix",
+                skin.name
+            ));
         }
         let base = index(a.skin_joints.len(), "palette entry")?;
         a.skin_joints.extend(&skin.joints);
-        a.inverse_bind.extend(skin.inverse_bind.iter().map(AffineRows::from));
+        a.inverse_bind
+            .extend(skin.inverse_bind.iter().map(AffineRows::from));
         let vertex_base = index(a.vertices.len(), "vertex")?;
         let mut meshes = Vec::new();
-        for (m, mesh) in package.meshes.iter().enumerate().filter(|(_, m)| m.skin as usize == k) {
+        for (m, mesh) in package
+            .meshes
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.skin as usize == k)
+        {
             let n = mesh.positions.len();
             if mesh.joints.len() != n || mesh.weights.len() != n {
-                return Err(format!("mesh {m} ('{}') has {n} positions but {} joint and {} weight sets", mesh.name, mesh.joints.len(), mesh.weights.len()));
+                return Err(format!(
+                    "mesh {m} ('{}') has {n} positions but {} joint and {} weight sets",
+                    mesh.name,
+                    mesh.joints.len(),
+                    mesh.weights.len()
+                ));
             }
-            if mesh.joints.iter().flatten().any(|&j| j as usize >= skin.joints.len()) {
-                return Err(format!("mesh {m} ('{}') names a palette entry outside skin {k}", mesh.name));
+            if mesh
+                .joints
+                .iter()
+                .flatten()
+                .any(|&j| j as usize >= skin.joints.len())
+            {
+                return Err(format!(
+                    "mesh {m} ('{}') names a palette entry outside skin {k}",
+                    mesh.name
+                ));
             }
             let first = index(a.vertices.len(), "vertex")? - vertex_base;
             let has_normals = mesh.normals.len() == n;
             for v in 0..n {
-                let normal = if has_normals { mesh.normals[v].extend(1.0) } else { glam::Vec4::ZERO };
+                let normal = if has_normals {
+                    mesh.normals[v].extend(1.0)
+                } else {
+                    glam::Vec4::ZERO
+                };
                 let j = mesh.joints[v];
                 a.vertices.push(Vertex {
                     position: mesh.positions[v].extend(1.0).to_array(),

@@ -20,7 +20,10 @@ use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
 use crate::capacity::Capacities;
 use crate::context::scoped;
-use crate::layout::{align_up, AffineRows, InstanceHeader, Params, SkinnedVertex, TrsRecord, FLAG_HERO, OFFSET_ALIGNMENT};
+use crate::layout::{
+    align_up, AffineRows, InstanceHeader, Params, SkinnedVertex, TrsRecord, FLAG_HERO,
+    OFFSET_ALIGNMENT,
+};
 use crate::resident::{PackageId, ResidentPackage};
 use crate::stages::fk::{FkBindings, FkStage};
 use crate::stages::palette::{PaletteBindings, PaletteStage};
@@ -81,6 +84,9 @@ pub struct Chunk {
     pub skinned: bool,
     #[serde(skip)]
     params: Params,
+    /// Index of the chunk's `Params` in the parameter buffer (256-byte slots).
+    #[serde(skip)]
+    params_slot: u64,
     pub headers: Region,
     pub ops: Region,
     pub weights: Region,
@@ -88,8 +94,10 @@ pub struct Chunk {
     pub locals: Region,
     pub components: Region,
     pub palettes: Region,
-    /// Instance-major skinned vertices (`instance * vertex_count + v`), 32 bytes each.
+    /// Instance-major skinned vertices (`instance * vertex_count + v`), 32 bytes each, in
+    /// page `skinned_page` of [`Runtime::skinned_buffers`].
     pub skinned_vertices: Region,
+    pub skinned_page: usize,
 }
 
 /// What a frame did: counts and bytes.
@@ -158,7 +166,10 @@ struct FrameBuffers {
     locals: wgpu::Buffer,
     components: wgpu::Buffer,
     palettes: wgpu::Buffer,
-    skinned: wgpu::Buffer,
+    /// Skinned vertices can outgrow one buffer: pages of `skinned_page_bytes`, created on first
+    /// use (bounded by the vertex capacity) and kept.
+    skinned: Vec<wgpu::Buffer>,
+    skinned_page_bytes: u64,
 }
 
 /// CPU-side bytes of the next frame, reused between frames.
@@ -189,11 +200,11 @@ impl Staging {
 /// Writes `bytes` at `offset` of `buf`, zero-filling any gap.
 fn put(buf: &mut Vec<u8>, offset: u64, bytes: &[u8]) {
     let start = offset as usize;
-    if buf.len() < start {
-        buf.resize(start, 0);
+    let end = start + bytes.len();
+    if buf.len() < end {
+        buf.resize(end, 0);
     }
-    buf.truncate(start);
-    buf.extend_from_slice(bytes);
+    buf[start..end].copy_from_slice(bytes);
 }
 
 /// Smallest range bound for an array (one element of the widest struct, rounded).
@@ -222,7 +233,28 @@ struct Cursors {
     locals: Cursor,
     components: Cursor,
     palettes: Cursor,
-    skinned: Cursor,
+    skinned: PagedCursor,
+}
+
+/// A [`Cursor`] over pages of `page_bytes`: a region that does not fit the rest of a page
+/// starts the next one.
+#[derive(Clone, Copy, Default)]
+struct PagedCursor {
+    page: usize,
+    cursor: Cursor,
+    page_bytes: u64,
+}
+
+impl PagedCursor {
+    fn take(&mut self, bytes: u64) -> (usize, Region) {
+        let mut region = self.cursor.take(bytes);
+        if region.offset + region.size > self.page_bytes && region.offset > 0 {
+            self.page += 1;
+            self.cursor = Cursor::default();
+            region = self.cursor.take(bytes);
+        }
+        (self.page, region)
+    }
 }
 
 /// The crowd runtime on one [`GpuContext`].
@@ -271,10 +303,15 @@ impl Strides {
         let mut most = u64::from(u32::MAX) / u64::from(widest.max(1));
         for &(what, bytes) in &self.per_instance {
             if bytes > limit {
-                return Err(GpuError::BindingLimit { batch, what, bytes, limit });
+                return Err(GpuError::BindingLimit {
+                    batch,
+                    what,
+                    bytes,
+                    limit,
+                });
             }
-            if bytes > 0 {
-                most = most.min(limit / bytes);
+            if let Some(n) = limit.checked_div(bytes) {
+                most = most.min(n);
             }
         }
         Ok(most.max(1))
@@ -285,23 +322,33 @@ impl Runtime {
     /// Pipelines and frame buffers sized from `capacities`.
     pub fn new(ctx: &GpuContext, capacities: Capacities) -> Result<Runtime, GpuError> {
         let device = &ctx.device;
-        let adapter_limit = u64::from(ctx.limits.max_storage_buffer_binding_size);
-        let binding_limit = capacities.binding_limit.map_or(adapter_limit, |l| l.min(adapter_limit));
-        let binding_limit = binding_limit / 4 * 4;
+        let adapter_limit = ctx.limits.max_storage_buffer_binding_size;
+        let binding_limit = capacities
+            .binding_limit
+            .map_or(adapter_limit, |l| l.min(adapter_limit));
+        let binding_limit =
+            binding_limit.min(ctx.limits.max_buffer_size) / OFFSET_ALIGNMENT * OFFSET_ALIGNMENT;
         let c = &capacities;
         let slack = u64::from(c.chunks) * (OFFSET_ALIGNMENT + MIN_BINDING);
         let n = u64::from(c.instances);
         let sizes = [
-            ("chunk parameters", u64::from(c.chunks) * OFFSET_ALIGNMENT + OFFSET_ALIGNMENT),
+            (
+                "chunk parameters",
+                u64::from(c.chunks) * OFFSET_ALIGNMENT + OFFSET_ALIGNMENT,
+            ),
             ("instance headers", 16 * n + slack),
             ("program ops", 32 * n * u64::from(c.ops_per_program) + slack),
-            ("blend weights", 4 * n * u64::from(c.weights_per_program) + slack),
+            (
+                "blend weights",
+                4 * n * u64::from(c.weights_per_program) + slack,
+            ),
             ("placements", 48 * n + slack),
             ("local transforms", 48 * c.joints + slack),
             ("component transforms", 48 * c.joints + slack),
             ("palettes", 48 * c.palette_entries + slack),
-            ("skinned vertices", 32 * c.vertices + slack),
         ];
+        let page_limit = ctx.limits.max_buffer_size / OFFSET_ALIGNMENT * OFFSET_ALIGNMENT;
+        let skinned_page_bytes = align_up(32 * c.vertices + slack, 4).min(page_limit);
         for (what, size) in sizes {
             if size > ctx.limits.max_buffer_size {
                 return Err(GpuError::AdapterLimit {
@@ -339,7 +386,8 @@ impl Runtime {
                 locals: make(5, output),
                 components: make(6, output),
                 palettes: make(7, output | U::COPY_DST),
-                skinned: make(8, output),
+                skinned: vec![skinned_page(device, skinned_page_bytes)],
+                skinned_page_bytes,
             };
             (stages, buffers)
         })?;
@@ -379,13 +427,40 @@ impl Runtime {
     }
 
     /// Makes `package` resident with `masks[skeleton]` per skeleton; returns its handle.
-    pub fn add_package(&mut self, package: &throng_cpu_ref::Package, masks: &[Vec<throng_cpu_ref::Mask>]) -> Result<PackageId, GpuError> {
+    pub fn add_package(
+        &mut self,
+        package: &throng_cpu_ref::Package,
+        masks: &[Vec<throng_cpu_ref::Mask>],
+    ) -> Result<PackageId, GpuError> {
         let id = self.packages.len();
         let resident = scoped(&self.ctx.device, "package upload", || {
             ResidentPackage::upload(&self.ctx, id, package, masks)
         })??;
         self.packages.push(resident);
         Ok(PackageId(id))
+    }
+
+    /// Uploads a new generation of package `id` in its place (its old buffers are freed once
+    /// no submitted frame uses them). On error the old generation stays resident.
+    pub fn replace_package(
+        &mut self,
+        id: PackageId,
+        package: &throng_cpu_ref::Package,
+        masks: &[Vec<throng_cpu_ref::Mask>],
+    ) -> Result<(), GpuError> {
+        if id.0 >= self.packages.len() {
+            return Err(GpuError::BadPackage {
+                package: id.0,
+                what: "is not resident".into(),
+            });
+        }
+        let resident = scoped(&self.ctx.device, "package upload", || {
+            ResidentPackage::upload(&self.ctx, id.0, package, masks)
+        })??;
+        if let Some(slot) = self.packages.get_mut(id.0) {
+            *slot = resident;
+        }
+        Ok(())
     }
 
     pub fn package(&self, id: PackageId) -> Option<&ResidentPackage> {
@@ -402,20 +477,29 @@ impl Runtime {
         &self.chunks
     }
 
-    /// The skinned-vertex buffer of the last frame (regions in [`Chunk::skinned_vertices`]).
-    pub fn skinned_buffer(&self) -> &wgpu::Buffer {
+    /// Pages of skinned vertices of the last frame ([`Chunk::skinned_page`] and
+    /// [`Chunk::skinned_vertices`] say where each chunk's are).
+    pub fn skinned_buffers(&self) -> &[wgpu::Buffer] {
         &self.buffers.skinned
     }
 
     /// Validates `batches`, uploads their programs, placements and hero palettes, and submits
     /// the four stages. On error nothing is submitted and the last frame's outputs stay readable.
     pub fn frame(&mut self, batches: &[Batch]) -> Result<FrameReport, GpuError> {
-        let mut report = FrameReport { batches: batches.len(), ..FrameReport::default() };
+        let mut report = FrameReport {
+            batches: batches.len(),
+            ..FrameReport::default()
+        };
         self.staging.clear();
         let mut next = std::mem::take(&mut self.next);
         next.clear();
         let planned = self.plan(batches, &mut next, &mut report);
         if let Err(e) = planned {
+            self.next = next;
+            return Err(e);
+        }
+        let pages = next.iter().map(|c| c.skinned_page + 1).max().unwrap_or(0);
+        if let Err(e) = self.ensure_skinned_pages(pages) {
             self.next = next;
             return Err(e);
         }
@@ -429,39 +513,76 @@ impl Runtime {
         submitted.map(|()| report)
     }
 
+    /// Creates skinned-vertex pages up to `pages`.
+    fn ensure_skinned_pages(&mut self, pages: usize) -> Result<(), GpuError> {
+        let device = &self.ctx.device;
+        let b = &mut self.buffers;
+        scoped(device, "skinned vertex page creation", || {
+            while b.skinned.len() < pages {
+                b.skinned.push(skinned_page(device, b.skinned_page_bytes));
+            }
+        })
+    }
+
     /// Checks every batch and instance and lays out chunks and staging bytes.
-    fn plan(&mut self, batches: &[Batch], chunks: &mut Vec<Chunk>, report: &mut FrameReport) -> Result<(), GpuError> {
+    fn plan(
+        &mut self,
+        batches: &[Batch],
+        chunks: &mut Vec<Chunk>,
+        report: &mut FrameReport,
+    ) -> Result<(), GpuError> {
         let caps = self.capacities;
         let limits = caps.program_limits();
         let mut totals = [0u64; 4];
         let mut cursors = Cursors::default();
+        cursors.skinned.page_bytes = self.buffers.skinned_page_bytes;
         for (b, batch) in batches.iter().enumerate() {
             let bad = |what: String| GpuError::BadBatch { batch: b, what };
             let package = self
                 .packages
                 .get(batch.package.0)
                 .ok_or_else(|| bad(format!("package {} is not resident", batch.package.0)))?;
-            let range = *package
-                .skeleton(batch.skeleton)
-                .ok_or_else(|| bad(format!("skeleton {} is not in package {}", batch.skeleton, batch.package.0)))?;
+            let range = *package.skeleton(batch.skeleton).ok_or_else(|| {
+                bad(format!(
+                    "skeleton {} is not in package {}",
+                    batch.skeleton, batch.package.0
+                ))
+            })?;
             let skin = match batch.skin {
                 None => None,
                 Some(k) => {
-                    let s = package.skins.get(k as usize).ok_or_else(|| bad(format!("skin {k} is not in package {}", batch.package.0)))?;
+                    let s = package.skins.get(k as usize).ok_or_else(|| {
+                        bad(format!("skin {k} is not in package {}", batch.package.0))
+                    })?;
                     if s.skeleton != batch.skeleton {
-                        return Err(bad(format!("skin {k} binds skeleton {}, not {}", s.skeleton, batch.skeleton)));
+                        return Err(bad(format!(
+                            "skin {k} binds skeleton {}, not {}",
+                            s.skeleton, batch.skeleton
+                        )));
                     }
                     Some(s)
                 }
             };
             let (palette_len, vertex_count) = skin.map_or((0, 0), |s| (s.len, s.vertex_count));
-            let skeleton = &package.package.skeletons[batch.skeleton as usize];
+            let skeleton = package
+                .package
+                .skeletons
+                .get(batch.skeleton as usize)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "skeleton {} is not in package {}",
+                        batch.skeleton, batch.package.0
+                    ))
+                })?;
             let assets = Assets {
                 skeleton,
                 skeleton_index: batch.skeleton,
                 clips: &package.package.clips,
                 skins: &package.package.skins,
-                masks: package.masks.get(batch.skeleton as usize).map_or(&[][..], |m| &m[..]),
+                masks: package
+                    .masks
+                    .get(batch.skeleton as usize)
+                    .map_or(&[][..], |m| &m[..]),
             };
             for (i, instance) in batch.instances.iter().enumerate() {
                 check_instance(b, i, instance, &limits, &assets, palette_len)?;
@@ -489,7 +610,14 @@ impl Runtime {
                 pad: 0,
             };
             for (c, slice) in batch.instances.chunks(per_chunk).enumerate() {
-                let chunk = Chunk {
+                if chunks.len() >= caps.chunks as usize {
+                    return Err(GpuError::Capacity {
+                        what: "chunks",
+                        needed: chunks.len() as u64 + 1,
+                        capacity: caps.chunks.into(),
+                    });
+                }
+                let mut chunk = Chunk {
                     batch: b,
                     first: c * per_chunk,
                     count: slice.len() as u32,
@@ -499,26 +627,33 @@ impl Runtime {
                     vertex_count,
                     fast_fk: FkStage::fits_fast_path(range.joint_count),
                     skinned: skin.is_some(),
-                    params: Params { instance_count: slice.len() as u32, ..params },
+                    params: Params {
+                        instance_count: slice.len() as u32,
+                        ..params
+                    },
                     ..Chunk::default()
                 };
+                self.staging
+                    .lay_out(&mut chunk, slice, &mut cursors, report);
                 chunks.push(chunk);
-                if chunks.len() > caps.chunks as usize {
-                    return Err(GpuError::Capacity { what: "chunks", needed: chunks.len() as u64, capacity: caps.chunks.into() });
-                }
-                let chunk = chunks.last_mut().ok_or(GpuError::NothingToRead)?;
-                self.staging.lay_out(chunk, slice, &mut cursors, report);
             }
         }
         let declared = [
             ("instances", u64::from(caps.instances)),
             ("joint slots (instances × joints)", caps.joints),
-            ("palette entries (instances × palette)", caps.palette_entries),
+            (
+                "palette entries (instances × palette)",
+                caps.palette_entries,
+            ),
             ("skinned vertices (instances × vertices)", caps.vertices),
         ];
         for ((what, capacity), needed) in declared.into_iter().zip(totals) {
             if needed > capacity {
-                return Err(GpuError::Capacity { what, needed, capacity });
+                return Err(GpuError::Capacity {
+                    what,
+                    needed,
+                    capacity,
+                });
             }
         }
         report.instances = totals[0] as usize;
@@ -538,8 +673,7 @@ impl Runtime {
             (&b.weights, &s.weights),
             (&b.placements, &s.placements),
         ];
-        let mut recorded = 0;
-        scoped(device, "frame submission", || {
+        let (mut encoder, recorded) = scoped(device, "frame recording", || {
             for (buffer, bytes) in writes {
                 if !bytes.is_empty() {
                     queue.write_buffer(buffer, 0, bytes);
@@ -553,21 +687,40 @@ impl Runtime {
                 report.hero_bytes += bytes.len() as u64;
             }
             let groups = self.bind_groups(chunks);
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng frame") });
-            recorded = self.record(&mut encoder, chunks, &groups);
-            self.profiler.resolve_queries(&mut encoder);
-            queue.submit([encoder.finish()]);
+            if groups.len() != chunks.len() {
+                return None;
+            }
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("throng frame"),
+            });
+            let recorded = self.record(&mut encoder, chunks, &groups);
+            Some((encoder, recorded))
+        })?
+        .ok_or(GpuError::Wgpu {
+            what: "frame recording",
+            reason: "a chunk names a package or skinned page that does not exist".into(),
+        })?;
+        self.profiler.resolve_queries(&mut encoder);
+        scoped(device, "frame submission", || {
+            queue.submit([encoder.finish()])
         })?;
         report.dispatches = recorded;
         self.submitted = Some(Instant::now());
-        self.profiler.end_frame().map_err(|e| GpuError::Wgpu { what: "profiler frame end", reason: e.to_string() })
+        self.profiler.end_frame().map_err(|e| GpuError::Wgpu {
+            what: "profiler frame end",
+            reason: e.to_string(),
+        })
     }
 
     /// The four bind groups of each chunk.
     fn bind_groups(&self, chunks: &[Chunk]) -> Vec<[wgpu::BindGroup; 4]> {
         let device = &self.ctx.device;
         let b = &self.buffers;
-        let r = |buffer, region: Region| Range { buffer, offset: region.offset, size: region.size };
+        let r = |buffer, region: Region| Range {
+            buffer,
+            offset: region.offset,
+            size: region.size,
+        };
         chunks
             .iter()
             .filter_map(|c| {
@@ -577,42 +730,63 @@ impl Runtime {
                 let components = r(&b.components, c.components);
                 let palettes = r(&b.palettes, c.palettes);
                 Some([
-                    self.program.bind(device, &b.params, &ProgramBindings {
-                        clips: Range::whole(&p.clips),
-                        tracks: Range::whole(&p.tracks),
-                        values: Range::whole(&p.values),
-                        masks: Range::whole(&p.masks),
-                        headers,
-                        ops: r(&b.ops, c.ops),
-                        weights: r(&b.weights, c.weights),
-                        locals,
-                    }),
-                    self.fk.bind(device, &b.params, &FkBindings {
-                        joint_table: Range::whole(&p.joint_table),
-                        headers,
-                        locals,
-                        components,
-                    }),
-                    self.palette.bind(device, &b.params, &PaletteBindings {
-                        skin_joints: Range::whole(&p.skin_joints),
-                        inverse_bind: Range::whole(&p.inverse_bind),
-                        headers,
-                        components,
-                        palettes,
-                    }),
-                    self.skinning.bind(device, &b.params, &SkinningBindings {
-                        vertices: Range::whole(&p.vertices),
-                        palettes,
-                        placements: r(&b.placements, c.placements),
-                        skinned: r(&b.skinned, c.skinned_vertices),
-                    }),
+                    self.program.bind(
+                        device,
+                        &b.params,
+                        &ProgramBindings {
+                            clips: Range::whole(&p.clips),
+                            tracks: Range::whole(&p.tracks),
+                            values: Range::whole(&p.values),
+                            masks: Range::whole(&p.masks),
+                            headers,
+                            ops: r(&b.ops, c.ops),
+                            weights: r(&b.weights, c.weights),
+                            locals,
+                        },
+                    ),
+                    self.fk.bind(
+                        device,
+                        &b.params,
+                        &FkBindings {
+                            joint_table: Range::whole(&p.joint_table),
+                            headers,
+                            locals,
+                            components,
+                        },
+                    ),
+                    self.palette.bind(
+                        device,
+                        &b.params,
+                        &PaletteBindings {
+                            skin_joints: Range::whole(&p.skin_joints),
+                            inverse_bind: Range::whole(&p.inverse_bind),
+                            headers,
+                            components,
+                            palettes,
+                        },
+                    ),
+                    self.skinning.bind(
+                        device,
+                        &b.params,
+                        &SkinningBindings {
+                            vertices: Range::whole(&p.vertices),
+                            palettes,
+                            placements: r(&b.placements, c.placements),
+                            skinned: r(b.skinned.get(c.skinned_page)?, c.skinned_vertices),
+                        },
+                    ),
                 ])
             })
             .collect()
     }
 
     /// Records program, FK, palette and skinning passes; returns the dispatch count.
-    fn record(&self, encoder: &mut wgpu::CommandEncoder, chunks: &[Chunk], groups: &[[wgpu::BindGroup; 4]]) -> usize {
+    fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        chunks: &[Chunk],
+        groups: &[[wgpu::BindGroup; 4]],
+    ) -> usize {
         let max_x = self.ctx.limits.max_compute_workgroups_per_dimension;
         let wg = throng_shaders::WORKGROUP;
         let mut dispatches = 0;
@@ -633,13 +807,39 @@ impl Runtime {
                 let n = u64::from(c.count);
                 let group = &g[stage];
                 match stage {
-                    0 => dispatch_threads(&mut pass, &self.program.pipeline, group, offset, n * u64::from(c.joints), wg, max_x),
-                    1 if c.fast_fk => dispatch_groups(&mut pass, &self.fk.fast, group, offset, n, max_x),
-                    1 => dispatch_threads(&mut pass, &self.fk.fallback, group, offset, n, wg, max_x),
-                    2 if c.skinned => dispatch_threads(&mut pass, &self.palette.pipeline, group, offset, n * u64::from(c.palette_len), wg, max_x),
-                    3 if c.skinned && c.vertex_count > 0 => {
-                        dispatch_threads(&mut pass, &self.skinning.pipeline, group, offset, n * u64::from(c.vertex_count), wg, max_x)
+                    0 => dispatch_threads(
+                        &mut pass,
+                        &self.program.pipeline,
+                        group,
+                        offset,
+                        n * u64::from(c.joints),
+                        wg,
+                        max_x,
+                    ),
+                    1 if c.fast_fk => {
+                        dispatch_groups(&mut pass, &self.fk.fast, group, offset, n, max_x)
                     }
+                    1 => {
+                        dispatch_threads(&mut pass, &self.fk.fallback, group, offset, n, wg, max_x)
+                    }
+                    2 if c.skinned => dispatch_threads(
+                        &mut pass,
+                        &self.palette.pipeline,
+                        group,
+                        offset,
+                        n * u64::from(c.palette_len),
+                        wg,
+                        max_x,
+                    ),
+                    3 if c.skinned && c.vertex_count > 0 => dispatch_threads(
+                        &mut pass,
+                        &self.skinning.pipeline,
+                        group,
+                        offset,
+                        n * u64::from(c.vertex_count),
+                        wg,
+                        max_x,
+                    ),
                     _ => continue,
                 }
                 dispatches += 1;
@@ -653,8 +853,14 @@ impl Runtime {
     /// Waits for the last frame and returns its stage times.
     pub fn finish(&mut self) -> Result<StageTimes, GpuError> {
         self.ctx.wait()?;
-        let wall_ms = self.submitted.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
-        let mut times = StageTimes { wall_ms, gpu_timestamps: self.ctx.timestamps, ..StageTimes::default() };
+        let wall_ms = self
+            .submitted
+            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
+        let mut times = StageTimes {
+            wall_ms,
+            gpu_timestamps: self.ctx.timestamps,
+            ..StageTimes::default()
+        };
         let period = self.ctx.queue.get_timestamp_period();
         // Frames finish in order: the newest processed one is the last submitted.
         while let Some(results) = self.profiler.process_finished_frame(period) {
@@ -673,20 +879,76 @@ impl Runtime {
     }
 
     /// Reads back the last frame's local poses, component transforms, palettes and skinned
-    /// vertices, per batch (for tests and tools; it waits for the GPU).
+    /// vertices, per batch (for tests and tools; it waits for the GPU, one chunk at a time so
+    /// no staging buffer exceeds four bindings).
     pub fn readback(&self) -> Result<Vec<BatchOutput>, GpuError> {
-        let chunks = &self.chunks;
-        let batches = chunks.iter().map(|c| c.batch + 1).max().ok_or(GpuError::NothingToRead)?;
+        let batches = self
+            .chunks
+            .iter()
+            .map(|c| c.batch + 1)
+            .max()
+            .ok_or(GpuError::NothingToRead)?;
+        let mut out: Vec<BatchOutput> = vec![BatchOutput::default(); batches];
+        for c in &self.chunks {
+            let o = &mut out[c.batch];
+            o.joints = c.joints as usize;
+            o.palette_len = c.palette_len as usize;
+            o.vertex_count = c.vertex_count as usize;
+            let parts = self.chunk_outputs(c);
+            let bytes = self.read_regions(&parts)?;
+            let mut at = 0usize;
+            let mut take = |n: u64| {
+                let slice = bytes.get(at..at + n as usize).unwrap_or(&[]);
+                at += n as usize;
+                slice
+            };
+            let [l, m, p, s] = parts.map(|x| x.2);
+            o.locals.extend(
+                bytemuck::pod_collect_to_vec::<u8, TrsRecord>(take(l))
+                    .into_iter()
+                    .map(Trs::from),
+            );
+            o.components.extend(
+                bytemuck::pod_collect_to_vec::<u8, AffineRows>(take(m))
+                    .into_iter()
+                    .map(Affine3A::from),
+            );
+            o.palettes.extend(
+                bytemuck::pod_collect_to_vec::<u8, AffineRows>(take(p))
+                    .into_iter()
+                    .map(Affine3A::from),
+            );
+            o.skinned
+                .extend(bytemuck::pod_collect_to_vec::<u8, SkinnedVertex>(take(s)));
+        }
+        Ok(out)
+    }
+
+    /// The output regions of chunk `c` and their used byte counts: locals, components,
+    /// palettes, skinned vertices.
+    fn chunk_outputs<'a>(&'a self, c: &Chunk) -> [(&'a wgpu::Buffer, Region, u64); 4] {
         let b = &self.buffers;
-        let parts = |c: &Chunk| {
-            [
-                (&b.locals, c.locals, 48 * u64::from(c.count * c.joints)),
-                (&b.components, c.components, 48 * u64::from(c.count * c.joints)),
-                (&b.palettes, c.palettes, 48 * u64::from(c.count * c.palette_len) * u64::from(c.skinned)),
-                (&b.skinned, c.skinned_vertices, 32 * u64::from(c.count * c.vertex_count) * u64::from(c.skinned)),
-            ]
-        };
-        let total: u64 = chunks.iter().flat_map(|c| parts(c)).map(|p| p.2).sum();
+        let (n, skinned) = (u64::from(c.count), u64::from(c.skinned));
+        [
+            (&b.locals, c.locals, 48 * n * u64::from(c.joints)),
+            (&b.components, c.components, 48 * n * u64::from(c.joints)),
+            (
+                &b.palettes,
+                c.palettes,
+                48 * n * u64::from(c.palette_len) * skinned,
+            ),
+            (
+                // Pages of every chunk of the last frame exist (ensured before submission).
+                &b.skinned[c.skinned_page],
+                c.skinned_vertices,
+                32 * n * u64::from(c.vertex_count) * skinned,
+            ),
+        ]
+    }
+
+    /// Copies `parts` into one staging buffer, maps it and returns its bytes.
+    fn read_regions(&self, parts: &[(&wgpu::Buffer, Region, u64)]) -> Result<Vec<u8>, GpuError> {
+        let total: u64 = parts.iter().map(|p| p.2).sum();
         let device = &self.ctx.device;
         let staging = scoped(device, "readback copy", || {
             let staging = device.create_buffer(&wgpu::BufferDescriptor {
@@ -695,9 +957,11 @@ impl Runtime {
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback"),
+            });
             let mut at = 0;
-            for (buffer, region, bytes) in chunks.iter().flat_map(|c| parts(c)) {
+            for &(buffer, region, bytes) in parts {
                 if bytes > 0 {
                     encoder.copy_buffer_to_buffer(buffer, region.offset, &staging, at, bytes);
                     at += bytes;
@@ -706,26 +970,7 @@ impl Runtime {
             self.ctx.queue.submit([encoder.finish()]);
             staging
         })?;
-        let bytes = map_read(&self.ctx, &staging)?;
-        let mut out: Vec<BatchOutput> = vec![BatchOutput::default(); batches];
-        let mut at = 0usize;
-        for c in chunks {
-            let o = &mut out[c.batch];
-            o.joints = c.joints as usize;
-            o.palette_len = c.palette_len as usize;
-            o.vertex_count = c.vertex_count as usize;
-            let [l, m, p, s] = parts(c).map(|x| x.2 as usize);
-            let mut take = |n: usize| {
-                let slice = bytes.get(at..at + n).unwrap_or(&[]);
-                at += n;
-                slice
-            };
-            o.locals.extend(bytemuck::pod_collect_to_vec::<u8, TrsRecord>(take(l)).into_iter().map(Trs::from));
-            o.components.extend(bytemuck::pod_collect_to_vec::<u8, AffineRows>(take(m)).into_iter().map(Affine3A::from));
-            o.palettes.extend(bytemuck::pod_collect_to_vec::<u8, AffineRows>(take(p)).into_iter().map(Affine3A::from));
-            o.skinned.extend(bytemuck::pod_collect_to_vec::<u8, SkinnedVertex>(take(s)));
-        }
-        Ok(out)
+        map_read(&self.ctx, &staging)
     }
 }
 
@@ -742,11 +987,17 @@ fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError
         let _ = tx.send(r);
     });
     ctx.wait()?;
-    let failed = |reason: String| GpuError::Readback { what: "frame outputs", reason };
+    let failed = |reason: String| GpuError::Readback {
+        what: "frame outputs",
+        reason,
+    };
     rx.recv()
         .map_err(|e| failed(e.to_string()))?
         .map_err(|e| failed(e.to_string()))?;
-    let bytes = buffer.get_mapped_range(..).map_err(|e| failed(e.to_string()))?.to_vec();
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| failed(e.to_string()))?
+        .to_vec();
     buffer.unmap();
     Ok(bytes)
 }
@@ -761,22 +1012,39 @@ fn check_instance(
     assets: &Assets,
     palette_len: u32,
 ) -> Result<(), GpuError> {
-    let bad = |what: String| GpuError::BadInstance { batch, instance, what };
+    let bad = |what: String| GpuError::BadInstance {
+        batch,
+        instance,
+        what,
+    };
     if !(x.placement.matrix3.is_finite() && x.placement.translation.is_finite()) {
         return Err(bad("placement is not finite".into()));
     }
     match x.pose {
         Pose::Program(p) => {
-            p.validate(limits, assets).map_err(|source| GpuError::Program { batch, instance, source })?;
+            p.validate(limits, assets)
+                .map_err(|source| GpuError::Program {
+                    batch,
+                    instance,
+                    source,
+                })?;
             if !p.ops.iter().any(|o| o.code == op::TO_COMPONENT) {
-                return Err(bad("program has no ToComponent, so it names no final pose".into()));
+                return Err(bad(
+                    "program has no ToComponent, so it names no final pose".into()
+                ));
             }
         }
         Pose::Hero(palette) => {
             if palette.len() != palette_len as usize {
-                return Err(bad(format!("hero palette has {} entries; the batch's skin has {palette_len}", palette.len())));
+                return Err(bad(format!(
+                    "hero palette has {} entries; the batch's skin has {palette_len}",
+                    palette.len()
+                )));
             }
-            if !palette.iter().all(|m| m.matrix3.is_finite() && m.translation.is_finite()) {
+            if !palette
+                .iter()
+                .all(|m| m.matrix3.is_finite() && m.translation.is_finite())
+            {
                 return Err(bad("hero palette is not finite".into()));
             }
         }
@@ -786,17 +1054,33 @@ fn check_instance(
 
 impl Staging {
     /// Assigns `chunk` its regions and params slot and stages its instances' bytes.
-    fn lay_out(&mut self, chunk: &mut Chunk, instances: &[Instance], cursors: &mut Cursors, report: &mut FrameReport) {
+    fn lay_out(
+        &mut self,
+        chunk: &mut Chunk,
+        instances: &[Instance],
+        cursors: &mut Cursors,
+        report: &mut FrameReport,
+    ) {
         let n = u64::from(chunk.count);
-        let (joints, palette, vertices) = (u64::from(chunk.joints), u64::from(chunk.palette_len), u64::from(chunk.vertex_count));
-        let ops: u64 = instances.iter().map(|i| match i.pose {
-            Pose::Program(p) => p.ops.len() as u64,
-            Pose::Hero(_) => 0,
-        }).sum();
-        let weights: u64 = instances.iter().map(|i| match i.pose {
-            Pose::Program(p) => p.weights.len() as u64,
-            Pose::Hero(_) => 0,
-        }).sum();
+        let (joints, palette, vertices) = (
+            u64::from(chunk.joints),
+            u64::from(chunk.palette_len),
+            u64::from(chunk.vertex_count),
+        );
+        let ops: u64 = instances
+            .iter()
+            .map(|i| match i.pose {
+                Pose::Program(p) => p.ops.len() as u64,
+                Pose::Hero(_) => 0,
+            })
+            .sum();
+        let weights: u64 = instances
+            .iter()
+            .map(|i| match i.pose {
+                Pose::Program(p) => p.weights.len() as u64,
+                Pose::Hero(_) => 0,
+            })
+            .sum();
         let params = cursors.params.take(OFFSET_ALIGNMENT);
         chunk.params_slot = params.offset / OFFSET_ALIGNMENT;
         chunk.headers = cursors.headers.take(16 * n);
@@ -806,8 +1090,12 @@ impl Staging {
         chunk.locals = cursors.locals.take(48 * n * joints);
         chunk.components = cursors.components.take(48 * n * joints);
         chunk.palettes = cursors.palettes.take(48 * n * palette);
-        chunk.skinned_vertices = cursors.skinned.take(32 * n * vertices);
-        put(&mut self.params, params.offset, bytemuck::bytes_of(&chunk.params));
+        (chunk.skinned_page, chunk.skinned_vertices) = cursors.skinned.take(32 * n * vertices);
+        put(
+            &mut self.params,
+            params.offset,
+            bytemuck::bytes_of(&chunk.params),
+        );
 
         let (mut op_at, mut weight_at) = (0u32, 0u32);
         let mut headers = chunk.headers.offset;
@@ -817,8 +1105,10 @@ impl Staging {
                 Pose::Program(p) => (&p.ops, 0),
                 Pose::Hero(palette) => {
                     let offset = chunk.palettes.offset + 48 * palette.len() as u64 * i as u64;
-                    self.heroes.push((offset, self.hero_palette.len(), palette.len()));
-                    self.hero_palette.extend(palette.iter().map(AffineRows::from));
+                    self.heroes
+                        .push((offset, self.hero_palette.len(), palette.len()));
+                    self.hero_palette
+                        .extend(palette.iter().map(AffineRows::from));
                     report.heroes += 1;
                     (&[], FLAG_HERO)
                 }
@@ -827,16 +1117,43 @@ impl Staging {
                 Pose::Program(p) => &p.weights,
                 Pose::Hero(_) => &[],
             };
-            let header = InstanceHeader { op_offset: op_at, op_count: program.len() as u32, weight_offset: weight_at, flags };
+            let header = InstanceHeader {
+                op_offset: op_at,
+                op_count: program.len() as u32,
+                weight_offset: weight_at,
+                flags,
+            };
             put(&mut self.headers, headers, bytemuck::bytes_of(&header));
             headers += 16;
-            put(&mut self.ops, chunk.ops.offset + 32 * u64::from(op_at), bytemuck::cast_slice(program));
-            put(&mut self.weights, chunk.weights.offset + 4 * u64::from(weight_at), bytemuck::cast_slice(weights));
-            put(&mut self.placements, placements, bytemuck::bytes_of(&AffineRows::from(&x.placement)));
+            put(
+                &mut self.ops,
+                chunk.ops.offset + 32 * u64::from(op_at),
+                bytemuck::cast_slice(program),
+            );
+            put(
+                &mut self.weights,
+                chunk.weights.offset + 4 * u64::from(weight_at),
+                bytemuck::cast_slice(weights),
+            );
+            put(
+                &mut self.placements,
+                placements,
+                bytemuck::bytes_of(&AffineRows::from(&x.placement)),
+            );
             placements += 48;
             op_at += program.len() as u32;
             weight_at += weights.len() as u32;
             report.instance_bytes += 16 + 48 + 32 * program.len() as u64 + 4 * weights.len() as u64;
         }
     }
+}
+
+/// One page of skinned vertices.
+fn skinned_page(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("skinned vertices"),
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    })
 }

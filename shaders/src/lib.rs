@@ -17,6 +17,7 @@ const PROGRAM: &str = include_str!("wgsl/program.wgsl");
 const FK: &str = include_str!("wgsl/fk.wgsl");
 const PALETTE: &str = include_str!("wgsl/palette.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
+const RASTER: &str = include_str!("wgsl/raster.wgsl");
 
 /// Size of the private register file of the program kernel: programs may use registers
 /// `0 .. REGISTERS` (throng-cpu-ref's default `ProgramLimits::max_registers`).
@@ -67,6 +68,19 @@ pub fn palette_source() -> String {
 /// Linear blend skinning: entry point [`MAIN`], one thread per (instance, vertex).
 pub fn skinning_source() -> String {
     compose(&[SKINNING])
+}
+
+/// Entry points of the raster module: the crowd (vertex pulling from skinned output) and the
+/// ground grid.
+pub const CROWD_VS: &str = "crowd_vs";
+pub const CROWD_FS: &str = "crowd_fs";
+pub const GROUND_VS: &str = "ground_vs";
+pub const GROUND_FS: &str = "ground_fs";
+
+/// The offscreen raster pass: entry points [`CROWD_VS`] / [`CROWD_FS`] (one instanced draw per
+/// chunk) and [`GROUND_VS`] / [`GROUND_FS`]. Self-contained: it shares no compute math.
+pub fn raster_source() -> String {
+    RASTER.to_owned()
 }
 
 /// Every composed module with a name, for validation and tools.

@@ -1,8 +1,10 @@
 //! Subcommands. Each returns a [`CliError`] that `main` prints as one line.
 
+mod bench;
 mod character;
 mod cook;
 mod inspect;
+mod parity;
 mod pose;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +29,10 @@ enum Command {
     Pose(pose::Args),
     /// Write the built-in generated character as a .glb.
     Character(character::Args),
+    /// Check GPU evaluation against the CPU reference on random programs (DESIGN.md §6).
+    Parity(parity::Args),
+    /// Measure the CPU reference (one thread and rayon) and the GPU path on crowds (docs/benchmark.md).
+    Bench(bench::Args),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -35,6 +41,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),
+        Command::Parity(a) => parity::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }
 
@@ -48,6 +56,12 @@ pub enum CliError {
     Package { path: PathBuf, source: throng_cook::PackageError },
     #[error(transparent)]
     Program(#[from] throng_cpu_ref::ProgramError),
+    #[error(transparent)]
+    Gpu(#[from] throng_gpu::GpuError),
+    #[error("parity failed: a GPU result exceeds its tolerance (see the report above)")]
+    ParityFailed,
+    #[error(transparent)]
+    Bench(#[from] throng_bench::BenchError),
     #[error("{0}")]
     Usage(String),
 }
@@ -67,6 +81,20 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 fn load_package(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
     let bytes = read_file(path)?;
     throng_cook::read_package(&bytes).map_err(|source| CliError::Package { path: path.to_owned(), source })
+}
+
+/// A package from a .throng file, or cooked from a .glb / .gltf with the default profile.
+fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("throng")) {
+        return load_package(path);
+    }
+    Ok(throng_cook::cook_file(path, &throng_cook::Profile::DEFAULT)?.0)
+}
+
+/// The generated character, cooked with the default profile.
+fn builtin_character() -> Result<throng_cpu_ref::Package, CliError> {
+    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
+    Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
 }
 
 fn print_json(value: &serde_json::Value) {

@@ -17,17 +17,23 @@ use super::hierarchy::node_label;
 use super::rig::{check_scale, unit_quat, Rig};
 use super::CookError;
 
+/// The clip name of an animation: its name, or `animation{index}`.
+pub(super) fn animation_name(anim: &gltf::Animation) -> String {
+    anim.name().map(str::to_string).unwrap_or_else(|| format!("animation{}", anim.index()))
+}
+
+/// The source clips, each with the index of the animation it comes from.
 pub(super) fn read(
     doc: &Document,
     rig: &Rig,
     buffers: &Buffers,
     warnings: &mut Vec<String>,
-) -> Result<Vec<SourceClip>, CookError> {
+) -> Result<Vec<(usize, SourceClip)>, CookError> {
     let file = buffers.file;
     check_targets(doc, file)?;
     let mut clips = Vec::new();
     for anim in doc.animations() {
-        let name = anim.name().map(str::to_string).unwrap_or_else(|| format!("animation{}", anim.index()));
+        let name = animation_name(&anim);
         let mut per_skeleton: Vec<Vec<Channel>> = vec![Vec::new(); rig.skeletons.len()];
         let mut targets = HashSet::new();
         let mut duration = 0.0f32;
@@ -69,7 +75,8 @@ pub(super) fn read(
         }
         for (skeleton, channels) in per_skeleton.into_iter().enumerate() {
             if !channels.is_empty() {
-                clips.push(SourceClip { name: name.clone(), skeleton: skeleton as u32, channels, duration });
+                let clip = SourceClip { name: name.clone(), skeleton: skeleton as u32, channels, duration };
+                clips.push((anim.index(), clip));
             }
         }
     }

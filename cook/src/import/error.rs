@@ -1,5 +1,6 @@
 //! Cook errors. Every variant names the source file and the place in it (node, accessor,
-//! animation channel, key, mesh, vertex) so that a user can find the fault in their exporter.
+//! animation channel, key, mesh, vertex; for clip metadata the line when the file has lines, and
+//! the key) so that a user can find the fault in their exporter or sidecar.
 
 use thiserror::Error;
 use throng_cpu_ref::SkeletonError;
@@ -58,4 +59,6 @@ pub enum CookError {
     UnknownProfile { name: String, valid: String },
     #[error("{file}: clip '{clip}': {reason}")]
     Clip { file: String, clip: String, reason: String },
+    #[error("{file}{}: {key}: {reason}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Metadata { file: String, line: Option<usize>, key: String, reason: String },
 }

@@ -44,6 +44,8 @@
 //! after the animation (or `animation{index}`); its duration is the last key time over all the
 //! animation's transform channels (on every skeleton, so the clips of one animation agree;
 //! skipped morph-weight channels do not count). Clip time is absolute: keys may start after 0.
+//! Each clip's events, sync markers and root-motion request come from the animation's glTF
+//! `extras` and the file's sidecar TOML ([`meta`], docs/events-and-root-motion.md).
 //!
 //! [`SkinnedMesh`]: throng_cpu_ref::SkinnedMesh
 //! [`SourceClip`]: throng_cpu_ref::SourceClip
@@ -53,6 +55,7 @@ mod animation;
 mod error;
 mod hierarchy;
 mod mesh;
+pub mod meta;
 mod rig;
 
 use std::path::Path;
@@ -61,33 +64,51 @@ use throng_cpu_ref::{Package, SourceClip};
 
 use accessor::Buffers;
 pub use error::CookError;
+pub use meta::{sidecar_path, ClipMeta, Origin, Placed, RootMotionRequest};
 pub use rig::SYNTHETIC_ROOT_NAME;
 
 /// What a glTF file holds, before cooking: skeletons, skins and meshes in a package with no clips,
-/// the source curves of every animation per skeleton, and warnings for the report.
+/// the source curves of every animation per skeleton, their metadata, and warnings for the report.
 #[derive(Clone, Debug)]
 pub struct Imported {
     /// Display name of the source (the file path).
     pub source: String,
     pub package: Package,
     pub source_clips: Vec<SourceClip>,
+    /// Events, markers and root-motion request of each source clip, in the same order; a clip
+    /// past the end of this list (a hand-built import) has none.
+    pub clip_meta: Vec<ClipMeta>,
     pub warnings: Vec<String>,
 }
 
-/// Imports a `.gltf` (buffers may be external files next to it) or `.glb` file.
+/// Imports a `.gltf` (buffers may be external files next to it) or `.glb` file, with the clip
+/// metadata of its sidecar ([`sidecar_path`]) when that file exists.
 pub fn import_file(path: &Path) -> Result<Imported, CookError> {
     let source = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| CookError::Io { file: source.clone(), message: e.to_string() })?;
-    import(&bytes, &source, Some(path.parent().unwrap_or(Path::new("."))))
+    let io = |file: String| move |e: std::io::Error| CookError::Io { file, message: e.to_string() };
+    let bytes = std::fs::read(path).map_err(io(source.clone()))?;
+    let sidecar_file = sidecar_path(path);
+    let sidecar = match std::fs::read_to_string(&sidecar_file) {
+        Ok(text) => Some(meta::SidecarText { file: sidecar_file.display().to_string(), text }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(sidecar_file.display().to_string())(e)),
+    };
+    import(&bytes, &source, Some(path.parent().unwrap_or(Path::new("."))), sidecar.as_ref())
 }
 
 /// Imports glTF or GLB bytes; `source` names them in errors. External buffer files cannot be
-/// resolved from a slice: only embedded (`data:`) and GLB buffers are read.
+/// resolved from a slice: only embedded (`data:`) and GLB buffers are read, and there is no
+/// sidecar (metadata comes from the glTF extras alone).
 pub fn import_slice(bytes: &[u8], source: &str) -> Result<Imported, CookError> {
-    import(bytes, source, None)
+    import(bytes, source, None, None)
 }
 
-fn import(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported, CookError> {
+fn import(
+    bytes: &[u8],
+    file: &str,
+    base: Option<&Path>,
+    sidecar: Option<&meta::SidecarText>,
+) -> Result<Imported, CookError> {
     let parse = |message: String| CookError::Parse { file: file.to_string(), message };
     check_glb_header(bytes).map_err(|m| parse(m.to_string()))?;
     let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse(e.to_string()))?;
@@ -103,9 +124,12 @@ fn import(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported, Coo
     let rig = rig::build(doc, &tree, &buffers)?;
     let mut warnings = Vec::new();
     let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
-    let source_clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
+    let clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
+    let metas = meta::read(doc, file, sidecar)?;
+    let clip_meta = clips.iter().map(|(a, _)| metas.get(*a).cloned().unwrap_or_default()).collect();
+    let source_clips = clips.into_iter().map(|(_, c)| c).collect();
     let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new() };
-    Ok(Imported { source: file.to_string(), package, source_clips, warnings })
+    Ok(Imported { source: file.to_string(), package, source_clips, clip_meta, warnings })
 }
 
 /// `gltf-json`'s validator indexes the accessor named by each `POSITION` attribute without a

@@ -20,8 +20,9 @@ pub use writer::write_package;
 
 /// The first eight bytes of every package.
 pub const MAGIC: [u8; 8] = *b"THRNGPKG";
-/// Format version written by this build; the reader accepts exactly this version.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written by this build; the reader accepts exactly this version (version 2 added
+/// the events' flags and the root-motion trajectory to clip records).
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before the section table. The content hash covers every byte after them.
 pub const HEADER_SIZE: usize = 32;
 /// Bytes per section table entry: kind u32, flags u32, offset u64, size u64.
@@ -34,6 +35,8 @@ pub const SECTION_OPTIONAL: u32 = 1;
 pub const ENCODING_UNCOMPRESSED: u32 = 1;
 /// Largest deviation of a stored rotation's length from 1 the reader accepts.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
+/// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
+pub const EVENT_REVERSIBLE: u32 = 1;
 
 /// The section kinds this version knows; each appears exactly once in a package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

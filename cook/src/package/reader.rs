@@ -2,16 +2,16 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::{
-    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding,
-    SkinnedMesh, SubTrack, SubTrackKind, Trs,
+    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
+    RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::cursor::Cursor;
 use super::validate::validate_package;
 use super::{
-    PackageError, SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC,
-    SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    PackageError, SectionKind, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
+    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Bytes of a skeleton record before its joint arrays.
@@ -21,7 +21,11 @@ const SKIN_HEADER: u64 = 16;
 /// Bytes of a mesh record before its vertex arrays.
 const MESH_HEADER: u64 = 24;
 /// Bytes of a clip record before its events.
-const CLIP_HEADER: u64 = 72;
+const CLIP_HEADER: u64 = 80;
+/// Bytes of an event: time, name, flags, reserved.
+const EVENT_SIZE: u64 = 24;
+/// Bytes of a sync marker: time, name.
+const MARKER_SIZE: u64 = 16;
 
 /// Parses and validates a package. Never panics and allocates no more than the input's size
 /// justifies; every failure says what was wrong and where.
@@ -388,8 +392,46 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
     let event_count = c.u32("event_count")?;
     let marker_count = c.u32("marker_count")?;
     let payload_size = c.u64("payload_size")?;
-    let events = c.vec(event_count, 16, "events", |c, _| read_event(c, names))?;
-    let markers = c.vec(marker_count, 16, "markers", |c, _| read_event(c, names))?;
+    let policy_offset = c.offset();
+    let policy = c.u32("root_motion_policy")?;
+    let joint_offset = c.offset();
+    let joint = c.u32("root_motion_joint")?;
+    let policy = match policy {
+        0 if joint != 0 => {
+            return Err(PackageError::NonZeroPadding {
+                section: c.section(),
+                offset: joint_offset + u64::from(joint.trailing_zeros() / 8),
+            })
+        }
+        0 => None,
+        1 => Some(RootMotionPolicy::Planar),
+        2 => Some(RootMotionPolicy::Full),
+        value => {
+            return Err(PackageError::BadValue {
+                section: c.section(),
+                field: "root_motion_policy",
+                offset: policy_offset,
+                value: value.into(),
+            })
+        }
+    };
+    let events = c.vec(event_count, EVENT_SIZE, "events", |c, _| read_event(c, names))?;
+    let markers = c.vec(marker_count, MARKER_SIZE, "markers", |c, _| {
+        read_marker(c, names)
+    })?;
+    let root_motion = match policy {
+        None => None,
+        Some(policy) => Some(RootMotion {
+            joint,
+            policy,
+            translations: c.vec(sample_count, 12, "root_motion translations", |c, _| {
+                c.f32s("root_motion translation").map(Vec3::from_array)
+            })?,
+            rotations: c.vec(sample_count, 16, "root_motion rotations", |c, _| {
+                c.f32s("root_motion rotation").map(Quat::from_array)
+            })?,
+        }),
+    };
     let mut p = c.sub(payload_size, "payload")?;
     let sub_track_count = p.u32("sub_track_count")?;
     let value_count = p.u32("value_count")?;
@@ -424,6 +466,7 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
         values,
         events,
         markers,
+        root_motion,
     })
 }
 
@@ -448,8 +491,29 @@ fn read_enum<T: Copy, const N: usize>(
 
 fn read_event(c: &mut Cursor, names: &mut Names) -> Result<ClipEvent, PackageError> {
     let time = c.f64("event time")?;
+    let name = names.read(c, "event name")?;
+    let flags_offset = c.offset();
+    let flags = c.u32("event flags")?;
+    if flags & !EVENT_REVERSIBLE != 0 {
+        return Err(PackageError::BadValue {
+            section: c.section(),
+            field: "event flags",
+            offset: flags_offset,
+            value: flags.into(),
+        });
+    }
+    c.zeros(4, "reserved")?;
     Ok(ClipEvent {
+        name,
         time,
-        name: names.read(c, "event name")?,
+        reversible: flags & EVENT_REVERSIBLE != 0,
+    })
+}
+
+fn read_marker(c: &mut Cursor, names: &mut Names) -> Result<SyncMarker, PackageError> {
+    let time = c.f64("marker time")?;
+    Ok(SyncMarker {
+        time,
+        name: names.read(c, "marker name")?,
     })
 }

@@ -1,8 +1,11 @@
-//! The invariants the evaluator relies on, checked on a decoded package: every cross-reference
-//! in range, every float finite, rotations unit, scales positive, clip timing consistent.
+//! The invariants the evaluator and control rely on, checked on a decoded package: every
+//! cross-reference in range, every float finite, rotations unit, scales positive, clip timing
+//! consistent, events and markers sorted and canonical, trajectories well-formed.
 //! Structure (array lengths, skeleton order) is already settled by decoding.
 
-use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrackKind};
+use throng_cpu_ref::{
+    Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrackKind,
+};
 
 use super::{PackageError, UNIT_TOLERANCE};
 
@@ -206,8 +209,12 @@ fn validate_clip(i: usize, c: &Clip, skeletons: &[Skeleton]) -> Result<(), Packa
     for t in 0..c.sub_tracks.len() {
         check_sub_track(c, t).map_err(|what| err("sub_tracks", what))?;
     }
-    check_times(c, &c.events).map_err(|what| err("events", what))?;
-    check_times(c, &c.markers).map_err(|what| err("markers", what))
+    let events: Vec<(f64, &str)> = c.events.iter().map(|e| (e.time, e.name.as_str())).collect();
+    check_times(c, &events, false).map_err(|what| err("events", what))?;
+    let markers: Vec<(f64, &str)> = c.markers.iter().map(|m| (m.time, m.name.as_str())).collect();
+    let canonical = c.loop_policy == LoopPolicy::Loop;
+    check_times(c, &markers, canonical).map_err(|what| err("markers", what))?;
+    check_root_motion(c, skeleton.joint_count()).map_err(|what| err("root_motion", what))
 }
 
 /// Sample `i` lies at `min(i / rate, duration)` and the last one at the duration, so the duration
@@ -268,16 +275,74 @@ fn check_sub_track(c: &Clip, t: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn check_times(c: &Clip, list: &[ClipEvent]) -> Result<(), String> {
-    match list
-        .iter()
-        .enumerate()
-        .find(|(_, e)| !(e.time >= 0.0 && e.time <= c.duration))
-    {
-        Some((k, e)) => Err(format!(
-            "{k} ('{}') at {} s lies outside [0, {}] s",
-            e.name, e.time, c.duration
+/// Times `(time, name)` lie in [0, duration] (or [0, duration) when `canonical`, a looping clip's
+/// markers) and strictly increase by (time, name); a clip of zero duration has none.
+fn check_times(c: &Clip, list: &[(f64, &str)], canonical: bool) -> Result<(), String> {
+    if c.duration == 0.0 && !list.is_empty() {
+        return Err(format!(
+            "{} on a clip of zero duration",
+            list.len()
+        ));
+    }
+    let end = if canonical { "[0, {d})" } else { "[0, {d}]" };
+    for (k, &(time, name)) in list.iter().enumerate() {
+        let inside = time >= 0.0 && (time < c.duration || (!canonical && time == c.duration));
+        if !inside {
+            return Err(format!(
+                "{k} ('{name}') at {time} s lies outside {} s",
+                end.replace("{d}", &c.duration.to_string())
+            ));
+        }
+    }
+    match list.windows(2).position(|w| {
+        w[0].0.total_cmp(&w[1].0).then_with(|| w[0].1.cmp(w[1].1)) != std::cmp::Ordering::Less
+    }) {
+        Some(k) => Err(format!(
+            "{} ('{}' at {} s) does not come after {k} ('{}' at {} s) in (time, name) order",
+            k + 1,
+            list[k + 1].1,
+            list[k + 1].0,
+            list[k].1,
+            list[k].0
         )),
         None => Ok(()),
     }
+}
+
+/// The motion joint exists; the trajectory is finite with unit rotations; a planar one lies in the
+/// ground plane (translation y = 0, rotation about +Y only). Lengths equal the sample count by
+/// construction of the record.
+fn check_root_motion(c: &Clip, joint_count: usize) -> Result<(), String> {
+    let Some(m) = &c.root_motion else {
+        return Ok(());
+    };
+    if m.joint as usize >= joint_count {
+        return Err(format!(
+            "joint {} does not exist (the skeleton has {joint_count})",
+            m.joint
+        ));
+    }
+    let samples = c.sample_count as usize;
+    if m.translations.len() != samples || m.rotations.len() != samples {
+        return Err(format!(
+            "{} translations and {} rotations for {samples} samples",
+            m.translations.len(),
+            m.rotations.len()
+        ));
+    }
+    let planar = m.policy == RootMotionPolicy::Planar;
+    for (i, (t, q)) in m.translations.iter().zip(&m.rotations).enumerate() {
+        if !t.is_finite() || !q.is_finite() {
+            return Err(format!("sample {i} is not finite: {t}, {q}"));
+        }
+        if !is_unit(&q.to_array()) {
+            return Err(format!("sample {i} rotation {q} is not unit"));
+        }
+        if planar && (t.y != 0.0 || q.x != 0.0 || q.z != 0.0) {
+            return Err(format!(
+                "sample {i} ({t}, {q}) leaves the ground plane of a planar trajectory"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -3,12 +3,12 @@
 use std::collections::HashMap;
 
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
-use throng_cpu_ref::{Clip, ClipEvent, Package, Skeleton, SkinBinding, SkinnedMesh, Trs};
+use throng_cpu_ref::{Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
-    SectionKind, ENCODING_UNCOMPRESSED, FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN,
-    SECTION_ENTRY_SIZE,
+    SectionKind, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION, HEADER_SIZE, MAGIC,
+    SECTION_ALIGN, SECTION_ENTRY_SIZE,
 };
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
@@ -124,10 +124,24 @@ fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
         out.u32(len32(c.events.len()));
         out.u32(len32(c.markers.len()));
         out.u64(payload_size as u64);
-        c.events
-            .iter()
-            .chain(&c.markers)
-            .for_each(|e| out.event(strings, e));
+        let (policy, joint) = match &c.root_motion {
+            None => (0, 0),
+            Some(m) => (
+                match m.policy {
+                    RootMotionPolicy::Planar => 1,
+                    RootMotionPolicy::Full => 2,
+                },
+                m.joint,
+            ),
+        };
+        out.u32(policy);
+        out.u32(joint);
+        c.events.iter().for_each(|e| out.event(strings, e));
+        c.markers.iter().for_each(|m| out.marker(strings, m));
+        if let Some(m) = &c.root_motion {
+            m.translations.iter().for_each(|t| out.f32s(&t.to_array()));
+            m.rotations.iter().for_each(|q| out.f32s(&q.to_array()));
+        }
         out.u32(len32(c.sub_tracks.len()));
         out.u32(len32(c.values.len()));
         for t in &c.sub_tracks {
@@ -212,5 +226,12 @@ impl Out {
     fn event(&mut self, strings: &mut Strings, e: &ClipEvent) {
         self.f64(e.time);
         self.str(strings, &e.name);
+        self.u32(if e.reversible { EVENT_REVERSIBLE } else { 0 });
+        self.u32(0);
+    }
+
+    fn marker(&mut self, strings: &mut Strings, m: &SyncMarker) {
+        self.f64(m.time);
+        self.str(strings, &m.name);
     }
 }

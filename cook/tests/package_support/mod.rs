@@ -4,8 +4,8 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::{
-    Clip, ClipEvent, LoopPolicy, Package, Skeleton, SkinBinding, SkinnedMesh, SubTrack,
-    SubTrackKind, Trs, NO_PARENT,
+    Clip, ClipEvent, LoopPolicy, Package, RootMotion, RootMotionPolicy, Skeleton, SkinBinding,
+    SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs, NO_PARENT,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -146,11 +146,12 @@ fn clip(
         values,
         events: vec![],
         markers: vec![],
+        root_motion: None,
     }
 }
 
 /// Two skeletons, two skins, two meshes (with and without normals), two clips using all
-/// three sub-track kinds, events and markers.
+/// three sub-track kinds, events (reversible and not), markers, and a planar trajectory on one.
 pub fn sample_package() -> Package {
     use SubTrackKind::{Animated as A, Constant as C, Default as D};
     let big = branching_skeleton();
@@ -226,22 +227,35 @@ pub fn sample_package() -> Package {
         ClipEvent {
             name: "footstep".into(),
             time: 0.03,
+            reversible: true,
         },
         ClipEvent {
             name: "land".into(),
             time: 0.09,
+            reversible: false,
         },
     ];
     walk.markers = vec![
-        ClipEvent {
+        SyncMarker {
             name: "left".into(),
             time: 0.0,
         },
-        ClipEvent {
+        SyncMarker {
             name: "right".into(),
             time: 0.045,
         },
     ];
+    // A planar trajectory: forward along z while turning about +Y.
+    walk.root_motion = Some(RootMotion {
+        joint: 0,
+        policy: RootMotionPolicy::Planar,
+        translations: (0..4)
+            .map(|i| Vec3::new(0.01 * i as f32, 0.0, 0.1 * i as f32))
+            .collect(),
+        rotations: (0..4)
+            .map(|i| Quat::from_rotation_y(0.2 * i as f32))
+            .collect(),
+    });
     let mut pose = clip("pose", 1, &small, &[D, C, D, C, D, C], 0.0, 60.0, 1);
     pose.loop_policy = LoopPolicy::Once;
     pose.profile = "hero".into();
@@ -348,10 +362,27 @@ pub fn structural_ranges(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
         at + 24 + 12 * v + 12 * normals + 8 * v + 16 * v + 4 * indices
     });
     walk_table(CLIPS, &mut out, &|at, out| {
-        out.push(at + 44..at + 72); // sample_count, encoding, codec_version, event/marker counts, payload_size
-        let events = u32_at(bytes, at + 56) as usize + u32_at(bytes, at + 60) as usize;
+        // sample_count, encoding, codec_version, event/marker counts, payload_size, root-motion policy
+        out.push(at + 44..at + 76);
+        let sample_count = u32_at(bytes, at + 44) as usize;
+        let events = u32_at(bytes, at + 56) as usize;
+        let markers = u32_at(bytes, at + 60) as usize;
         let payload_size = u64_at(bytes, at + 64) as usize;
-        let payload = at + 72 + 16 * events;
+        let policy = u32_at(bytes, at + 72);
+        if policy == 0 {
+            out.push(at + 76..at + 80); // the joint is reserved without root motion
+        }
+        let mut cursor = at + 80;
+        for _ in 0..events {
+            // flags: bit 0 is the reversible flag, every other bit is reserved; then a reserved word
+            out.push(cursor + 17..cursor + 24);
+            cursor += 24;
+        }
+        cursor += 16 * markers;
+        if policy != 0 {
+            cursor += 28 * sample_count;
+        }
+        let payload = cursor;
         out.push(payload..payload + 8); // sub_track_count, value_count
         let sub_tracks = u32_at(bytes, payload) as usize;
         let values = u32_at(bytes, payload + 4) as usize;
@@ -387,7 +418,7 @@ pub fn split(bytes: &[u8]) -> Vec<(u32, u32, Vec<u8>)> {
 pub fn assemble(sections: &[(u32, u32, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"THRNGPKG");
-    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&2u32.to_le_bytes());
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
     out.extend_from_slice(&[0; 16]);
     let mut offset = (32 + 24 * sections.len()).next_multiple_of(16);

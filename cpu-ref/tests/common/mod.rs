@@ -104,6 +104,7 @@ pub fn pose_clip(pose: &[Trs], skeleton: u32) -> throng_cpu_ref::Clip {
         values,
         events: vec![],
         markers: vec![],
+        root_motion: None,
     }
 }
 

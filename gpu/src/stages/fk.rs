@@ -31,7 +31,11 @@ impl FkStage {
         );
         let fallback = p.remove(1);
         let fast = p.remove(0);
-        FkStage { fast, fallback, layout }
+        FkStage {
+            fast,
+            fallback,
+            layout,
+        }
     }
 
     /// True when a skeleton of `joints` joints takes the workgroup-memory path.
@@ -39,7 +43,17 @@ impl FkStage {
         joints <= throng_shaders::FK_WORKGROUP
     }
 
-    pub fn bind(&self, device: &wgpu::Device, params: &wgpu::Buffer, b: &FkBindings) -> wgpu::BindGroup {
-        bind_group(device, &self.layout, params, &[b.joint_table, b.headers, b.locals, b.components])
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        b: &FkBindings,
+    ) -> wgpu::BindGroup {
+        bind_group(
+            device,
+            &self.layout,
+            params,
+            &[b.joint_table, b.headers, b.locals, b.components],
+        )
     }
 }

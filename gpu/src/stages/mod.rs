@@ -20,7 +20,11 @@ pub(crate) struct Range<'a> {
 
 impl<'a> Range<'a> {
     pub fn whole(buffer: &'a wgpu::Buffer) -> Self {
-        Range { buffer, offset: 0, size: buffer.size() }
+        Range {
+            buffer,
+            offset: 0,
+            size: buffer.size(),
+        }
     }
 
     fn resource(&self) -> wgpu::BindingResource<'a> {
@@ -49,17 +53,25 @@ fn params_entry() -> wgpu::BindGroupLayoutEntry {
 /// Storage bindings `1 ..` in order; `true` marks read-write.
 fn layout(device: &wgpu::Device, label: &str, storage: &[bool]) -> wgpu::BindGroupLayout {
     let mut entries = vec![params_entry()];
-    entries.extend(storage.iter().enumerate().map(|(i, &write)| wgpu::BindGroupLayoutEntry {
-        binding: i as u32 + 1,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: !write },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }));
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
+    entries.extend(
+        storage
+            .iter()
+            .enumerate()
+            .map(|(i, &write)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32 + 1,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: !write },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }),
+    );
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
 }
 
 /// A bind group of `params` (one `Params` wide, offset chosen at dispatch) and `storage` in order.
@@ -71,13 +83,27 @@ fn bind_group(
 ) -> wgpu::BindGroup {
     let mut entries = vec![wgpu::BindGroupEntry {
         binding: 0,
-        resource: Range { buffer: params, offset: 0, size: std::mem::size_of::<Params>() as u64 }.resource(),
+        resource: Range {
+            buffer: params,
+            offset: 0,
+            size: std::mem::size_of::<Params>() as u64,
+        }
+        .resource(),
     }];
-    entries.extend(storage.iter().enumerate().map(|(i, r)| wgpu::BindGroupEntry {
-        binding: i as u32 + 1,
-        resource: r.resource(),
-    }));
-    device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout, entries: &entries })
+    entries.extend(
+        storage
+            .iter()
+            .enumerate()
+            .map(|(i, r)| wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: r.resource(),
+            }),
+    );
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout,
+        entries: &entries,
+    })
 }
 
 /// A compute pipeline for `entry` of `source` with `layout` as group 0.
@@ -131,7 +157,14 @@ pub(crate) fn dispatch_threads(
     size: u32,
     max_x: u32,
 ) {
-    dispatch_groups(pass, pipeline, group, params_offset, threads.div_ceil(u64::from(size)), max_x);
+    dispatch_groups(
+        pass,
+        pipeline,
+        group,
+        params_offset,
+        threads.div_ceil(u64::from(size)),
+        max_x,
+    );
 }
 
 /// Records one dispatch of `groups` workgroups.

@@ -20,16 +20,28 @@ impl PaletteStage {
     pub fn new(device: &wgpu::Device) -> Self {
         let layout = layout(device, "palette", &[false, false, false, false, true]);
         let source = throng_shaders::palette_source();
-        let pipeline = pipeline(device, "palette", &source, &[throng_shaders::MAIN], &layout).remove(0);
+        let pipeline =
+            pipeline(device, "palette", &source, &[throng_shaders::MAIN], &layout).remove(0);
         PaletteStage { pipeline, layout }
     }
 
-    pub fn bind(&self, device: &wgpu::Device, params: &wgpu::Buffer, b: &PaletteBindings) -> wgpu::BindGroup {
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        b: &PaletteBindings,
+    ) -> wgpu::BindGroup {
         bind_group(
             device,
             &self.layout,
             params,
-            &[b.skin_joints, b.inverse_bind, b.headers, b.components, b.palettes],
+            &[
+                b.skin_joints,
+                b.inverse_bind,
+                b.headers,
+                b.components,
+                b.palettes,
+            ],
         )
     }
 }

@@ -21,18 +21,30 @@ pub(crate) struct ProgramBindings<'a> {
 
 impl ProgramStage {
     pub fn new(device: &wgpu::Device) -> Self {
-        let layout = layout(device, "program", &[false, false, false, false, false, false, false, true]);
+        let layout = layout(
+            device,
+            "program",
+            &[false, false, false, false, false, false, false, true],
+        );
         let source = throng_shaders::program_source();
-        let pipeline = pipeline(device, "program", &source, &[throng_shaders::MAIN], &layout).remove(0);
+        let pipeline =
+            pipeline(device, "program", &source, &[throng_shaders::MAIN], &layout).remove(0);
         ProgramStage { pipeline, layout }
     }
 
-    pub fn bind(&self, device: &wgpu::Device, params: &wgpu::Buffer, b: &ProgramBindings) -> wgpu::BindGroup {
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        b: &ProgramBindings,
+    ) -> wgpu::BindGroup {
         bind_group(
             device,
             &self.layout,
             params,
-            &[b.clips, b.tracks, b.values, b.masks, b.headers, b.ops, b.weights, b.locals],
+            &[
+                b.clips, b.tracks, b.values, b.masks, b.headers, b.ops, b.weights, b.locals,
+            ],
         )
     }
 }

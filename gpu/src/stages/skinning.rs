@@ -19,11 +19,28 @@ impl SkinningStage {
     pub fn new(device: &wgpu::Device) -> Self {
         let layout = layout(device, "skinning", &[false, false, false, true]);
         let source = throng_shaders::skinning_source();
-        let pipeline = pipeline(device, "skinning", &source, &[throng_shaders::MAIN], &layout).remove(0);
+        let pipeline = pipeline(
+            device,
+            "skinning",
+            &source,
+            &[throng_shaders::MAIN],
+            &layout,
+        )
+        .remove(0);
         SkinningStage { pipeline, layout }
     }
 
-    pub fn bind(&self, device: &wgpu::Device, params: &wgpu::Buffer, b: &SkinningBindings) -> wgpu::BindGroup {
-        bind_group(device, &self.layout, params, &[b.vertices, b.palettes, b.placements, b.skinned])
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        b: &SkinningBindings,
+    ) -> wgpu::BindGroup {
+        bind_group(
+            device,
+            &self.layout,
+            params,
+            &[b.vertices, b.palettes, b.placements, b.skinned],
+        )
     }
 }

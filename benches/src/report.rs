@@ -1,0 +1,299 @@
+//! What one benchmark run measured, as JSON (serde) and as text tables.
+//!
+//! Every time is the median over a measurement's timed frames, in milliseconds per frame.
+//! "pose" is program + FK (component transforms), "frame" adds palette + skinning.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+use throng_gpu::AdapterReport;
+
+use crate::Shape;
+
+/// One run: the machine's view and one row per (subject, shape, instance count).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The GPU adapter measured, `None` when the run had none.
+    pub adapter: Option<AdapterReport>,
+    /// Threads of the rayon pool (the CPU-rayon columns).
+    pub rayon_threads: usize,
+    /// Most timed frames per measurement.
+    pub frames_max: u32,
+    /// A measurement stops early once its timed frames add up to this.
+    pub budget_ms: f64,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub subject: String,
+    pub shape: Shape,
+    pub ops_per_program: usize,
+    pub instances: usize,
+    pub joints: usize,
+    pub palette_entries: usize,
+    pub vertices: usize,
+    /// The CPU reference on one thread.
+    pub cpu: CpuTiming,
+    /// The CPU reference over rayon, one block of instances per thread.
+    pub cpu_rayon: CpuTiming,
+    pub gpu: Option<GpuTiming>,
+    pub derived: Derived,
+}
+
+/// Medians of the CPU passes.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuTiming {
+    /// Program + FK of every instance.
+    pub pose_ms: f64,
+    /// Palette + skinning (positions and normals) of every instance.
+    pub skin_ms: f64,
+    /// Median of pose + skin per frame.
+    pub frame_ms: f64,
+    pub frames: usize,
+}
+
+/// The GPU path: wall times of whole frames (`Runtime::frame` to the queue going idle), the
+/// stage times of timestamp queries where the adapter has them, and what a frame moves.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuTiming {
+    /// Wall time of a pose-only frame (program + FK dispatches; the batch has no skin).
+    pub pose_ms: f64,
+    pub pose_frames: usize,
+    /// Wall time of a whole frame (program, FK, palette, skinning); `None` when skinning was
+    /// skipped (see `skinning_skipped`).
+    pub frame_ms: Option<f64>,
+    pub frame_frames: usize,
+    /// `"timestamps"` when `stages` come from GPU timestamp queries, `"wall"` when the adapter
+    /// has none (then only the wall times above exist).
+    pub stage_timing: &'static str,
+    /// GPU time per stage of whole frames (medians), with timestamps only.
+    pub stages: Option<Stages>,
+    /// Dispatches of a whole frame (of a pose-only frame when skinning was skipped).
+    pub dispatches: usize,
+    pub pose_dispatches: usize,
+    pub chunks: usize,
+    /// Per-instance bytes uploaded per frame: header, ops, weights, placement.
+    pub bytes_per_instance: f64,
+    /// Everything written to the GPU per frame, with chunk parameters and padding.
+    pub upload_bytes: u64,
+    /// GPU memory held by the subject's package (uploaded once).
+    pub resident_bytes: u64,
+    /// Frame-buffer bytes per instance the stages write: local and component transforms,
+    /// palette, skinned vertices.
+    pub output_bytes_per_instance: u64,
+    pub skinning_skipped: Option<String>,
+}
+
+/// Stage medians from timestamp queries, ms.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stages {
+    pub program_ms: f64,
+    pub fk_ms: f64,
+    pub palette_ms: f64,
+    pub skinning_ms: f64,
+}
+
+/// Figures derived from the timings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Derived {
+    /// Pose time per joint evaluated, ns (comparable with ozz's sample + local-to-model).
+    pub pose_ns_per_joint: Paths,
+    /// Joints posed per second (`instances × joints / pose time`).
+    pub pose_joints_per_s: Paths,
+    /// Whole-frame time per skinned vertex, ns (0 without a skin).
+    pub frame_ns_per_vertex: Paths,
+    /// Throughput of CPU-rayon over the single-threaded CPU: `cpu ms / cpu_rayon ms`.
+    pub rayon_over_cpu: Ratios,
+    /// Throughput of the GPU path over the single-threaded CPU: `cpu ms / gpu ms`.
+    pub gpu_over_cpu: Option<Ratios>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Paths {
+    pub cpu: f64,
+    pub cpu_rayon: f64,
+    pub gpu: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Ratios {
+    pub pose: f64,
+    pub frame: Option<f64>,
+}
+
+impl Derived {
+    pub fn new(
+        instances: usize,
+        joints: usize,
+        vertices: usize,
+        cpu: &CpuTiming,
+        rayon: &CpuTiming,
+        gpu: Option<&GpuTiming>,
+    ) -> Derived {
+        let joint_count = (instances * joints) as f64;
+        let vertex_count = (instances * vertices) as f64;
+        let per = |ms: f64, count: f64| if count > 0.0 { ms * 1e6 / count } else { 0.0 };
+        let rate = |ms: f64| if ms > 0.0 { joint_count / (ms * 1e-3) } else { 0.0 };
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        Derived {
+            pose_ns_per_joint: Paths {
+                cpu: per(cpu.pose_ms, joint_count),
+                cpu_rayon: per(rayon.pose_ms, joint_count),
+                gpu: gpu.map(|g| per(g.pose_ms, joint_count)),
+            },
+            pose_joints_per_s: Paths {
+                cpu: rate(cpu.pose_ms),
+                cpu_rayon: rate(rayon.pose_ms),
+                gpu: gpu.map(|g| rate(g.pose_ms)),
+            },
+            frame_ns_per_vertex: Paths {
+                cpu: per(cpu.frame_ms, vertex_count),
+                cpu_rayon: per(rayon.frame_ms, vertex_count),
+                gpu: gpu.and_then(|g| g.frame_ms).map(|ms| per(ms, vertex_count)),
+            },
+            rayon_over_cpu: Ratios {
+                pose: ratio(cpu.pose_ms, rayon.pose_ms),
+                frame: Some(ratio(cpu.frame_ms, rayon.frame_ms)),
+            },
+            gpu_over_cpu: gpu.map(|g| Ratios {
+                pose: ratio(cpu.pose_ms, g.pose_ms),
+                frame: g.frame_ms.map(|ms| ratio(cpu.frame_ms, ms)),
+            }),
+        }
+    }
+}
+
+impl Report {
+    /// The run as three text tables: pose, whole frame, and what a GPU frame moves.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let adapter = self
+            .adapter
+            .as_ref()
+            .map_or("none (GPU columns empty)".to_string(), |a| a.to_string());
+        let _ = writeln!(
+            s,
+            "adapter: {adapter}\nrayon threads: {}; median of up to {} timed frames after a warm-up (a measurement stops once its frames pass {} ms)",
+            self.rayon_threads, self.frames_max, self.budget_ms
+        );
+        let _ = writeln!(s, "\npose = program + FK (ms per frame; GPU: wall time of a pose-only frame)");
+        let _ = writeln!(
+            s,
+            "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
+            "subject / shape", "N", "CPU ms", "rayon ms", "GPU ms", "CPU Mj/s", "ray Mj/s", "GPU Mj/s",
+            "CPU ns/j", "ray ns/j", "GPU ns/j", "ray/CPU", "GPU/CPU"
+        );
+        for r in &self.rows {
+            let d = &r.derived;
+            let g = r.gpu.as_ref();
+            let _ = writeln!(
+                s,
+                "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
+                label(r),
+                r.instances,
+                num(r.cpu.pose_ms),
+                num(r.cpu_rayon.pose_ms),
+                opt(g.map(|g| g.pose_ms)),
+                num(d.pose_joints_per_s.cpu * 1e-6),
+                num(d.pose_joints_per_s.cpu_rayon * 1e-6),
+                opt(d.pose_joints_per_s.gpu.map(|x| x * 1e-6)),
+                num(d.pose_ns_per_joint.cpu),
+                num(d.pose_ns_per_joint.cpu_rayon),
+                opt(d.pose_ns_per_joint.gpu),
+                times(Some(d.rayon_over_cpu.pose)),
+                times(d.gpu_over_cpu.as_ref().map(|x| x.pose)),
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nframe = pose + palette + skinning (ms per frame; GPU: wall time of a whole frame; stages from timestamp queries)"
+        );
+        let _ = writeln!(
+            s,
+            "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
+            "subject / shape", "N", "CPU ms", "rayon ms", "GPU ms", "ray/CPU", "GPU/CPU", "CPU ns/v", "GPU ns/v",
+            "GPU program/fk/palette/skin ms"
+        );
+        for r in &self.rows {
+            let d = &r.derived;
+            let g = r.gpu.as_ref();
+            let stages = g.map_or_else(String::new, |g| match (&g.stages, &g.skinning_skipped) {
+                (_, Some(why)) => format!("skinning skipped: {why}"),
+                (Some(t), None) => format!(
+                    "{}/{}/{}/{}",
+                    num(t.program_ms),
+                    num(t.fk_ms),
+                    num(t.palette_ms),
+                    num(t.skinning_ms)
+                ),
+                (None, None) => "wall time only".into(),
+            });
+            let _ = writeln!(
+                s,
+                "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
+                label(r),
+                r.instances,
+                num(r.cpu.frame_ms),
+                num(r.cpu_rayon.frame_ms),
+                opt(g.and_then(|g| g.frame_ms)),
+                times(d.rayon_over_cpu.frame),
+                times(d.gpu_over_cpu.as_ref().and_then(|x| x.frame)),
+                num(d.frame_ns_per_vertex.cpu),
+                opt(d.frame_ns_per_vertex.gpu),
+                stages,
+            );
+        }
+        if self.rows.iter().any(|r| r.gpu.is_some()) {
+            let _ = writeln!(s, "\nGPU frame: dispatches and chunks per frame (whole / pose-only), bytes");
+            let _ = writeln!(
+                s,
+                "{:<28} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
+                "subject / shape", "N", "dispatches", "chunks", "up B/inst", "up B/frame", "resident B", "out B/inst"
+            );
+            for r in &self.rows {
+                let Some(g) = &r.gpu else { continue };
+                let _ = writeln!(
+                    s,
+                    "{:<28} {:>7} | {:>6} / {:<1} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
+                    label(r),
+                    r.instances,
+                    g.dispatches,
+                    g.pose_dispatches,
+                    g.chunks,
+                    num(g.bytes_per_instance),
+                    g.upload_bytes,
+                    g.resident_bytes,
+                    g.output_bytes_per_instance,
+                );
+            }
+        }
+        s
+    }
+}
+
+fn label(r: &Row) -> String {
+    let mut l = format!("{} / {}", r.subject, r.shape.label());
+    if l.chars().count() > 28 {
+        l = l.chars().take(27).collect::<String>() + "…";
+    }
+    l
+}
+
+/// Three significant digits or so, without exponents.
+fn num(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), num)
+}
+
+fn times(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |x| format!("{}×", num(x)))
+}

@@ -1,0 +1,186 @@
+//! The crowd driver: ticks many instances of one controller with rayon and writes the program
+//! buffer the GPU consumes.
+//!
+//! Instances are split into fixed chunks of [`CHUNK`]; each chunk owns its scratch, tick output
+//! and event list, all allocated at creation, so a steady-state tick allocates nothing and its
+//! results (events in chunk order, programs, motion) do not depend on the number of threads.
+//!
+//! The program buffer has a fixed stride: instance `i`'s ops start at `i * limits.max_ops` and
+//! its weights at `i * limits.max_weights`; [`ProgramRange`] gives the offsets and counts (in
+//! ops and floats), so an upload is three contiguous arrays. Blend ops index weights relative
+//! to their instance's weight offset.
+
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+use throng_cpu_ref::{PoseOp, ProgramLimits};
+
+use crate::events::Event;
+use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
+use crate::program::compile;
+use crate::root_motion::{Motion, IDENTITY};
+
+/// Instances per chunk of work.
+pub const CHUNK: usize = 256;
+
+/// Where one instance's program lies in the [`ProgramBuffer`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct ProgramRange {
+    pub op_offset: u32,
+    pub op_count: u32,
+    pub weight_offset: u32,
+    pub weight_count: u32,
+}
+
+/// Every instance's pose program, contiguous.
+#[derive(Clone, Debug)]
+pub struct ProgramBuffer {
+    pub limits: ProgramLimits,
+    pub ops: Vec<PoseOp>,
+    pub weights: Vec<f32>,
+    pub ranges: Vec<ProgramRange>,
+}
+
+impl ProgramBuffer {
+    /// Instance `i`'s program as (ops, weights).
+    pub fn program(&self, i: usize) -> Option<(&[PoseOp], &[f32])> {
+        let r = self.ranges.get(i)?;
+        let ops = self.ops.get(r.op_offset as usize..(r.op_offset + r.op_count) as usize)?;
+        let weights = self.weights.get(r.weight_offset as usize..(r.weight_offset + r.weight_count) as usize)?;
+        Some((ops, weights))
+    }
+}
+
+/// One chunk's reusable working memory and results.
+#[derive(Clone, Debug)]
+struct Lane {
+    scratch: Scratch,
+    out: TickOutput,
+    events: Vec<Event>,
+    failures: Vec<(u32, TickError)>,
+}
+
+/// Many instances of one controller.
+#[derive(Clone, Debug)]
+pub struct Crowd {
+    pub instances: Vec<InstanceState>,
+    pub programs: ProgramBuffer,
+    /// Root motion each instance asked for on the last tick (identity where its tick failed).
+    pub motion: Vec<Motion>,
+    lanes: Vec<Lane>,
+}
+
+impl Crowd {
+    /// `count` instances on their initial states (ids `0..count`), with programs compiled.
+    pub fn new(ctl: &Controller, count: usize) -> Result<Self, TickError> {
+        let limits = ctl.limits();
+        let instances = (0..count).map(|i| ctl.spawn(i as u32)).collect::<Result<Vec<_>, _>>()?;
+        let chunks = count.div_ceil(CHUNK);
+        let lanes = (0..chunks)
+            .map(|_| Lane {
+                scratch: ctl.scratch(),
+                out: ctl.output(),
+                events: Vec::with_capacity(CHUNK * ctl.event_capacity),
+                failures: Vec::with_capacity(CHUNK),
+            })
+            .collect();
+        let programs = ProgramBuffer {
+            limits,
+            ops: vec![PoseOp::rest(0); count * limits.max_ops],
+            weights: vec![0.0; count * limits.max_weights],
+            ranges: vec![ProgramRange::default(); count],
+        };
+        let mut crowd = Crowd { instances, programs, motion: vec![IDENTITY; count], lanes };
+        crowd.compile_all(ctl);
+        Ok(crowd)
+    }
+
+    fn compile_all(&mut self, ctl: &Controller) {
+        let limits = self.programs.limits;
+        let mut scratch = ctl.scratch();
+        for (i, s) in self.instances.iter().enumerate() {
+            let ops = &mut self.programs.ops[i * limits.max_ops..][..limits.max_ops];
+            let weights = &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights];
+            let (n, m) = compile(ctl, s, scratch_weights(&mut scratch), ops, weights);
+            self.programs.ranges[i] = range(i, limits, n, m);
+        }
+    }
+
+    /// One tick of every instance on the current rayon pool (run it inside
+    /// `ThreadPool::install` to choose the threads). Failed instances keep their state and are
+    /// listed by [`Crowd::failures`].
+    pub fn tick(&mut self, ctl: &Controller) {
+        let limits = self.programs.limits;
+        // Every tree's limits have at least one op and one weight per instance (see
+        // `program::limits`), so no stride is zero.
+        let op_stride = CHUNK * limits.max_ops;
+        let weight_stride = CHUNK * limits.max_weights;
+        self.instances
+            .par_chunks_mut(CHUNK)
+            .zip(self.lanes.par_iter_mut())
+            .zip(self.programs.ops.par_chunks_mut(op_stride))
+            .zip(self.programs.weights.par_chunks_mut(weight_stride))
+            .zip(self.programs.ranges.par_chunks_mut(CHUNK))
+            .zip(self.motion.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (((((inst, lane), ops), weights), ranges), motion))| {
+                tick_chunk(ctl, c, inst, lane, ops, weights, ranges, motion, limits)
+            });
+    }
+
+    /// Events of the last tick, in instance order.
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.lanes.iter().flat_map(|l| l.events.iter())
+    }
+
+    /// Instances whose last tick failed, with why; they kept their previous state.
+    pub fn failures(&self) -> impl Iterator<Item = &(u32, TickError)> {
+        self.lanes.iter().flat_map(|l| l.failures.iter())
+    }
+}
+
+fn scratch_weights(scratch: &mut Scratch) -> &mut [f32] {
+    &mut scratch.weights
+}
+
+fn range(i: usize, limits: ProgramLimits, ops: usize, weights: usize) -> ProgramRange {
+    ProgramRange {
+        op_offset: (i * limits.max_ops) as u32,
+        op_count: ops as u32,
+        weight_offset: (i * limits.max_weights) as u32,
+        weight_count: weights as u32,
+    }
+}
+
+/// Ticks and compiles chunk `c`.
+#[allow(clippy::too_many_arguments)]
+fn tick_chunk(
+    ctl: &Controller,
+    c: usize,
+    instances: &mut [InstanceState],
+    lane: &mut Lane,
+    ops: &mut [PoseOp],
+    weights: &mut [f32],
+    ranges: &mut [ProgramRange],
+    motion: &mut [Motion],
+    limits: ProgramLimits,
+) {
+    lane.events.clear();
+    lane.failures.clear();
+    for (k, s) in instances.iter_mut().enumerate() {
+        match ctl.tick(s, &mut lane.scratch, &mut lane.out) {
+            Ok(()) => {
+                lane.events.extend_from_slice(lane.out.events.events());
+                motion[k] = lane.out.root_motion;
+            }
+            Err(e) => {
+                lane.failures.push((s.id, e));
+                motion[k] = IDENTITY;
+            }
+        }
+        let o = &mut ops[k * limits.max_ops..][..limits.max_ops];
+        let w = &mut weights[k * limits.max_weights..][..limits.max_weights];
+        let (n, m) = compile(ctl, s, scratch_weights(&mut lane.scratch), o, w);
+        ranges[k] = range(c * CHUNK + k, limits, n, m);
+    }
+}

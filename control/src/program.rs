@@ -1,0 +1,143 @@
+//! Compiling an instance's active states and layers into a bounded pose program (DESIGN.md §4).
+//!
+//! Layout, region by region:
+//! - base: its samples in registers `0..n` and `Blend` into 0 (one sample: `Sample` into 0; none:
+//!   `Rest`); an empty base state is rest;
+//! - override layer: samples in `1..1+n`, `Blend` into 1, `Override(0, 1, weight * presence,
+//!   mask)`, where presence is the weight the layer's states hold (a crossfade from an empty
+//!   state fades the layer in);
+//! - additive layer: as override into 1, then each clip's first sample (the additive reference)
+//!   in `2..`, `Blend` into 2, `Additive(0, 1, 2, weight * presence, mask)`;
+//! - then `ToComponent(0)` and, with a skin, `Palette(skin)`.
+//!
+//! Shared samples are deduplicated: one `Sample` per distinct (clip, time) per blend, weights
+//! summed; zero weights are dropped, and a layer with no weight emits nothing. The capacity is
+//! declared up front from the tree ([`limits`]); compiling never exceeds it.
+
+use throng_cpu_ref::{PoseOp, ProgramLimits};
+
+use crate::instance::{Controller, FrozenSample, InstanceState, REST};
+use crate::tree::{LayerBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
+
+/// Most samples one region can contribute: both player banks, or a bank and a frozen pose.
+fn region_samples(slots: usize) -> usize {
+    (2 * slots).max(slots + FROZEN_SAMPLES)
+}
+
+/// The capacity any program of `tree` fits (with a final `Palette` when `skin`).
+pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
+    let mut ops = 1 + skin as usize;
+    let mut registers = 1;
+    let mut weights = 0;
+    for r in &tree.regions {
+        let n = region_samples(r.slots as usize);
+        let (o, reg, w) = match r.blend {
+            LayerBlend::Base => (n + 1, n, n),
+            LayerBlend::Override => (n + 2, n + 1, n),
+            LayerBlend::Additive => (2 * n + 3, n + 2, 2 * n),
+        };
+        ops += o;
+        registers = registers.max(reg);
+        weights += w;
+    }
+    ProgramLimits { max_ops: ops, max_registers: registers, max_weights: weights }
+}
+
+/// A program being written into fixed-size slices.
+struct Writer<'a> {
+    ops: &'a mut [PoseOp],
+    weights: &'a mut [f32],
+    n_ops: usize,
+    n_weights: usize,
+}
+
+impl Writer<'_> {
+    fn op(&mut self, op: PoseOp) {
+        self.ops[self.n_ops] = op;
+        self.n_ops += 1;
+    }
+
+    /// Samples `list` into registers `first..` and blends them into `first`.
+    fn blend(&mut self, first: u32, list: &[FrozenSample]) {
+        for (k, x) in list.iter().enumerate() {
+            let dst = first + k as u32;
+            self.op(if x.clip == REST { PoseOp::rest(dst) } else { PoseOp::sample(dst, x.clip, x.time) });
+        }
+        if list.len() > 1 {
+            self.op(PoseOp::blend(first, first, list.len() as u32, self.n_weights as u32));
+            for x in list {
+                self.weights[self.n_weights] = x.weight;
+                self.n_weights += 1;
+            }
+        }
+    }
+}
+
+/// Writes the pose program of `s` into `ops` and `weights` (at least [`limits`] long; the
+/// controller's [`Controller::limits`]) and returns how many of each it wrote. `player_weights`
+/// is scratch of one entry per player slot. Allocates nothing.
+pub fn compile(
+    ctl: &Controller,
+    s: &InstanceState,
+    player_weights: &mut [f32],
+    ops: &mut [PoseOp],
+    weights: &mut [f32],
+) -> (usize, usize) {
+    let mut w = Writer { ops, weights, n_ops: 0, n_weights: 0 };
+    let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
+    let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
+    for (r, region) in ctl.tree.regions.iter().enumerate() {
+        ctl.weigh(s, r, player_weights);
+        let n = ctl.samples(s, r, player_weights, &mut list);
+        let list = &list[..n];
+        let presence: f32 = list.iter().map(|x| x.weight).sum();
+        match region.blend {
+            LayerBlend::Base if n == 0 => w.op(PoseOp::rest(0)),
+            LayerBlend::Base => w.blend(0, list),
+            _ if n == 0 || presence <= 0.0 || region.weight <= 0.0 => {}
+            LayerBlend::Override => {
+                w.blend(1, list);
+                let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
+                w.op(PoseOp::overriding(0, 1, (region.weight * presence).min(1.0), mask));
+            }
+            LayerBlend::Additive => {
+                let m = reference(list, &mut refs);
+                if m == n && refs[..m].iter().zip(list).all(|(a, b)| a == b) {
+                    // Every sample is its own first sample: the layer adds nothing.
+                    continue;
+                }
+                w.blend(1, list);
+                w.blend(2, &refs[..m]);
+                let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
+                w.op(PoseOp::additive(0, 1, 2, (region.weight * presence).min(1.0), mask));
+            }
+        }
+    }
+    w.op(PoseOp::to_component(0));
+    if let Some(skin) = ctl.skin {
+        w.op(PoseOp::palette(skin));
+    }
+    (w.n_ops, w.n_weights)
+}
+
+/// The additive reference of `list`: each clip's first sample (time 0) with its weight, equal
+/// clips merged. Returns how many it wrote.
+fn reference(list: &[FrozenSample], out: &mut [FrozenSample]) -> usize {
+    let mut m = 0;
+    for x in list {
+        if let Some(same) = out[..m].iter_mut().find(|y| y.clip == x.clip) {
+            same.weight += x.weight;
+        } else {
+            out[m] = FrozenSample { clip: x.clip, time: 0.0, weight: x.weight };
+            m += 1;
+        }
+    }
+    m
+}
+
+impl Controller {
+    /// The capacity every program of this controller fits, declared up front.
+    pub fn limits(&self) -> ProgramLimits {
+        limits(&self.tree, self.skin.is_some())
+    }
+}

@@ -1,0 +1,71 @@
+//! Shared test fixtures: the cooked generated character, its crowd tree, and synthetic clips.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use glam::{Affine3A, Quat, Vec3};
+use throng_control::instance::Controller;
+use throng_control::tree;
+use throng_cpu_ref::clip::{ClipEvent, RootMotion, RootMotionPolicy, SyncMarker};
+use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrack, SubTrackKind, Trs};
+
+pub const CROWD_TREE: &str = include_str!("../../../fixtures/trees/crowd.toml");
+
+/// The generated character, cooked with the default profile (once per test binary).
+pub fn character() -> &'static Package {
+    static PACKAGE: OnceLock<Package> = OnceLock::new();
+    PACKAGE.get_or_init(|| {
+        let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT).unwrap().0
+    })
+}
+
+/// The crowd tree on the character at `hz`.
+pub fn crowd(hz: f64) -> Controller {
+    let package = character().clone();
+    let tree = tree::load(CROWD_TREE, "crowd.toml", &package, 0).unwrap();
+    Controller::new(tree, package, hz, 64).unwrap()
+}
+
+/// A one-joint skeleton.
+pub fn skeleton() -> Skeleton {
+    Skeleton::new(vec![throng_cpu_ref::NO_PARENT], vec![Trs::IDENTITY], vec!["root".into()], vec![0], Affine3A::IDENTITY).unwrap()
+}
+
+/// A one-joint clip of `duration` s sampled at 30 Hz with only default sub-tracks.
+pub fn clip(name: &str, duration: f64, events: &[(&str, f64, bool)], markers: &[(&str, f64)]) -> Clip {
+    let rate = 30.0f32;
+    let count = (duration * rate as f64).round() as u32 + 1;
+    Clip {
+        name: name.into(),
+        skeleton: 0,
+        skeleton_hash: 0,
+        duration,
+        sample_rate: rate,
+        sample_count: count,
+        loop_policy: LoopPolicy::Loop,
+        profile: "test".into(),
+        sub_tracks: vec![SubTrack { kind: SubTrackKind::Default, offset: 0 }; 3],
+        values: Vec::new(),
+        events: events.iter().map(|&(n, t, r)| ClipEvent { name: n.into(), time: t, reversible: r }).collect(),
+        markers: markers.iter().map(|&(n, t)| SyncMarker { name: n.into(), time: t }).collect(),
+        root_motion: None,
+    }
+}
+
+/// `clip` with a planar trajectory: `speed` m/s along +Z and `yaw` rad/s about +Y.
+pub fn with_motion(mut c: Clip, speed: f32, yaw: f32) -> Clip {
+    let times: Vec<f32> = (0..c.sample_count).map(|i| c.sample_time(i) as f32).collect();
+    c.root_motion = Some(RootMotion {
+        joint: 0,
+        policy: RootMotionPolicy::Planar,
+        translations: times.iter().map(|&t| Vec3::new(0.0, 0.0, speed * t)).collect(),
+        rotations: times.iter().map(|&t| Quat::from_rotation_y(yaw * t)).collect(),
+    });
+    c
+}
+
+/// A package of one-joint `clips`.
+pub fn package(clips: Vec<Clip>) -> Package {
+    Package { skeletons: vec![skeleton()], skins: Vec::new(), meshes: Vec::new(), clips }
+}

@@ -1,0 +1,775 @@
+//! GPU-vs-CPU parity (DESIGN.md §6): random but valid programs evaluated by the GPU runtime
+//! and by throng-cpu-ref's `Evaluator` + `skin_mesh` on the same cooked data, compared stage by
+//! stage; the report gives the worst error of each stage and where it was found.
+//!
+//! Scales: errors of positions are relative to the skeleton extent (the bounding-box diagonal
+//! of the rest pose's joint positions in component space) or, for skinned vertices, to the
+//! bounding-box diagonal of the instance's CPU-skinned mesh; rotations are angles in radians.
+//! Both are measured in the space the GPU writes (component space; placements are rigid), so
+//! rigs with 100× / 0.01 factors between nodes are judged at their own scale.
+
+use std::fmt;
+
+use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
+use serde::Serialize;
+use throng_cpu_ref::palette::build_palette;
+use throng_cpu_ref::program::NO_MASK;
+use throng_cpu_ref::skinning::{cofactor, skin_mesh};
+use throng_cpu_ref::{
+    fk::local_to_component, Assets, Evaluator, Mask, Package, PoseOp, Program, Skeleton,
+};
+
+use crate::layout::SkinnedVertex;
+use crate::{
+    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance,
+    Pose, Runtime,
+};
+
+/// Tolerances of DESIGN.md §6 (all relative or in radians).
+pub const POSITION_TOLERANCE: f64 = 1e-4;
+pub const ROTATION_TOLERANCE: f64 = 1e-4;
+pub const VERTEX_TOLERANCE: f64 = 1e-4;
+
+/// A package to check, with a name for the report.
+#[derive(Clone, Copy, Debug)]
+pub struct PackageUnderTest<'a> {
+    pub name: &'a str,
+    pub package: &'a Package,
+}
+
+/// GPU outputs and CPU reference outputs of one batch, before comparison.
+#[derive(Clone, Debug)]
+pub struct BatchCase {
+    pub package: String,
+    pub skeleton: u32,
+    pub skin: Option<u32>,
+    /// Skeleton extent in component space (rest pose joint bounding-box diagonal).
+    pub extent: f32,
+    /// Per instance: true when its palette came from the CPU (local / component not compared).
+    pub heroes: Vec<bool>,
+    pub gpu: BatchOutput,
+    pub cpu: BatchOutput,
+}
+
+/// Everything one parity run evaluated.
+#[derive(Clone, Debug)]
+pub struct ParityRun {
+    pub adapter: AdapterReport,
+    pub seed: u64,
+    /// The GPU frame that evaluated every batch.
+    pub frame: FrameReport,
+    pub cases: Vec<BatchCase>,
+}
+
+/// What [`evaluate`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub seed: u64,
+    /// Instances per skeleton (the second one of each skinned batch is a hero).
+    pub instances: u32,
+    /// Storage binding limit override, to force chunking ([`Capacities::binding_limit`]).
+    pub binding_limit: Option<u64>,
+}
+
+/// The worst error of one stage.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StageParity {
+    pub stage: &'static str,
+    pub worst: f64,
+    pub tolerance: f64,
+    pub unit: &'static str,
+    /// `instance i, element e` of the worst error.
+    pub at: String,
+    pub pass: bool,
+}
+
+/// Parity of one batch (one skeleton of one package).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BatchParity {
+    pub package: String,
+    pub skeleton: u32,
+    pub joints: usize,
+    pub instances: usize,
+    pub heroes: usize,
+    pub extent: f32,
+    pub stages: Vec<StageParity>,
+    pub pass: bool,
+}
+
+/// The parity report: worst error per stage per batch, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ParityReport {
+    pub adapter: AdapterReport,
+    pub seed: u64,
+    pub frame: FrameReport,
+    pub batches: Vec<BatchParity>,
+    pub pass: bool,
+}
+
+/// Builds `instances` random programs (one of them a hero) per skeleton of every package,
+/// evaluates them in one GPU frame and on the CPU, and compares.
+pub fn run(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    seed: u64,
+    instances: u32,
+) -> Result<ParityReport, GpuError> {
+    Ok(compare(&evaluate(
+        ctx,
+        packages,
+        &Options {
+            seed,
+            instances,
+            binding_limit: None,
+        },
+    )?))
+}
+
+/// The GPU and CPU halves of [`run`], without the comparison.
+pub fn evaluate(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    options: &Options,
+) -> Result<ParityRun, GpuError> {
+    let Options {
+        seed,
+        instances,
+        binding_limit,
+    } = *options;
+    let mut rng = Rng::new(seed);
+    let all: Vec<&Package> = packages.iter().map(|p| p.package).collect();
+    let skeletons: u32 = all.iter().map(|p| p.skeletons.len() as u32).sum();
+    let mut capacities = Capacities::for_packages(&all, instances * skeletons.max(1));
+    capacities.chunks = capacities.chunks.max(skeletons * instances);
+    capacities.binding_limit = binding_limit;
+    let mut runtime = Runtime::new(ctx, capacities)?;
+    let mut plans = Vec::new();
+    for (p, put) in packages.iter().enumerate() {
+        let masks: Vec<Vec<Mask>> = put
+            .package
+            .skeletons
+            .iter()
+            .map(|s| random_masks(&mut rng, s))
+            .collect();
+        let id = runtime.add_package(put.package, &masks)?;
+        for s in 0..put.package.skeletons.len() as u32 {
+            let plan = BatchPlan::new(&mut rng, p, put.package, &masks, s, instances);
+            plans.push((id, plan));
+        }
+    }
+    let cpu: Vec<CpuBatch> = plans
+        .iter()
+        .map(|(_, plan)| plan.evaluate_cpu(packages, &runtime, &capacities))
+        .collect::<Result<_, _>>()?;
+    let instance_lists: Vec<Vec<Instance>> = plans
+        .iter()
+        .zip(&cpu)
+        .map(|((_, plan), c)| plan.instances(&c.hero_palettes))
+        .collect();
+    let batches: Vec<Batch> = plans
+        .iter()
+        .zip(&instance_lists)
+        .map(|((id, plan), list)| Batch {
+            package: *id,
+            skeleton: plan.skeleton,
+            skin: plan.skin,
+            instances: list,
+        })
+        .collect();
+    let frame = runtime.frame(&batches)?;
+    let gpu = runtime.readback()?;
+    let cases = plans
+        .into_iter()
+        .zip(cpu)
+        .zip(gpu)
+        .map(|(((_, plan), cpu), gpu)| BatchCase {
+            package: packages
+                .get(plan.package)
+                .map_or_else(String::new, |p| p.name.to_string()),
+            skeleton: plan.skeleton,
+            skin: plan.skin,
+            extent: plan.extent,
+            heroes: plan.hero.clone(),
+            gpu,
+            cpu: cpu.output,
+        })
+        .collect();
+    Ok(ParityRun {
+        adapter: ctx.adapter.clone(),
+        seed,
+        frame,
+        cases,
+    })
+}
+
+/// Compares every case of `run` stage by stage.
+pub fn compare(run: &ParityRun) -> ParityReport {
+    let batches: Vec<BatchParity> = run.cases.iter().map(compare_case).collect();
+    let pass = batches.iter().all(|b| b.pass);
+    ParityReport {
+        adapter: run.adapter.clone(),
+        seed: run.seed,
+        frame: run.frame.clone(),
+        batches,
+        pass,
+    }
+}
+
+/// One batch's instances: programs, placements, and which one is a hero.
+struct BatchPlan {
+    package: usize,
+    skeleton: u32,
+    skin: Option<u32>,
+    extent: f32,
+    programs: Vec<Program>,
+    placements: Vec<Affine3A>,
+    hero: Vec<bool>,
+}
+
+/// CPU reference outputs of a batch, and the palettes its heroes upload.
+struct CpuBatch {
+    output: BatchOutput,
+    hero_palettes: Vec<Vec<Affine3A>>,
+}
+
+impl BatchPlan {
+    fn new(
+        rng: &mut Rng,
+        package: usize,
+        p: &Package,
+        masks: &[Vec<Mask>],
+        skeleton: u32,
+        instances: u32,
+    ) -> Self {
+        let sk = &p.skeletons[skeleton as usize];
+        let skin = p
+            .skins
+            .iter()
+            .position(|s| s.skeleton == skeleton)
+            .map(|k| k as u32);
+        let clips: Vec<u32> = (0..p.clips.len() as u32)
+            .filter(|&c| {
+                let clip = &p.clips[c as usize];
+                clip.skeleton == skeleton && clip.sub_tracks.len() == 3 * sk.joint_count()
+            })
+            .collect();
+        let mask_count = masks.get(skeleton as usize).map_or(0, |m| m.len()) as u32;
+        let n = instances as usize;
+        let programs = (0..n)
+            .map(|_| random_program(rng, p, &clips, mask_count, skin))
+            .collect();
+        let placements = (0..n).map(|i| random_placement(rng, i)).collect();
+        // The second instance is a hero when there is a skin to take its palette.
+        let hero = (0..n).map(|i| i == 1 && skin.is_some()).collect();
+        BatchPlan {
+            package,
+            skeleton,
+            skin,
+            extent: component_extent(sk),
+            programs,
+            placements,
+            hero,
+        }
+    }
+
+    fn instances<'a>(&'a self, hero_palettes: &'a [Vec<Affine3A>]) -> Vec<Instance<'a>> {
+        (0..self.programs.len())
+            .map(|i| Instance {
+                pose: if self.hero[i] {
+                    Pose::Hero(&hero_palettes[i])
+                } else {
+                    Pose::Program(&self.programs[i])
+                },
+                placement: self.placements[i],
+            })
+            .collect()
+    }
+
+    /// Runs every program on the CPU reference: local, component, palette, skinned + placed.
+    fn evaluate_cpu(
+        &self,
+        packages: &[PackageUnderTest],
+        runtime: &Runtime,
+        caps: &Capacities,
+    ) -> Result<CpuBatch, GpuError> {
+        let p = packages[self.package].package;
+        let resident = runtime
+            .package(crate::PackageId(self.package))
+            .ok_or_else(|| GpuError::BadBatch {
+                batch: self.package,
+                what: "package not resident".into(),
+            })?;
+        let skeleton = &p.skeletons[self.skeleton as usize];
+        let joints = skeleton.joint_count();
+        let skin = self
+            .skin
+            .map(|k| (&p.skins[k as usize], &resident.skins[k as usize]));
+        let assets = Assets {
+            skeleton,
+            skeleton_index: self.skeleton,
+            clips: &p.clips,
+            skins: &p.skins,
+            masks: &resident.masks[self.skeleton as usize],
+        };
+        let palette_len = skin.map_or(0, |(s, _)| s.joints.len());
+        let mut eval = Evaluator::new(caps.program_limits(), joints, palette_len.max(1));
+        let mut out = BatchOutput {
+            joints,
+            palette_len,
+            vertex_count: skin.map_or(0, |(_, r)| r.vertex_count as usize),
+            ..BatchOutput::default()
+        };
+        let mut hero_palettes = Vec::with_capacity(self.programs.len());
+        for (i, program) in self.programs.iter().enumerate() {
+            eval.run(program, &assets)
+                .map_err(|source| GpuError::Program {
+                    batch: self.package,
+                    instance: i,
+                    source,
+                })?;
+            let final_register = program
+                .ops
+                .iter()
+                .rev()
+                .find(|o| o.code == throng_cpu_ref::program::op::TO_COMPONENT)
+                .map_or(0, |o| o.a);
+            out.locals
+                .extend_from_slice(eval.local(final_register).unwrap_or(&[]));
+            out.components.extend_from_slice(eval.component());
+            let mut palette = vec![Affine3A::IDENTITY; palette_len];
+            if let Some((s, range)) = skin {
+                build_palette(s, eval.component(), &mut palette);
+                out.palettes.extend_from_slice(&palette);
+                for &(m, _, count) in &range.meshes {
+                    let mesh = &p.meshes[m];
+                    let mut positions = vec![Vec3::ZERO; count as usize];
+                    let mut normals = vec![Vec3::ZERO; count as usize];
+                    skin_mesh(mesh, &palette, &mut positions, &mut normals);
+                    let place = &self.placements[i];
+                    let cof = cofactor(&place.matrix3);
+                    out.skinned
+                        .extend(positions.iter().zip(&normals).map(|(p, n)| {
+                            let p = place.transform_point3(*p);
+                            let n = Vec3::from(cof * Vec3A::from(*n)).normalize_or_zero();
+                            SkinnedVertex {
+                                position: p.extend(1.0).to_array(),
+                                normal: n.extend(0.0).to_array(),
+                            }
+                        }));
+                }
+            }
+            hero_palettes.push(if self.hero[i] { palette } else { Vec::new() });
+        }
+        Ok(CpuBatch {
+            output: out,
+            hero_palettes,
+        })
+    }
+}
+
+/// Bounding-box diagonal of the rest pose's joint positions in component space (1 when zero).
+pub fn component_extent(skeleton: &Skeleton) -> f32 {
+    let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+    local_to_component(skeleton, &skeleton.rest, &mut component);
+    let (lo, hi) = component
+        .iter()
+        .fold((Vec3A::INFINITY, Vec3A::NEG_INFINITY), |(lo, hi), c| {
+            (lo.min(c.translation), hi.max(c.translation))
+        });
+    let d = (hi - lo).length();
+    if d.is_finite() && d > 1e-6 {
+        d
+    } else {
+        1.0
+    }
+}
+
+/// Angle between two unit quaternions as rotations, in radians (`4 atan2(|a - b|, |a + b|)`
+/// after aligning hemispheres: twice the 4D angle).
+fn quat_angle(a: Quat, b: Quat) -> f64 {
+    let (va, mut vb) = (Vec4::from(a).as_dvec4(), Vec4::from(b).as_dvec4());
+    if va.dot(vb) < 0.0 {
+        vb = -vb;
+    }
+    4.0 * (va - vb).length().atan2((va + vb).length())
+}
+
+/// Largest angle between corresponding normalised columns of two linear parts, in radians.
+fn column_angle(a: &Affine3A, b: &Affine3A) -> f64 {
+    let cols = |m: &Affine3A| [m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis];
+    cols(a)
+        .iter()
+        .zip(cols(b))
+        .map(|(x, y)| {
+            let (x, y) = (Vec3::from(*x).as_dvec3(), Vec3::from(y).as_dvec3());
+            x.cross(y).length().atan2(x.dot(y))
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Relative error of a palette entry: translation over `extent`, columns over their length.
+fn palette_error(a: &Affine3A, b: &Affine3A, extent: f64) -> f64 {
+    let t = (Vec3::from(a.translation).as_dvec3() - Vec3::from(b.translation).as_dvec3()).length()
+        / extent;
+    let cols = |m: &Affine3A| [m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis];
+    cols(a).iter().zip(cols(b)).fold(t, |worst, (x, y)| {
+        let (x, y) = (Vec3::from(*x).as_dvec3(), Vec3::from(y).as_dvec3());
+        worst.max((x - y).length() / y.length().max(1e-12))
+    })
+}
+
+/// Tracks the worst value of one stage.
+struct Worst {
+    stage: &'static str,
+    unit: &'static str,
+    tolerance: f64,
+    worst: f64,
+    at: String,
+}
+
+impl Worst {
+    fn new(stage: &'static str, unit: &'static str, tolerance: f64) -> Self {
+        Worst {
+            stage,
+            unit,
+            tolerance,
+            worst: 0.0,
+            at: String::new(),
+        }
+    }
+
+    fn see(&mut self, error: f64, instance: usize, element: usize) {
+        // NaN counts as the worst possible error.
+        let error = if error.is_nan() { f64::INFINITY } else { error };
+        if error > self.worst || (self.at.is_empty() && error >= self.worst) {
+            self.worst = error;
+            self.at = format!("instance {instance}, element {element}");
+        }
+    }
+
+    fn finish(self) -> StageParity {
+        StageParity {
+            stage: self.stage,
+            worst: self.worst,
+            tolerance: self.tolerance,
+            unit: self.unit,
+            pass: self.worst <= self.tolerance,
+            at: self.at,
+        }
+    }
+}
+
+fn compare_case(c: &BatchCase) -> BatchParity {
+    let extent = f64::from(c.extent);
+    let rel = "× skeleton extent";
+    let mut local_t = Worst::new("local translation", rel, POSITION_TOLERANCE);
+    let mut local_q = Worst::new("local rotation", "rad", ROTATION_TOLERANCE);
+    let mut local_s = Worst::new("local scale", "relative", POSITION_TOLERANCE);
+    let mut comp_t = Worst::new("component position", rel, POSITION_TOLERANCE);
+    let mut comp_q = Worst::new("component rotation", "rad", ROTATION_TOLERANCE);
+    let mut palette = Worst::new("palette", "relative", POSITION_TOLERANCE);
+    let mut vertex = Worst::new(
+        "skinned position",
+        "× mesh bounds diagonal",
+        VERTEX_TOLERANCE,
+    );
+    let mut normal = Worst::new("skinned normal", "rad", ROTATION_TOLERANCE);
+    let joints = c.cpu.joints;
+    let n = c.heroes.len();
+    let count_mismatch = c.gpu.locals.len() != c.cpu.locals.len()
+        || c.gpu.components.len() != c.cpu.components.len()
+        || c.gpu.palettes.len() != c.cpu.palettes.len()
+        || c.gpu.skinned.len() != c.cpu.skinned.len();
+    if count_mismatch {
+        for w in [&mut local_t, &mut comp_t, &mut palette, &mut vertex] {
+            w.see(f64::INFINITY, 0, 0);
+        }
+    }
+    for i in 0..n {
+        if c.heroes[i] {
+            continue;
+        }
+        for j in 0..joints {
+            let k = i * joints + j;
+            if let (Some(g), Some(r)) = (c.gpu.locals.get(k), c.cpu.locals.get(k)) {
+                local_t.see(
+                    (g.translation - r.translation).as_dvec3().length() / extent,
+                    i,
+                    j,
+                );
+                local_q.see(quat_angle(g.rotation, r.rotation), i, j);
+                let scale = r.scale.abs().max_element().max(1e-12) as f64;
+                local_s.see((g.scale - r.scale).as_dvec3().length() / scale, i, j);
+            }
+            if let (Some(g), Some(r)) = (c.gpu.components.get(k), c.cpu.components.get(k)) {
+                let d = Vec3::from(g.translation - r.translation)
+                    .as_dvec3()
+                    .length();
+                comp_t.see(d / extent, i, j);
+                comp_q.see(column_angle(g, r), i, j);
+            }
+        }
+    }
+    let entries = c.cpu.palette_len;
+    for (k, (g, r)) in c.gpu.palettes.iter().zip(&c.cpu.palettes).enumerate() {
+        palette.see(
+            palette_error(g, r, extent),
+            k / entries.max(1),
+            k % entries.max(1),
+        );
+    }
+    let verts = c.cpu.vertex_count.max(1);
+    for (i, (gs, rs)) in c
+        .gpu
+        .skinned
+        .chunks(verts)
+        .zip(c.cpu.skinned.chunks(verts))
+        .enumerate()
+    {
+        let diagonal = bounds_diagonal(rs);
+        for (v, (g, r)) in gs.iter().zip(rs).enumerate() {
+            vertex.see(
+                (g.position() - r.position()).as_dvec3().length() / diagonal,
+                i,
+                v,
+            );
+            let (gn, rn) = (g.normal().as_dvec3(), r.normal().as_dvec3());
+            normal.see(
+                gn.cross(rn).length().atan2(gn.dot(rn)) * f64::from(u8::from(rn.length() > 0.5)),
+                i,
+                v,
+            );
+        }
+    }
+    let mut stages = vec![
+        local_t.finish(),
+        local_q.finish(),
+        local_s.finish(),
+        comp_t.finish(),
+        comp_q.finish(),
+    ];
+    if c.skin.is_some() {
+        stages.extend([palette.finish(), vertex.finish(), normal.finish()]);
+    }
+    let pass = stages.iter().all(|s| s.pass);
+    BatchParity {
+        package: c.package.clone(),
+        skeleton: c.skeleton,
+        joints,
+        instances: n,
+        heroes: c.heroes.iter().filter(|h| **h).count(),
+        extent: c.extent,
+        stages,
+        pass,
+    }
+}
+
+/// Bounding-box diagonal of skinned positions (1 when degenerate).
+fn bounds_diagonal(vertices: &[SkinnedVertex]) -> f64 {
+    let (lo, hi) = vertices
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v.position()), hi.max(v.position()))
+        });
+    let d = f64::from((hi - lo).length());
+    if d.is_finite() && d > 1e-12 {
+        d
+    } else {
+        1.0
+    }
+}
+
+impl fmt::Display for ParityReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fr = &self.frame;
+        writeln!(
+            f,
+            "parity on {} (seed {}; one frame: {} batches, {} chunks, {} dispatches, {} FK fallback chunks)",
+            self.adapter, self.seed, fr.batches, fr.chunks, fr.dispatches, fr.fk_fallback_chunks
+        )?;
+        for b in &self.batches {
+            writeln!(
+                f,
+                "{} skeleton {} ({} joints, {} instances, {} hero, extent {:.4}): {}",
+                b.package,
+                b.skeleton,
+                b.joints,
+                b.instances,
+                b.heroes,
+                b.extent,
+                if b.pass { "pass" } else { "FAIL" }
+            )?;
+            for s in &b.stages {
+                writeln!(
+                    f,
+                    "  {:<20} worst {:>10.3e} {:<24} tolerance {:.0e}  {}  at {}",
+                    s.stage,
+                    s.worst,
+                    s.unit,
+                    s.tolerance,
+                    if s.pass { "ok" } else { "FAIL" },
+                    s.at
+                )?;
+            }
+        }
+        write!(
+            f,
+            "{}",
+            if self.pass {
+                "parity: pass"
+            } else {
+                "parity: FAIL"
+            }
+        )
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Uniform in 0..n (0 when n is 0).
+    pub fn below(&mut self, n: u32) -> u32 {
+        if n == 0 {
+            0
+        } else {
+            (self.next_u64() % u64::from(n)) as u32
+        }
+    }
+
+    pub fn chance(&mut self, p: f32) -> bool {
+        self.unit() < p
+    }
+}
+
+/// A subtree mask, a uniform one and a random per-joint one.
+pub fn random_masks(rng: &mut Rng, skeleton: &Skeleton) -> Vec<Mask> {
+    let joints = skeleton.joint_count();
+    let root = rng.below(joints as u32) as usize;
+    let mut masks = Vec::with_capacity(3);
+    if let Some(m) = Mask::subtree("subtree", skeleton, root, 1.0) {
+        masks.push(m);
+    }
+    masks.push(Mask::uniform("half", skeleton, 0.5));
+    masks.push(Mask {
+        name: "random".into(),
+        weights: (0..joints).map(|_| rng.unit()).collect(),
+    });
+    masks
+}
+
+/// A layer weight: 0, 1 or anything between.
+fn random_weight(rng: &mut Rng) -> f32 {
+    match rng.below(4) {
+        0 => 0.0,
+        1 => 1.0,
+        _ => rng.unit(),
+    }
+}
+
+/// A sample time of `clip`: 0, the duration, a sample time, midway between samples, a random
+/// time, or outside [0, duration] (sampling clamps).
+fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
+    let c = &p.clips[clip as usize];
+    let duration = c.duration as f32;
+    let i = rng.below(c.sample_count) as f32;
+    match rng.below(7) {
+        0 => 0.0,
+        1 => duration,
+        2 => (i / c.sample_rate).min(duration),
+        3 => ((i + 0.5) / c.sample_rate).min(duration),
+        4 => -0.25,
+        5 => duration + 0.25,
+        _ => rng.unit() * duration,
+    }
+}
+
+/// A random valid program: 1-3 samples (or rest), an optional N-way blend, an optional masked
+/// override and an optional masked additive, then `ToComponent` and the skin's `Palette`.
+pub fn random_program(
+    rng: &mut Rng,
+    p: &Package,
+    clips: &[u32],
+    masks: u32,
+    skin: Option<u32>,
+) -> Program {
+    let mut ops = Vec::new();
+    let mut weights = Vec::new();
+    let source = |rng: &mut Rng, dst: u32, ops: &mut Vec<PoseOp>| {
+        if clips.is_empty() || rng.chance(0.1) {
+            ops.push(PoseOp::rest(dst));
+        } else {
+            let clip = clips[rng.below(clips.len() as u32) as usize];
+            ops.push(PoseOp::sample(dst, clip, random_time(rng, p, clip)));
+        }
+    };
+    let inputs = 1 + rng.below(3);
+    for r in 0..inputs {
+        source(rng, r, &mut ops);
+    }
+    let mut base = 0;
+    if inputs > 1 || rng.chance(0.3) {
+        let all_zero = rng.chance(0.1);
+        for _ in 0..inputs {
+            weights.push(if all_zero {
+                0.0
+            } else {
+                random_weight(rng) * 2.0
+            });
+        }
+        base = inputs;
+        ops.push(PoseOp::blend(base, 0, inputs, 0));
+    }
+    let mask = |rng: &mut Rng| {
+        if masks == 0 || rng.chance(0.3) {
+            NO_MASK
+        } else {
+            rng.below(masks)
+        }
+    };
+    if rng.chance(0.6) {
+        source(rng, 5, &mut ops);
+        let m = mask(rng);
+        ops.push(PoseOp::overriding(base, 5, random_weight(rng), m));
+    }
+    if rng.chance(0.6) {
+        source(rng, 6, &mut ops);
+        source(rng, 7, &mut ops);
+        let m = mask(rng);
+        ops.push(PoseOp::additive(base, 6, 7, random_weight(rng), m));
+    }
+    ops.push(PoseOp::to_component(base));
+    if let Some(k) = skin {
+        ops.push(PoseOp::palette(k));
+    }
+    Program { ops, weights }
+}
+
+/// A rigid placement: instance `i` on a grid, turned about +Y (and the first one identity).
+fn random_placement(rng: &mut Rng, i: usize) -> Affine3A {
+    if i == 0 {
+        return Affine3A::IDENTITY;
+    }
+    let t = Vec3::new((i % 8) as f32 * 2.0, 0.0, (i / 8) as f32 * 2.0);
+    Affine3A::from_rotation_translation(
+        Quat::from_rotation_y(rng.unit() * std::f32::consts::TAU),
+        t,
+    )
+}

@@ -1,0 +1,924 @@
+//! The offscreen raster pass (DESIGN.md §6, last stage): draws the skinned instances of the
+//! runtime's last frame into a colour (`Rgba8UnormSrgb`, 4× MSAA resolved) + depth
+//! (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
+//!
+//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed draw per chunk —
+//! never one per instance — binding the chunk's range of its skinned-vertex page; the index
+//! buffer is the skin's triangle indices (every mesh bound to the skin, offset to the skin's
+//! vertex order), built once per (package, skin) the first time it is drawn. A raster pass
+//! therefore assumes a package's meshes do not change while it lives.
+//!
+//! Scene space is the skinning output's: placements already applied, +Y up, metres. The
+//! [`Camera`] is a right-handed perspective with depth in [0, 1]; [`Scene::framing`] points it
+//! at a crowd from above-front and backs off until every corner of the crowd's bounds is in view.
+
+use std::num::NonZeroU64;
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Affine3A, Mat4, Vec3};
+use wgpu::util::DeviceExt;
+use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
+
+use crate::context::scoped;
+use crate::layout::{align_up, OFFSET_ALIGNMENT};
+use crate::{Batch, GpuContext, GpuError, PackageId, Runtime};
+
+/// Colour target format (linear shading, sRGB-encoded bytes).
+pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// Depth target format.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// Samples per pixel (every WebGPU adapter supports 4 for these formats).
+pub const SAMPLES: u32 = 4;
+
+/// Background colour, linear RGB (the clear colour, and what fog fades toward).
+pub const BACKGROUND: [f32; 3] = [0.52, 0.60, 0.70];
+
+/// An axis-aligned box in scene space; `min > max` on some axis means empty.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Bounds {
+    pub const EMPTY: Bounds = Bounds {
+        min: Vec3::splat(f32::INFINITY),
+        max: Vec3::splat(f32::NEG_INFINITY),
+    };
+
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+
+    /// The smallest box holding `points`.
+    pub fn of_points(points: impl IntoIterator<Item = Vec3>) -> Bounds {
+        points.into_iter().fold(Bounds::EMPTY, |b, p| Bounds {
+            min: b.min.min(p),
+            max: b.max.max(p),
+        })
+    }
+
+    pub fn union(&self, other: &Bounds) -> Bounds {
+        Bounds {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// The eight corners (none when empty).
+    pub fn corners(&self) -> impl Iterator<Item = Vec3> + '_ {
+        let n = if self.is_empty() { 0 } else { 8 };
+        (0..n).map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { self.min.x } else { self.max.x },
+                if i & 2 == 0 { self.min.y } else { self.max.y },
+                if i & 4 == 0 { self.min.z } else { self.max.z },
+            )
+        })
+    }
+
+    /// The box holding this one's corners transformed by `m`.
+    pub fn transformed(&self, m: &Affine3A) -> Bounds {
+        Bounds::of_points(self.corners().map(|c| m.transform_point3(c)))
+    }
+
+    pub fn centre(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+}
+
+/// A perspective camera in scene space (+Y up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    pub eye: Vec3,
+    pub target: Vec3,
+    /// Vertical field of view, radians.
+    pub fov_y: f32,
+    pub near: f32,
+    pub far: f32,
+}
+
+impl Camera {
+    /// Scene space → clip space (right-handed, depth in [0, 1]) for an image of `aspect` = w / h.
+    pub fn view_proj(&self, aspect: f32) -> Mat4 {
+        let view = Mat4::look_at_rh(self.eye, self.target, Vec3::Y);
+        Mat4::perspective_rh(self.fov_y, aspect, self.near, self.far) * view
+    }
+}
+
+/// The ground grid: a square of half size `half_extent` around `centre` at height `height`,
+/// with a line every `cell` metres.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ground {
+    pub height: f32,
+    pub centre: Vec3,
+    pub half_extent: f32,
+    pub cell: f32,
+}
+
+/// What a render sees besides the crowd.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scene {
+    pub camera: Camera,
+    /// Unit direction toward the directional light.
+    pub light: Vec3,
+    pub ground: Option<Ground>,
+    /// Distance at which fog is strongest.
+    pub fog_distance: f32,
+}
+
+/// Camera azimuth about +Y from +Z toward +X, and elevation, of [`Scene::framing`] (radians).
+const AZIMUTH: f32 = 0.40;
+const ELEVATION: f32 = 0.50;
+/// Vertical field of view of [`Scene::framing`].
+const FOV_Y: f32 = 0.70;
+
+impl Scene {
+    /// A scene looking at `crowd` (scene-space bounds of every instance) from above-front
+    /// (characters face +Z), at the smallest distance that keeps every corner of `crowd` inside
+    /// the view for an image of `aspect` = w / h; a ground grid of `cell` metres under it.
+    pub fn framing(crowd: &Bounds, aspect: f32, cell: f32) -> Scene {
+        let crowd = if crowd.is_empty() {
+            Bounds {
+                min: Vec3::splat(-1.0),
+                max: Vec3::splat(1.0),
+            }
+        } else {
+            *crowd
+        };
+        let target = crowd.centre();
+        let back = Vec3::new(
+            AZIMUTH.sin() * ELEVATION.cos(),
+            ELEVATION.sin(),
+            AZIMUTH.cos() * ELEVATION.cos(),
+        );
+        let forward = -back;
+        let right = forward.cross(Vec3::Y).normalize();
+        let up = right.cross(forward);
+        let tan_y = (FOV_Y * 0.5).tan();
+        let tan_x = tan_y * aspect.max(1e-3);
+        // Eye at target - forward·d: a corner c at depth d + z must satisfy |x| ≤ (d + z)·tan.
+        let distance = crowd
+            .corners()
+            .map(|c| {
+                let v = c - target;
+                let (x, y, z) = (v.dot(right), v.dot(up), v.dot(forward));
+                (x.abs() / tan_x).max(y.abs() / tan_y) - z
+            })
+            .fold(0.0f32, f32::max)
+            * 1.04;
+        let radius = (crowd.max - crowd.min).length() * 0.5;
+        let distance = distance.max(radius * 0.1).max(1e-3);
+        let eye = target + back * distance;
+        let half_extent = (crowd.max - crowd.min).length() * 0.5 * 1.5 + cell;
+        Scene {
+            camera: Camera {
+                eye,
+                target,
+                fov_y: FOV_Y,
+                near: (distance - radius).max(distance * 0.02),
+                far: distance + 2.0 * half_extent,
+            },
+            light: Vec3::new(-0.35, 0.85, 0.55).normalize(),
+            ground: Some(Ground {
+                height: crowd.min.y,
+                centre: target,
+                half_extent,
+                cell,
+            }),
+            fog_distance: distance + half_extent,
+        }
+    }
+}
+
+/// An image read back from the colour target: `rgba[(y * width + x) * 4 ..][..4]`, top row
+/// first, sRGB-encoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+impl Image {
+    pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 4]> {
+        let i = (y as usize * self.width as usize + x as usize) * 4;
+        let p = self.rgba.get(i..i + 4)?;
+        Some([p[0], p[1], p[2], p[3]])
+    }
+}
+
+/// What one render did.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RasterReport {
+    /// Instanced crowd draws (one per skinned chunk) plus the ground.
+    pub draws: usize,
+    pub instances: u64,
+    pub triangles: u64,
+}
+
+/// Time of the last render.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RasterTimes {
+    /// GPU time of the render pass from timestamp queries, when the adapter has them.
+    pub gpu_ms: Option<f64>,
+    /// Wall time from submission (render pass and image copy) to the queue going idle.
+    pub wall_ms: f64,
+}
+
+/// `Frame` of raster.wgsl (144 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct FrameUniform {
+    view_proj: [[f32; 4]; 4],
+    eye: [f32; 4],
+    light: [f32; 4],
+    ground: [f32; 4],
+    centre: [f32; 4],
+    background: [f32; 4],
+}
+
+/// `Draw` of raster.wgsl (16 bytes, one per 256-byte slot).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct DrawUniform {
+    vertex_count: u32,
+    instance_base: u32,
+    pad: [u32; 2],
+}
+
+/// One instanced draw: a skinned chunk of the last frame.
+struct PlannedDraw {
+    /// Index into the runtime's chunks.
+    chunk: usize,
+    /// Index into `Raster::indices`.
+    indices: usize,
+    /// Number of the chunk's first instance in the frame (tint seed).
+    first_instance: u32,
+    instances: u32,
+    vertex_count: u32,
+}
+
+/// The triangle indices of one skin of one package.
+struct SkinIndices {
+    package: usize,
+    skin: u32,
+    buffer: Option<wgpu::Buffer>,
+    count: u32,
+}
+
+/// Colour, depth and readback targets.
+struct Targets {
+    msaa: wgpu::TextureView,
+    color: wgpu::Texture,
+    color_view: wgpu::TextureView,
+    depth: wgpu::TextureView,
+    readback: wgpu::Buffer,
+    padded_row: u32,
+}
+
+/// The raster pass and its targets for one image size.
+pub struct Raster {
+    ctx: GpuContext,
+    width: u32,
+    height: u32,
+    crowd: wgpu::RenderPipeline,
+    ground: wgpu::RenderPipeline,
+    frame_layout: wgpu::BindGroupLayout,
+    draw_layout: wgpu::BindGroupLayout,
+    frame: wgpu::Buffer,
+    draws: wgpu::Buffer,
+    draw_slots: u64,
+    targets: Targets,
+    indices: Vec<SkinIndices>,
+    profiler: GpuProfiler,
+    submitted: Option<Instant>,
+}
+
+impl Raster {
+    /// Pipelines and `width` × `height` targets.
+    pub fn new(ctx: &GpuContext, width: u32, height: u32) -> Result<Raster, GpuError> {
+        let max = ctx.device.limits().max_texture_dimension_2d;
+        for (what, n) in [("image width", width), ("image height", height)] {
+            if n == 0 || n > max {
+                return Err(GpuError::AdapterLimit {
+                    adapter: ctx.adapter.name.clone(),
+                    what,
+                    have: max.into(),
+                    need: n.into(),
+                });
+            }
+        }
+        let device = &ctx.device;
+        let (pipelines, targets, frame, draws) = scoped(device, "raster pipeline creation", || {
+            (
+                pipelines(device),
+                targets(device, width, height),
+                uniform(device, "raster frame", std::mem::size_of::<FrameUniform>() as u64),
+                uniform(device, "raster draws", OFFSET_ALIGNMENT),
+            )
+        })?;
+        let settings = GpuProfilerSettings {
+            enable_timer_queries: ctx.timestamps,
+            enable_debug_groups: false,
+            ..Default::default()
+        };
+        let profiler = GpuProfiler::new(device, settings).map_err(|e| GpuError::Wgpu {
+            what: "raster profiler creation",
+            reason: e.to_string(),
+        })?;
+        let (crowd, ground, frame_layout, draw_layout) = pipelines;
+        Ok(Raster {
+            ctx: ctx.clone(),
+            width,
+            height,
+            crowd,
+            ground,
+            frame_layout,
+            draw_layout,
+            frame,
+            draws,
+            draw_slots: 1,
+            targets,
+            indices: Vec::new(),
+            profiler,
+            submitted: None,
+        })
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Width over height.
+    pub fn aspect(&self) -> f32 {
+        self.width as f32 / self.height as f32
+    }
+
+    /// Draws the skinned chunks of `runtime`'s last frame — `batches` must be the slice that
+    /// frame was given — and the ground, then copies the image for [`Raster::read_image`].
+    /// Submits without waiting; the queue orders it after the frame's compute passes.
+    pub fn render(
+        &mut self,
+        runtime: &Runtime,
+        batches: &[Batch],
+        scene: &Scene,
+    ) -> Result<RasterReport, GpuError> {
+        let draws = self.plan_draws(runtime, batches)?;
+        let device = self.ctx.device.clone();
+        let queue = self.ctx.queue.clone();
+        let mut report = RasterReport {
+            draws: draws.len() + usize::from(scene.ground.is_some()),
+            ..RasterReport::default()
+        };
+        let mut encoder = scoped(&device, "raster recording", || {
+            self.write_uniforms(&queue, &draws, scene);
+            let groups = self.draw_groups(runtime, &draws);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("throng raster"),
+            });
+            self.record(&mut encoder, &draws, &groups, scene.ground.is_some(), &mut report);
+            self.copy_image(&mut encoder);
+            encoder
+        })?;
+        self.profiler.resolve_queries(&mut encoder);
+        scoped(&device, "raster submission", || queue.submit([encoder.finish()]))?;
+        self.submitted = Some(Instant::now());
+        self.profiler.end_frame().map_err(|e| GpuError::Wgpu {
+            what: "raster profiler frame end",
+            reason: e.to_string(),
+        })?;
+        Ok(report)
+    }
+
+    /// Waits for the last render and returns its times.
+    pub fn finish(&mut self) -> Result<RasterTimes, GpuError> {
+        self.ctx.wait()?;
+        let mut times = RasterTimes {
+            gpu_ms: None,
+            wall_ms: self
+                .submitted
+                .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3),
+        };
+        let period = self.ctx.queue.get_timestamp_period();
+        while let Some(results) = self.profiler.process_finished_frame(period) {
+            for r in results {
+                if let Some(t) = r.time {
+                    times.gpu_ms = Some((t.end - t.start) * 1e3);
+                }
+            }
+        }
+        Ok(times)
+    }
+
+    /// The last rendered image (waits for the GPU).
+    pub fn read_image(&self) -> Result<Image, GpuError> {
+        if self.submitted.is_none() {
+            return Err(GpuError::NothingToRead);
+        }
+        let t = &self.targets;
+        let bytes = map_read(&self.ctx, &t.readback)?;
+        let row = self.width as usize * 4;
+        let mut rgba = Vec::with_capacity(row * self.height as usize);
+        for y in 0..self.height as usize {
+            let start = y * t.padded_row as usize;
+            rgba.extend_from_slice(bytes.get(start..start + row).ok_or_else(|| {
+                GpuError::Readback {
+                    what: "image",
+                    reason: format!("row {y} lies outside the {} mapped bytes", bytes.len()),
+                }
+            })?);
+        }
+        Ok(Image {
+            width: self.width,
+            height: self.height,
+            rgba,
+        })
+    }
+
+    /// One draw per skinned chunk of the last frame; checks `batches` against the chunks.
+    fn plan_draws(
+        &mut self,
+        runtime: &Runtime,
+        batches: &[Batch],
+    ) -> Result<Vec<PlannedDraw>, GpuError> {
+        let mut first = Vec::with_capacity(batches.len());
+        let mut total = 0u32;
+        for b in batches {
+            first.push(total);
+            total = total.saturating_add(b.instances.len() as u32);
+        }
+        let mut draws = Vec::new();
+        for (c, chunk) in runtime.chunks().iter().enumerate() {
+            let mismatch = |what: &str| GpuError::BadBatch {
+                batch: chunk.batch,
+                what: format!("{what} (give render the batches of the runtime's last frame)"),
+            };
+            let batch = batches
+                .get(chunk.batch)
+                .ok_or_else(|| mismatch("is missing"))?;
+            if batch.package.0 != chunk.package
+                || batch.instances.len() < chunk.first + chunk.count as usize
+            {
+                return Err(mismatch("does not match the frame's chunk"));
+            }
+            let Some(skin) = batch.skin.filter(|_| chunk.skinned && chunk.vertex_count > 0) else {
+                continue;
+            };
+            if runtime.skinned_buffers().len() <= chunk.skinned_page {
+                return Err(mismatch("names a skinned page the runtime does not hold"));
+            }
+            let indices = self.skin_indices(runtime, batch.package, skin)?;
+            if self.indices[indices].count > 0 {
+                draws.push(PlannedDraw {
+                    chunk: c,
+                    indices,
+                    first_instance: first[chunk.batch] + chunk.first as u32,
+                    instances: chunk.count,
+                    vertex_count: chunk.vertex_count,
+                });
+            }
+        }
+        Ok(draws)
+    }
+
+    /// The index buffer slot of `skin` of `package`, built on first use: every mesh bound to the
+    /// skin, its indices offset to the skin's vertex order and checked against its vertex count.
+    fn skin_indices(
+        &mut self,
+        runtime: &Runtime,
+        package: PackageId,
+        skin: u32,
+    ) -> Result<usize, GpuError> {
+        if let Some(i) = self
+            .indices
+            .iter()
+            .position(|s| s.package == package.0 && s.skin == skin)
+        {
+            return Ok(i);
+        }
+        let bad = |what: String| GpuError::BadPackage {
+            package: package.0,
+            what,
+        };
+        let resident = runtime
+            .package(package)
+            .ok_or_else(|| bad("is not resident".into()))?;
+        let range = resident
+            .skins
+            .get(skin as usize)
+            .ok_or_else(|| bad(format!("has no skin {skin}")))?;
+        let mut indices = Vec::new();
+        for &(m, first, count) in &range.meshes {
+            let mesh = resident
+                .package
+                .meshes
+                .get(m)
+                .ok_or_else(|| bad(format!("skin {skin} names missing mesh {m}")))?;
+            if mesh.indices.len() % 3 != 0 {
+                return Err(bad(format!(
+                    "mesh {m} ('{}') has {} indices, not a whole number of triangles",
+                    mesh.name,
+                    mesh.indices.len()
+                )));
+            }
+            if let Some(i) = mesh.indices.iter().find(|&&i| i >= count) {
+                return Err(bad(format!(
+                    "mesh {m} ('{}') has index {i} but {count} vertices",
+                    mesh.name
+                )));
+            }
+            indices.extend(mesh.indices.iter().map(|&i| first + i));
+        }
+        let count = u32::try_from(indices.len())
+            .map_err(|_| bad(format!("skin {skin} has more than 2^32 indices")))?;
+        let device = &self.ctx.device;
+        let buffer = scoped(device, "index buffer upload", || {
+            (!indices.is_empty()).then(|| {
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("skin indices"),
+                    contents: bytemuck::cast_slice(&indices),
+                    usage: wgpu::BufferUsages::INDEX,
+                })
+            })
+        })?;
+        self.indices.push(SkinIndices {
+            package: package.0,
+            skin,
+            buffer,
+            count,
+        });
+        Ok(self.indices.len() - 1)
+    }
+
+    /// Writes the frame uniform and one draw uniform per draw (growing the draw buffer).
+    fn write_uniforms(&mut self, queue: &wgpu::Queue, draws: &[PlannedDraw], scene: &Scene) {
+        let slots = draws.len().max(1) as u64;
+        if slots > self.draw_slots {
+            self.draws = uniform(&self.ctx.device, "raster draws", slots * OFFSET_ALIGNMENT);
+            self.draw_slots = slots;
+        }
+        let ground = scene.ground.unwrap_or(Ground {
+            height: 0.0,
+            centre: Vec3::ZERO,
+            half_extent: 0.0,
+            cell: 1.0,
+        });
+        let [r, g, b] = BACKGROUND;
+        let frame = FrameUniform {
+            view_proj: scene.camera.view_proj(self.aspect()).to_cols_array_2d(),
+            eye: scene.camera.eye.extend(1.0).to_array(),
+            light: scene.light.normalize_or(Vec3::Y).extend(0.0).to_array(),
+            ground: [
+                ground.height,
+                ground.half_extent,
+                ground.cell.max(1e-6),
+                scene.fog_distance.max(1e-6),
+            ],
+            centre: ground.centre.extend(1.0).to_array(),
+            background: [r, g, b, 1.0],
+        };
+        queue.write_buffer(&self.frame, 0, bytemuck::bytes_of(&frame));
+        let mut bytes = vec![0u8; (slots * OFFSET_ALIGNMENT) as usize];
+        for (slot, d) in draws.iter().enumerate() {
+            let uniform = DrawUniform {
+                vertex_count: d.vertex_count,
+                instance_base: d.first_instance,
+                pad: [0; 2],
+            };
+            let at = slot * OFFSET_ALIGNMENT as usize;
+            bytes[at..at + std::mem::size_of::<DrawUniform>()]
+                .copy_from_slice(bytemuck::bytes_of(&uniform));
+        }
+        queue.write_buffer(&self.draws, 0, &bytes);
+    }
+
+    /// The frame bind group, and one bind group per draw (its uniform slot and skinned range).
+    fn draw_groups(
+        &self,
+        runtime: &Runtime,
+        draws: &[PlannedDraw],
+    ) -> (wgpu::BindGroup, Vec<wgpu::BindGroup>) {
+        let device = &self.ctx.device;
+        let frame = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("raster frame"),
+            layout: &self.frame_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: self.frame.as_entire_binding(),
+            }],
+        });
+        let mut groups = Vec::with_capacity(draws.len());
+        let chunks = runtime.chunks();
+        let pages = runtime.skinned_buffers();
+        // `plan_draws` checked that every chunk and page exists.
+        for (chunk, page) in draws.iter().filter_map(|d| {
+            let chunk = chunks.get(d.chunk)?;
+            Some((chunk, pages.get(chunk.skinned_page)?))
+        }) {
+            groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("raster draw"),
+                layout: &self.draw_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &self.draws,
+                            offset: 0,
+                            size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
+                        }),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: page,
+                            offset: chunk.skinned_vertices.offset,
+                            size: NonZeroU64::new(chunk.skinned_vertices.size),
+                        }),
+                    },
+                ],
+            }));
+        }
+        (frame, groups)
+    }
+
+    /// Records the render pass: the ground, then one instanced draw per chunk.
+    fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        draws: &[PlannedDraw],
+        (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
+        ground: bool,
+        report: &mut RasterReport,
+    ) {
+        let t = &self.targets;
+        let [r, g, b] = BACKGROUND.map(f64::from);
+        let query = self.profiler.begin_pass_query("raster", encoder);
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("raster"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &t.msaa,
+                depth_slice: None,
+                resolve_target: Some(&t.color_view),
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
+                    store: wgpu::StoreOp::Discard,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &t.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: query.render_pass_timestamp_writes(),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, frame, &[]);
+        if ground {
+            pass.set_pipeline(&self.ground);
+            pass.draw(0..6, 0..1);
+        }
+        pass.set_pipeline(&self.crowd);
+        for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
+            let Some((buffer, count)) = self
+                .indices
+                .get(d.indices)
+                .and_then(|s| Some((s.buffer.as_ref()?, s.count)))
+            else {
+                continue;
+            };
+            pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
+            pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
+            pass.draw_indexed(0..count, 0, 0..d.instances);
+            report.instances += u64::from(d.instances);
+            report.triangles += u64::from(d.instances) * u64::from(count / 3);
+        }
+        drop(pass);
+        self.profiler.end_query(encoder, query);
+    }
+
+    /// Copies the resolved colour target into the readback buffer (rows padded to
+    /// `COPY_BYTES_PER_ROW_ALIGNMENT`).
+    fn copy_image(&self, encoder: &mut wgpu::CommandEncoder) {
+        let t = &self.targets;
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: &t.color,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &t.readback,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(t.padded_row),
+                    rows_per_image: Some(self.height),
+                },
+            },
+            wgpu::Extent3d {
+                width: self.width,
+                height: self.height,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+}
+
+fn uniform(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// Crowd and ground pipelines and their two bind group layouts (frame; draw + skinned range).
+fn pipelines(
+    device: &wgpu::Device,
+) -> (
+    wgpu::RenderPipeline,
+    wgpu::RenderPipeline,
+    wgpu::BindGroupLayout,
+    wgpu::BindGroupLayout,
+) {
+    let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
+    let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("raster frame"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: stages,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: NonZeroU64::new(std::mem::size_of::<FrameUniform>() as u64),
+            },
+            count: None,
+        }],
+    });
+    let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("raster draw"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: true },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+        ],
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("raster"),
+        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
+    });
+    let crowd_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("raster crowd"),
+        bind_group_layouts: &[Some(&frame_layout), Some(&draw_layout)],
+        immediate_size: 0,
+    });
+    let ground_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("raster ground"),
+        bind_group_layouts: &[Some(&frame_layout)],
+        immediate_size: 0,
+    });
+    let pipeline = |label, layout, vs, fs| {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some(vs),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleList,
+                // Imported meshes do not agree on winding; both faces are drawn and lit.
+                cull_mode: None,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState {
+                count: SAMPLES,
+                ..Default::default()
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some(fs),
+                compilation_options: Default::default(),
+                targets: &[Some(COLOR_FORMAT.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    };
+    let crowd = pipeline(
+        "raster crowd",
+        &crowd_layout,
+        throng_shaders::CROWD_VS,
+        throng_shaders::CROWD_FS,
+    );
+    let ground = pipeline(
+        "raster ground",
+        &ground_layout,
+        throng_shaders::GROUND_VS,
+        throng_shaders::GROUND_FS,
+    );
+    (crowd, ground, frame_layout, draw_layout)
+}
+
+/// Multisampled colour and depth, the resolved colour, and its readback buffer.
+fn targets(device: &wgpu::Device, width: u32, height: u32) -> Targets {
+    let size = wgpu::Extent3d {
+        width,
+        height,
+        depth_or_array_layers: 1,
+    };
+    let texture = |label, format, samples, usage| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size,
+            mip_level_count: 1,
+            sample_count: samples,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage,
+            view_formats: &[],
+        })
+    };
+    use wgpu::TextureUsages as T;
+    let view = |t: &wgpu::Texture| t.create_view(&Default::default());
+    let msaa = texture("raster msaa", COLOR_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
+    let color = texture("raster colour", COLOR_FORMAT, 1, T::RENDER_ATTACHMENT | T::COPY_SRC);
+    let depth = texture("raster depth", DEPTH_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
+    let padded_row = align_up(
+        u64::from(width) * 4,
+        u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
+    ) as u32;
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("raster readback"),
+        size: u64::from(padded_row) * u64::from(height),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    Targets {
+        msaa: view(&msaa),
+        color_view: view(&color),
+        color,
+        depth: view(&depth),
+        readback,
+        padded_row,
+    }
+}
+
+/// Maps `buffer` for reading and copies its bytes out.
+fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait()?;
+    let failed = |reason: String| GpuError::Readback {
+        what: "image",
+        reason,
+    };
+    rx.recv()
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| failed(e.to_string()))?
+        .to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}

@@ -1,0 +1,176 @@
+//! Shared test setup: the GPU context (or a printed skip), the generated character, real assets.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use throng_cpu_ref::Package;
+use throng_gpu::GpuContext;
+
+/// The GPU context, or `None` (with the reason printed) when no adapter exists and
+/// THRONG_ALLOW_NO_GPU=1; without that variable a missing adapter fails the test (DESIGN.md §9).
+pub fn gpu() -> Option<GpuContext> {
+    match GpuContext::new() {
+        Ok(ctx) => {
+            eprintln!("adapter: {}", ctx.adapter);
+            Some(ctx)
+        }
+        Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
+            eprintln!("skipping: {e} (THRONG_ALLOW_NO_GPU=1)");
+            None
+        }
+        Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
+    }
+}
+
+/// The generated character, imported and cooked with the default profile.
+pub fn character() -> Package {
+    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")
+        .expect("character imports");
+    throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+        .expect("character cooks")
+        .0
+}
+
+/// glTF files of ../shared/assets (skips with a printed reason when absent; fails instead
+/// when THRONG_REQUIRE_ASSETS=1).
+pub fn shared_assets() -> Vec<PathBuf> {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
+    let mut files = gltf_files(&dir);
+    // One level of subfolders (mocap/).
+    let subdirs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    for sub in subdirs {
+        files.extend(gltf_files(&sub));
+    }
+    files.sort();
+    if files.is_empty() {
+        let reason = format!("no glTF assets in {}", dir.display());
+        if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
+            panic!("{reason} and THRONG_REQUIRE_ASSETS=1");
+        }
+        eprintln!("skipping: {reason}");
+    }
+    files
+}
+
+fn gltf_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "glb" || x == "gltf"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A hand-built package: a chain of `joints` joints (each 0.1 up from its parent, turned a
+/// little about z), one clip rotating every joint (11 samples at 30 Hz), a skin over every
+/// joint, and a mesh with two vertices per joint weighted to the joint and its parent.
+pub fn chain_package(joints: usize) -> Package {
+    use glam::{Affine3A, Quat, Vec3};
+    use throng_cpu_ref::{
+        fk::local_to_component, Clip, LoopPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrack,
+        SubTrackKind, Trs, NO_PARENT,
+    };
+    let parents: Vec<u32> = (0..joints)
+        .map(|j| if j == 0 { NO_PARENT } else { j as u32 - 1 })
+        .collect();
+    let rest: Vec<Trs> = (0..joints)
+        .map(|j| Trs {
+            translation: if j == 0 {
+                Vec3::ZERO
+            } else {
+                Vec3::new(0.0, 0.1, 0.0)
+            },
+            rotation: Quat::from_rotation_z(0.01),
+            scale: Vec3::ONE,
+        })
+        .collect();
+    let names = (0..joints).map(|j| format!("j{j}")).collect();
+    let skeleton = Skeleton::new(
+        parents,
+        rest.clone(),
+        names,
+        vec![u32::MAX; joints],
+        Affine3A::IDENTITY,
+    )
+    .unwrap();
+    let samples = 11u32;
+    let mut values = Vec::new();
+    let mut sub_tracks = Vec::new();
+    for j in 0..joints {
+        sub_tracks.push(SubTrack {
+            kind: SubTrackKind::Default,
+            offset: 0,
+        });
+        sub_tracks.push(SubTrack {
+            kind: SubTrackKind::Animated,
+            offset: values.len() as u32,
+        });
+        for i in 0..samples {
+            let angle = 0.02 * (i as f32 + j as f32 * 0.3).sin();
+            values.extend(Quat::from_rotation_x(angle).to_array());
+        }
+        sub_tracks.push(SubTrack {
+            kind: SubTrackKind::Constant,
+            offset: values.len() as u32,
+        });
+        values.extend([1.0, 1.0 + 0.001 * (j % 3) as f32, 1.0]);
+    }
+    let clip = Clip {
+        name: "sway".into(),
+        skeleton: 0,
+        skeleton_hash: skeleton.identity_hash(),
+        duration: f64::from(samples - 1) / 30.0,
+        sample_rate: 30.0,
+        sample_count: samples,
+        loop_policy: LoopPolicy::Once,
+        profile: "standard".into(),
+        sub_tracks,
+        values,
+        events: Vec::new(),
+        markers: Vec::new(),
+        root_motion: None,
+    };
+    let mut component = vec![Affine3A::IDENTITY; joints];
+    local_to_component(&skeleton, &rest, &mut component);
+    let skin = SkinBinding {
+        name: "chain".into(),
+        skeleton: 0,
+        joints: (0..joints as u32).collect(),
+        inverse_bind: component.iter().map(|c| c.inverse()).collect(),
+    };
+    let mut mesh = SkinnedMesh {
+        name: "chain/0".into(),
+        skin: 0,
+        positions: Vec::new(),
+        normals: Vec::new(),
+        joints: Vec::new(),
+        weights: Vec::new(),
+        indices: Vec::new(),
+    };
+    for (j, c) in component.iter().enumerate() {
+        for side in [-0.05f32, 0.05] {
+            mesh.positions
+                .push(c.transform_point3(Vec3::new(side, 0.0, 0.0)));
+            mesh.normals.push(Vec3::new(side.signum(), 0.0, 0.0));
+            mesh.joints
+                .push([j as u16, j.saturating_sub(1) as u16, 0, 0]);
+            mesh.weights.push([0.7, 0.3, 0.0, 0.0]);
+        }
+    }
+    Package {
+        skeletons: vec![skeleton],
+        skins: vec![skin],
+        meshes: vec![mesh],
+        clips: vec![clip],
+    }
+}

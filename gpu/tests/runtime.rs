@@ -1,0 +1,416 @@
+//! The runtime's contract: typed errors for bad input (and unchanged state after them),
+//! dispatches per frame independent of the instance count, heroes, capacities.
+
+mod common;
+
+use glam::Affine3A;
+use throng_cpu_ref::{PoseOp, Program, ProgramError};
+use throng_gpu::{Batch, Capacities, GpuError, Instance, Pose, Runtime};
+
+fn walk(package: &throng_cpu_ref::Package, time: f32) -> Program {
+    let clip = package.find_clip("walk").expect("character has a walk") as u32;
+    Program {
+        ops: vec![
+            PoseOp::sample(0, clip, time),
+            PoseOp::to_component(0),
+            PoseOp::palette(0),
+        ],
+        weights: vec![],
+    }
+}
+
+fn instances(program: &Program, n: usize) -> Vec<Instance<'_>> {
+    (0..n)
+        .map(|i| Instance {
+            pose: Pose::Program(program),
+            placement: Affine3A::from_translation(glam::Vec3::new(i as f32, 0.0, 0.0)),
+        })
+        .collect()
+}
+
+#[test]
+fn dispatch_count_does_not_grow_with_instances() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 64)).unwrap();
+    let id = runtime.add_package(&package, &[]).unwrap();
+    let program = walk(&package, 0.3);
+    let mut counts = Vec::new();
+    for n in [1, 4, 64] {
+        let list = instances(&program, n);
+        let report = runtime
+            .frame(&[Batch {
+                package: id,
+                skeleton: 0,
+                skin: Some(0),
+                instances: &list,
+            }])
+            .unwrap();
+        let times = runtime.finish().unwrap();
+        println!("{n} instances: {report:?}\n  {times:?}");
+        assert!(times.wall_ms > 0.0);
+        if times.gpu_timestamps {
+            assert!(
+                times.program_ms > 0.0 && times.skinning_ms > 0.0,
+                "{times:?}"
+            );
+        }
+        assert_eq!(report.instances, n);
+        // 16-byte header + 48-byte placement + three 32-byte ops.
+        assert_eq!(report.bytes_per_instance(), 16.0 + 48.0 + 3.0 * 32.0);
+        counts.push(report.dispatches);
+    }
+    assert_eq!(
+        counts,
+        vec![4, 4, 4],
+        "program, FK, palette, skinning: one dispatch each"
+    );
+    let out = runtime.readback().unwrap();
+    assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
+    // Same program, placements one unit apart along x: vertex v of instance 5 is instance 0's plus 5 x.
+    let v = out[0].vertex_count / 2;
+    let d = out[0].skinned[5 * out[0].vertex_count + v].position() - out[0].skinned[v].position();
+    assert!((d - glam::Vec3::new(5.0, 0.0, 0.0)).length() < 1e-4, "{d}");
+}
+
+/// A runtime with the character resident and one good frame of `n` instances submitted.
+fn with_good_frame(
+    n: usize,
+    capacity: u32,
+) -> Option<(Runtime, throng_gpu::PackageId, throng_cpu_ref::Package)> {
+    let ctx = common::gpu()?;
+    let package = common::character();
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], capacity)).unwrap();
+    let id = runtime.add_package(&package, &[]).unwrap();
+    let program = walk(&package, 0.5);
+    let list = instances(&program, n);
+    runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &list,
+        }])
+        .unwrap();
+    Some((runtime, id, package))
+}
+
+#[test]
+fn bad_programs_are_refused_naming_the_instance_and_leave_the_last_frame_intact() {
+    let Some((mut runtime, id, package)) = with_good_frame(3, 8) else {
+        return;
+    };
+    let before = runtime.readback().unwrap();
+    let good = walk(&package, 0.1);
+
+    let missing_clip = Program {
+        ops: vec![PoseOp::sample(0, 99, 0.0), PoseOp::to_component(0)],
+        weights: vec![],
+    };
+    let nan_weight = Program {
+        ops: vec![
+            PoseOp::rest(0),
+            PoseOp::rest(1),
+            PoseOp::blend(2, 0, 2, 0),
+            PoseOp::to_component(2),
+        ],
+        weights: vec![f32::NAN, 1.0],
+    };
+    let nan_layer = Program {
+        ops: vec![
+            PoseOp::rest(0),
+            PoseOp::rest(1),
+            PoseOp::overriding(0, 1, f32::NAN, u32::MAX),
+            PoseOp::to_component(0),
+        ],
+        weights: vec![],
+    };
+    let no_component = Program {
+        ops: vec![PoseOp::rest(0)],
+        weights: vec![],
+    };
+    type Expect = fn(&GpuError) -> bool;
+    let cases: [(&Program, Expect); 4] = [
+        (&missing_clip, |e| {
+            matches!(
+                e,
+                GpuError::Program {
+                    batch: 0,
+                    instance: 2,
+                    source: ProgramError::MissingClip { clip: 99, .. }
+                }
+            )
+        }),
+        (&nan_weight, |e| {
+            matches!(
+                e,
+                GpuError::Program {
+                    batch: 0,
+                    instance: 2,
+                    source: ProgramError::BadValue {
+                        what: "blend weight",
+                        ..
+                    }
+                }
+            )
+        }),
+        (&nan_layer, |e| {
+            matches!(
+                e,
+                GpuError::Program {
+                    batch: 0,
+                    instance: 2,
+                    source: ProgramError::BadValue {
+                        what: "layer weight",
+                        ..
+                    }
+                }
+            )
+        }),
+        (&no_component, |e| {
+            matches!(
+                e,
+                GpuError::BadInstance {
+                    batch: 0,
+                    instance: 2,
+                    ..
+                }
+            )
+        }),
+    ];
+    for (bad, expected) in cases {
+        let list = [
+            Instance {
+                pose: Pose::Program(&good),
+                placement: Affine3A::IDENTITY,
+            },
+            Instance {
+                pose: Pose::Program(&good),
+                placement: Affine3A::IDENTITY,
+            },
+            Instance {
+                pose: Pose::Program(bad),
+                placement: Affine3A::IDENTITY,
+            },
+        ];
+        let err = runtime
+            .frame(&[Batch {
+                package: id,
+                skeleton: 0,
+                skin: Some(0),
+                instances: &list,
+            }])
+            .unwrap_err();
+        println!("{err}");
+        assert!(expected(&err), "unexpected error: {err:?}");
+    }
+    let after = runtime.readback().unwrap();
+    assert_eq!(
+        before[0].components, after[0].components,
+        "a refused frame changes nothing"
+    );
+}
+
+#[test]
+fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
+    let Some((mut runtime, id, package)) = with_good_frame(2, 4) else {
+        return;
+    };
+    let program = walk(&package, 0.2);
+    let five = instances(&program, 5);
+    let err = runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &five,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Capacity {
+                what: "instances",
+                needed: 5,
+                capacity: 4
+            }
+        ),
+        "{err:?}"
+    );
+    println!("{err}");
+
+    let two = instances(&program, 2);
+    let err = runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 3,
+            skin: None,
+            instances: &two,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(err, GpuError::BadBatch { batch: 0, .. }),
+        "{err:?}"
+    );
+    let err = runtime
+        .frame(&[Batch {
+            package: throng_gpu::PackageId(7),
+            skeleton: 0,
+            skin: None,
+            instances: &two,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(err, GpuError::BadBatch { batch: 0, .. }),
+        "{err:?}"
+    );
+
+    let short = vec![Affine3A::IDENTITY; 3];
+    let hero = [Instance {
+        pose: Pose::Hero(&short),
+        placement: Affine3A::IDENTITY,
+    }];
+    let err = runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &hero,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::BadInstance {
+                batch: 0,
+                instance: 0,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+
+    let nan_place = [Instance {
+        pose: Pose::Program(&program),
+        placement: Affine3A::from_scale(glam::Vec3::splat(f32::NAN)),
+    }];
+    let err = runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &nan_place,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::BadInstance {
+                batch: 0,
+                instance: 0,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+
+    // A binding limit below one instance's skinned vertices cannot be chunked around.
+    let mut caps = Capacities::for_packages(&[&package], 4);
+    caps.binding_limit = Some(4096);
+    let mut small = Runtime::new(runtime.context(), caps).unwrap();
+    let id = small.add_package(&package, &[]).unwrap();
+    let err = small
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &two,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(err, GpuError::BindingLimit { batch: 0, .. }),
+        "{err:?}"
+    );
+    println!("{err}");
+}
+
+#[test]
+fn malformed_packages_are_refused_at_upload() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut package = common::chain_package(4);
+    package.clips[0].values.truncate(10);
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 4)).unwrap();
+    let err = runtime.add_package(&package, &[]).unwrap_err();
+    assert!(
+        matches!(err, GpuError::BadPackage { package: 0, .. }),
+        "{err:?}"
+    );
+    println!("{err}");
+    let mut package = common::chain_package(4);
+    package.meshes[0].joints[0][0] = 9;
+    let err = runtime.add_package(&package, &[]).unwrap_err();
+    assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
+    // A new generation replaces the old one in place; a bad one leaves the old one resident.
+    let id = runtime.add_package(&common::chain_package(4), &[]).unwrap();
+    runtime
+        .replace_package(id, &common::chain_package(6), &[])
+        .unwrap();
+    assert_eq!(
+        runtime.package(id).unwrap().package.skeletons[0].joint_count(),
+        6
+    );
+    assert!(runtime.replace_package(id, &package, &[]).is_err());
+    assert_eq!(
+        runtime.package(id).unwrap().package.skeletons[0].joint_count(),
+        6
+    );
+    let bad_mask = throng_cpu_ref::Mask {
+        name: "short".into(),
+        weights: vec![1.0; 2],
+    };
+    let err = runtime
+        .add_package(&common::chain_package(4), &[vec![bad_mask]])
+        .unwrap_err();
+    assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
+}
+
+#[test]
+fn a_hero_palette_skins_exactly_like_the_cpu() {
+    let Some((mut runtime, id, package)) = with_good_frame(1, 4) else {
+        return;
+    };
+    // Hero palette: identity for every entry, so its skinned vertices are the bind positions.
+    let palette = vec![Affine3A::IDENTITY; package.skins[0].joints.len()];
+    let program = walk(&package, 0.4);
+    let list = [
+        Instance {
+            pose: Pose::Program(&program),
+            placement: Affine3A::IDENTITY,
+        },
+        Instance {
+            pose: Pose::Hero(&palette),
+            placement: Affine3A::from_translation(glam::Vec3::Y),
+        },
+    ];
+    let report = runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &list,
+        }])
+        .unwrap();
+    assert_eq!((report.heroes, report.dispatches), (1, 4));
+    assert_eq!(report.hero_bytes, 48 * palette.len() as u64);
+    let out = runtime.readback().unwrap();
+    let n = out[0].vertex_count;
+    let mesh = &package.meshes[0];
+    for v in (0..mesh.positions.len()).step_by(97) {
+        let got = out[0].skinned[n + v].position();
+        assert!(
+            (got - (mesh.positions[v] + glam::Vec3::Y)).length() < 1e-5,
+            "vertex {v}: {got}"
+        );
+    }
+    assert_eq!(&out[0].palettes[out[0].palette_len..], &palette[..]);
+}

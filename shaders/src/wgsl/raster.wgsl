@@ -1,0 +1,147 @@
+// Offscreen raster pass over skinned instances (DESIGN.md §6, last stage), plus a ground grid.
+//
+// Scene space: right-handed, +Y up, metres; `frame.view_proj` maps scene space to clip space
+// with depth in [0, 1] (smaller is nearer, compare `less`). Colours are computed in linear
+// light and written to an sRGB target.
+//
+// Crowd: vertex pulling. One instanced, indexed draw per chunk: the index buffer holds the
+// skin's triangle indices (`vertex_index` is a vertex of the skin), `instance_index` counts
+// from 0 within the chunk, and the skinned vertex is `skinned[instance_index * vertex_count +
+// vertex_index]` of the chunk's range (the skinning stage's instance-major output, already
+// placed in the scene). Lighting: one directional light (Lambert, lit from both faces) plus a
+// sky/ground hemispheric ambient, times a per-instance tint hashed from the instance's number in
+// the frame, so neighbours are told apart; distance fog toward the background colour.
+// Meshes without normals (normal = 0) are lit with the triangle's screen-space derivative normal.
+//
+// Ground: one quad of 6 vertices generated from `vertex_index`, a grid of lines every
+// `frame.ground.z` metres, faded with distance.
+
+struct Frame {
+    view_proj: mat4x4<f32>,
+    /// xyz: camera position.
+    eye: vec4<f32>,
+    /// xyz: unit direction toward the light.
+    light: vec4<f32>,
+    /// x: ground height, y: half extent of the ground quad, z: grid cell, w: fog distance.
+    ground: vec4<f32>,
+    /// xyz: centre of the ground quad (y ignored).
+    centre: vec4<f32>,
+    /// rgb: background (clear) colour, linear.
+    background: vec4<f32>,
+}
+
+/// Per draw: the chunk's skin vertex count and the frame-wide number of its first instance.
+struct Draw {
+    vertex_count: u32,
+    instance_base: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+/// Output of the skinning stage (skinning.wgsl).
+struct SkinnedVertex {
+    position: vec4<f32>,
+    normal: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> frame: Frame;
+@group(1) @binding(0) var<uniform> draw: Draw;
+@group(1) @binding(1) var<storage, read> skinned: array<SkinnedVertex>;
+
+struct CrowdVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) @interpolate(flat) tint: vec3<f32>,
+}
+
+/// A well-mixed 32-bit hash (Jarzynski & Olano, "Hash Functions for GPU Rendering", JCGT 2020,
+/// https://jcgt.org/published/0009/03/02/: PCG).
+fn pcg(n: u32) -> u32 {
+    let state = n * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+/// A clothing-like colour for instance `n`: hue from the hash, moderate saturation, linear.
+fn tint(n: u32) -> vec3<f32> {
+    let h = pcg(n);
+    let hue = f32(h & 0xffffu) / 65535.0;
+    let saturation = 0.35 + 0.35 * f32((h >> 16u) & 0xffu) / 255.0;
+    let value = 0.55 + 0.35 * f32(h >> 24u) / 255.0;
+    let k = (vec3<f32>(5.0, 3.0, 1.0) + hue * 6.0) % vec3<f32>(6.0);
+    let rgb = value - value * saturation * clamp(min(k, 4.0 - k), vec3<f32>(0.0), vec3<f32>(1.0));
+    return rgb * rgb; // roughly sRGB → linear
+}
+
+@vertex
+fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CrowdVarying {
+    let s = skinned[i * draw.vertex_count + v];
+    var out: CrowdVarying;
+    out.clip = frame.view_proj * vec4<f32>(s.position.xyz, 1.0);
+    out.world = s.position.xyz;
+    out.normal = s.normal.xyz;
+    out.tint = tint(draw.instance_base + i);
+    return out;
+}
+
+/// Direct light plus hemispheric ambient for albedo `albedo` at unit normal `n`.
+fn shade(albedo: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    let sky = vec3<f32>(0.55, 0.62, 0.75);
+    let bounce = vec3<f32>(0.30, 0.27, 0.22);
+    let ambient = mix(bounce, sky, 0.5 + 0.5 * n.y) * 0.45;
+    let direct = vec3<f32>(1.0, 0.96, 0.9) * max(dot(n, frame.light.xyz), 0.0);
+    return albedo * (ambient + direct);
+}
+
+/// Mixes `colour` toward the background with distance from the eye.
+fn fog(colour: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
+    let d = distance(world, frame.eye.xyz) / frame.ground.w;
+    return mix(colour, frame.background.rgb, clamp(d * d, 0.0, 0.6));
+}
+
+@fragment
+fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
+    // Derivatives first, in uniform control flow.
+    let faceted = cross(dpdx(in.world), dpdy(in.world));
+    var n = in.normal;
+    if dot(n, n) < 0.25 {
+        n = faceted;
+    }
+    n = normalize(n);
+    // Lit from the side the camera sees.
+    if dot(n, frame.eye.xyz - in.world) < 0.0 {
+        n = -n;
+    }
+    return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+}
+
+struct GroundVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+}
+
+@vertex
+fn ground_vs(@builtin(vertex_index) v: u32) -> GroundVarying {
+    // Two triangles: (0,0) (1,0) (1,1), (0,0) (1,1) (0,1), counter-clockwise seen from above.
+    let corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, 1.0), vec2<f32>(1.0, -1.0),
+        vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, -1.0), vec2<f32>(-1.0, -1.0),
+    );
+    let c = corners[v % 6u] * frame.ground.y;
+    let world = vec3<f32>(frame.centre.x + c.x, frame.ground.x, frame.centre.z + c.y);
+    var out: GroundVarying;
+    out.clip = frame.view_proj * vec4<f32>(world, 1.0);
+    out.world = world;
+    return out;
+}
+
+@fragment
+fn ground_fs(in: GroundVarying) -> @location(0) vec4<f32> {
+    let cell = in.world.xz / frame.ground.z;
+    let width = fwidth(cell);
+    let distance_to_line = abs(fract(cell - 0.5) - 0.5) / max(width, vec2<f32>(1e-6));
+    let line = 1.0 - clamp(min(distance_to_line.x, distance_to_line.y), 0.0, 1.0);
+    let albedo = mix(vec3<f32>(0.32, 0.33, 0.30), vec3<f32>(0.12, 0.13, 0.12), line);
+    return vec4<f32>(fog(shade(albedo, vec3<f32>(0.0, 1.0, 0.0)), in.world), 1.0);
+}

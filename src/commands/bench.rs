@@ -1,0 +1,85 @@
+//! `throng bench`: the crowd benchmark (throng-bench; docs/benchmark.md says how to read it).
+
+use std::path::PathBuf;
+
+use throng_bench::{Options, Report, Row, Subject};
+
+use super::{write_file, CliError};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Instance counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 1_000, 10_000])]
+    instances: Vec<usize>,
+    /// Also measure 100,000 instances.
+    #[arg(long)]
+    large: bool,
+    /// A glTF (.glb/.gltf) or .throng asset to measure besides the generated character; repeatable.
+    #[arg(long = "asset", value_name = "FILE")]
+    assets: Vec<PathBuf>,
+    /// Most timed frames per measurement (after one warm-up frame); the median is reported.
+    #[arg(long, default_value_t = 10)]
+    frames: u32,
+    /// A measurement stops early once its timed frames add up to this many milliseconds.
+    #[arg(long, default_value_t = 2_000.0)]
+    budget_ms: f64,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "OUT.json")]
+    json: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<(), CliError> {
+    let mut instances = a.instances;
+    if a.large {
+        instances.push(100_000);
+    }
+    instances.sort_unstable();
+    instances.dedup();
+    if instances.first() == Some(&0) || instances.is_empty() {
+        return Err(CliError::Usage("--instances needs counts of at least 1".into()));
+    }
+    if a.frames == 0 || !(a.budget_ms >= 0.0) {
+        return Err(CliError::Usage("--frames must be at least 1 and --budget-ms not negative".into()));
+    }
+    let mut subjects = vec![Subject::character()?];
+    for path in &a.assets {
+        subjects.push(Subject::from_file(path)?);
+    }
+    let gpu = match throng_gpu::GpuContext::new() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            eprintln!("note: {e}; measuring the CPU paths only");
+            None
+        }
+    };
+    let options = Options {
+        instances,
+        frames: a.frames,
+        budget_ms: a.budget_ms,
+        ..Options::default()
+    };
+    let report = throng_bench::run(&subjects, gpu.as_ref(), &options, progress)?;
+    print!("{}", report.table());
+    if let Some(path) = &a.json {
+        write_file(path, json(&report).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// One line on stderr per measured row, so a long run shows it is alive.
+fn progress(r: &Row) {
+    let gpu = r.gpu.as_ref().and_then(|g| g.frame_ms.or(Some(g.pose_ms)));
+    eprintln!(
+        "measured {} / {} × {}: CPU {:.2} ms, rayon {:.2} ms, GPU {}",
+        r.subject,
+        r.shape.label(),
+        r.instances,
+        r.cpu.frame_ms,
+        r.cpu_rayon.frame_ms,
+        gpu.map_or("-".into(), |ms| format!("{ms:.2} ms"))
+    );
+}
+
+fn json(report: &Report) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
