@@ -94,7 +94,7 @@ impl RegionState {
 }
 
 /// The whole control state of one instance: plain data, replaced as a unit on commit.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct InstanceState {
     pub id: u32,
     /// Ticks completed.
@@ -107,6 +107,28 @@ pub struct InstanceState {
     pub regions: Vec<RegionState>,
     /// Two banks of `slots` players per region, regions in order.
     pub players: Vec<ClipPlayer>,
+}
+
+impl Clone for InstanceState {
+    fn clone(&self) -> Self {
+        InstanceState {
+            inputs: self.inputs.clone(),
+            regions: self.regions.clone(),
+            players: self.players.clone(),
+            ..*self
+        }
+    }
+
+    /// Field by field, reusing this state's buffers: no allocation once they are large enough.
+    fn clone_from(&mut self, other: &Self) {
+        self.id = other.id;
+        self.tick = other.tick;
+        self.next_activation = other.next_activation;
+        self.leaders = other.leaders;
+        self.inputs.clone_from(&other.inputs);
+        self.regions.clone_from(&other.regions);
+        self.players.clone_from(&other.players);
+    }
 }
 
 /// Whether a state change left or entered a state.

@@ -745,3 +745,145 @@ fn clip_tracks_and_values() {
         "1 ('right')",
     );
 }
+
+#[test]
+fn events_and_markers_are_sorted_unique_and_canonical() {
+    assert_invalid(
+        written(|p| p.clips[0].events.swap(0, 1)),
+        "CLIPS",
+        0,
+        "events",
+        "1 ('footstep' at 0.03 s) does not come after 0 ('land' at 0.09 s)",
+    );
+    assert_invalid(
+        written(|p| p.clips[0].events[1] = p.clips[0].events[0].clone()),
+        "CLIPS",
+        0,
+        "events",
+        "does not come after",
+    );
+    // Same time, names in order: accepted.
+    let mut p = sample_package();
+    p.clips[0].events[1].time = 0.03;
+    assert!(read_package(&write_package(&p)).is_ok());
+    // A looping clip stores its end marker at 0.
+    assert_invalid(
+        written(|p| p.clips[0].markers[1].time = 0.09),
+        "CLIPS",
+        0,
+        "markers",
+        "1 ('right') at 0.09 s lies outside [0, 0.09) s",
+    );
+    let mut p = sample_package();
+    p.clips[0].markers[1].time = 0.09;
+    p.clips[0].loop_policy = throng_cpu_ref::LoopPolicy::Once;
+    assert!(read_package(&write_package(&p)).is_ok(), "a once-clip keeps a marker at its end");
+    assert_invalid(
+        written(|p| p.clips[1].markers.push(throng_cpu_ref::SyncMarker { name: "m".into(), time: 0.0 })),
+        "CLIPS",
+        1,
+        "markers",
+        "1 on a clip of zero duration",
+    );
+}
+
+/// The sample walk clip's trajectory.
+fn motion(p: &mut Package) -> &mut throng_cpu_ref::RootMotion {
+    p.clips[0].root_motion.as_mut().expect("the walk has root motion")
+}
+
+#[test]
+fn trajectories_are_checked() {
+    assert_invalid(
+        written(|p| motion(p).joint = 6),
+        "CLIPS",
+        0,
+        "root_motion",
+        "joint 6 does not exist (the skeleton has 6)",
+    );
+    assert_invalid(
+        written(|p| motion(p).translations[2].x = f32::NAN),
+        "CLIPS",
+        0,
+        "root_motion",
+        "sample 2 is not finite",
+    );
+    assert_invalid(
+        written(|p| motion(p).rotations[1] *= 1.01),
+        "CLIPS",
+        0,
+        "root_motion",
+        "sample 1 rotation",
+    );
+    assert_invalid(
+        written(|p| motion(p).translations[3].y = 0.01),
+        "CLIPS",
+        0,
+        "root_motion",
+        "sample 3",
+    );
+    assert_invalid(
+        written(|p| motion(p).rotations[0] = glam::Quat::from_rotation_x(0.1)),
+        "CLIPS",
+        0,
+        "root_motion",
+        "leaves the ground plane",
+    );
+    // The same tilt and height are fine in a full trajectory.
+    let mut p = sample_package();
+    motion(&mut p).policy = throng_cpu_ref::RootMotionPolicy::Full;
+    motion(&mut p).translations[3].y = 0.01;
+    motion(&mut p).rotations[0] = glam::Quat::from_rotation_x(0.1);
+    assert_eq!(read_package(&write_package(&p)), Ok(p));
+    // The writer does not validate: a trajectory shorter than the samples misreads and fails.
+    assert!(written(|p| {
+        motion(p).translations.pop();
+    })
+    .is_err());
+}
+
+#[test]
+fn event_flags_and_root_motion_fields_are_checked_bytewise() {
+    let bytes = write_package(&sample_package());
+    let (clips, _) = section(&bytes, CLIPS);
+    let c0 = clips + 8;
+    assert_eq!(
+        patched(|b| put_u32(b, c0 + 72, 3)),
+        Err(PackageError::BadValue {
+            section: "CLIPS",
+            field: "root_motion_policy",
+            offset: c0 as u64 + 72,
+            value: 3
+        })
+    );
+    assert_eq!(
+        patched(|b| put_u32(b, c0 + 80 + 16, 3)),
+        Err(PackageError::BadValue {
+            section: "CLIPS",
+            field: "event flags",
+            offset: c0 as u64 + 96,
+            value: 3
+        })
+    );
+    assert_eq!(
+        patched(|b| b[c0 + 80 + 22] = 1),
+        Err(PackageError::NonZeroPadding {
+            section: "CLIPS",
+            offset: c0 as u64 + 102
+        })
+    );
+    // Without root motion the joint field is reserved.
+    let mut p = sample_package();
+    p.clips[0].root_motion = None;
+    let mut bytes = write_package(&p);
+    assert_eq!(u32_at(&bytes, c0 + 72), 0);
+    put_u32(&mut bytes, c0 + 76, 0x0100);
+    restamp(&mut bytes);
+    assert_eq!(
+        read_package(&bytes),
+        Err(PackageError::NonZeroPadding {
+            section: "CLIPS",
+            offset: c0 as u64 + 77
+        })
+    );
+}

@@ -267,7 +267,7 @@ fn planar_takes_ground_travel_and_yaw_and_leaves_height_pitch_and_roll() {
             assert!(residual.rotation.angle_between(pitch) < 1e-5, "pitch at {t}");
         }
         let (t, q) = motion.cycle();
-        assert!((t - Vec3::new(0.5, 0.0, 2.0)).length() < 1e-5 && (q.angle_between(Quat::IDENTITY) - 1.5708).abs() < 1e-4);
+        assert!((t - Vec3::new(0.5, 0.0, 2.0)).length() < 1e-5 && (q.angle_between(Quat::IDENTITY) - std::f32::consts::FRAC_PI_2).abs() < 1e-4);
         assert_recomposes(&imported, &clip);
         assert_eq!(clip.loop_policy, LoopPolicy::Once, "a quarter turn away from the start");
     }

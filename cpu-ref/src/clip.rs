@@ -271,3 +271,88 @@ pub fn root_motion_between(clip: &Clip, from: f32, to: f32) -> Option<(Vec3, Qua
 pub fn root_motion_affine(clip: &Clip, time: f32) -> Affine3A {
     sample_root_motion(clip, time).map_or(Affine3A::IDENTITY, |(t, q)| Affine3A::from_rotation_translation(q, t))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three samples at 10 Hz (0, 0.1, 0.2 s), no sub-tracks needed for the trajectory.
+    fn clip(root_motion: Option<RootMotion>) -> Clip {
+        Clip {
+            name: "t".into(),
+            skeleton: 0,
+            skeleton_hash: 0,
+            duration: 0.2,
+            sample_rate: 10.0,
+            sample_count: 3,
+            loop_policy: LoopPolicy::Once,
+            profile: "test".into(),
+            sub_tracks: Vec::new(),
+            values: Vec::new(),
+            events: Vec::new(),
+            markers: Vec::new(),
+            root_motion,
+        }
+    }
+
+    fn motion() -> RootMotion {
+        RootMotion {
+            joint: 0,
+            policy: RootMotionPolicy::Planar,
+            translations: vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 0.0, 2.0)],
+            rotations: vec![Quat::IDENTITY, Quat::from_rotation_y(0.5), Quat::from_rotation_y(1.0)],
+        }
+    }
+
+    fn affine((t, q): (Vec3, Quat)) -> Affine3A {
+        Affine3A::from_rotation_translation(q, t)
+    }
+
+    fn assert_close(a: Affine3A, b: Affine3A) {
+        let d = (a.to_cols_array().iter().zip(b.to_cols_array())).fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+        assert!(d < 1e-6, "{a:?} vs {b:?}");
+    }
+
+    #[test]
+    fn sampling_brackets_lerps_and_clamps_like_the_pose() {
+        let c = clip(Some(motion()));
+        let (t, q) = sample_root_motion(&c, 0.05).unwrap();
+        assert!((t - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6, "{t}");
+        assert!(q.angle_between(Quat::from_rotation_y(0.25)) < 1e-6, "{q}");
+        let (t, _) = sample_root_motion(&c, 0.15).unwrap();
+        assert!((t - Vec3::new(1.0, 0.0, 1.0)).length() < 1e-6, "{t}");
+        assert_eq!(sample_root_motion(&c, -1.0), Some((Vec3::ZERO, Quat::IDENTITY)));
+        assert_eq!(sample_root_motion(&c, 9.0), Some((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0))));
+        assert_eq!(sample_root_motion(&c, f32::NAN), Some((Vec3::ZERO, Quat::IDENTITY)));
+    }
+
+    #[test]
+    fn no_or_short_trajectories_sample_as_none() {
+        assert_eq!(sample_root_motion(&clip(None), 0.1), None);
+        assert_eq!(root_motion_affine(&clip(None), 0.1), Affine3A::IDENTITY);
+        let mut short = motion();
+        short.translations.pop();
+        assert_eq!(sample_root_motion(&clip(Some(short)), 0.2), None);
+    }
+
+    #[test]
+    fn delta_and_compose_are_the_rigid_transform_algebra() {
+        let a = (Vec3::new(1.0, 2.0, 3.0), Quat::from_euler(glam::EulerRot::YXZ, 0.7, -0.2, 0.4));
+        let b = (Vec3::new(-2.0, 0.5, 1.0), Quat::from_euler(glam::EulerRot::YXZ, -1.1, 0.3, 0.1));
+        assert_close(affine(root_motion_delta(a, b)), affine(a).inverse() * affine(b));
+        assert_close(affine(compose_root_motion(a, b)), affine(a) * affine(b));
+        assert_close(affine(compose_root_motion(a, root_motion_delta(a, b))), affine(b));
+    }
+
+    #[test]
+    fn a_pass_and_its_parts_compose() {
+        let c = clip(Some(motion()));
+        let whole = c.root_motion.as_ref().unwrap().cycle();
+        let (r0, r2) = (affine((Vec3::ZERO, Quat::IDENTITY)), affine((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0))));
+        assert_close(affine(whole), r0.inverse() * r2);
+        let split = compose_root_motion(root_motion_between(&c, 0.0, 0.13).unwrap(), root_motion_between(&c, 0.13, 0.2).unwrap());
+        assert_close(affine(split), affine(whole));
+        assert_close(affine(root_motion_between(&c, 0.2, 0.0).unwrap()), affine(whole).inverse());
+        assert_close(root_motion_affine(&c, 0.2), r2);
+    }
+}

@@ -133,11 +133,13 @@ const AZIMUTH: f32 = 0.40;
 const ELEVATION: f32 = 0.50;
 /// Vertical field of view of [`Scene::framing`].
 const FOV_Y: f32 = 0.70;
+/// Fraction of the view left free around the crowd.
+const MARGIN: f32 = 0.04;
 
 impl Scene {
     /// A scene looking at `crowd` (scene-space bounds of every instance) from above-front
-    /// (characters face +Z), at the smallest distance that keeps every corner of `crowd` inside
-    /// the view for an image of `aspect` = w / h; a ground grid of `cell` metres under it.
+    /// (characters face +Z), as close as keeps every corner of `crowd` inside the view for an
+    /// image of `aspect` = w / h, centred on the tighter axis; a ground grid of `cell` metres.
     pub fn framing(crowd: &Bounds, aspect: f32, cell: f32) -> Scene {
         let crowd = if crowd.is_empty() {
             Bounds {
@@ -147,7 +149,6 @@ impl Scene {
         } else {
             *crowd
         };
-        let target = crowd.centre();
         let back = Vec3::new(
             AZIMUTH.sin() * ELEVATION.cos(),
             ELEVATION.sin(),
@@ -156,38 +157,49 @@ impl Scene {
         let forward = -back;
         let right = forward.cross(Vec3::Y).normalize();
         let up = right.cross(forward);
-        let tan_y = (FOV_Y * 0.5).tan();
+        let tan_y = (FOV_Y * 0.5).tan() * (1.0 - MARGIN);
         let tan_x = tan_y * aspect.max(1e-3);
-        // Eye at target - forward·d: a corner c at depth d + z must satisfy |x| ≤ (d + z)·tan.
-        let distance = crowd
-            .corners()
-            .map(|c| {
-                let v = c - target;
-                let (x, y, z) = (v.dot(right), v.dot(up), v.dot(forward));
-                (x.abs() / tan_x).max(y.abs() / tan_y) - z
-            })
-            .fold(0.0f32, f32::max)
-            * 1.04;
+        // In camera axes (x right, y up, z forward) a corner c is inside the view from eye e
+        // when |c.x - e.x| <= (c.z - e.z)·tan on each axis, i.e. e.x - e.z·tan >= max(c.x - c.z·tan)
+        // and e.x + e.z·tan <= min(c.x + c.z·tan). The two bounds fix e.x (centred) and the
+        // farthest e.z that still fits; the tighter axis wins and the other is centred.
+        let fit = |axis: Vec3, tan: f32| {
+            let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::INFINITY);
+            for c in crowd.corners() {
+                let (x, z) = (c.dot(axis), c.dot(forward));
+                lo = lo.max(x - z * tan);
+                hi = hi.min(x + z * tan);
+            }
+            ((lo + hi) * 0.5, (hi - lo) / (2.0 * tan))
+        };
+        let (ex, ez_x) = fit(right, tan_x);
+        let (ey, ez_y) = fit(up, tan_y);
+        let ez = ez_x.min(ez_y);
+        let eye = right * ex + up * ey + forward * ez;
+        let target_depth = crowd.centre().dot(forward) - ez;
+        let target = eye + forward * target_depth.max(1e-3);
         let radius = (crowd.max - crowd.min).length() * 0.5;
-        let distance = distance.max(radius * 0.1).max(1e-3);
-        let eye = target + back * distance;
-        let half_extent = (crowd.max - crowd.min).length() * 0.5 * 1.5 + cell;
+        let half_extent = radius * 1.5 + cell;
+        let near_depth = crowd
+            .corners()
+            .map(|c| c.dot(forward) - ez)
+            .fold(f32::INFINITY, f32::min);
         Scene {
             camera: Camera {
                 eye,
                 target,
                 fov_y: FOV_Y,
-                near: (distance - radius).max(distance * 0.02),
-                far: distance + 2.0 * half_extent,
+                near: (near_depth * 0.5).max(target_depth * 0.01).max(1e-4),
+                far: target_depth + 2.0 * half_extent,
             },
             light: Vec3::new(-0.35, 0.85, 0.55).normalize(),
             ground: Some(Ground {
                 height: crowd.min.y,
-                centre: target,
+                centre: crowd.centre(),
                 half_extent,
                 cell,
             }),
-            fog_distance: distance + half_extent,
+            fog_distance: target_depth + half_extent,
         }
     }
 }
@@ -662,12 +674,12 @@ impl Raster {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("raster"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &t.msaa,
+                view: if SAMPLES > 1 { &t.msaa } else { &t.color_view },
                 depth_slice: None,
-                resolve_target: Some(&t.color_view),
+                resolve_target: (SAMPLES > 1).then_some(&t.color_view),
                 ops: wgpu::Operations {
                     load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
-                    store: wgpu::StoreOp::Discard,
+                    store: wgpu::StoreOp::Store,
                 },
             })],
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {

@@ -273,6 +273,31 @@ pub struct Runtime {
     next: Vec<Chunk>,
     profiler: GpuProfiler,
     submitted: Option<Instant>,
+    /// Bind groups per chunk slot of the last frame and stage, reused by later frames.
+    groups: Vec<[CachedGroup; STAGES]>,
+    /// Bumped by [`Runtime::replace_package`]: a package's buffers change under equal regions.
+    generation: u64,
+}
+
+/// Compute stages per frame: program, FK, palette, skinning.
+const STAGES: usize = 4;
+
+/// A bind group and what it binds.
+struct CachedGroup {
+    key: GroupKey,
+    group: wgpu::BindGroup,
+}
+
+/// What one stage's bind group of one chunk binds: the package (and its generation), the
+/// skinned-vertex page and the chunk's regions of the frame buffers. Equal keys bind equal
+/// resources, so a steady crowd (same batches, instance counts and program sizes) rebuilds no
+/// bind group; a change rebuilds only the stages whose regions moved.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct GroupKey {
+    generation: u64,
+    package: usize,
+    page: usize,
+    regions: [Region; 4],
 }
 
 /// Bytes per instance of each chunk-bound buffer, for chunking. Ops and weights are bounded
@@ -415,6 +440,8 @@ impl Runtime {
             next: Vec::new(),
             profiler,
             submitted: None,
+            groups: Vec::new(),
+            generation: 0,
         })
     }
 
@@ -459,6 +486,7 @@ impl Runtime {
         })??;
         if let Some(slot) = self.packages.get_mut(id.0) {
             *slot = resident;
+            self.generation += 1;
         }
         Ok(())
     }
@@ -517,6 +545,9 @@ impl Runtime {
     fn ensure_skinned_pages(&mut self, pages: usize) -> Result<(), GpuError> {
         let device = &self.ctx.device;
         let b = &mut self.buffers;
+        if b.skinned.len() >= pages {
+            return Ok(());
+        }
         scoped(device, "skinned vertex page creation", || {
             while b.skinned.len() < pages {
                 b.skinned.push(skinned_page(device, b.skinned_page_bytes));
@@ -662,46 +693,35 @@ impl Runtime {
 
     /// Uploads the staged bytes, records the four passes and submits them.
     fn submit(&mut self, chunks: &[Chunk], report: &mut FrameReport) -> Result<(), GpuError> {
-        let ctx = self.ctx.clone();
-        let (device, queue) = (&ctx.device, &ctx.queue);
-        let s = &self.staging;
-        let b = &self.buffers;
-        let writes: [(&wgpu::Buffer, &[u8]); 5] = [
-            (&b.params, &s.params),
-            (&b.headers, &s.headers),
-            (&b.ops, &s.ops),
-            (&b.weights, &s.weights),
-            (&b.placements, &s.placements),
-        ];
-        let (mut encoder, recorded) = scoped(device, "frame recording", || {
-            for (buffer, bytes) in writes {
-                if !bytes.is_empty() {
-                    queue.write_buffer(buffer, 0, bytes);
-                    report.upload_bytes += bytes.len() as u64;
-                }
-            }
-            for &(offset, first, count) in &s.heroes {
-                let bytes: &[u8] = bytemuck::cast_slice(&s.hero_palette[first..first + count]);
-                queue.write_buffer(&b.palettes, offset, bytes);
-                report.upload_bytes += bytes.len() as u64;
-                report.hero_bytes += bytes.len() as u64;
-            }
-            let groups = self.bind_groups(chunks);
-            if groups.len() != chunks.len() {
+        // Handles are reference counted: cloning them allocates nothing (the context would).
+        let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
+        let recorded = scoped(&device, "frame recording", || {
+            self.upload(&queue, report);
+            if !self.refresh_bind_groups(chunks) {
                 return None;
             }
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("throng frame"),
             });
-            let recorded = self.record(&mut encoder, chunks, &groups);
+            let recorded = self.record(&mut encoder, chunks);
             Some((encoder, recorded))
-        })?
-        .ok_or(GpuError::Wgpu {
-            what: "frame recording",
-            reason: "a chunk names a package or skinned page that does not exist".into(),
-        })?;
+        });
+        let (mut encoder, recorded) = match recorded {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return Err(GpuError::Wgpu {
+                    what: "frame recording",
+                    reason: "a chunk names a package or skinned page that does not exist".into(),
+                })
+            }
+            Err(e) => {
+                // A group wgpu rejected must not be reused.
+                self.groups.clear();
+                return Err(e);
+            }
+        };
         self.profiler.resolve_queries(&mut encoder);
-        scoped(device, "frame submission", || {
+        scoped(&device, "frame submission", || {
             queue.submit([encoder.finish()])
         })?;
         report.dispatches = recorded;
@@ -712,81 +732,150 @@ impl Runtime {
         })
     }
 
-    /// The four bind groups of each chunk.
-    fn bind_groups(&self, chunks: &[Chunk]) -> Vec<[wgpu::BindGroup; 4]> {
+    /// Writes the staged bytes and hero palettes to the frame buffers.
+    fn upload(&self, queue: &wgpu::Queue, report: &mut FrameReport) {
+        let s = &self.staging;
+        let b = &self.buffers;
+        let writes: [(&wgpu::Buffer, &[u8]); 5] = [
+            (&b.params, &s.params),
+            (&b.headers, &s.headers),
+            (&b.ops, &s.ops),
+            (&b.weights, &s.weights),
+            (&b.placements, &s.placements),
+        ];
+        for (buffer, bytes) in writes {
+            if !bytes.is_empty() {
+                queue.write_buffer(buffer, 0, bytes);
+                report.upload_bytes += bytes.len() as u64;
+            }
+        }
+        for &(offset, first, count) in &s.heroes {
+            let bytes: &[u8] = bytemuck::cast_slice(&s.hero_palette[first..first + count]);
+            queue.write_buffer(&b.palettes, offset, bytes);
+            report.upload_bytes += bytes.len() as u64;
+            report.hero_bytes += bytes.len() as u64;
+        }
+    }
+
+    /// Brings the cached bind groups in line with `chunks`, rebuilding a chunk slot's stage
+    /// group only when what it binds changed. False when a chunk names a package or skinned
+    /// page that does not exist.
+    fn refresh_bind_groups(&mut self, chunks: &[Chunk]) -> bool {
+        self.groups.truncate(chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            if i == self.groups.len() {
+                let fresh = [0, 1, 2, 3].map(|stage| {
+                    let group = self.bind_group(c, stage)?;
+                    Some(CachedGroup {
+                        key: self.group_key(c, stage),
+                        group,
+                    })
+                });
+                let [Some(a), Some(b), Some(c), Some(d)] = fresh else {
+                    return false;
+                };
+                self.groups.push([a, b, c, d]);
+                continue;
+            }
+            for stage in 0..STAGES {
+                let key = self.group_key(c, stage);
+                if self.groups[i][stage].key == key {
+                    continue;
+                }
+                let Some(group) = self.bind_group(c, stage) else {
+                    return false;
+                };
+                self.groups[i][stage] = CachedGroup { key, group };
+            }
+        }
+        true
+    }
+
+    /// What stage `stage`'s bind group of chunk `c` binds (mirrors [`Runtime::bind_group`]).
+    fn group_key(&self, c: &Chunk, stage: usize) -> GroupKey {
+        let none = Region::default();
+        let (page, regions) = match stage {
+            0 => (0, [c.headers, c.ops, c.weights, c.locals]),
+            1 => (0, [c.headers, c.locals, c.components, none]),
+            2 => (0, [c.headers, c.components, c.palettes, none]),
+            _ => (
+                c.skinned_page,
+                [c.palettes, c.placements, c.skinned_vertices, none],
+            ),
+        };
+        GroupKey {
+            generation: self.generation,
+            package: c.package,
+            page,
+            regions,
+        }
+    }
+
+    /// The bind group of stage `stage` (program, FK, palette, skinning) for chunk `c`.
+    fn bind_group(&self, c: &Chunk, stage: usize) -> Option<wgpu::BindGroup> {
         let device = &self.ctx.device;
         let b = &self.buffers;
+        let p = &self.packages.get(c.package)?.buffers;
         let r = |buffer, region: Region| Range {
             buffer,
             offset: region.offset,
             size: region.size,
         };
-        chunks
-            .iter()
-            .filter_map(|c| {
-                let p = &self.packages.get(c.package)?.buffers;
-                let headers = r(&b.headers, c.headers);
-                let locals = r(&b.locals, c.locals);
-                let components = r(&b.components, c.components);
-                let palettes = r(&b.palettes, c.palettes);
-                Some([
-                    self.program.bind(
-                        device,
-                        &b.params,
-                        &ProgramBindings {
-                            clips: Range::whole(&p.clips),
-                            tracks: Range::whole(&p.tracks),
-                            values: Range::whole(&p.values),
-                            masks: Range::whole(&p.masks),
-                            headers,
-                            ops: r(&b.ops, c.ops),
-                            weights: r(&b.weights, c.weights),
-                            locals,
-                        },
-                    ),
-                    self.fk.bind(
-                        device,
-                        &b.params,
-                        &FkBindings {
-                            joint_table: Range::whole(&p.joint_table),
-                            headers,
-                            locals,
-                            components,
-                        },
-                    ),
-                    self.palette.bind(
-                        device,
-                        &b.params,
-                        &PaletteBindings {
-                            skin_joints: Range::whole(&p.skin_joints),
-                            inverse_bind: Range::whole(&p.inverse_bind),
-                            headers,
-                            components,
-                            palettes,
-                        },
-                    ),
-                    self.skinning.bind(
-                        device,
-                        &b.params,
-                        &SkinningBindings {
-                            vertices: Range::whole(&p.vertices),
-                            palettes,
-                            placements: r(&b.placements, c.placements),
-                            skinned: r(b.skinned.get(c.skinned_page)?, c.skinned_vertices),
-                        },
-                    ),
-                ])
-            })
-            .collect()
+        let headers = r(&b.headers, c.headers);
+        let locals = r(&b.locals, c.locals);
+        let components = r(&b.components, c.components);
+        let palettes = r(&b.palettes, c.palettes);
+        Some(match stage {
+            0 => self.program.bind(
+                device,
+                &b.params,
+                &ProgramBindings {
+                    clips: Range::whole(&p.clips),
+                    tracks: Range::whole(&p.tracks),
+                    values: Range::whole(&p.values),
+                    masks: Range::whole(&p.masks),
+                    headers,
+                    ops: r(&b.ops, c.ops),
+                    weights: r(&b.weights, c.weights),
+                    locals,
+                },
+            ),
+            1 => self.fk.bind(
+                device,
+                &b.params,
+                &FkBindings {
+                    joint_table: Range::whole(&p.joint_table),
+                    headers,
+                    locals,
+                    components,
+                },
+            ),
+            2 => self.palette.bind(
+                device,
+                &b.params,
+                &PaletteBindings {
+                    skin_joints: Range::whole(&p.skin_joints),
+                    inverse_bind: Range::whole(&p.inverse_bind),
+                    headers,
+                    components,
+                    palettes,
+                },
+            ),
+            _ => self.skinning.bind(
+                device,
+                &b.params,
+                &SkinningBindings {
+                    vertices: Range::whole(&p.vertices),
+                    palettes,
+                    placements: r(&b.placements, c.placements),
+                    skinned: r(b.skinned.get(c.skinned_page)?, c.skinned_vertices),
+                },
+            ),
+        })
     }
 
     /// Records program, FK, palette and skinning passes; returns the dispatch count.
-    fn record(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        chunks: &[Chunk],
-        groups: &[[wgpu::BindGroup; 4]],
-    ) -> usize {
+    fn record(&self, encoder: &mut wgpu::CommandEncoder, chunks: &[Chunk]) -> usize {
         let max_x = self.ctx.limits.max_compute_workgroups_per_dimension;
         let wg = throng_shaders::WORKGROUP;
         let mut dispatches = 0;
@@ -802,10 +891,10 @@ impl Runtime {
                 label: Some(label),
                 timestamp_writes: query.compute_pass_timestamp_writes(),
             });
-            for (c, g) in chunks.iter().zip(groups) {
+            for (c, g) in chunks.iter().zip(&self.groups) {
                 let offset = (c.params_offset()) as u32;
                 let n = u64::from(c.count);
-                let group = &g[stage];
+                let group = &g[stage].group;
                 match stage {
                     0 => dispatch_threads(
                         &mut pass,

@@ -3,6 +3,7 @@
 mod bench;
 mod character;
 mod cook;
+mod demo;
 mod inspect;
 mod parity;
 mod pose;
@@ -33,6 +34,8 @@ enum Command {
     Parity(parity::Args),
     /// Measure the CPU reference (one thread and rayon) and the GPU path on crowds (docs/benchmark.md).
     Bench(bench::Args),
+    /// Render a headless crowd evaluated on the GPU to PNG and print adapter, stage times and bytes.
+    Demo(demo::Args),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -43,6 +46,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Character(a) => character::run(a),
         Command::Parity(a) => parity::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Demo(a) => demo::run(a),
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Affine3A, Mat4, Vec3};
 use serde_json::json;
-use throng_cpu_ref::{clip::sample_clip, curve::sample_exact, fk, palette, skinning, Package, SourceClip, Trs};
+use throng_cpu_ref::{clip::{root_motion_affine, sample_clip}, curve::sample_exact, fk, palette, skinning, Package, SourceClip, Trs};
 
 use super::{load_package, print_json, CliError};
 
@@ -79,6 +79,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
     fk::local_to_component(skeleton, &local, &mut component);
+    if !args.exact {
+        // Cooked clips carry extracted root motion as a separate trajectory; the pose printed is
+        // the animator's, so put it back (trajectory · residual, DESIGN.md §5).
+        let trajectory = root_motion_affine(clip, time);
+        component.iter_mut().for_each(|c| *c = trajectory * *c);
+    }
     let mut pal = vec![Affine3A::IDENTITY; skin.joints.len()];
     palette::build_palette(skin, &component, &mut pal);
 

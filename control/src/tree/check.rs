@@ -160,7 +160,7 @@ fn zero_time_cycles(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Res
         if let Some(found) = search.from(start, &ranges, &mut Vec::new()) {
             let names: Vec<&str> = found.iter().map(|&t| region.transitions[t].id.as_str()).collect();
             let first = found[0];
-            let span = doc.get_ref().transitions[first].span();
+            let span = doc.get_ref().transitions[first].get_ref().id.span();
             let kind = TreeErrorKind::ZeroTimeCycle(format!("transitions {}", names.join(" -> ")));
             return Err(ctx.err(span, format!("regions[{r}].transitions[{first}]"), kind));
         }

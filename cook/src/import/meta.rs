@@ -145,7 +145,7 @@ pub(super) struct SidecarText {
 }
 
 /// The keys one source gives for one clip, each entry with its origin; `None` keys are not given.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Given {
     events: Option<Vec<(RawEvent, Origin)>>,
     markers: Option<Vec<(RawMarker, Origin)>>,

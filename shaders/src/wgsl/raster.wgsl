@@ -67,8 +67,8 @@ fn pcg(n: u32) -> u32 {
 fn tint(n: u32) -> vec3<f32> {
     let h = pcg(n);
     let hue = f32(h & 0xffffu) / 65535.0;
-    let saturation = 0.35 + 0.35 * f32((h >> 16u) & 0xffu) / 255.0;
-    let value = 0.55 + 0.35 * f32(h >> 24u) / 255.0;
+    let saturation = 0.45 + 0.35 * f32((h >> 16u) & 0xffu) / 255.0;
+    let value = 0.6 + 0.35 * f32(h >> 24u) / 255.0;
     let k = (vec3<f32>(5.0, 3.0, 1.0) + hue * 6.0) % vec3<f32>(6.0);
     let rgb = value - value * saturation * clamp(min(k, 4.0 - k), vec3<f32>(0.0), vec3<f32>(1.0));
     return rgb * rgb; // roughly sRGB → linear
@@ -89,15 +89,16 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
 fn shade(albedo: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let sky = vec3<f32>(0.55, 0.62, 0.75);
     let bounce = vec3<f32>(0.30, 0.27, 0.22);
-    let ambient = mix(bounce, sky, 0.5 + 0.5 * n.y) * 0.45;
+    let ambient = mix(bounce, sky, 0.5 + 0.5 * n.y) * 0.35;
     let direct = vec3<f32>(1.0, 0.96, 0.9) * max(dot(n, frame.light.xyz), 0.0);
     return albedo * (ambient + direct);
 }
 
-/// Mixes `colour` toward the background with distance from the eye.
+/// Mixes `colour` toward the background beyond half the fog distance.
 fn fog(colour: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
-    let d = distance(world, frame.eye.xyz) / frame.ground.w;
-    return mix(colour, frame.background.rgb, clamp(d * d, 0.0, 0.6));
+    let end = frame.ground.w;
+    let f = clamp((distance(world, frame.eye.xyz) - 0.5 * end) / (0.5 * end), 0.0, 1.0);
+    return mix(colour, frame.background.rgb, 0.85 * f * f);
 }
 
 @fragment
@@ -142,6 +143,6 @@ fn ground_fs(in: GroundVarying) -> @location(0) vec4<f32> {
     let width = fwidth(cell);
     let distance_to_line = abs(fract(cell - 0.5) - 0.5) / max(width, vec2<f32>(1e-6));
     let line = 1.0 - clamp(min(distance_to_line.x, distance_to_line.y), 0.0, 1.0);
-    let albedo = mix(vec3<f32>(0.32, 0.33, 0.30), vec3<f32>(0.12, 0.13, 0.12), line);
+    let albedo = mix(vec3<f32>(0.16, 0.16, 0.15), vec3<f32>(0.07, 0.07, 0.07), line);
     return vec4<f32>(fog(shade(albedo, vec3<f32>(0.0, 1.0, 0.0)), in.world), 1.0);
 }

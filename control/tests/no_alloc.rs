@@ -1,0 +1,46 @@
+//! A steady-state crowd tick allocates nothing (its own test binary: the counting allocator
+//! must not see other tests' threads).
+
+mod support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use throng_control::crowd::Crowd;
+use throng_control::tree::Value;
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn steady_state_crowd_ticks_allocate_nothing() {
+    let ctl = support::crowd(60.0);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let mut crowd = Crowd::new(&ctl, 600).unwrap();
+    let mut run = |ticks: std::ops::Range<u64>, crowd: &mut Crowd| {
+        for tick in ticks {
+            for (i, s) in crowd.instances.iter_mut().enumerate() {
+                let speed = ((i as u64 * 37 + tick) % 60) as f64 / 10.0;
+                ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
+                ctl.set_input(s, "wave", Value::Bool((i as u64 + tick / 20) % 3 == 0)).unwrap();
+            }
+            pool.install(|| crowd.tick(&ctl));
+        }
+    };
+    run(0..30, &mut crowd);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    run(30..90, &mut crowd);
+    let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert_eq!(made, 0, "{made} allocations in 60 steady-state ticks of 600 instances");
+}
