@@ -1,1 +1,60 @@
-fn main() {}
+//! Control tick cost per instance: the crowd tree (1-D locomotion blend space with synced feet,
+//! an upper-body override layer, an additive breathing layer) on the generated character, for
+//! 10k and 100k instances, on one thread and on rayon's pool. Throughput is instances per
+//! second: ns per instance per tick = 1e9 / throughput (goal: under 250 ns on one core).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use throng_control::crowd::Crowd;
+use throng_control::instance::Controller;
+use throng_control::tree::{self, Value};
+
+const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
+
+fn controller() -> Controller {
+    let imported =
+        throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+    let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+        .unwrap()
+        .0;
+    let tree = tree::load(CROWD_TREE, "crowd.toml", &package, 0).unwrap();
+    Controller::new(tree, package, 60.0, 64).unwrap()
+}
+
+/// Speeds spread over 0..6 m/s (every blend-space segment), a third of the crowd waving.
+fn crowd(ctl: &Controller, count: usize) -> Crowd {
+    let mut crowd = Crowd::new(ctl, count).unwrap();
+    for (i, s) in crowd.instances.iter_mut().enumerate() {
+        ctl.set_input(s, "speed", Value::Float((i % 61) as f64 / 10.0))
+            .unwrap();
+        ctl.set_input(s, "wave", Value::Bool(i % 3 == 0)).unwrap();
+    }
+    // Past the wave fade-ins: the steady state.
+    for _ in 0..30 {
+        crowd.tick(ctl);
+    }
+    crowd
+}
+
+fn tick(c: &mut Criterion) {
+    let ctl = controller();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("control_tick");
+    group.sample_size(10);
+    for count in [10_000usize, 100_000] {
+        let mut crowd = crowd(&ctl, count);
+        group.throughput(Throughput::Elements(count as u64));
+        group.bench_function(BenchmarkId::new("one_thread", count), |b| {
+            b.iter(|| one.install(|| crowd.tick(&ctl)))
+        });
+        group.bench_function(BenchmarkId::new("rayon", count), |b| {
+            b.iter(|| crowd.tick(&ctl))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, tick);
+criterion_main!(benches);

@@ -13,7 +13,9 @@ use glam::DVec2;
 /// length). At most two are non-zero.
 pub fn weights_1d(at: &[f64], x: f64, out: &mut [f32]) {
     out.iter_mut().for_each(|w| *w = 0.0);
-    let (Some(&first), Some(&last)) = (at.first(), at.last()) else { return };
+    let (Some(&first), Some(&last)) = (at.first(), at.last()) else {
+        return;
+    };
     if x <= first || at.len() == 1 {
         out[0] = 1.0;
         return;
@@ -69,10 +71,13 @@ pub fn triangulate(points: &[DVec2]) -> Result<Vec<Triangle>, TriangulationError
             }
         }
     }
-    let (lo, hi) = points.iter().fold((points[0], points[0]), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+    let (lo, hi) = points.iter().fold((points[0], points[0]), |(lo, hi), &p| {
+        (lo.min(p), hi.max(p))
+    });
     let extent = (hi - lo).max_element().max(1e-9);
     let tolerance = 1e-9 * extent * extent;
-    let bends = |j: usize| (j + 1..n).any(|k| orient(points[0], points[j], points[k]).abs() > tolerance);
+    let bends =
+        |j: usize| (j + 1..n).any(|k| orient(points[0], points[j], points[k]).abs() > tolerance);
     if !(1..n).any(bends) {
         return Err(TriangulationError::Collinear);
     }
@@ -84,13 +89,16 @@ pub fn triangulate(points: &[DVec2]) -> Result<Vec<Triangle>, TriangulationError
     all.push(centre + DVec2::new(0.0, big));
     let mut tris: Vec<[usize; 3]> = vec![[n, n + 1, n + 2]];
     for (p, &point) in points.iter().enumerate() {
-        let (bad, keep): (Vec<[usize; 3]>, Vec<[usize; 3]>) =
-            tris.iter().partition(|t| in_circumcircle(all[t[0]], all[t[1]], all[t[2]], point));
+        let (bad, keep): (Vec<[usize; 3]>, Vec<[usize; 3]>) = tris
+            .iter()
+            .partition(|t| in_circumcircle(all[t[0]], all[t[1]], all[t[2]], point));
         // Boundary of the cavity: edges of bad triangles not shared by another bad triangle.
         let mut edges: Vec<(usize, usize)> = Vec::new();
         for t in &bad {
             for e in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
-                let shared = bad.iter().any(|o| o != t && o.contains(&e.0) && o.contains(&e.1));
+                let shared = bad
+                    .iter()
+                    .any(|o| o != t && o.contains(&e.0) && o.contains(&e.1));
                 if !shared {
                     edges.push(e);
                 }
@@ -177,17 +185,29 @@ mod tests {
 
     #[test]
     fn square_with_centre_is_four_delaunay_triangles_and_weights_interpolate() {
-        let pts = [DVec2::new(0.0, 0.0), DVec2::new(2.0, 0.0), DVec2::new(2.0, 2.0), DVec2::new(0.0, 2.0), DVec2::new(1.0, 1.0)];
+        let pts = [
+            DVec2::new(0.0, 0.0),
+            DVec2::new(2.0, 0.0),
+            DVec2::new(2.0, 2.0),
+            DVec2::new(0.0, 2.0),
+            DVec2::new(1.0, 1.0),
+        ];
         let tris = triangulate(&pts).unwrap();
         assert_eq!(tris.len(), 4, "{tris:?}");
         let mut w = [0.0; 5];
         weights_2d(&pts, &tris, DVec2::new(1.0, 1.0), &mut w);
         assert!((w[4] - 1.0).abs() < 1e-6, "{w:?}");
         weights_2d(&pts, &tris, DVec2::new(1.0, 0.0), &mut w);
-        assert!((w[0] - 0.5).abs() < 1e-6 && (w[1] - 0.5).abs() < 1e-6, "{w:?}");
+        assert!(
+            (w[0] - 0.5).abs() < 1e-6 && (w[1] - 0.5).abs() < 1e-6,
+            "{w:?}"
+        );
         // Outside: projects onto the edge x = 2.
         weights_2d(&pts, &tris, DVec2::new(5.0, 0.5), &mut w);
-        assert!((w[1] - 0.75).abs() < 1e-6 && (w[2] - 0.25).abs() < 1e-6, "{w:?}");
+        assert!(
+            (w[1] - 0.75).abs() < 1e-6 && (w[2] - 0.25).abs() < 1e-6,
+            "{w:?}"
+        );
         let sum: f32 = w.iter().sum();
         assert!((sum - 1.0).abs() < 1e-6);
     }
@@ -197,6 +217,9 @@ mod tests {
         let line = [DVec2::ZERO, DVec2::X, DVec2::X * 2.0];
         assert_eq!(triangulate(&line), Err(TriangulationError::Collinear));
         assert_eq!(triangulate(&line[..2]), Err(TriangulationError::TooFew));
-        assert_eq!(triangulate(&[DVec2::ZERO, DVec2::X, DVec2::X]), Err(TriangulationError::Duplicate));
+        assert_eq!(
+            triangulate(&[DVec2::ZERO, DVec2::X, DVec2::X]),
+            Err(TriangulationError::Duplicate)
+        );
     }
 }

@@ -45,8 +45,12 @@ impl ProgramBuffer {
     /// Instance `i`'s program as (ops, weights).
     pub fn program(&self, i: usize) -> Option<(&[PoseOp], &[f32])> {
         let r = self.ranges.get(i)?;
-        let ops = self.ops.get(r.op_offset as usize..(r.op_offset + r.op_count) as usize)?;
-        let weights = self.weights.get(r.weight_offset as usize..(r.weight_offset + r.weight_count) as usize)?;
+        let ops = self
+            .ops
+            .get(r.op_offset as usize..(r.op_offset + r.op_count) as usize)?;
+        let weights = self
+            .weights
+            .get(r.weight_offset as usize..(r.weight_offset + r.weight_count) as usize)?;
         Some((ops, weights))
     }
 }
@@ -74,7 +78,9 @@ impl Crowd {
     /// `count` instances on their initial states (ids `0..count`), with programs compiled.
     pub fn new(ctl: &Controller, count: usize) -> Result<Self, TickError> {
         let limits = ctl.limits();
-        let instances = (0..count).map(|i| ctl.spawn(i as u32)).collect::<Result<Vec<_>, _>>()?;
+        let instances = (0..count)
+            .map(|i| ctl.spawn(i as u32))
+            .collect::<Result<Vec<_>, _>>()?;
         let chunks = count.div_ceil(CHUNK);
         let lanes = (0..chunks)
             .map(|_| Lane {
@@ -90,7 +96,12 @@ impl Crowd {
             weights: vec![0.0; count * limits.max_weights],
             ranges: vec![ProgramRange::default(); count],
         };
-        let mut crowd = Crowd { instances, programs, motion: vec![IDENTITY; count], lanes };
+        let mut crowd = Crowd {
+            instances,
+            programs,
+            motion: vec![IDENTITY; count],
+            lanes,
+        };
         crowd.compile_all(ctl);
         Ok(crowd)
     }
@@ -100,7 +111,8 @@ impl Crowd {
         let mut scratch = ctl.scratch();
         for (i, s) in self.instances.iter().enumerate() {
             let ops = &mut self.programs.ops[i * limits.max_ops..][..limits.max_ops];
-            let weights = &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights];
+            let weights =
+                &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights];
             let (n, m) = compile(ctl, s, scratch_weights(&mut scratch), ops, weights);
             self.programs.ranges[i] = range(i, limits, n, m);
         }

@@ -1,6 +1,6 @@
 //! A running hash of control output, for determinism checks (`throng simulate --hash`).
 
-use crate::events::{EventKind, Event};
+use crate::events::{Event, EventKind};
 use crate::instance::{InstanceState, TickOutput};
 use crate::root_motion::Motion;
 
@@ -40,7 +40,14 @@ impl Digest {
     }
 
     pub fn event(&mut self, e: &Event) {
-        for v in [e.tick, e.instance as u64, e.region as u64, e.activation, e.cycle as u64, e.clip as u64] {
+        for v in [
+            e.tick,
+            e.instance as u64,
+            e.region as u64,
+            e.activation,
+            e.cycle as u64,
+            e.clip as u64,
+        ] {
             self.u64(v);
         }
         self.u64(match e.kind {
@@ -51,15 +58,26 @@ impl Digest {
         self.u64(e.reverse as u64);
     }
 
+    /// A compiled program's ops and weights, as the bytes the GPU receives.
+    pub fn program(&mut self, ops: &[throng_cpu_ref::PoseOp], weights: &[f32]) {
+        self.bytes(bytemuck::cast_slice(ops));
+        self.bytes(bytemuck::cast_slice(weights));
+    }
+
     pub fn motion(&mut self, (t, q): Motion) {
-        t.to_array().into_iter().chain(q.to_array()).for_each(|v| self.f32(v));
+        t.to_array()
+            .into_iter()
+            .chain(q.to_array())
+            .for_each(|v| self.f32(v));
     }
 
     /// The state path, every player's position, and the tick's events, changes and motion.
     pub fn tick(&mut self, s: &InstanceState, out: &TickOutput) {
         self.u64(s.tick);
         for rs in &s.regions {
-            rs.path[..rs.depth as usize].iter().for_each(|&p| self.u64(p as u64));
+            rs.path[..rs.depth as usize]
+                .iter()
+                .for_each(|&p| self.u64(p as u64));
             self.f64(rs.fade_elapsed);
         }
         for p in &s.players {

@@ -14,35 +14,79 @@ pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
     let mut out = String::new();
     let tree = &ctl.tree;
     let mut weights = vec![0.0; tree.player_slots()];
-    let _ = writeln!(out, "instance {} of tree '{}' at tick {}", s.id, tree.name, s.tick);
+    let _ = writeln!(
+        out,
+        "instance {} of tree '{}' at tick {}",
+        s.id, tree.name, s.tick
+    );
     for (i, input) in tree.inputs.iter().enumerate() {
         let _ = writeln!(out, "  input {} = {:?}", input.name, s.inputs[i]);
     }
     for (r, (region, rs)) in tree.regions.iter().zip(&s.regions).enumerate() {
-        let path: Vec<&str> = rs.path[..rs.depth as usize].iter().map(|&p| region.states[p as usize].name.as_str()).collect();
-        let _ = writeln!(out, "region {r} '{}' ({:?}, weight {}): {}", region.name, region.blend, region.weight, path.join("/"));
+        let path: Vec<&str> = rs.path[..rs.depth as usize]
+            .iter()
+            .map(|&p| region.states[p as usize].name.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "region {r} '{}' ({:?}, weight {}): {}",
+            region.name,
+            region.blend,
+            region.weight,
+            path.join("/")
+        );
         match rs.source {
             Source::None => {}
             Source::Live { state, .. } => {
-                let _ = writeln!(out, "  fading from '{}': {:.3}/{:.3} s", region.states[state as usize].name, rs.fade_elapsed, rs.fade_duration);
+                let _ = writeln!(
+                    out,
+                    "  fading from '{}': {:.3}/{:.3} s",
+                    region.states[state as usize].name, rs.fade_elapsed, rs.fade_duration
+                );
             }
             Source::Frozen { samples, len } => {
-                let _ = writeln!(out, "  fading from a frozen pose: {:.3}/{:.3} s", rs.fade_elapsed, rs.fade_duration);
+                let _ = writeln!(
+                    out,
+                    "  fading from a frozen pose: {:.3}/{:.3} s",
+                    rs.fade_elapsed, rs.fade_duration
+                );
                 for x in &samples[..len as usize] {
-                    let _ = writeln!(out, "    {} @ {:.4} s weight {:.4}", clip_name(ctl, x.clip), x.time, x.weight);
+                    let _ = writeln!(
+                        out,
+                        "    {} @ {:.4} s weight {:.4}",
+                        clip_name(ctl, x.clip),
+                        x.time,
+                        x.weight
+                    );
                 }
             }
         }
         ctl.weigh(s, r, &mut weights);
         let offset = tree.player_offset(r);
         let slots = region.slots as usize;
-        for k in offset..offset + 2 * slots {
-            let p = &s.players[k];
-            if weights[k] > 0.0 || p.activation != 0 && (k - offset) / slots == rs.bank as usize && (k - offset) % slots < rs.count as usize {
+        for (k, (p, &w)) in s
+            .players
+            .iter()
+            .zip(&weights)
+            .enumerate()
+            .skip(offset)
+            .take(2 * slots)
+        {
+            if w > 0.0
+                || p.activation != 0
+                    && (k - offset) / slots == rs.bank as usize
+                    && (k - offset) % slots < rs.count as usize
+            {
                 let _ = writeln!(
                     out,
                     "  player {k}: {} @ {:.4} s cycle {} rate {} {:?} weight {:.4} activation {}",
-                    clip_name(ctl, p.clip), p.clip_time(), p.position().cycle, p.rate(), p.mode(), weights[k], p.activation
+                    clip_name(ctl, p.clip),
+                    p.clip_time(),
+                    p.position().cycle,
+                    p.rate(),
+                    p.mode(),
+                    w,
+                    p.activation
                 );
             }
         }
@@ -51,7 +95,11 @@ pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
     let mut ops = vec![PoseOp::rest(0); limits.max_ops];
     let mut pool = vec![0.0; limits.max_weights];
     let (n, m) = compile(ctl, s, &mut weights, &mut ops, &mut pool);
-    let _ = writeln!(out, "program: {n} ops, {m} weights (capacity {} ops, {} registers, {} weights)", limits.max_ops, limits.max_registers, limits.max_weights);
+    let _ = writeln!(
+        out,
+        "program: {n} ops, {m} weights (capacity {} ops, {} registers, {} weights)",
+        limits.max_ops, limits.max_registers, limits.max_weights
+    );
     for (i, o) in ops[..n].iter().enumerate() {
         let _ = writeln!(out, "  {i:>2} {}", op_text(ctl, o, &pool[..m]));
     }
@@ -62,26 +110,56 @@ fn clip_name(ctl: &Controller, clip: u32) -> String {
     if clip == REST {
         return "rest".into();
     }
-    ctl.package.clips.get(clip as usize).map_or_else(|| format!("clip {clip}"), |c| c.name.clone())
+    ctl.package
+        .clips
+        .get(clip as usize)
+        .map_or_else(|| format!("clip {clip}"), |c| c.name.clone())
 }
 
 fn mask_name(ctl: &Controller, mask: u32) -> String {
     if mask == NO_MASK {
         return "all joints".into();
     }
-    ctl.tree.masks.get(mask as usize).map_or_else(|| format!("mask {mask}"), |m| format!("mask '{}'", m.name))
+    ctl.tree
+        .masks
+        .get(mask as usize)
+        .map_or_else(|| format!("mask {mask}"), |m| format!("mask '{}'", m.name))
 }
 
 fn op_text(ctl: &Controller, o: &PoseOp, pool: &[f32]) -> String {
     match o.code {
         op::REST => format!("r{} = rest", o.dst),
-        op::SAMPLE => format!("r{} = sample '{}' @ {:.4} s", o.dst, clip_name(ctl, o.a), o.time),
+        op::SAMPLE => format!(
+            "r{} = sample '{}' @ {:.4} s",
+            o.dst,
+            clip_name(ctl, o.a),
+            o.time
+        ),
         op::BLEND => {
             let w = pool.get(o.c as usize..(o.c + o.b) as usize).unwrap_or(&[]);
-            format!("r{} = blend r{}..r{} weights {:?}", o.dst, o.a, o.a + o.b, w)
+            format!(
+                "r{} = blend r{}..r{} weights {:?}",
+                o.dst,
+                o.a,
+                o.a + o.b,
+                w
+            )
         }
-        op::OVERRIDE => format!("r{} = override toward r{} by {:.4} under {}", o.dst, o.a, o.weight, mask_name(ctl, o.c)),
-        op::ADDITIVE => format!("r{} += r{} relative to r{} by {:.4} under {}", o.dst, o.a, o.b, o.weight, mask_name(ctl, o.c)),
+        op::OVERRIDE => format!(
+            "r{} = override toward r{} by {:.4} under {}",
+            o.dst,
+            o.a,
+            o.weight,
+            mask_name(ctl, o.c)
+        ),
+        op::ADDITIVE => format!(
+            "r{} += r{} relative to r{} by {:.4} under {}",
+            o.dst,
+            o.a,
+            o.b,
+            o.weight,
+            mask_name(ctl, o.c)
+        ),
         op::TO_COMPONENT => format!("component = fk(r{})", o.a),
         op::PALETTE => format!("palette of skin {}", o.a),
         code => format!("op {code}"),

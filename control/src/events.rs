@@ -55,7 +55,10 @@ pub struct EventBuffer {
 
 impl EventBuffer {
     pub fn with_capacity(capacity: usize) -> Self {
-        EventBuffer { events: Vec::with_capacity(capacity), capacity }
+        EventBuffer {
+            events: Vec::with_capacity(capacity),
+            capacity,
+        }
     }
     pub fn capacity(&self) -> usize {
         self.capacity
@@ -82,7 +85,9 @@ impl EventBuffer {
     }
     pub fn push(&mut self, event: Event) -> Result<(), Overflow> {
         if self.events.len() >= self.capacity {
-            return Err(Overflow { capacity: self.capacity });
+            return Err(Overflow {
+                capacity: self.capacity,
+            });
         }
         self.events.push(event);
         Ok(())
@@ -102,14 +107,24 @@ pub struct EventTrack {
 
 impl EventTrack {
     pub fn new(clip: &Clip) -> Self {
-        let mut once: Vec<(f64, u32, bool)> =
-            clip.events.iter().enumerate().map(|(i, e)| (e.time, i as u32, e.reversible)).collect();
+        let mut once: Vec<(f64, u32, bool)> = clip
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.time, i as u32, e.reversible))
+            .collect();
         once.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut looped: Vec<(f64, u32, bool)> =
-            once.iter().map(|&(t, i, r)| (if t >= clip.duration { 0.0 } else { t }, i, r)).collect();
+        let mut looped: Vec<(f64, u32, bool)> = once
+            .iter()
+            .map(|&(t, i, r)| (if t >= clip.duration { 0.0 } else { t }, i, r))
+            .collect();
         looped.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let reversible = once.iter().filter(|e| e.2).count();
-        EventTrack { once, looped, reversible }
+        EventTrack {
+            once,
+            looped,
+            reversible,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -146,22 +161,48 @@ pub struct Stamp {
 
 /// Delivers the events `step` crosses, in order, then its completion. On overflow the events of
 /// this step already pushed stay in `out`; callers roll back the whole update.
-pub fn deliver(step: &Step, track: &EventTrack, stamp: Stamp, out: &mut EventBuffer) -> Result<(), Overflow> {
+pub fn deliver(
+    step: &Step,
+    track: &EventTrack,
+    stamp: Stamp,
+    out: &mut EventBuffer,
+) -> Result<(), Overflow> {
     if !track.is_empty() {
         deliver_spans(step, track, stamp, out)?;
     }
     if step.completed {
         let reverse = step.to.phase < step.duration;
-        out.push(event(stamp, step.to.cycle, EventKind::Completed, step.to.phase, reverse))?;
+        out.push(event(
+            stamp,
+            step.to.cycle,
+            EventKind::Completed,
+            step.to.phase,
+            reverse,
+        ))?;
     }
     Ok(())
 }
 
 fn event(s: Stamp, cycle: i64, kind: EventKind, time: f64, reverse: bool) -> Event {
-    Event { tick: s.tick, instance: s.instance, region: s.region, activation: s.activation, cycle, clip: s.clip, kind, time, reverse }
+    Event {
+        tick: s.tick,
+        instance: s.instance,
+        region: s.region,
+        activation: s.activation,
+        cycle,
+        clip: s.clip,
+        kind,
+        time,
+        reverse,
+    }
 }
 
-fn deliver_spans(step: &Step, track: &EventTrack, stamp: Stamp, out: &mut EventBuffer) -> Result<(), Overflow> {
+fn deliver_spans(
+    step: &Step,
+    track: &EventTrack,
+    stamp: Stamp,
+    out: &mut EventBuffer,
+) -> Result<(), Overflow> {
     let mut spans = Spans::new(step);
     let count = spans.span_count();
     let entries = track.entries(step.mode);
@@ -172,14 +213,19 @@ fn deliver_spans(step: &Step, track: &EventTrack, stamp: Stamp, out: &mut EventB
         let (ahead, behind) = (track.per_span(true) as u64, track.per_span(false) as u64);
         let (at_least, none) = match step.mode {
             // Ping-pong legs alternate direction: at least middle / 2 pairs of legs.
-            PlayMode::PingPong => ((middle / 2).saturating_mul(ahead + behind), ahead + behind == 0),
+            PlayMode::PingPong => (
+                (middle / 2).saturating_mul(ahead + behind),
+                ahead + behind == 0,
+            ),
             _ => {
                 let per = if spans.ahead() { ahead } else { behind };
                 (per.saturating_mul(middle), per == 0)
             }
         };
         if at_least > out.remaining() as u64 {
-            return Err(Overflow { capacity: out.capacity() });
+            return Err(Overflow {
+                capacity: out.capacity(),
+            });
         }
         if none {
             if let Some(first) = spans.next() {
@@ -194,10 +240,21 @@ fn deliver_spans(step: &Step, track: &EventTrack, stamp: Stamp, out: &mut EventB
     Ok(())
 }
 
-fn span_events(span: &Span, entries: &[(f64, u32, bool)], stamp: Stamp, out: &mut EventBuffer) -> Result<(), Overflow> {
+fn span_events(
+    span: &Span,
+    entries: &[(f64, u32, bool)],
+    stamp: Stamp,
+    out: &mut EventBuffer,
+) -> Result<(), Overflow> {
     let mut push = |&(time, index, reversible): &(f64, u32, bool)| -> Result<(), Overflow> {
         if (span.forward || reversible) && span.contains(time) {
-            out.push(event(stamp, span.cycle, EventKind::Clip(index), time, !span.forward))?;
+            out.push(event(
+                stamp,
+                span.cycle,
+                EventKind::Clip(index),
+                time,
+                !span.forward,
+            ))?;
         }
         Ok(())
     };

@@ -59,7 +59,10 @@ pub enum Source {
     /// The previous leaf, still playing in the other player bank.
     Live { state: u16, count: u8 },
     /// The pose composed when a fade was interrupted, held still.
-    Frozen { samples: [FrozenSample; FROZEN_SAMPLES], len: u8 },
+    Frozen {
+        samples: [FrozenSample; FROZEN_SAMPLES],
+        len: u8,
+    },
 }
 
 /// The active path and crossfade of one region.
@@ -178,7 +181,11 @@ pub enum TickError {
     #[error(transparent)]
     Events(#[from] Overflow),
     #[error("region '{region}': player of clip {clip}: {source}")]
-    Player { region: String, clip: u32, source: PlayerError },
+    Player {
+        region: String,
+        clip: u32,
+        source: PlayerError,
+    },
     #[error("the tick count overflowed")]
     TickCount,
 }
@@ -188,7 +195,11 @@ pub enum InputError {
     #[error("unknown input '{0}'")]
     Unknown(String),
     #[error("input '{name}' is {expected:?}, not {found:?}")]
-    Type { name: String, expected: InputType, found: InputType },
+    Type {
+        name: String,
+        expected: InputType,
+        found: InputType,
+    },
     #[error("input '{name}' is {value}, which is not finite")]
     NotFinite { name: String, value: f64 },
 }
@@ -220,13 +231,32 @@ pub struct Scratch {
 
 impl Controller {
     /// Binds `tree` (loaded for `package`) at `hz` ticks per second.
-    pub fn new(tree: Tree, package: Package, hz: f64, event_capacity: usize) -> Result<Self, PlayerError> {
+    pub fn new(
+        tree: Tree,
+        package: Package,
+        hz: f64,
+        event_capacity: usize,
+    ) -> Result<Self, PlayerError> {
         if !(hz.is_finite() && hz > 0.0) {
-            return Err(PlayerError::NotFinite { what: "tick rate", value: hz });
+            return Err(PlayerError::NotFinite {
+                what: "tick rate",
+                value: hz,
+            });
         }
         let tracks = package.clips.iter().map(EventTrack::new).collect();
-        let skin = package.skins.iter().position(|s| s.skeleton == tree.skeleton).map(|s| s as u32);
-        Ok(Controller { tree, package, period: 1.0 / hz, event_capacity, skin, tracks })
+        let skin = package
+            .skins
+            .iter()
+            .position(|s| s.skeleton == tree.skeleton)
+            .map(|s| s as u32);
+        Ok(Controller {
+            tree,
+            package,
+            period: 1.0 / hz,
+            event_capacity,
+            skin,
+            tracks,
+        })
     }
 
     fn clip(&self, clip: u32) -> Option<&Clip> {
@@ -275,7 +305,12 @@ impl Controller {
             regions: Vec::with_capacity(self.tree.regions.len()),
             players: Vec::with_capacity(n),
         };
-        Scratch { work, weights: vec![0.0; n], follower: vec![false; n], laps: [0.0; MAX_SYNC_GROUPS] }
+        Scratch {
+            work,
+            weights: vec![0.0; n],
+            follower: vec![false; n],
+            laps: [0.0; MAX_SYNC_GROUPS],
+        }
     }
 
     pub fn output(&self) -> TickOutput {
@@ -284,20 +319,39 @@ impl Controller {
 
     /// Sets input `name`; numeric values are clamped to the declared range. Bad names, types
     /// and non-finite values are rejected and change nothing.
-    pub fn set_input(&self, s: &mut InstanceState, name: &str, value: Value) -> Result<(), InputError> {
-        let i = self.tree.input(name).ok_or_else(|| InputError::Unknown(name.to_owned()))? as usize;
+    pub fn set_input(
+        &self,
+        s: &mut InstanceState,
+        name: &str,
+        value: Value,
+    ) -> Result<(), InputError> {
+        let i = self
+            .tree
+            .input(name)
+            .ok_or_else(|| InputError::Unknown(name.to_owned()))? as usize;
         let def = &self.tree.inputs[i];
         let value = match (def.ty, value) {
             (InputType::Float, Value::Float(_) | Value::Int(_)) => {
                 let f = value.as_f64();
                 if !f.is_finite() {
-                    return Err(InputError::NotFinite { name: name.to_owned(), value: f });
+                    return Err(InputError::NotFinite {
+                        name: name.to_owned(),
+                        value: f,
+                    });
                 }
                 Value::Float(f.clamp(def.min, def.max))
             }
-            (InputType::Int, Value::Int(v)) => Value::Int((v as f64).clamp(def.min, def.max) as i64),
+            (InputType::Int, Value::Int(v)) => {
+                Value::Int((v as f64).clamp(def.min, def.max) as i64)
+            }
             (InputType::Bool, Value::Bool(b)) => Value::Bool(b),
-            (expected, found) => return Err(InputError::Type { name: name.to_owned(), expected, found: found.ty() }),
+            (expected, found) => {
+                return Err(InputError::Type {
+                    name: name.to_owned(),
+                    expected,
+                    found: found.ty(),
+                })
+            }
         };
         s.inputs[i] = value;
         Ok(())
@@ -305,7 +359,12 @@ impl Controller {
 
     /// Runs one tick on `s` (see the module doc). On error `s` is exactly as before the call
     /// and the output is empty.
-    pub fn tick(&self, s: &mut InstanceState, scratch: &mut Scratch, out: &mut TickOutput) -> Result<(), TickError> {
+    pub fn tick(
+        &self,
+        s: &mut InstanceState,
+        scratch: &mut Scratch,
+        out: &mut TickOutput,
+    ) -> Result<(), TickError> {
         out.clear();
         scratch.work.clone_from(s);
         let result = self.tick_work(scratch, out);
@@ -322,7 +381,11 @@ impl Controller {
     }
 
     fn tick_work(&self, scratch: &mut Scratch, out: &mut TickOutput) -> Result<(), TickError> {
-        let tick = scratch.work.tick.checked_add(1).ok_or(TickError::TickCount)?;
+        let tick = scratch
+            .work
+            .tick
+            .checked_add(1)
+            .ok_or(TickError::TickCount)?;
         for r in 0..self.tree.regions.len() {
             if let Some(t) = self.select(&scratch.work, r, tick) {
                 self.apply(scratch, r, t, tick, out)?;
@@ -351,7 +414,10 @@ impl Controller {
 
     /// Players of region `r`: `(first slot of bank 0, slots per bank)`.
     fn bank_slots(&self, r: usize) -> (usize, usize) {
-        (self.tree.player_offset(r), self.tree.regions[r].slots as usize)
+        (
+            self.tree.player_offset(r),
+            self.tree.regions[r].slots as usize,
+        )
     }
 
     /// Whether every player of region `r`'s active leaf has completed (false with none).
@@ -359,7 +425,10 @@ impl Controller {
         let rs = &s.regions[r];
         let (offset, slots) = self.bank_slots(r);
         let first = offset + rs.bank as usize * slots;
-        rs.count > 0 && s.players[first..first + rs.count as usize].iter().all(|p| p.completed())
+        rs.count > 0
+            && s.players[first..first + rs.count as usize]
+                .iter()
+                .all(|p| p.completed())
     }
 
     /// The transition region `r` takes this tick, if any: ancestor first, then priority, then id.
@@ -371,7 +440,11 @@ impl Controller {
             let state = &region.states[rs.path[d] as usize];
             let elapsed = tick.saturating_sub(rs.entered[d]) as f64 * self.period;
             for &t in &state.transitions {
-                if region.transitions[t as usize].when.iter().all(|c| c.holds(&s.inputs, elapsed, completed)) {
+                if region.transitions[t as usize]
+                    .when
+                    .iter()
+                    .all(|c| c.holds(&s.inputs, elapsed, completed))
+                {
                     return Some(t);
                 }
             }
@@ -381,7 +454,14 @@ impl Controller {
 
     /// Takes transition `t` in region `r`: exits leaf-up, entries root-down, new players,
     /// crossfade source.
-    fn apply(&self, scratch: &mut Scratch, r: usize, t: u16, tick: u64, out: &mut TickOutput) -> Result<(), TickError> {
+    fn apply(
+        &self,
+        scratch: &mut Scratch,
+        r: usize,
+        t: u16,
+        tick: u64,
+        out: &mut TickOutput,
+    ) -> Result<(), TickError> {
         let region = &self.tree.regions[r];
         let tr = &region.transitions[t as usize];
         let mut chain = [0u16; MAX_DEPTH];
@@ -396,22 +476,38 @@ impl Controller {
         };
         let s = &mut scratch.work;
         let rs = &mut s.regions[r];
-        let shared = rs.path[..rs.depth as usize].iter().zip(&chain[..len]).take_while(|(a, b)| a == b).count();
+        let (old_leaf, old_count) = (rs.leaf(), rs.count);
+        let shared = rs.path[..rs.depth as usize]
+            .iter()
+            .zip(&chain[..len])
+            .take_while(|(a, b)| a == b)
+            .count();
         let common = shared.min(from_depth).min(to_depth);
         for d in (common..rs.depth as usize).rev() {
-            out.changes.push(StateChange { region: r as u16, state: rs.path[d], change: Change::Exit, transition: t });
+            out.changes.push(StateChange {
+                region: r as u16,
+                state: rs.path[d],
+                change: Change::Exit,
+                transition: t,
+            });
         }
         for (d, &state) in chain.iter().enumerate().take(len).skip(common) {
-            out.changes.push(StateChange { region: r as u16, state, change: Change::Enter, transition: t });
+            out.changes.push(StateChange {
+                region: r as u16,
+                state,
+                change: Change::Enter,
+                transition: t,
+            });
             rs.path[d] = state;
             rs.entered[d] = tick;
         }
-        let old_leaf = rs.leaf();
-        let old_count = rs.count;
         rs.depth = len as u8;
         rs.source = match capture {
             Some((samples, len)) => Source::Frozen { samples, len },
-            None if tr.duration > 0.0 => Source::Live { state: old_leaf, count: old_count },
+            None if tr.duration > 0.0 => Source::Live {
+                state: old_leaf,
+                count: old_count,
+            },
             None => Source::None,
         };
         rs.fade_elapsed = 0.0;
@@ -433,13 +529,26 @@ impl Controller {
             let mode = mode_for(state, &self.package, clip);
             let activation = s.next_activation;
             s.next_activation = activation.checked_add(1).ok_or(TickError::TickCount)?;
-            s.players[first + k] = ClipPlayer::play(clip, duration, mode, state.rate, self.period, activation)
-                .map_err(|source| TickError::Player { region: region.name.clone(), clip, source })?;
+            s.players[first + k] =
+                ClipPlayer::play(clip, duration, mode, state.rate, self.period, activation)
+                    .map_err(|source| TickError::Player {
+                        region: region.name.clone(),
+                        clip,
+                        source,
+                    })?;
         }
         let rs = &mut s.regions[r];
         rs.bank = bank;
         rs.count = clips.len() as u8;
         Ok(())
+    }
+
+    /// Writes every player slot's effective weight (blend space × crossfade) into `weights`
+    /// (one per slot, [`Tree::player_slots`] long).
+    pub fn player_weights(&self, s: &InstanceState, weights: &mut [f32]) {
+        for r in 0..self.tree.regions.len() {
+            self.weigh(s, r, weights);
+        }
     }
 
     /// Writes the effective weight of every player of region `r` (blend space × crossfade)
@@ -448,31 +557,60 @@ impl Controller {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
-        weights[offset..offset + 2 * slots].iter_mut().for_each(|w| *w = 0.0);
+        weights[offset..offset + 2 * slots]
+            .iter_mut()
+            .for_each(|w| *w = 0.0);
         let alpha = rs.alpha();
         let target = offset + rs.bank as usize * slots;
         let leaf = &region.states[rs.leaf() as usize];
-        producer_weights(&leaf.producer, &s.inputs, &mut weights[target..target + slots], alpha);
+        producer_weights(
+            &leaf.producer,
+            &s.inputs,
+            &mut weights[target..target + slots],
+            alpha,
+        );
         if let Source::Live { state, .. } = rs.source {
             let source = offset + (1 - rs.bank as usize) * slots;
             let producer = &region.states[state as usize].producer;
-            producer_weights(producer, &s.inputs, &mut weights[source..source + slots], 1.0 - alpha);
+            producer_weights(
+                producer,
+                &s.inputs,
+                &mut weights[source..source + slots],
+                1.0 - alpha,
+            );
         }
     }
 
     /// The composed pose of region `r` now, as at most [`FROZEN_SAMPLES`] weighted samples:
     /// duplicates merged, the heaviest kept, renormalised to the weight they had together.
-    fn capture(&self, s: &InstanceState, r: usize, weights: &mut [f32]) -> ([FrozenSample; FROZEN_SAMPLES], u8) {
+    fn capture(
+        &self,
+        s: &InstanceState,
+        r: usize,
+        weights: &mut [f32],
+    ) -> ([FrozenSample; FROZEN_SAMPLES], u8) {
         self.weigh(s, r, weights);
         let mut all = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
         let n = self.samples(s, r, weights, &mut all);
         let total: f32 = all[..n].iter().map(|x| x.weight).sum();
-        all[..n].sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.clip.cmp(&b.clip)).then(a.time.total_cmp(&b.time)));
+        all[..n].sort_by(|a, b| {
+            b.weight
+                .total_cmp(&a.weight)
+                .then(a.clip.cmp(&b.clip))
+                .then(a.time.total_cmp(&b.time))
+        });
         let kept = n.min(FROZEN_SAMPLES);
         let sum: f32 = all[..kept].iter().map(|x| x.weight).sum();
         let mut out = [FrozenSample::default(); FROZEN_SAMPLES];
         for (o, x) in out.iter_mut().zip(&all[..kept]) {
-            *o = FrozenSample { weight: if sum > 0.0 { x.weight * total / sum } else { 0.0 }, ..*x };
+            *o = FrozenSample {
+                weight: if sum > 0.0 {
+                    x.weight * total / sum
+                } else {
+                    0.0
+                },
+                ..*x
+            };
         }
         (out, kept as u8)
     }
@@ -480,7 +618,13 @@ impl Controller {
     /// Region `r`'s weighted samples now (weights as from [`Controller::weigh`]): target and live
     /// source players, frozen samples, and rest for an empty base-region producer; zero weights
     /// dropped, equal (clip, time) merged. Returns how many were written.
-    pub(crate) fn samples(&self, s: &InstanceState, r: usize, weights: &[f32], out: &mut [FrozenSample]) -> usize {
+    pub(crate) fn samples(
+        &self,
+        s: &InstanceState,
+        r: usize,
+        weights: &[f32],
+        out: &mut [FrozenSample],
+    ) -> usize {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
@@ -490,7 +634,10 @@ impl Controller {
             if weight <= 0.0 || *n >= out.len() {
                 return;
             }
-            if let Some(same) = out[..*n].iter_mut().find(|x| x.clip == clip && x.time.to_bits() == time.to_bits()) {
+            if let Some(same) = out[..*n]
+                .iter_mut()
+                .find(|x| x.clip == clip && x.time.to_bits() == time.to_bits())
+            {
                 same.weight += weight;
             } else {
                 out[*n] = FrozenSample { clip, time, weight };
@@ -503,15 +650,29 @@ impl Controller {
                 add(REST, 0.0, w, n);
             }
             let first = offset + b * slots;
-            for k in first..first + count {
-                let p = &s.players[k];
-                add(p.clip, p.clip_time() as f32, weights[k], n);
+            for (p, &w) in s.players[first..first + count]
+                .iter()
+                .zip(&weights[first..first + count])
+            {
+                add(p.clip, p.clip_time() as f32, w, n);
             }
         };
-        bank(rs.bank as usize, rs.count as usize, rs.leaf(), alpha, &mut n);
+        bank(
+            rs.bank as usize,
+            rs.count as usize,
+            rs.leaf(),
+            alpha,
+            &mut n,
+        );
         match rs.source {
             Source::None => {}
-            Source::Live { state, count } => bank(1 - rs.bank as usize, count as usize, state, 1.0 - alpha, &mut n),
+            Source::Live { state, count } => bank(
+                1 - rs.bank as usize,
+                count as usize,
+                state,
+                1.0 - alpha,
+                &mut n,
+            ),
             Source::Frozen { samples, len } => {
                 for x in &samples[..len as usize] {
                     add(x.clip, x.time, x.weight * (1.0 - alpha), &mut n);
@@ -565,7 +726,12 @@ impl Controller {
 
     /// Advances every live player once (leaders and unsynced first, then followers), delivers
     /// events and blends the base region's root motion.
-    fn advance(&self, scratch: &mut Scratch, tick: u64, out: &mut TickOutput) -> Result<(), TickError> {
+    fn advance(
+        &self,
+        scratch: &mut Scratch,
+        tick: u64,
+        out: &mut TickOutput,
+    ) -> Result<(), TickError> {
         let s = &mut scratch.work;
         let mut motion = MotionSum::default();
         scratch.laps = [0.0; MAX_SYNC_GROUPS];
@@ -590,15 +756,27 @@ impl Controller {
                             s.players[k].advance()
                         };
                         let p = s.players[k];
-                        let step = step.map_err(|source| TickError::Player { region: region.name.clone(), clip: p.clip, source })?;
+                        let step = step.map_err(|source| TickError::Player {
+                            region: region.name.clone(),
+                            clip: p.clip,
+                            source,
+                        })?;
                         if let Some(g) = st.sync.filter(|_| !pass_followers) {
                             if s.leaders[g as usize] == p.activation {
-                                scratch.laps[g as usize] = step.from.cycle.abs_diff(step.to.cycle).saturating_sub(1) as f64;
+                                scratch.laps[g as usize] =
+                                    step.from.cycle.abs_diff(step.to.cycle).saturating_sub(1)
+                                        as f64;
                             }
                         }
                         let w = scratch.weights[k];
                         if w > 0.0 && !pass_followers {
-                            let stamp = Stamp { tick, instance: s.id, region: r as u16, activation: p.activation, clip: p.clip };
+                            let stamp = Stamp {
+                                tick,
+                                instance: s.id,
+                                region: r as u16,
+                                activation: p.activation,
+                                clip: p.clip,
+                            };
                             deliver(&step, &self.tracks[p.clip as usize], stamp, &mut out.events)?;
                         }
                         if r == 0 {
@@ -614,7 +792,10 @@ impl Controller {
 
     /// One player's root motion this step under `policy`; identity without a trajectory.
     fn player_motion(&self, step: &Step, clip: u32, policy: RootMotionUse) -> Motion {
-        let delta = self.clip(clip).and_then(|c| step_motion(step, c)).unwrap_or(IDENTITY);
+        let delta = self
+            .clip(clip)
+            .and_then(|c| step_motion(step, c))
+            .unwrap_or(IDENTITY);
         match policy {
             RootMotionUse::Full => delta,
             RootMotionUse::Ignore => IDENTITY,
@@ -623,16 +804,30 @@ impl Controller {
                 // in Clifford algebra", 2015).
                 let (t, q) = delta;
                 let twist = Quat::from_xyzw(0.0, q.y, 0.0, q.w);
-                let twist = if twist.length_squared() > 1e-12 { twist.normalize() } else { Quat::IDENTITY };
+                let twist = if twist.length_squared() > 1e-12 {
+                    twist.normalize()
+                } else {
+                    Quat::IDENTITY
+                };
                 (Vec3::new(t.x, 0.0, t.z), twist)
             }
         }
     }
 
     /// Moves follower slot `k` to its sync leader's phase (by markers, else normalised time).
-    fn follow(&self, s: &mut InstanceState, k: usize, group: Option<u16>, laps: &[f64; MAX_SYNC_GROUPS]) -> Result<Step, PlayerError> {
+    fn follow(
+        &self,
+        s: &mut InstanceState,
+        k: usize,
+        group: Option<u16>,
+        laps: &[f64; MAX_SYNC_GROUPS],
+    ) -> Result<Step, PlayerError> {
         let leader_activation = group.map_or(0, |g| s.leaders[g as usize]);
-        let leader = s.players.iter().find(|p| p.activation == leader_activation && leader_activation != 0).copied();
+        let leader = s
+            .players
+            .iter()
+            .find(|p| p.activation == leader_activation && leader_activation != 0)
+            .copied();
         let Some(leader) = leader else {
             return s.players[k].advance();
         };
@@ -640,7 +835,14 @@ impl Controller {
         let (Some(lc), Some(fc)) = (self.clip(leader.clip), self.clip(f.clip)) else {
             return s.players[k].advance();
         };
-        let target = follower_time(&lc.markers, lc.duration, leader.clip_time(), &fc.markers, fc.duration, f.clip_time());
+        let target = follower_time(
+            &lc.markers,
+            lc.duration,
+            leader.clip_time(),
+            &fc.markers,
+            fc.duration,
+            f.clip_time(),
+        );
         if f.ticks() == 0 {
             // Just entered: snap to the leader without events, then count the tick.
             s.players[k].seek(target)?;
@@ -650,15 +852,27 @@ impl Controller {
         let mut delta = target - f.clip_time();
         delta -= (delta / d).round() * d;
         let laps = group.map_or(0.0, |g| laps[g as usize]);
-        let delta = if leader.rate() < 0.0 { delta - laps * d } else { delta + laps * d };
-        let delta = if f.mode() == PlayMode::PingPong && f.position().cycle.rem_euclid(2) == 1 { -delta } else { delta };
+        let delta = if leader.rate() < 0.0 {
+            delta - laps * d
+        } else {
+            delta + laps * d
+        };
+        let delta = if f.mode() == PlayMode::PingPong && f.position().cycle.rem_euclid(2) == 1 {
+            -delta
+        } else {
+            delta
+        };
         s.players[k].advance_by(delta)
     }
 
     /// The events' clip event names (for dumps and output), `None` for a completion.
     pub fn event_name(&self, clip: u32, kind: EventKind) -> Option<&str> {
         match kind {
-            EventKind::Clip(i) => self.clip(clip)?.events.get(i as usize).map(|e| e.name.as_str()),
+            EventKind::Clip(i) => self
+                .clip(clip)?
+                .events
+                .get(i as usize)
+                .map(|e| e.name.as_str()),
             EventKind::Completed => None,
         }
     }
@@ -674,9 +888,20 @@ fn producer_weights(producer: &Producer, inputs: &[Value], out: &mut [f32], scal
             weights_1d(at, x, &mut out[..at.len()]);
             out[..at.len()].iter_mut().for_each(|w| *w *= scale);
         }
-        Producer::Blend2d { x, y, points, triangles, .. } => {
+        Producer::Blend2d {
+            x,
+            y,
+            points,
+            triangles,
+            ..
+        } => {
             let v = |i: u16| inputs.get(i as usize).map_or(0.0, |v| v.as_f64());
-            weights_2d(points, triangles, DVec2::new(v(*x), v(*y)), &mut out[..points.len()]);
+            weights_2d(
+                points,
+                triangles,
+                DVec2::new(v(*x), v(*y)),
+                &mut out[..points.len()],
+            );
             out[..points.len()].iter_mut().for_each(|w| *w *= scale);
         }
     }
@@ -694,7 +919,11 @@ pub fn follower_time(
     duration: f64,
     current: f64,
 ) -> f64 {
-    let normalised = if leader_duration > 0.0 { leader_time / leader_duration * duration } else { 0.0 };
+    let normalised = if leader_duration > 0.0 {
+        leader_time / leader_duration * duration
+    } else {
+        0.0
+    };
     let Some((i, frac)) = segment(leader_markers, leader_duration, leader_time) else {
         return normalised;
     };

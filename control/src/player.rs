@@ -119,13 +119,27 @@ fn finite(what: &'static str, value: f64) -> Result<f64, PlayerError> {
 impl ClipPlayer {
     /// A player at clip time 0 (the end, for a negative rate in `Once`), playing. A clip of zero
     /// duration plays as `Once` and completes on its first advance.
-    pub fn play(clip: u32, duration: f64, mode: PlayMode, rate: f64, period: f64, activation: u64) -> Result<Self, PlayerError> {
+    pub fn play(
+        clip: u32,
+        duration: f64,
+        mode: PlayMode,
+        rate: f64,
+        period: f64,
+        activation: u64,
+    ) -> Result<Self, PlayerError> {
         let duration = finite("duration", duration)?.max(0.0);
         let mode = if duration > 0.0 { mode } else { PlayMode::Once };
         let rate = finite("rate", rate)?;
         let period = finite("tick period", period)?;
-        let start = if mode == PlayMode::Once && rate < 0.0 { duration } else { 0.0 };
-        let position = Position { cycle: 0, phase: start };
+        let start = if mode == PlayMode::Once && rate < 0.0 {
+            duration
+        } else {
+            0.0
+        };
+        let position = Position {
+            cycle: 0,
+            phase: start,
+        };
         Ok(ClipPlayer {
             clip,
             activation,
@@ -226,12 +240,20 @@ impl ClipPlayer {
     fn place(&self, cycle: i64, time: f64) -> Position {
         let d = self.duration;
         let phase = match self.mode {
-            PlayMode::Once => return Position { cycle: 0, phase: time },
+            PlayMode::Once => {
+                return Position {
+                    cycle: 0,
+                    phase: time,
+                }
+            }
             PlayMode::PingPong if cycle.rem_euclid(2) == 1 => d - time,
             _ => time,
         };
         if phase >= d {
-            Position { cycle: cycle.saturating_add(1), phase: 0.0 }
+            Position {
+                cycle: cycle.saturating_add(1),
+                phase: 0.0,
+            }
         } else {
             Position { cycle, phase }
         }
@@ -250,13 +272,22 @@ impl ClipPlayer {
     }
 
     fn step(&self, from: Position, completed: bool) -> Step {
-        Step { mode: self.mode, duration: self.duration, from, to: self.position, completed }
+        Step {
+            mode: self.mode,
+            duration: self.duration,
+            from,
+            to: self.position,
+            completed,
+        }
     }
 
     /// Advances one tick. Paused and stopped players hold still (a paused one still counts the
     /// tick). Nothing changes on error.
     pub fn advance(&mut self) -> Result<Step, PlayerError> {
-        let next = self.ticks.checked_add(1).ok_or(PlayerError::Overflow("tick count"))?;
+        let next = self
+            .ticks
+            .checked_add(1)
+            .ok_or(PlayerError::Overflow("tick count"))?;
         let x = self.base.phase + self.rate * ((next - self.base_tick) as f64 * self.period);
         self.move_to(self.base.cycle, x)
     }
@@ -272,7 +303,10 @@ impl ClipPlayer {
 
     /// One tick's move to unwrapped phase `x` seconds from the start of cycle `origin`.
     fn move_to(&mut self, origin: i64, x: f64) -> Result<Step, PlayerError> {
-        let ticks = self.ticks.checked_add(1).ok_or(PlayerError::Overflow("tick count"))?;
+        let ticks = self
+            .ticks
+            .checked_add(1)
+            .ok_or(PlayerError::Overflow("tick count"))?;
         let from = self.position;
         match self.transport {
             Transport::Stopped => return Ok(self.step(from, false)),
@@ -296,20 +330,36 @@ impl ClipPlayer {
         let d = self.duration;
         if self.mode == PlayMode::Once {
             let end = if self.rate >= 0.0 { x >= d } else { x <= 0.0 };
-            return Ok((Position { cycle: 0, phase: x.clamp(0.0, d) }, end));
+            return Ok((
+                Position {
+                    cycle: 0,
+                    phase: x.clamp(0.0, d),
+                },
+                end,
+            ));
         }
         let wraps = (x / d).floor();
         // Beyond 2^53 cycles f64 can no longer tell phases apart.
         if wraps.abs() >= 9.0e15 {
             return Err(PlayerError::Overflow("cycle count"));
         }
-        let mut cycle = origin.checked_add(wraps as i64).ok_or(PlayerError::Overflow("cycle count"))?;
+        let mut cycle = origin
+            .checked_add(wraps as i64)
+            .ok_or(PlayerError::Overflow("cycle count"))?;
         let mut phase = x - wraps * d;
         if phase >= d {
             phase -= d;
-            cycle = cycle.checked_add(1).ok_or(PlayerError::Overflow("cycle count"))?;
+            cycle = cycle
+                .checked_add(1)
+                .ok_or(PlayerError::Overflow("cycle count"))?;
         }
-        Ok((Position { cycle, phase: phase.clamp(0.0, d) }, false))
+        Ok((
+            Position {
+                cycle,
+                phase: phase.clamp(0.0, d),
+            },
+            false,
+        ))
     }
 }
 

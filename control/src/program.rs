@@ -40,7 +40,11 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
         registers = registers.max(reg);
         weights += w;
     }
-    ProgramLimits { max_ops: ops, max_registers: registers, max_weights: weights }
+    ProgramLimits {
+        max_ops: ops,
+        max_registers: registers,
+        max_weights: weights,
+    }
 }
 
 /// A program being written into fixed-size slices.
@@ -61,10 +65,19 @@ impl Writer<'_> {
     fn blend(&mut self, first: u32, list: &[FrozenSample]) {
         for (k, x) in list.iter().enumerate() {
             let dst = first + k as u32;
-            self.op(if x.clip == REST { PoseOp::rest(dst) } else { PoseOp::sample(dst, x.clip, x.time) });
+            self.op(if x.clip == REST {
+                PoseOp::rest(dst)
+            } else {
+                PoseOp::sample(dst, x.clip, x.time)
+            });
         }
         if list.len() > 1 {
-            self.op(PoseOp::blend(first, first, list.len() as u32, self.n_weights as u32));
+            self.op(PoseOp::blend(
+                first,
+                first,
+                list.len() as u32,
+                self.n_weights as u32,
+            ));
             for x in list {
                 self.weights[self.n_weights] = x.weight;
                 self.n_weights += 1;
@@ -83,7 +96,12 @@ pub fn compile(
     ops: &mut [PoseOp],
     weights: &mut [f32],
 ) -> (usize, usize) {
-    let mut w = Writer { ops, weights, n_ops: 0, n_weights: 0 };
+    let mut w = Writer {
+        ops,
+        weights,
+        n_ops: 0,
+        n_weights: 0,
+    };
     let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     for (r, region) in ctl.tree.regions.iter().enumerate() {
@@ -98,7 +116,12 @@ pub fn compile(
             LayerBlend::Override => {
                 w.blend(1, list);
                 let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
-                w.op(PoseOp::overriding(0, 1, (region.weight * presence).min(1.0), mask));
+                w.op(PoseOp::overriding(
+                    0,
+                    1,
+                    (region.weight * presence).min(1.0),
+                    mask,
+                ));
             }
             LayerBlend::Additive => {
                 let m = reference(list, &mut refs);
@@ -109,7 +132,13 @@ pub fn compile(
                 w.blend(1, list);
                 w.blend(2, &refs[..m]);
                 let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
-                w.op(PoseOp::additive(0, 1, 2, (region.weight * presence).min(1.0), mask));
+                w.op(PoseOp::additive(
+                    0,
+                    1,
+                    2,
+                    (region.weight * presence).min(1.0),
+                    mask,
+                ));
             }
         }
     }
@@ -128,7 +157,11 @@ fn reference(list: &[FrozenSample], out: &mut [FrozenSample]) -> usize {
         if let Some(same) = out[..m].iter_mut().find(|y| y.clip == x.clip) {
             same.weight += x.weight;
         } else {
-            out[m] = FrozenSample { clip: x.clip, time: 0.0, weight: x.weight };
+            out[m] = FrozenSample {
+                clip: x.clip,
+                time: 0.0,
+                weight: x.weight,
+            };
             m += 1;
         }
     }

@@ -21,7 +21,10 @@ pub const IDENTITY: Motion = (Vec3::ZERO, Quat::IDENTITY);
 
 /// `inverse(R(from)) * R(to)` for clip times in seconds (narrowed to f32 at sampling).
 fn between(clip: &Clip, from: f64, to: f64) -> Option<Motion> {
-    Some(root_motion_delta(sample_root_motion(clip, from as f32)?, sample_root_motion(clip, to as f32)?))
+    Some(root_motion_delta(
+        sample_root_motion(clip, from as f32)?,
+        sample_root_motion(clip, to as f32)?,
+    ))
 }
 
 /// `m` composed with itself `n` times.
@@ -54,13 +57,21 @@ pub fn step_motion(step: &Step, clip: &Clip) -> Option<Motion> {
         let middle = count - 2;
         let d = step.duration;
         let whole = match step.mode {
-            PlayMode::PingPong if middle % 2 == 0 => IDENTITY,
+            PlayMode::PingPong if middle.is_multiple_of(2) => IDENTITY,
             // Pairs of whole legs cancel; the last middle leg remains. Even legs run clip time
             // the way unwrapped time runs, odd legs the other way.
             PlayMode::PingPong => {
-                let last = if spans.ahead() { step.to.cycle - 1 } else { step.to.cycle + 1 };
+                let last = if spans.ahead() {
+                    step.to.cycle - 1
+                } else {
+                    step.to.cycle + 1
+                };
                 let forward = (last.rem_euclid(2) == 0) == spans.ahead();
-                if forward { between(clip, 0.0, d)? } else { between(clip, d, 0.0)? }
+                if forward {
+                    between(clip, 0.0, d)?
+                } else {
+                    between(clip, d, 0.0)?
+                }
             }
             _ if spans.ahead() => power(between(clip, 0.0, d)?, middle),
             _ => power(between(clip, d, 0.0)?, middle),

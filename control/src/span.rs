@@ -25,8 +25,16 @@ pub struct Span {
 
 impl Span {
     pub fn contains(&self, t: f64) -> bool {
-        let above = if self.lo_closed { t >= self.lo } else { t > self.lo };
-        let below = if self.hi_closed { t <= self.hi } else { t < self.hi };
+        let above = if self.lo_closed {
+            t >= self.lo
+        } else {
+            t > self.lo
+        };
+        let below = if self.hi_closed {
+            t <= self.hi
+        } else {
+            t < self.hi
+        };
         above && below
     }
 
@@ -93,12 +101,28 @@ impl Spans {
         let (d, first, last) = (self.duration, k == self.from.cycle, k == self.to.cycle);
         if self.ahead {
             let boundary_closed = self.mode == PlayMode::Loop;
-            let (lo, lo_closed) = if first { (self.from.phase, false) } else { (0.0, boundary_closed) };
-            let (hi, hi_closed) = if last { (self.to.phase, true) } else { (d, !boundary_closed) };
+            let (lo, lo_closed) = if first {
+                (self.from.phase, false)
+            } else {
+                (0.0, boundary_closed)
+            };
+            let (hi, hi_closed) = if last {
+                (self.to.phase, true)
+            } else {
+                (d, !boundary_closed)
+            };
             (lo, lo_closed, hi, hi_closed)
         } else {
-            let (hi, hi_closed) = if first { (self.from.phase, false) } else { (d, false) };
-            let (lo, lo_closed) = if last { (self.to.phase, true) } else { (0.0, true) };
+            let (hi, hi_closed) = if first {
+                (self.from.phase, false)
+            } else {
+                (d, false)
+            };
+            let (lo, lo_closed) = if last {
+                (self.to.phase, true)
+            } else {
+                (0.0, true)
+            };
             (lo, lo_closed, hi, hi_closed)
         }
     }
@@ -121,9 +145,23 @@ impl Iterator for Spans {
         let mirrored = self.mode == PlayMode::PingPong && k.rem_euclid(2) == 1;
         Some(if mirrored {
             let d = self.duration;
-            Span { cycle: k, lo: d - hi, hi: d - lo, lo_closed: hi_closed, hi_closed: lo_closed, forward: !self.ahead }
+            Span {
+                cycle: k,
+                lo: d - hi,
+                hi: d - lo,
+                lo_closed: hi_closed,
+                hi_closed: lo_closed,
+                forward: !self.ahead,
+            }
         } else {
-            Span { cycle: k, lo, hi, lo_closed, hi_closed, forward: self.ahead }
+            Span {
+                cycle: k,
+                lo,
+                hi,
+                lo_closed,
+                hi_closed,
+                forward: self.ahead,
+            }
         })
     }
 }

@@ -5,17 +5,31 @@ mod support;
 use throng_control::events::{deliver, EventBuffer, EventKind, EventTrack, Stamp};
 use throng_control::player::{ClipPlayer, PlayMode, PlayerError, Step};
 
-const STAMP: Stamp = Stamp { tick: 1, instance: 7, region: 0, activation: 3, clip: 0 };
+const STAMP: Stamp = Stamp {
+    tick: 1,
+    instance: 7,
+    region: 0,
+    activation: 3,
+    clip: 0,
+};
 
 /// (event index, cycle, time, reverse) of the events `step` delivers.
-fn fired(track: &EventTrack, step: &Step, capacity: usize) -> Result<Vec<(u32, i64, f64, bool)>, throng_control::events::Overflow> {
+fn fired(
+    track: &EventTrack,
+    step: &Step,
+    capacity: usize,
+) -> Result<Vec<(u32, i64, f64, bool)>, throng_control::events::Overflow> {
     let mut out = EventBuffer::with_capacity(capacity);
     deliver(step, track, STAMP, &mut out)?;
     Ok(out
         .events()
         .iter()
         .map(|e| {
-            assert_eq!((e.instance, e.activation, e.tick), (7, 3, 1), "identity is stamped");
+            assert_eq!(
+                (e.instance, e.activation, e.tick),
+                (7, 3, 1),
+                "identity is stamped"
+            );
             let index = match e.kind {
                 EventKind::Clip(i) => i,
                 EventKind::Completed => u32::MAX,
@@ -34,8 +48,14 @@ fn forward_delivers_old_exclusive_new_inclusive() {
     let t = track(&[("a", 0.25, false), ("b", 0.5, false)], 1.0);
     // 4 Hz ticks: 0 -> 0.25 -> 0.5.
     let mut p = ClipPlayer::play(0, 1.0, PlayMode::Loop, 1.0, 0.25, 3).unwrap();
-    assert_eq!(fired(&t, &p.advance().unwrap(), 8).unwrap(), vec![(0, 0, 0.25, false)]);
-    assert_eq!(fired(&t, &p.advance().unwrap(), 8).unwrap(), vec![(1, 0, 0.5, false)]);
+    assert_eq!(
+        fired(&t, &p.advance().unwrap(), 8).unwrap(),
+        vec![(0, 0, 0.25, false)]
+    );
+    assert_eq!(
+        fired(&t, &p.advance().unwrap(), 8).unwrap(),
+        vec![(1, 0, 0.5, false)]
+    );
 }
 
 #[test]
@@ -47,7 +67,16 @@ fn a_wrap_splits_into_ordered_intervals_and_each_crossing_counts() {
         all.extend(fired(&t, &p.advance().unwrap(), 8).unwrap());
     }
     // 2.1 s: late@0.9 (cycle 0), early@0.1 (cycle 1), late (1), early (2).
-    assert_eq!(all, vec![(0, 0, 0.1, false), (1, 0, 0.9, false), (0, 1, 0.1, false), (1, 1, 0.9, false), (0, 2, 0.1, false)]);
+    assert_eq!(
+        all,
+        vec![
+            (0, 0, 0.1, false),
+            (1, 0, 0.9, false),
+            (0, 1, 0.1, false),
+            (1, 1, 0.9, false),
+            (0, 2, 0.1, false)
+        ]
+    );
     assert_eq!(p.position().cycle, 2);
 }
 
@@ -65,14 +94,24 @@ fn many_wraps_in_one_long_tick_are_each_counted() {
 
 #[test]
 fn reverse_delivers_reversible_events_new_inclusive_old_exclusive() {
-    let t = track(&[("r", 0.25, true), ("fwd_only", 0.5, false), ("r2", 0.75, true)], 1.0);
+    let t = track(
+        &[
+            ("r", 0.25, true),
+            ("fwd_only", 0.5, false),
+            ("r2", 0.75, true),
+        ],
+        1.0,
+    );
     let mut p = ClipPlayer::play(0, 1.0, PlayMode::Loop, 1.0, 0.25, 3).unwrap();
     p.seek(0.75).unwrap();
     p.reverse();
     // 0.75 -> 0.5: [0.5, 0.75) holds nothing reversible (0.75 is old, excluded).
     assert_eq!(fired(&t, &p.advance().unwrap(), 8).unwrap(), vec![]);
     // 0.5 -> 0.25: [0.25, 0.5): r at 0.25, new inclusive; fwd_only is not reversible.
-    assert_eq!(fired(&t, &p.advance().unwrap(), 8).unwrap(), vec![(0, 0, 0.25, true)]);
+    assert_eq!(
+        fired(&t, &p.advance().unwrap(), 8).unwrap(),
+        vec![(0, 0, 0.25, true)]
+    );
     // 0.25 -> 0 -> wrap back to 0.75 of cycle -1: [0, 0.25) then [0.75, 1).
     p.advance().unwrap();
     let got = fired(&t, &p.advance().unwrap(), 8).unwrap();
@@ -89,7 +128,10 @@ fn a_loop_canonicalises_an_event_at_the_duration_to_zero() {
         all.extend(fired(&t, &p.advance().unwrap(), 8).unwrap());
     }
     // Landing exactly on each wrap fires it once, at time 0 of the new cycle; never twice.
-    assert_eq!(all, vec![(0, 1, 0.0, false), (0, 2, 0.0, false), (0, 3, 0.0, false)]);
+    assert_eq!(
+        all,
+        vec![(0, 1, 0.0, false), (0, 2, 0.0, false), (0, 3, 0.0, false)]
+    );
 }
 
 #[test]
@@ -107,7 +149,14 @@ fn one_shot_end_events_and_completion_fire_once() {
 
 #[test]
 fn ping_pong_turns_deliver_once_and_reverse_legs_only_reversible() {
-    let t = track(&[("start", 0.0, true), ("mid", 0.5, false), ("end", 1.0, true)], 1.0);
+    let t = track(
+        &[
+            ("start", 0.0, true),
+            ("mid", 0.5, false),
+            ("end", 1.0, true),
+        ],
+        1.0,
+    );
     let mut p = ClipPlayer::play(0, 1.0, PlayMode::PingPong, 1.0, 0.25, 3).unwrap();
     let mut all = Vec::new();
     for _ in 0..10 {
@@ -115,7 +164,15 @@ fn ping_pong_turns_deliver_once_and_reverse_legs_only_reversible() {
     }
     // Leg 0 forward: mid, end (the turn belongs to the leg reaching it). Leg 1 backward:
     // only reversible events, 'start' at the turn. Leg 2 forward: mid at 2.5 s.
-    assert_eq!(all, vec![(1, 0, 0.5, false), (2, 0, 1.0, false), (0, 1, 0.0, true), (1, 2, 0.5, false)]);
+    assert_eq!(
+        all,
+        vec![
+            (1, 0, 0.5, false),
+            (2, 0, 1.0, false),
+            (0, 1, 0.0, true),
+            (1, 2, 0.5, false)
+        ]
+    );
     assert!((p.clip_time() - 0.5).abs() < 1e-12 && p.position().cycle == 2);
 }
 
@@ -129,7 +186,10 @@ fn seek_scrubs_without_events_unless_asked_to_traverse() {
     assert!((next.from.phase - 0.8).abs() < 1e-12);
     assert_eq!(fired(&t, &next, 8).unwrap(), vec![]);
     // Traversing the same seek delivers what it crossed.
-    assert_eq!(fired(&t, &scrub, 8).unwrap(), vec![(0, 0, 0.3, false), (1, 0, 0.6, false)]);
+    assert_eq!(
+        fired(&t, &scrub, 8).unwrap(),
+        vec![(0, 0, 0.3, false), (1, 0, 0.6, false)]
+    );
     // A traversing seek backwards delivers reversible events only.
     let back = p.seek(0.1).unwrap();
     assert_eq!(fired(&t, &back, 8).unwrap(), vec![(1, 0, 0.6, true)]);
@@ -164,7 +224,10 @@ fn overflow_rejects_the_update_and_counts_are_checked() {
     let mut p = ClipPlayer::play(0, 1.0, PlayMode::Loop, 1.0e3, 1.0, 3).unwrap();
     let step = p.advance().unwrap();
     // 1000 crossings do not fit 16 events: rejected as a whole, without walking them.
-    assert_eq!(fired(&t, &step, 16), Err(throng_control::events::Overflow { capacity: 16 }));
+    assert_eq!(
+        fired(&t, &step, 16),
+        Err(throng_control::events::Overflow { capacity: 16 })
+    );
     // Cycle counts beyond what f64 phases can tell apart are an error, not a wrap.
     let mut q = ClipPlayer::play(0, 1.0, PlayMode::Loop, 1.0e300, 1.0, 3).unwrap();
     let before = q;

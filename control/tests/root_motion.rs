@@ -17,7 +17,13 @@ fn walk_only(rate: f64) -> Controller {
         "version = 1\n[[regions]]\nname = \"feet\"\ninitial = \"walk\"\n[[regions.states]]\nname = \"walk\"\nclip = \"walk\"\nmode = \"loop\"\nrate = {rate:?}\n"
     );
     let package = support::character().clone();
-    Controller::new(tree::load(&text, "walk.toml", &package, 0).unwrap(), package, 60.0, 16).unwrap()
+    Controller::new(
+        tree::load(&text, "walk.toml", &package, 0).unwrap(),
+        package,
+        60.0,
+        16,
+    )
+    .unwrap()
 }
 
 fn power(m: Motion, n: usize) -> Motion {
@@ -26,9 +32,19 @@ fn power(m: Motion, n: usize) -> Motion {
 
 fn assert_close(a: Motion, b: Motion, what: &str) {
     let tolerance = 1e-5 * b.0.length().max(1.0);
-    assert!((a.0 - b.0).length() < tolerance, "{what}: {:?} vs {:?}", a.0, b.0);
+    assert!(
+        (a.0 - b.0).length() < tolerance,
+        "{what}: {:?} vs {:?}",
+        a.0,
+        b.0
+    );
     let (qa, qb) = (glam::Vec4::from(a.1), glam::Vec4::from(b.1));
-    assert!((qa - qb).length().min((qa + qb).length()) < 1e-4, "{what}: {:?} vs {:?}", a.1, b.1);
+    assert!(
+        (qa - qb).length().min((qa + qb).length()) < 1e-4,
+        "{what}: {:?} vs {:?}",
+        a.1,
+        b.1
+    );
 }
 
 /// Ten seconds of ticks at 60 Hz, composing each tick's root motion: the placement reached,
@@ -39,7 +55,13 @@ fn run(ctl: &Controller) -> (Motion, Vec<Vec3>) {
     let skeleton = &package.skeletons[0];
     let limits = ctl.limits();
     let mut evaluator = Evaluator::new(limits, skeleton.joint_count(), 0);
-    let assets = Assets { skeleton, skeleton_index: 0, clips: &package.clips, skins: &[], masks: &ctl.tree.masks };
+    let assets = Assets {
+        skeleton,
+        skeleton_index: 0,
+        clips: &package.clips,
+        skins: &[],
+        masks: &ctl.tree.masks,
+    };
     let mut ops = vec![PoseOp::rest(0); limits.max_ops];
     let mut pool = vec![0.0; limits.max_weights];
     let mut weights = vec![0.0; ctl.tree.player_slots()];
@@ -50,8 +72,18 @@ fn run(ctl: &Controller) -> (Motion, Vec<Vec3>) {
         placement = compose_root_motion(placement, out.root_motion);
         if tick % 60 == 0 {
             let (n, m) = compile(ctl, &s, &mut weights, &mut ops, &mut pool);
-            let program = throng_cpu_ref::Program { ops: ops[..n].to_vec(), weights: pool[..m].to_vec() };
-            let program = throng_cpu_ref::Program { ops: program.ops.into_iter().filter(|o| o.code != throng_cpu_ref::program::op::PALETTE).collect(), ..program };
+            let program = throng_cpu_ref::Program {
+                ops: ops[..n].to_vec(),
+                weights: pool[..m].to_vec(),
+            };
+            let program = throng_cpu_ref::Program {
+                ops: program
+                    .ops
+                    .into_iter()
+                    .filter(|o| o.code != throng_cpu_ref::program::op::PALETTE)
+                    .collect(),
+                ..program
+            };
             evaluator.run(&program, &assets).unwrap();
             roots.push(evaluator.component()[0].translation.into());
         }
@@ -62,8 +94,16 @@ fn run(ctl: &Controller) -> (Motion, Vec<Vec3>) {
 #[test]
 fn ten_loops_of_walk_move_ten_cycles_forward_and_back() {
     let walk = &support::character().clips[support::character().find_clip("walk").unwrap()];
-    let cycle = walk.root_motion.as_ref().expect("walk carries root motion").cycle();
-    assert!((cycle.0.length() - 1.4).abs() < 0.02, "one walk cycle travels 1.4 m: {:?}", cycle.0);
+    let cycle = walk
+        .root_motion
+        .as_ref()
+        .expect("walk carries root motion")
+        .cycle();
+    assert!(
+        (cycle.0.length() - 1.4).abs() < 0.02,
+        "one walk cycle travels 1.4 m: {:?}",
+        cycle.0
+    );
 
     let (forward, roots) = run(&walk_only(1.0));
     assert_close(forward, power(cycle, 10), "forward");
@@ -90,7 +130,10 @@ fn a_long_tick_across_many_wraps_composes_whole_cycles() {
     let got = step_motion(&step, &clip).unwrap();
     let r = |t: f32| (Vec3::new(0.0, 0.0, 2.0 * t), Quat::from_rotation_y(0.3 * t));
     let delta = |a: f32, b: f32| throng_cpu_ref::clip::root_motion_delta(r(a), r(b));
-    let expected = compose_root_motion(compose_root_motion(delta(0.25, 1.0), power(cycle, 2)), delta(0.0, 0.75));
+    let expected = compose_root_motion(
+        compose_root_motion(delta(0.25, 1.0), power(cycle, 2)),
+        delta(0.0, 0.75),
+    );
     assert_close(got, expected, "long tick");
     // A ping-pong there and back is no motion at all.
     let mut q = ClipPlayer::play(0, 1.0, PlayMode::PingPong, 2.0, 1.0, 1).unwrap();

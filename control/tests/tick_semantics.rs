@@ -100,16 +100,27 @@ when = [{ input = "go", op = ">=", value = 1 }]
 
 /// `busy` delivers 100 events a second; `quiet` none.
 fn controller(event_capacity: usize) -> Controller {
-    let events: Vec<(String, f64)> = (0..100).map(|i| (format!("e{i}"), i as f64 * 0.01)).collect();
-    let events: Vec<(&str, f64, bool)> = events.iter().map(|(n, t)| (n.as_str(), *t, false)).collect();
-    let package = support::package(vec![support::clip("busy", 1.0, &events, &[]), support::clip("quiet", 1.0, &[], &[])]);
+    let events: Vec<(String, f64)> = (0..100)
+        .map(|i| (format!("e{i}"), i as f64 * 0.01))
+        .collect();
+    let events: Vec<(&str, f64, bool)> = events
+        .iter()
+        .map(|(n, t)| (n.as_str(), *t, false))
+        .collect();
+    let package = support::package(vec![
+        support::clip("busy", 1.0, &events, &[]),
+        support::clip("quiet", 1.0, &[], &[]),
+    ]);
     let tree = tree::load(TREE, "t.toml", &package, 0).unwrap();
     Controller::new(tree, package, 10.0, event_capacity).unwrap()
 }
 
 fn path(ctl: &Controller, s: &InstanceState, r: usize) -> Vec<String> {
     let rs = &s.regions[r];
-    rs.path[..rs.depth as usize].iter().map(|&p| ctl.tree.regions[r].states[p as usize].name.clone()).collect()
+    rs.path[..rs.depth as usize]
+        .iter()
+        .map(|&p| ctl.tree.regions[r].states[p as usize].name.clone())
+        .collect()
 }
 
 #[test]
@@ -122,9 +133,19 @@ fn exits_run_leaf_up_and_entries_root_down_once_each() {
         .changes
         .iter()
         .filter(|c| c.region == 0)
-        .map(|c| (c.change, ctl.tree.regions[0].states[c.state as usize].name.clone()))
+        .map(|c| {
+            (
+                c.change,
+                ctl.tree.regions[0].states[c.state as usize].name.clone(),
+            )
+        })
         .collect();
-    let expected = [(Change::Exit, "a1"), (Change::Exit, "a"), (Change::Enter, "b"), (Change::Enter, "b1")];
+    let expected = [
+        (Change::Exit, "a1"),
+        (Change::Exit, "a"),
+        (Change::Enter, "b"),
+        (Change::Enter, "b1"),
+    ];
     assert_eq!(region0, expected.map(|(c, n)| (c, n.to_string())));
     // Ancestor first: `a_b` (on `a`, priority 0) beat `a1_c` (on `a1`, priority 10).
     assert_eq!(path(&ctl, &s, 0), ["b", "b1"]);
@@ -142,7 +163,12 @@ fn at_most_one_transition_per_region_per_tick_by_priority() {
     assert_eq!(path(&ctl, &s, 1), ["s2"]);
     ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
     assert_eq!(path(&ctl, &s, 0), ["c"]);
-    assert_eq!(out.changes.len(), 3, "exit b1, exit b, enter c: {:?}", out.changes);
+    assert_eq!(
+        out.changes.len(),
+        3,
+        "exit b1, exit b, enter c: {:?}",
+        out.changes
+    );
     ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
     assert!(out.changes.is_empty());
 }
@@ -168,12 +194,21 @@ fn each_participating_player_advances_exactly_once_per_tick() {
         .collect();
     // Spawned players advanced on every one of the 50 ticks; the wave player on the 41 ticks
     // from its entry on tick 10 on.
-    let expected = [("idle", 50), ("walk", 50), ("run", 50), ("wave", 41), ("breathe", 50)];
+    let expected = [
+        ("idle", 50),
+        ("walk", 50),
+        ("run", 50),
+        ("wave", 41),
+        ("breathe", 50),
+    ];
     assert_eq!(names, expected.map(|(n, t)| (n.to_string(), t)));
     // The synced followers sit at the leader's phase: walk leads at 2 m/s (heavier than run).
     let walk = s.players[1].clip_time();
     let run = s.players[2].clip_time();
-    assert!((walk / 1.0 - run / ctl.package.clips[2].duration).abs() < 1e-6, "walk {walk} run {run}");
+    assert!(
+        (walk / 1.0 - run / ctl.package.clips[2].duration).abs() < 1e-6,
+        "walk {walk} run {run}"
+    );
 }
 
 #[test]
@@ -184,7 +219,10 @@ fn an_overflowing_tick_is_rejected_and_leaves_the_instance_unchanged() {
     let before = s.clone();
     // 0.1 s of `busy` crosses 10 events; the output holds 4.
     let e = ctl.tick(&mut s, &mut scratch, &mut out).unwrap_err();
-    assert_eq!(e, TickError::Events(throng_control::events::Overflow { capacity: 4 }));
+    assert_eq!(
+        e,
+        TickError::Events(throng_control::events::Overflow { capacity: 4 })
+    );
     assert_eq!(s, before);
     assert!(out.events.is_empty() && out.changes.is_empty());
     // With room, the same tick succeeds and delivers the ten events (0.01 .. 0.1] in order.
@@ -192,7 +230,11 @@ fn an_overflowing_tick_is_rejected_and_leaves_the_instance_unchanged() {
     let mut out = ctl.output();
     ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
     assert_eq!(out.events.len(), 10);
-    assert!(out.events.events().windows(2).all(|w| w[0].time < w[1].time));
+    assert!(out
+        .events
+        .events()
+        .windows(2)
+        .all(|w| w[0].time < w[1].time));
     assert_eq!(s.tick, 1);
 }
 
@@ -201,10 +243,22 @@ fn bad_inputs_are_rejected_and_change_nothing() {
     let ctl = controller(64);
     let mut s = ctl.spawn(0).unwrap();
     let before = s.clone();
-    assert!(matches!(ctl.set_input(&mut s, "x", Value::Float(f64::NAN)), Err(InputError::NotFinite { .. })));
-    assert!(matches!(ctl.set_input(&mut s, "x", Value::Float(f64::INFINITY)), Err(InputError::NotFinite { .. })));
-    assert_eq!(ctl.set_input(&mut s, "nope", Value::Float(1.0)), Err(InputError::Unknown("nope".into())));
-    assert!(matches!(ctl.set_input(&mut s, "go", Value::Bool(true)), Err(InputError::Type { .. })));
+    assert!(matches!(
+        ctl.set_input(&mut s, "x", Value::Float(f64::NAN)),
+        Err(InputError::NotFinite { .. })
+    ));
+    assert!(matches!(
+        ctl.set_input(&mut s, "x", Value::Float(f64::INFINITY)),
+        Err(InputError::NotFinite { .. })
+    ));
+    assert_eq!(
+        ctl.set_input(&mut s, "nope", Value::Float(1.0)),
+        Err(InputError::Unknown("nope".into()))
+    );
+    assert!(matches!(
+        ctl.set_input(&mut s, "go", Value::Bool(true)),
+        Err(InputError::Type { .. })
+    ));
     assert_eq!(s, before);
 }
 
@@ -235,24 +289,48 @@ to = "p"
 duration = 1.0
 when = [{ input = "go", op = "==", value = false }]
 "#;
-    let package = support::package(vec![support::clip("one", 1.0, &[], &[]), support::clip("two", 0.7, &[], &[])]);
-    let ctl = Controller::new(tree::load(text, "storm.toml", &package, 0).unwrap(), package, 30.0, 8).unwrap();
+    let package = support::package(vec![
+        support::clip("one", 1.0, &[], &[]),
+        support::clip("two", 0.7, &[], &[]),
+    ]);
+    let ctl = Controller::new(
+        tree::load(text, "storm.toml", &package, 0).unwrap(),
+        package,
+        30.0,
+        8,
+    )
+    .unwrap();
     let (mut s, mut scratch, mut out) = (ctl.spawn(0).unwrap(), ctl.scratch(), ctl.output());
     let limits = ctl.limits();
     let mut ops = vec![PoseOp::rest(0); limits.max_ops];
     let mut pool = vec![0.0; limits.max_weights];
     let mut weights = vec![0.0; ctl.tree.player_slots()];
     for tick in 0..200 {
-        ctl.set_input(&mut s, "go", Value::Bool(tick % 2 == 0)).unwrap();
+        ctl.set_input(&mut s, "go", Value::Bool(tick % 2 == 0))
+            .unwrap();
         ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
         let rs = &s.regions[0];
         if tick == 0 {
-            assert!(matches!(rs.source, Source::Live { .. }), "the first fade keeps the old leaf playing");
+            // The first fade keeps the old leaf `p` (state 0, one player) playing as its source.
+            assert_eq!(rs.source, Source::Live { state: 0, count: 1 });
+            let source = &s.players[1 - rs.bank as usize];
+            assert_eq!(
+                (
+                    ctl.package.clips[source.clip as usize].name.as_str(),
+                    source.activation
+                ),
+                ("one", 1)
+            );
         } else {
-            let Source::Frozen { samples, len } = rs.source else { panic!("tick {tick}: {:?}", rs.source) };
+            let Source::Frozen { samples, len } = rs.source else {
+                panic!("tick {tick}: {:?}", rs.source)
+            };
             assert!(len as usize <= FROZEN_SAMPLES);
             let total: f32 = samples[..len as usize].iter().map(|x| x.weight).sum();
-            assert!((total - 1.0).abs() < 1e-4, "tick {tick}: the captured pose keeps its weight, {total}");
+            assert!(
+                (total - 1.0).abs() < 1e-4,
+                "tick {tick}: the captured pose keeps its weight, {total}"
+            );
         }
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         assert!(n <= limits.max_ops && m <= limits.max_weights);

@@ -38,7 +38,10 @@ when = [{ input = "speed", op = "<=", value = 1.0 }]
 "#;
 
 fn package() -> throng_cpu_ref::Package {
-    support::package(vec![support::clip("c1", 1.0, &[], &[]), support::clip("c2", 1.0, &[], &[])])
+    support::package(vec![
+        support::clip("c1", 1.0, &[], &[]),
+        support::clip("c2", 1.0, &[], &[]),
+    ])
 }
 
 fn load(text: &str) -> Result<tree::Tree, tree::TreeError> {
@@ -49,7 +52,11 @@ fn load(text: &str) -> Result<tree::Tree, tree::TreeError> {
 fn error(text: &str, line: usize, key: &str) -> TreeErrorKind {
     let e = load(text).expect_err("load should fail");
     let shown = e.to_string();
-    assert!(shown.starts_with(&format!("t.toml:{line}: {key}: ")), "{shown}");
+    let prefix = match key {
+        "" => format!("t.toml:{line}: "),
+        key => format!("t.toml:{line}: {key}: "),
+    };
+    assert!(shown.starts_with(&prefix), "{shown}");
     assert_eq!((e.line, e.key.as_str()), (line, key), "{shown}");
     e.kind
 }
@@ -63,10 +70,18 @@ fn the_crowd_tree_loads_on_the_generated_character() {
     let ctl = support::crowd(60.0);
     let t = &ctl.tree;
     assert_eq!(t.regions.len(), 3);
-    assert_eq!(t.regions.iter().map(|r| r.blend).collect::<Vec<_>>(), [LayerBlend::Base, LayerBlend::Override, LayerBlend::Additive]);
-    let Producer::Blend1d { at, clips, .. } = &t.regions[0].states[0].producer else { panic!("locomotion is a 1-D blend space") };
+    assert_eq!(
+        t.regions.iter().map(|r| r.blend).collect::<Vec<_>>(),
+        [LayerBlend::Base, LayerBlend::Override, LayerBlend::Additive]
+    );
+    let Producer::Blend1d { at, clips, .. } = &t.regions[0].states[0].producer else {
+        panic!("locomotion is a 1-D blend space")
+    };
     assert_eq!(at, &[0.0, 1.4, 3.5]);
-    let names: Vec<&str> = clips.iter().map(|&c| ctl.package.clips[c as usize].name.as_str()).collect();
+    let names: Vec<&str> = clips
+        .iter()
+        .map(|&c| ctl.package.clips[c as usize].name.as_str())
+        .collect();
     assert_eq!(names, ["idle", "walk", "run"]);
     // The mask covers the right arm from the clavicle down and nothing else.
     let skeleton = &ctl.package.skeletons[0];
@@ -74,7 +89,12 @@ fn the_crowd_tree_loads_on_the_generated_character() {
     let mask = &t.masks[0].weights;
     for (j, &w) in mask.iter().enumerate() {
         let inside = (clavicle..skeleton.subtree_end[clavicle] as usize).contains(&j);
-        assert_eq!(w, if inside { 1.0 } else { 0.0 }, "joint {}", skeleton.names[j]);
+        assert_eq!(
+            w,
+            if inside { 1.0 } else { 0.0 },
+            "joint {}",
+            skeleton.names[j]
+        );
     }
     assert_eq!(t.sync_groups, ["feet"]);
 }
@@ -104,8 +124,17 @@ fn an_unreachable_state_is_rejected() {
 #[test]
 fn conflicting_priorities_are_rejected() {
     let text = format!("{BASE}\n[[regions.transitions]]\nid = \"a_b_too\"\nfrom = \"a\"\nto = \"b\"\npriority = 0\nwhen = [{{ input = \"speed\", op = \">\", value = 2.0 }}]\n");
-    let kind = error(&text, line_of(&text, "priority = 0"), "regions[0].transitions[2].priority");
-    assert_eq!(kind, TreeErrorKind::ConflictingPriority("a_b".into(), "a_b_too".into(), "a".into(), 0));
+    let kind = error(
+        &text,
+        line_of(&text, "priority = 0"),
+        "regions[0].transitions[2].priority",
+    );
+    let expected = TreeErrorKind::ConflictingPriority {
+        transitions: "'a_b' and 'a_b_too'".into(),
+        state: "a".into(),
+        priority: 0,
+    };
+    assert_eq!(kind, expected);
     // A different priority is fine.
     load(&text.replace("priority = 0", "priority = 1")).unwrap();
 }
@@ -114,34 +143,80 @@ fn conflicting_priorities_are_rejected() {
 fn zero_time_cycles_are_rejected_but_exclusive_predicates_are_not() {
     // speed > 1 and speed <= 1 never hold together: the base tree is fine (loaded above).
     let text = BASE.replace("op = \"<=\", value = 1.0", "op = \">=\", value = 2.0");
-    let kind = error(&text, line_of(&text, "id = \"a_b\""), "regions[0].transitions[0]");
-    assert_eq!(kind, TreeErrorKind::ZeroTimeCycle("transitions a_b -> b_a".into()));
+    let kind = error(
+        &text,
+        line_of(&text, "id = \"a_b\""),
+        "regions[0].transitions[0]",
+    );
+    assert_eq!(
+        kind,
+        TreeErrorKind::ZeroTimeCycle("transitions a_b -> b_a".into())
+    );
     // Waiting on elapsed time breaks the cycle.
-    let timed = text.replace("op = \">=\", value = 2.0 }]", "op = \">=\", value = 2.0 }, { elapsed = \">=\", value = 0.5 }]");
+    let timed = text.replace(
+        "op = \">=\", value = 2.0 }]",
+        "op = \">=\", value = 2.0 }, { elapsed = \">=\", value = 0.5 }]",
+    );
     load(&timed).unwrap();
     // An unconditional self-transition is the shortest zero-time cycle.
-    let selfie = format!("{BASE}\n[[regions.transitions]]\nid = \"again\"\nfrom = \"a\"\nto = \"a\"\npriority = 3\n");
-    let kind = error(&selfie, line_of(&selfie, "id = \"again\""), "regions[0].transitions[2]");
-    assert_eq!(kind, TreeErrorKind::ZeroTimeCycle("transitions again".into()));
+    let selfie = format!(
+        "{BASE}\n[[regions.transitions]]\nid = \"again\"\nfrom = \"a\"\nto = \"a\"\npriority = 3\n"
+    );
+    let kind = error(
+        &selfie,
+        line_of(&selfie, "id = \"again\""),
+        "regions[0].transitions[2]",
+    );
+    assert_eq!(
+        kind,
+        TreeErrorKind::ZeroTimeCycle("transitions again".into())
+    );
 }
 
 #[test]
 fn a_mask_naming_an_unknown_joint_is_rejected() {
-    let text = BASE.replace("[[regions]]", "[masks.arm]\njoints = [\"root\", \"no_such_joint\"]\n\n[[regions]]");
-    let kind = error(&text, line_of(&text, "no_such_joint"), "masks.arm.joints[1]");
+    let text = BASE.replace(
+        "[[regions]]",
+        "[masks.arm]\njoints = [\"root\", \"no_such_joint\"]\n\n[[regions]]",
+    );
+    let kind = error(
+        &text,
+        line_of(&text, "no_such_joint"),
+        "masks.arm.joints[1]",
+    );
     assert_eq!(kind, TreeErrorKind::UnknownJoint("no_such_joint".into()));
 }
 
 #[test]
 fn unknown_inputs_wrong_types_versions_and_syntax_are_rejected() {
-    let text = BASE.replace("input = \"speed\", op = \">\"", "input = \"sped\", op = \">\"");
-    assert_eq!(error(&text, line_of(&text, "sped"), "regions[0].transitions[0].when[0].input"), TreeErrorKind::UnknownInput("sped".into()));
+    let text = BASE.replace(
+        "input = \"speed\", op = \">\"",
+        "input = \"sped\", op = \">\"",
+    );
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "sped"),
+            "regions[0].transitions[0].when[0].input"
+        ),
+        TreeErrorKind::UnknownInput("sped".into())
+    );
     let text = BASE.replace("op = \">\", value = 1.0", "op = \">\", value = true");
-    let kind = error(&text, line_of(&text, "value = true"), "regions[0].transitions[0].when[0].value");
-    assert!(matches!(kind, TreeErrorKind::Invalid(ref m) if m.contains("float")), "{kind:?}");
+    let kind = error(
+        &text,
+        line_of(&text, "value = true"),
+        "regions[0].transitions[0].when[0].value",
+    );
+    assert!(
+        matches!(kind, TreeErrorKind::Invalid(ref m) if m.contains("float")),
+        "{kind:?}"
+    );
     let text = BASE.replace("version = 1", "version = 2");
     assert_eq!(error(&text, 1, "version"), TreeErrorKind::Version(2));
     let text = BASE.replace("name = \"b\"", "name = \"b\"\ncolour = \"red\"");
     let kind = error(&text, line_of(&text, "colour"), "");
-    assert!(matches!(kind, TreeErrorKind::Syntax(ref m) if m.contains("colour")), "{kind:?}");
+    assert!(
+        matches!(kind, TreeErrorKind::Syntax(ref m) if m.contains("colour")),
+        "{kind:?}"
+    );
 }

@@ -10,6 +10,7 @@ pub mod clip;
 pub mod curve;
 pub mod error_metric;
 pub mod fk;
+pub mod ik;
 pub mod interpreter;
 pub mod package;
 pub mod palette;

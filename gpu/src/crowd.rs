@@ -17,7 +17,8 @@
 //!
 //! Clips are chosen by role from their names (case-insensitive): bases are the clips not named
 //! like `wave` or `breathe`; the blend pair is `walk`/`run`, else the first two bases; the masked
-//! layer is `wave`, else another base; the additive layer is `breathe`, else the base itself.
+//! layer is `wave`, else another base; the additive layer is `breathe`, else the base itself
+//! (weighted 0.2–0.4 then, as it doubles the base's motion).
 //! The masked subtree is the first joint named like a right clavicle or shoulder, else the joint
 //! whose subtree holds closest to a fifth of the skeleton.
 
@@ -71,11 +72,14 @@ pub struct Crowd {
     pub masks: Vec<Mask>,
     /// Distance between grid cells, metres.
     pub spacing: f32,
-    /// Component-space bounds of the skin at the first clip's first sample, padded 10% for
-    /// motion.
+    /// Component-space bounds of the skin at the first base clip's first sample, padded by 10%
+    /// of the diagonal for motion (except below: the lowest point stays on the ground).
     pub local_bounds: Bounds,
     durations: Vec<f32>,
 }
+
+/// Columns over rows of the grid: wider than deep, for a landscape view from the front.
+const ASPECT: f64 = 1.6;
 
 /// Names that mark a right clavicle or shoulder in common rigs.
 const RIGHT_SHOULDER: [&str; 8] = [
@@ -90,7 +94,8 @@ const RIGHT_SHOULDER: [&str; 8] = [
 ];
 
 impl Crowd {
-    /// `count` instances of skin `skin` of `package` on a square grid centred on the origin.
+    /// `count` instances of skin `skin` of `package` on a grid about 1.6 times wider (x) than
+    /// deep (z), centred on the origin, facing +Z.
     pub fn new(package: &Package, skin: u32, count: usize) -> Result<Crowd, CrowdError> {
         let binding = package.skins.get(skin as usize).ok_or(CrowdError::NoSkin {
             skin,
@@ -120,12 +125,16 @@ impl Crowd {
         let spacing = extent.x.max(extent.z).max(0.5 * extent.y).max(1e-3) * 1.3;
         let feet = Vec3::new(scene.centre().x, scene.min.y, scene.centre().z);
         let ground = Affine3A::from_translation(-feet) * skeleton.root_transform;
-        let columns = (count as f64).sqrt().ceil().max(1.0) as usize;
+        let columns = (count as f64 * ASPECT).sqrt().ceil().max(1.0) as usize;
         let rows = count.div_ceil(columns);
         let members = (0..count)
             .map(|i| {
                 let mut r = Random(i as u64);
-                let (col, row) = ((i % columns) as f32, (i / columns) as f32);
+                let (col, row) = (i % columns, i / columns);
+                // The last row, when partial, is centred.
+                let in_row = (count - row * columns).min(columns);
+                let col = col as f32 + (columns - in_row) as f32 * 0.5;
+                let row = row as f32;
                 let x = (col - (columns as f32 - 1.0) * 0.5 + r.range(-0.15, 0.15)) * spacing;
                 let z = (row - (rows as f32 - 1.0) * 0.5 + r.range(-0.15, 0.15)) * spacing;
                 let yaw = Quat::from_rotation_y(r.range(-0.4, 0.4));
@@ -298,10 +307,16 @@ impl Roles {
                 layer: self.wave.unwrap_or(other),
                 weight: r.range(0.7, 1.0),
             },
+            // Without a breathing clip the base is layered on itself, which doubles its motion:
+            // lightly.
             _ => Shape::Additive {
                 base,
                 layer: self.breathe.unwrap_or(base),
-                weight: r.range(0.6, 1.0),
+                weight: if self.breathe.is_some() {
+                    r.range(0.6, 1.0)
+                } else {
+                    r.range(0.2, 0.4)
+                },
             },
         }
     }
@@ -324,7 +339,8 @@ fn shoulder(skeleton: &throng_cpu_ref::Skeleton) -> usize {
 }
 
 /// Component-space bounds of skin `skin` posed at `clip`'s first sample on the CPU reference,
-/// padded by 10% of the diagonal (joint positions when the skin has no vertices).
+/// padded by 10% of the diagonal except downward (joint positions when the skin has no
+/// vertices).
 fn rest_bounds(package: &Package, skin: u32, clip: u32) -> Bounds {
     let Some(binding) = package.skins.get(skin as usize) else {
         return Bounds::EMPTY;
@@ -350,10 +366,10 @@ fn rest_bounds(package: &Package, skin: u32, clip: u32) -> Bounds {
     if bounds.is_empty() {
         bounds = Bounds::of_points(component.iter().map(|c| Vec3::from(c.translation)));
     }
-    let pad = Vec3::splat((bounds.max - bounds.min).length() * 0.1);
+    let pad = (bounds.max - bounds.min).length() * 0.1;
     Bounds {
-        min: bounds.min - pad,
-        max: bounds.max + pad,
+        min: bounds.min - Vec3::new(pad, 0.0, pad),
+        max: bounds.max + Vec3::splat(pad),
     }
 }
 
@@ -385,6 +401,125 @@ impl Random {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use throng_cpu_ref::{program::op, Assets, ProgramLimits};
+
+    fn character() -> Package {
+        let imported =
+            throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn every_program_is_valid_and_every_shape_is_used() {
+        let package = character();
+        let crowd = Crowd::new(&package, 0, 200).unwrap();
+        let skeleton = &package.skeletons[0];
+        let assets = Assets {
+            skeleton,
+            skeleton_index: 0,
+            clips: &package.clips,
+            skins: &package.skins,
+            masks: &crowd.masks,
+        };
+        let mut program = Program::default();
+        let mut kinds = [0; 4];
+        for (i, m) in crowd.members.iter().enumerate() {
+            for time in [0.0, 0.5, 3.7, 100.0] {
+                crowd.program(i, time, &mut program);
+                program
+                    .validate(&ProgramLimits::default(), &assets)
+                    .unwrap_or_else(|e| panic!("member {i} ({:?}) at {time}: {e}", m.shape));
+                for o in program.ops.iter().filter(|o| o.code == op::SAMPLE) {
+                    let duration = package.clips[o.a as usize].duration as f32;
+                    assert!((0.0..=duration).contains(&o.time), "{o:?}");
+                }
+            }
+            let clip = |name: &str| package.find_clip(name).unwrap() as u32;
+            kinds[match m.shape {
+                Shape::Single { .. } => 0,
+                Shape::Blend { a, b, .. } => {
+                    assert_eq!((a, b), (clip("walk"), clip("run")));
+                    1
+                }
+                Shape::Masked { layer, .. } => {
+                    assert_eq!(layer, clip("wave"));
+                    2
+                }
+                Shape::Additive { layer, .. } => {
+                    assert_eq!(layer, clip("breathe"));
+                    3
+                }
+            }] += 1;
+        }
+        assert!(kinds.iter().all(|&k| k >= 20), "shape counts {kinds:?}");
+    }
+
+    #[test]
+    fn the_wave_mask_is_the_right_clavicle_subtree() {
+        let package = character();
+        let crowd = Crowd::new(&package, 0, 1).unwrap();
+        let skeleton = &package.skeletons[0];
+        let clavicle = skeleton.find("clavicle_r").unwrap();
+        let end = skeleton.subtree_end[clavicle] as usize;
+        assert_eq!(crowd.masks.len(), 1);
+        for (j, &w) in crowd.masks[0].weights.iter().enumerate() {
+            assert_eq!(
+                w,
+                if (clavicle..end).contains(&j) {
+                    1.0
+                } else {
+                    0.0
+                },
+                "joint {j}"
+            );
+        }
+        assert!(end - clavicle > 10, "the subtree holds the arm and fingers");
+    }
+
+    #[test]
+    fn members_stand_apart_on_the_ground() {
+        let package = character();
+        let crowd = Crowd::new(&package, 0, 50).unwrap();
+        assert!(
+            crowd.spacing > 0.8 && crowd.spacing < 3.0,
+            "{}",
+            crowd.spacing
+        );
+        let feet: Vec<Vec3> = crowd
+            .members
+            .iter()
+            .map(|m| crowd.local_bounds.transformed(&m.placement).min)
+            .collect();
+        for (i, a) in crowd.members.iter().enumerate() {
+            for b in &crowd.members[i + 1..] {
+                let d = Vec3::from(a.placement.translation - b.placement.translation);
+                assert!(d.length() > 0.5 * crowd.spacing, "members {d:?} apart");
+            }
+        }
+        // The lowest point of the first base clip's first pose sits on y = 0 (up to the yaw).
+        assert!(feet.iter().all(|f| f.y.abs() < 0.05), "{feet:?}");
+        let bounds = crowd.bounds();
+        assert!(bounds.max.y > 1.7 && bounds.max.y < 2.5, "{bounds:?}");
+    }
+
+    #[test]
+    fn a_package_without_the_skin_or_clips_is_refused() {
+        let mut package = character();
+        assert_eq!(
+            Crowd::new(&package, 3, 1),
+            Err(CrowdError::NoSkin { skin: 3, count: 1 })
+        );
+        package.clips.clear();
+        assert_eq!(
+            Crowd::new(&package, 0, 1),
+            Err(CrowdError::NoClips {
+                skin: 0,
+                skeleton: 0
+            })
+        );
+    }
 
     #[test]
     fn wrap_keeps_time_inside_the_clip() {

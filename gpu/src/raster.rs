@@ -161,8 +161,8 @@ impl Scene {
         let tan_x = tan_y * aspect.max(1e-3);
         // In camera axes (x right, y up, z forward) a corner c is inside the view from eye e
         // when |c.x - e.x| <= (c.z - e.z)·tan on each axis, i.e. e.x - e.z·tan >= max(c.x - c.z·tan)
-        // and e.x + e.z·tan <= min(c.x + c.z·tan). The two bounds fix e.x (centred) and the
-        // farthest e.z that still fits; the tighter axis wins and the other is centred.
+        // =: lo and e.x + e.z·tan <= min(c.x + c.z·tan) =: hi. The nearest e.z that fits both
+        // axes is the smaller of (hi - lo) / (2·tan); then each axis is centred in the image.
         let fit = |axis: Vec3, tan: f32| {
             let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::INFINITY);
             for c in crowd.corners() {
@@ -170,11 +170,27 @@ impl Scene {
                 lo = lo.max(x - z * tan);
                 hi = hi.min(x + z * tan);
             }
-            ((lo + hi) * 0.5, (hi - lo) / (2.0 * tan))
+            (lo, hi, (hi - lo) / (2.0 * tan))
         };
-        let (ex, ez_x) = fit(right, tan_x);
-        let (ey, ez_y) = fit(up, tan_y);
+        let (x_lo, x_hi, ez_x) = fit(right, tan_x);
+        let (y_lo, y_hi, ez_y) = fit(up, tan_y);
         let ez = ez_x.min(ez_y);
+        let ex = centre_axis(
+            &crowd,
+            right,
+            forward,
+            ez,
+            x_lo + ez * tan_x,
+            x_hi - ez * tan_x,
+        );
+        let ey = centre_axis(
+            &crowd,
+            up,
+            forward,
+            ez,
+            y_lo + ez * tan_y,
+            y_hi - ez * tan_y,
+        );
         let eye = right * ex + up * ey + forward * ez;
         let target_depth = crowd.centre().dot(forward) - ez;
         let target = eye + forward * target_depth.max(1e-3);
@@ -202,6 +218,31 @@ impl Scene {
             fog_distance: target_depth + half_extent,
         }
     }
+}
+
+/// The eye coordinate along `axis`, in `[lo, hi]`, that puts the crowd's projected extent on
+/// that axis in the middle of the image (eye at depth `ez` along `forward`): the projected
+/// maximum plus minimum falls as the eye moves along the axis, so bisect for zero.
+fn centre_axis(crowd: &Bounds, axis: Vec3, forward: Vec3, ez: f32, lo: f32, hi: f32) -> f32 {
+    let sum = |e: f32| {
+        let (mut min, mut max) = (f32::INFINITY, f32::NEG_INFINITY);
+        for c in crowd.corners() {
+            let p = (c.dot(axis) - e) / (c.dot(forward) - ez).max(1e-6);
+            min = min.min(p);
+            max = max.max(p);
+        }
+        min + max
+    };
+    let (mut lo, mut hi) = (lo.min(hi), hi.max(lo));
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if sum(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// An image read back from the colour target: `rgba[(y * width + x) * 4 ..][..4]`, top row
@@ -309,11 +350,18 @@ pub struct Raster {
 }
 
 impl Raster {
-    /// Pipelines and `width` × `height` targets.
+    /// Pipelines and `width` × `height` targets (each side at least 1 and at most the adapter's
+    /// `max_texture_dimension_2d`).
     pub fn new(ctx: &GpuContext, width: u32, height: u32) -> Result<Raster, GpuError> {
+        if width == 0 || height == 0 {
+            return Err(GpuError::Wgpu {
+                what: "render target creation",
+                reason: format!("a {width}x{height} image has no pixels"),
+            });
+        }
         let max = ctx.device.limits().max_texture_dimension_2d;
         for (what, n) in [("image width", width), ("image height", height)] {
-            if n == 0 || n > max {
+            if n > max {
                 return Err(GpuError::AdapterLimit {
                     adapter: ctx.adapter.name.clone(),
                     what,
@@ -323,14 +371,19 @@ impl Raster {
             }
         }
         let device = &ctx.device;
-        let (pipelines, targets, frame, draws) = scoped(device, "raster pipeline creation", || {
-            (
-                pipelines(device),
-                targets(device, width, height),
-                uniform(device, "raster frame", std::mem::size_of::<FrameUniform>() as u64),
-                uniform(device, "raster draws", OFFSET_ALIGNMENT),
-            )
-        })?;
+        let (pipelines, targets, frame, draws) =
+            scoped(device, "raster pipeline creation", || {
+                (
+                    pipelines(device),
+                    targets(device, width, height),
+                    uniform(
+                        device,
+                        "raster frame",
+                        std::mem::size_of::<FrameUniform>() as u64,
+                    ),
+                    uniform(device, "raster draws", OFFSET_ALIGNMENT),
+                )
+            })?;
         let settings = GpuProfilerSettings {
             enable_timer_queries: ctx.timestamps,
             enable_debug_groups: false,
@@ -357,14 +410,6 @@ impl Raster {
             profiler,
             submitted: None,
         })
-    }
-
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
     }
 
     /// Width over height.
@@ -394,12 +439,20 @@ impl Raster {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("throng raster"),
             });
-            self.record(&mut encoder, &draws, &groups, scene.ground.is_some(), &mut report);
+            self.record(
+                &mut encoder,
+                &draws,
+                &groups,
+                scene.ground.is_some(),
+                &mut report,
+            );
             self.copy_image(&mut encoder);
             encoder
         })?;
         self.profiler.resolve_queries(&mut encoder);
-        scoped(&device, "raster submission", || queue.submit([encoder.finish()]))?;
+        scoped(&device, "raster submission", || {
+            queue.submit([encoder.finish()])
+        })?;
         self.submitted = Some(Instant::now());
         self.profiler.end_frame().map_err(|e| GpuError::Wgpu {
             what: "raster profiler frame end",
@@ -479,7 +532,10 @@ impl Raster {
             {
                 return Err(mismatch("does not match the frame's chunk"));
             }
-            let Some(skin) = batch.skin.filter(|_| chunk.skinned && chunk.vertex_count > 0) else {
+            let Some(skin) = batch
+                .skin
+                .filter(|_| chunk.skinned && chunk.vertex_count > 0)
+            else {
                 continue;
             };
             if runtime.skinned_buffers().len() <= chunk.skinned_page {
@@ -891,7 +947,12 @@ fn targets(device: &wgpu::Device, width: u32, height: u32) -> Targets {
     use wgpu::TextureUsages as T;
     let view = |t: &wgpu::Texture| t.create_view(&Default::default());
     let msaa = texture("raster msaa", COLOR_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
-    let color = texture("raster colour", COLOR_FORMAT, 1, T::RENDER_ATTACHMENT | T::COPY_SRC);
+    let color = texture(
+        "raster colour",
+        COLOR_FORMAT,
+        1,
+        T::RENDER_ATTACHMENT | T::COPY_SRC,
+    );
     let depth = texture("raster depth", DEPTH_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
     let padded_row = align_up(
         u64::from(width) * 4,
@@ -933,4 +994,64 @@ fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError
         .to_vec();
     buffer.unmap();
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Projected x and y extents (min, max) of the corners of `b`.
+    fn extents(scene: &Scene, b: &Bounds, aspect: f32) -> ([f32; 2], [f32; 2]) {
+        let m = scene.camera.view_proj(aspect);
+        let (mut x, mut y) = (
+            [f32::INFINITY, f32::NEG_INFINITY],
+            [f32::INFINITY, f32::NEG_INFINITY],
+        );
+        for c in b.corners() {
+            let p = m.project_point3(c);
+            x = [x[0].min(p.x), x[1].max(p.x)];
+            y = [y[0].min(p.y), y[1].max(p.y)];
+        }
+        (x, y)
+    }
+
+    #[test]
+    fn framing_keeps_the_crowd_in_view_centred_and_tight() {
+        for (b, aspect) in [
+            (
+                Bounds {
+                    min: Vec3::new(-20.0, 0.0, -20.0),
+                    max: Vec3::new(20.0, 2.0, 20.0),
+                },
+                16.0 / 9.0,
+            ),
+            (
+                Bounds {
+                    min: Vec3::new(-3.0, 0.0, -3.0),
+                    max: Vec3::new(3.0, 2.0, 3.0),
+                },
+                4.0 / 3.0,
+            ),
+            (
+                Bounds {
+                    min: Vec3::new(5.0, 1.0, -1.0),
+                    max: Vec3::new(6.0, 3.0, 0.0),
+                },
+                0.5,
+            ),
+        ] {
+            let scene = Scene::framing(&b, aspect, 1.0);
+            let (x, y) = extents(&scene, &b, aspect);
+            println!("{b:?} {aspect}: x {x:?} y {y:?}");
+            for v in x.iter().chain(&y) {
+                assert!(v.abs() <= 1.0 - MARGIN + 1e-3, "{x:?} {y:?}");
+            }
+            assert!(
+                (x[0] + x[1]).abs() < 1e-3 && (y[0] + y[1]).abs() < 1e-3,
+                "not centred: {x:?} {y:?}"
+            );
+            let widest = (x[1] - x[0]).max(y[1] - y[0]) * 0.5;
+            assert!(widest > 1.0 - MARGIN - 1e-3, "not tight: {x:?} {y:?}");
+        }
+    }
 }

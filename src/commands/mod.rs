@@ -7,6 +7,7 @@ mod demo;
 mod inspect;
 mod parity;
 mod pose;
+mod simulate;
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,8 @@ enum Command {
     Bench(bench::Args),
     /// Render a headless crowd evaluated on the GPU to PNG and print adapter, stage times and bytes.
     Demo(demo::Args),
+    /// Run one state-tree instance headless on the fixed tick: states, players, events, root motion.
+    Simulate(simulate::Args),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -44,6 +47,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),
+        Command::Simulate(a) => simulate::run(a),
         Command::Parity(a) => parity::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Demo(a) => demo::run(a),
@@ -68,6 +72,8 @@ pub enum CliError {
     Bench(#[from] throng_bench::BenchError),
     #[error("{0}")]
     Usage(String),
+    #[error("{0}")]
+    Control(String),
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {

@@ -7,7 +7,12 @@ use super::{Clause, Cmp, InputType, Tree, TreeError, TreeErrorKind, Value, MAX_D
 /// Edges the zero-time cycle search may visit before it gives up on a tree as too tangled.
 const CYCLE_SEARCH_BUDGET: usize = 200_000;
 
-pub(super) fn region(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Result<(), TreeError> {
+pub(super) fn region(
+    ctx: &Ctx,
+    tree: &Tree,
+    r: usize,
+    doc: &S<RegionDoc>,
+) -> Result<(), TreeError> {
     priorities(ctx, tree, r, doc)?;
     reachable(ctx, tree, r, doc)?;
     zero_time_cycles(ctx, tree, r, doc)
@@ -18,12 +23,24 @@ pub(super) fn region(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Re
 fn priorities(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Result<(), TreeError> {
     let region = &tree.regions[r];
     for (i, a) in region.transitions.iter().enumerate() {
-        if let Some(b) = region.transitions[..i].iter().find(|b| b.from == a.from && b.priority == a.priority) {
+        if let Some(b) = region.transitions[..i]
+            .iter()
+            .find(|b| b.from == a.from && b.priority == a.priority)
+        {
             let t = &doc.get_ref().transitions[i];
             let span = t.get_ref().priority.as_ref().map_or(t.span(), |p| p.span());
             let from = region.states[a.from as usize].name.clone();
-            let kind = TreeErrorKind::ConflictingPriority(b.id.clone(), a.id.clone(), from, a.priority);
-            return Err(ctx.err(span, format!("regions[{r}].transitions[{i}].priority"), kind));
+            let transitions = format!("'{}' and '{}'", b.id, a.id);
+            let kind = TreeErrorKind::ConflictingPriority {
+                transitions,
+                state: from,
+                priority: a.priority,
+            };
+            return Err(ctx.err(
+                span,
+                format!("regions[{r}].transitions[{i}].priority"),
+                kind,
+            ));
         }
     }
     Ok(())
@@ -37,7 +54,9 @@ fn reachable(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Result<(),
     let mut chain = [0u16; MAX_DEPTH];
     let mut mark = |s: u16, reached: &mut Vec<bool>| {
         let len = tree.entry_chain(r, s, &mut chain);
-        chain[..len].iter().for_each(|&c| reached[c as usize] = true);
+        chain[..len]
+            .iter()
+            .for_each(|&c| reached[c as usize] = true);
     };
     mark(region.initial, &mut reached);
     loop {
@@ -69,7 +88,12 @@ struct Range {
 }
 
 impl Range {
-    const ALL: Range = Range { lo: f64::NEG_INFINITY, lo_closed: false, hi: f64::INFINITY, hi_closed: false };
+    const ALL: Range = Range {
+        lo: f64::NEG_INFINITY,
+        lo_closed: false,
+        hi: f64::INFINITY,
+        hi_closed: false,
+    };
 
     fn empty(&self) -> bool {
         self.lo > self.hi || (self.lo == self.hi && !(self.lo_closed && self.hi_closed))
@@ -101,10 +125,22 @@ impl Range {
 /// completion (or can never fire).
 fn takes_time(when: &[Clause]) -> bool {
     when.iter().any(|c| match *c {
-        Clause::Elapsed { cmp: Cmp::Gt, seconds } => seconds >= 0.0,
-        Clause::Elapsed { cmp: Cmp::Ge | Cmp::Eq, seconds } => seconds > 0.0,
-        Clause::Elapsed { cmp: Cmp::Lt, seconds } => seconds <= 0.0,
-        Clause::Elapsed { cmp: Cmp::Le, seconds } => seconds < 0.0,
+        Clause::Elapsed {
+            cmp: Cmp::Gt,
+            seconds,
+        } => seconds >= 0.0,
+        Clause::Elapsed {
+            cmp: Cmp::Ge | Cmp::Eq,
+            seconds,
+        } => seconds > 0.0,
+        Clause::Elapsed {
+            cmp: Cmp::Lt,
+            seconds,
+        } => seconds <= 0.0,
+        Clause::Elapsed {
+            cmp: Cmp::Le,
+            seconds,
+        } => seconds < 0.0,
         Clause::Completed(true) => true,
         _ => false,
     })
@@ -153,19 +189,30 @@ fn zero_time_cycles(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Res
             at = region.states[s as usize].parent;
         }
     }
-    let mut search = Search { tree, r, edges: &edges, start: 0, budget: CYCLE_SEARCH_BUDGET };
+    let mut search = Search {
+        tree,
+        r,
+        edges: &edges,
+        start: 0,
+        budget: CYCLE_SEARCH_BUDGET,
+    };
     for start in (0..n).filter(|&s| leaf(s)) {
         search.start = start;
         let ranges = vec![Range::ALL; tree.inputs.len()];
         if let Some(found) = search.from(start, &ranges, &mut Vec::new()) {
-            let names: Vec<&str> = found.iter().map(|&t| region.transitions[t].id.as_str()).collect();
+            let names: Vec<&str> = found
+                .iter()
+                .map(|&t| region.transitions[t].id.as_str())
+                .collect();
             let first = found[0];
             let span = doc.get_ref().transitions[first].get_ref().id.span();
             let kind = TreeErrorKind::ZeroTimeCycle(format!("transitions {}", names.join(" -> ")));
             return Err(ctx.err(span, format!("regions[{r}].transitions[{first}]"), kind));
         }
         if search.budget == 0 {
-            let kind = TreeErrorKind::Invalid("too many transition paths to check for zero-time cycles".into());
+            let kind = TreeErrorKind::Invalid(
+                "too many transition paths to check for zero-time cycles".into(),
+            );
             return Err(ctx.err(doc.span(), format!("regions[{r}].transitions"), kind));
         }
     }
@@ -185,7 +232,12 @@ struct Search<'a> {
 impl Search<'_> {
     /// Depth first to a path back to `start` through leaves `>= start` (each cycle is found from
     /// its smallest leaf) whose clauses are jointly satisfiable; `path` holds (leaf, transition).
-    fn from(&mut self, at: usize, ranges: &[Range], path: &mut Vec<(usize, usize)>) -> Option<Vec<usize>> {
+    fn from(
+        &mut self,
+        at: usize,
+        ranges: &[Range],
+        path: &mut Vec<(usize, usize)>,
+    ) -> Option<Vec<usize>> {
         for &(next, t) in &self.edges[at] {
             if self.budget == 0 {
                 return None;
@@ -196,7 +248,11 @@ impl Search<'_> {
                 continue;
             }
             let mut narrowed = ranges.to_vec();
-            if !narrow(self.tree, &mut narrowed, &self.tree.regions[self.r].transitions[t].when) {
+            if !narrow(
+                self.tree,
+                &mut narrowed,
+                &self.tree.regions[self.r].transitions[t].when,
+            ) {
                 continue;
             }
             path.push((next, t));

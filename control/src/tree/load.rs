@@ -24,14 +24,33 @@ pub(super) struct Ctx<'a> {
 impl Ctx<'_> {
     pub fn line(&self, offset: usize) -> usize {
         let end = offset.min(self.source.len());
-        self.source.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+        self.source.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
     }
 
-    pub fn err(&self, span: Range<usize>, key: impl Into<String>, kind: TreeErrorKind) -> TreeError {
-        TreeError { file: self.file.to_owned(), line: self.line(span.start), key: key.into(), kind }
+    pub fn err(
+        &self,
+        span: Range<usize>,
+        key: impl Into<String>,
+        kind: TreeErrorKind,
+    ) -> TreeError {
+        TreeError {
+            file: self.file.to_owned(),
+            line: self.line(span.start),
+            key: key.into(),
+            kind,
+        }
     }
 
-    fn invalid(&self, span: Range<usize>, key: impl Into<String>, what: impl Into<String>) -> TreeError {
+    fn invalid(
+        &self,
+        span: Range<usize>,
+        key: impl Into<String>,
+        what: impl Into<String>,
+    ) -> TreeError {
         self.err(span, key, TreeErrorKind::Invalid(what.into()))
     }
 }
@@ -44,10 +63,18 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
     let ctx = Ctx { file, source };
     let doc: Doc = toml::from_str(source).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        ctx.err(span, "", TreeErrorKind::Syntax(e.message().trim().to_owned()))
+        ctx.err(
+            span,
+            "",
+            TreeErrorKind::Syntax(e.message().trim().to_owned()),
+        )
     })?;
     if *doc.version.get_ref() != FORMAT_VERSION {
-        return Err(ctx.err(doc.version.span(), "version", TreeErrorKind::Version(*doc.version.get_ref())));
+        return Err(ctx.err(
+            doc.version.span(),
+            "version",
+            TreeErrorKind::Version(*doc.version.get_ref()),
+        ));
     }
     let rig = package
         .skeletons
@@ -56,9 +83,19 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
     let inputs = inputs(&ctx, &doc)?;
     let masks = masks(&ctx, &doc, rig)?;
     if doc.regions.is_empty() || doc.regions.len() > MAX_REGIONS {
-        return Err(ctx.invalid(0..0, "regions", format!("a tree has 1 to {MAX_REGIONS} regions")));
+        return Err(ctx.invalid(
+            0..0,
+            "regions",
+            format!("a tree has 1 to {MAX_REGIONS} regions"),
+        ));
     }
-    let binder = Binder { ctx: &ctx, package, skeleton, inputs: &inputs, masks: &masks };
+    let binder = Binder {
+        ctx: &ctx,
+        package,
+        skeleton,
+        inputs: &inputs,
+        masks: &masks,
+    };
     let mut sync_groups = Vec::new();
     let mut regions = Vec::new();
     let mut ids = BTreeSet::new();
@@ -67,7 +104,11 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         let key = format!("regions[{r}]");
         if !names.insert(region.get_ref().name.get_ref().clone()) {
             let name = &region.get_ref().name;
-            return Err(ctx.err(name.span(), format!("{key}.name"), TreeErrorKind::Duplicate(name.get_ref().clone())));
+            return Err(ctx.err(
+                name.span(),
+                format!("{key}.name"),
+                TreeErrorKind::Duplicate(name.get_ref().clone()),
+            ));
         }
         let built = binder.region(&key, r, region, &mut sync_groups, &mut ids)?;
         regions.push(built);
@@ -96,13 +137,25 @@ fn inputs(ctx: &Ctx, doc: &Doc) -> Result<Vec<InputDef>, TreeError> {
             "bool" => InputType::Bool,
             "int" => InputType::Int,
             "float" => InputType::Float,
-            other => return Err(ctx.invalid(i.ty.span(), format!("{key}.type"), format!("type '{other}' is not bool, int or float"))),
+            other => {
+                return Err(ctx.invalid(
+                    i.ty.span(),
+                    format!("{key}.type"),
+                    format!("type '{other}' is not bool, int or float"),
+                ))
+            }
         };
         let bound = |b: &Option<S<f64>>, which: &str, fallback: f64| -> Result<f64, TreeError> {
             match b {
                 None => Ok(fallback),
-                Some(_) if ty == InputType::Bool => Err(ctx.invalid(input.span(), format!("{key}.{which}"), "a bool input has no range")),
-                Some(v) if v.get_ref().is_nan() => Err(ctx.invalid(v.span(), format!("{key}.{which}"), "NaN bound")),
+                Some(_) if ty == InputType::Bool => Err(ctx.invalid(
+                    input.span(),
+                    format!("{key}.{which}"),
+                    "a bool input has no range",
+                )),
+                Some(v) if v.get_ref().is_nan() => {
+                    Err(ctx.invalid(v.span(), format!("{key}.{which}"), "NaN bound"))
+                }
                 Some(v) => Ok(*v.get_ref()),
             }
         };
@@ -120,12 +173,22 @@ fn inputs(ctx: &Ctx, doc: &Doc) -> Result<Vec<InputDef>, TreeError> {
             Some(v) => {
                 let value = typed(ctx, v, ty, &format!("{key}.default"))?;
                 if !(min..=max).contains(&value.as_f64()) {
-                    return Err(ctx.invalid(v.span(), format!("{key}.default"), "default outside [min, max]"));
+                    return Err(ctx.invalid(
+                        v.span(),
+                        format!("{key}.default"),
+                        "default outside [min, max]",
+                    ));
                 }
                 value
             }
         };
-        out.push(InputDef { name: name.clone(), ty, default, min, max });
+        out.push(InputDef {
+            name: name.clone(),
+            ty,
+            default,
+            min,
+            max,
+        });
     }
     Ok(out)
 }
@@ -157,19 +220,32 @@ fn masks(ctx: &Ctx, doc: &Doc, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Mas
             return Err(ctx.invalid(span, format!("{key}.weight"), "weight outside [0, 1]"));
         }
         let mut weights = vec![0.0f32; rig.joint_count()];
-        for (list, value, field) in [(&m.joints, weight as f32, "joints"), (&m.exclude, 0.0, "exclude")] {
+        for (list, value, field) in [
+            (&m.joints, weight as f32, "joints"),
+            (&m.exclude, 0.0, "exclude"),
+        ] {
             for (k, joint) in list.iter().enumerate() {
                 let j = rig.find(joint.get_ref()).ok_or_else(|| {
-                    ctx.err(joint.span(), format!("{key}.{field}[{k}]"), TreeErrorKind::UnknownJoint(joint.get_ref().clone()))
+                    ctx.err(
+                        joint.span(),
+                        format!("{key}.{field}[{k}]"),
+                        TreeErrorKind::UnknownJoint(joint.get_ref().clone()),
+                    )
                 })?;
                 let end = rig.subtree_end[j] as usize;
                 weights[j..end].iter_mut().for_each(|w| *w = value);
             }
         }
-        out.push(Mask { name: name.clone(), weights });
+        out.push(Mask {
+            name: name.clone(),
+            weights,
+        });
     }
     Ok(out)
 }
+
+/// Resolves a state name of the region being bound, or names the key it came from.
+type FindState<'a> = dyn Fn(&S<String>, String) -> Result<u16, TreeError> + 'a;
 
 struct Binder<'a> {
     ctx: &'a Ctx<'a>,
@@ -194,17 +270,42 @@ impl Binder<'_> {
             None | Some(("base", _)) => LayerBlend::Base,
             Some(("override", _)) => LayerBlend::Override,
             Some(("additive", _)) => LayerBlend::Additive,
-            Some((other, span)) => return Err(ctx.invalid(span, format!("{key}.blend"), format!("'{other}' is not base, override or additive"))),
+            Some((other, span)) => {
+                return Err(ctx.invalid(
+                    span,
+                    format!("{key}.blend"),
+                    format!("'{other}' is not base, override or additive"),
+                ))
+            }
         };
         if (r == 0) != (blend == LayerBlend::Base) {
-            return Err(ctx.invalid(doc.span(), format!("{key}.blend"), "the first region, and only it, is the base"));
+            return Err(ctx.invalid(
+                doc.span(),
+                format!("{key}.blend"),
+                "the first region, and only it, is the base",
+            ));
         }
         let mask = match &d.mask {
             None => None,
-            Some(_) if blend == LayerBlend::Base => return Err(ctx.invalid(doc.span(), format!("{key}.mask"), "the base region takes no mask")),
-            Some(m) => Some(self.masks.iter().position(|x| &x.name == m.get_ref()).ok_or_else(|| {
-                ctx.err(m.span(), format!("{key}.mask"), TreeErrorKind::UnknownMask(m.get_ref().clone()))
-            })? as u32),
+            Some(_) if blend == LayerBlend::Base => {
+                return Err(ctx.invalid(
+                    doc.span(),
+                    format!("{key}.mask"),
+                    "the base region takes no mask",
+                ))
+            }
+            Some(m) => Some(
+                self.masks
+                    .iter()
+                    .position(|x| &x.name == m.get_ref())
+                    .ok_or_else(|| {
+                        ctx.err(
+                            m.span(),
+                            format!("{key}.mask"),
+                            TreeErrorKind::UnknownMask(m.get_ref().clone()),
+                        )
+                    })? as u32,
+            ),
         };
         let weight = d.weight.as_ref().map_or(1.0, |w| *w.get_ref());
         if !(0.0..=1.0).contains(&weight) {
@@ -213,7 +314,13 @@ impl Binder<'_> {
         }
         let names: BTreeMap<&str, u16> = self.state_names(key, d)?;
         let find = |s: &S<String>, k: String| -> Result<u16, TreeError> {
-            names.get(s.get_ref().as_str()).copied().ok_or_else(|| ctx.err(s.span(), k, TreeErrorKind::UnknownState(s.get_ref().clone())))
+            names.get(s.get_ref().as_str()).copied().ok_or_else(|| {
+                ctx.err(
+                    s.span(),
+                    k,
+                    TreeErrorKind::UnknownState(s.get_ref().clone()),
+                )
+            })
         };
         let mut states = Vec::new();
         for (i, s) in d.states.iter().enumerate() {
@@ -222,14 +329,22 @@ impl Binder<'_> {
         link_hierarchy(ctx, key, d, &mut states, &find)?;
         let initial = find(&d.initial, format!("{key}.initial"))?;
         if states[initial as usize].parent.is_some() {
-            return Err(ctx.invalid(d.initial.span(), format!("{key}.initial"), "the initial state of a region is a top-level state"));
+            return Err(ctx.invalid(
+                d.initial.span(),
+                format!("{key}.initial"),
+                "the initial state of a region is a top-level state",
+            ));
         }
         let mut transitions = Vec::new();
         for (i, t) in d.transitions.iter().enumerate() {
             let tk = format!("{key}.transitions[{i}]");
             if !ids.insert(t.get_ref().id.get_ref().clone()) {
                 let id = &t.get_ref().id;
-                return Err(ctx.err(id.span(), format!("{tk}.id"), TreeErrorKind::Duplicate(id.get_ref().clone())));
+                return Err(ctx.err(
+                    id.span(),
+                    format!("{tk}.id"),
+                    TreeErrorKind::Duplicate(id.get_ref().clone()),
+                ));
             }
             transitions.push(self.transition(&tk, t, &find)?);
         }
@@ -242,34 +357,78 @@ impl Binder<'_> {
                 b.priority.cmp(&a.priority).then_with(|| a.id.cmp(&b.id))
             });
         }
-        let slots = states.iter().map(|s| s.producer.clips().len()).max().unwrap_or(0).max(1) as u16;
-        Ok(Region { name: d.name.get_ref().clone(), blend, mask, weight: weight as f32, initial, states, transitions, slots })
+        let slots = states
+            .iter()
+            .map(|s| s.producer.clips().len())
+            .max()
+            .unwrap_or(0)
+            .max(1) as u16;
+        Ok(Region {
+            name: d.name.get_ref().clone(),
+            blend,
+            mask,
+            weight: weight as f32,
+            initial,
+            states,
+            transitions,
+            slots,
+        })
     }
 
-    fn state_names<'d>(&self, key: &str, d: &'d RegionDoc) -> Result<BTreeMap<&'d str, u16>, TreeError> {
+    fn state_names<'d>(
+        &self,
+        key: &str,
+        d: &'d RegionDoc,
+    ) -> Result<BTreeMap<&'d str, u16>, TreeError> {
         let mut names = BTreeMap::new();
         if d.states.is_empty() || d.states.len() > u16::MAX as usize {
-            return Err(self.ctx.invalid(0..0, format!("{key}.states"), "a region has at least one state"));
+            return Err(self.ctx.invalid(
+                0..0,
+                format!("{key}.states"),
+                "a region has at least one state",
+            ));
         }
         for (i, s) in d.states.iter().enumerate() {
             let name = &s.get_ref().name;
             if names.insert(name.get_ref().as_str(), i as u16).is_some() {
-                return Err(self.ctx.err(name.span(), format!("{key}.states[{i}].name"), TreeErrorKind::Duplicate(name.get_ref().clone())));
+                return Err(self.ctx.err(
+                    name.span(),
+                    format!("{key}.states[{i}].name"),
+                    TreeErrorKind::Duplicate(name.get_ref().clone()),
+                ));
             }
         }
         Ok(names)
     }
 
     fn clip(&self, name: &S<String>, key: String) -> Result<u32, TreeError> {
-        let found = self.package.clips.iter().position(|c| &c.name == name.get_ref() && c.skeleton == self.skeleton);
-        found.map(|c| c as u32).ok_or_else(|| self.ctx.err(name.span(), key, TreeErrorKind::UnknownClip(name.get_ref().clone())))
+        let found = self
+            .package
+            .clips
+            .iter()
+            .position(|c| &c.name == name.get_ref() && c.skeleton == self.skeleton);
+        found.map(|c| c as u32).ok_or_else(|| {
+            self.ctx.err(
+                name.span(),
+                key,
+                TreeErrorKind::UnknownClip(name.get_ref().clone()),
+            )
+        })
     }
 
     fn float_input(&self, name: &S<String>, key: String) -> Result<u16, TreeError> {
         let i = self.inputs.iter().position(|i| &i.name == name.get_ref());
         match i {
-            None => Err(self.ctx.err(name.span(), key, TreeErrorKind::UnknownInput(name.get_ref().clone()))),
-            Some(i) if self.inputs[i].ty != InputType::Float => Err(self.ctx.invalid(name.span(), key, "a blend space reads a float input")),
+            None => Err(self.ctx.err(
+                name.span(),
+                key,
+                TreeErrorKind::UnknownInput(name.get_ref().clone()),
+            )),
+            Some(i) if self.inputs[i].ty != InputType::Float => {
+                Err(self
+                    .ctx
+                    .invalid(name.span(), key, "a blend space reads a float input"))
+            }
             Some(i) => Ok(i as u16),
         }
     }
@@ -282,17 +441,30 @@ impl Binder<'_> {
     ) -> Result<State, TreeError> {
         let ctx = self.ctx;
         let d = doc.get_ref();
-        let producers = d.clip.is_some() as u8 + d.blend1d.is_some() as u8 + d.blend2d.is_some() as u8;
+        let producers =
+            d.clip.is_some() as u8 + d.blend1d.is_some() as u8 + d.blend2d.is_some() as u8;
         if producers > 1 {
-            return Err(ctx.invalid(doc.span(), key, "a state has at most one of clip, blend1d and blend2d"));
+            return Err(ctx.invalid(
+                doc.span(),
+                key,
+                "a state has at most one of clip, blend1d and blend2d",
+            ));
         }
         let producer = self.producer(key, d)?;
         if producer.clips().len() > MAX_POINTS {
-            return Err(ctx.invalid(doc.span(), key, format!("a blend space has at most {MAX_POINTS} points")));
+            return Err(ctx.invalid(
+                doc.span(),
+                key,
+                format!("a blend space has at most {MAX_POINTS} points"),
+            ));
         }
         let rate = d.rate.as_ref().map_or(1.0, |r| *r.get_ref());
         if !rate.is_finite() {
-            return Err(ctx.invalid(d.rate.as_ref().map_or(doc.span(), |r| r.span()), format!("{key}.rate"), "rate is not finite"));
+            return Err(ctx.invalid(
+                d.rate.as_ref().map_or(doc.span(), |r| r.span()),
+                format!("{key}.rate"),
+                "rate is not finite",
+            ));
         }
         let sync = match &d.sync {
             None => None,
@@ -303,16 +475,32 @@ impl Binder<'_> {
                         sync_groups.push(g.get_ref().clone());
                         sync_groups.len() - 1
                     }
-                    None => return Err(ctx.invalid(g.span(), format!("{key}.sync"), format!("a tree has at most {MAX_SYNC_GROUPS} sync groups"))),
+                    None => {
+                        return Err(ctx.invalid(
+                            g.span(),
+                            format!("{key}.sync"),
+                            format!("a tree has at most {MAX_SYNC_GROUPS} sync groups"),
+                        ))
+                    }
                 };
                 Some(i as u16)
             }
         };
-        let root_motion = match d.root_motion.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
+        let root_motion = match d
+            .root_motion
+            .as_ref()
+            .map(|r| (r.get_ref().as_str(), r.span()))
+        {
             None | Some(("full", _)) => RootMotionUse::Full,
             Some(("planar", _)) => RootMotionUse::Planar,
             Some(("none", _)) => RootMotionUse::Ignore,
-            Some((other, span)) => return Err(ctx.invalid(span, format!("{key}.root_motion"), format!("'{other}' is not full, planar or none"))),
+            Some((other, span)) => {
+                return Err(ctx.invalid(
+                    span,
+                    format!("{key}.root_motion"),
+                    format!("'{other}' is not full, planar or none"),
+                ))
+            }
         };
         // Parents and initial children are linked once every state exists.
         Ok(State {
@@ -341,16 +529,31 @@ impl Binder<'_> {
             for (i, p) in b1.points.iter().enumerate() {
                 let at = *p.get_ref().at.get_ref();
                 if !at.is_finite() {
-                    return Err(ctx.invalid(p.get_ref().at.span(), format!("{key}.blend1d.points[{i}].at"), "position is not finite"));
+                    return Err(ctx.invalid(
+                        p.get_ref().at.span(),
+                        format!("{key}.blend1d.points[{i}].at"),
+                        "position is not finite",
+                    ));
                 }
-                points.push((at, self.clip(&p.get_ref().clip, format!("{key}.blend1d.points[{i}].clip"))?));
+                points.push((
+                    at,
+                    self.clip(&p.get_ref().clip, format!("{key}.blend1d.points[{i}].clip"))?,
+                ));
             }
             if points.is_empty() {
-                return Err(ctx.invalid(b.span(), format!("{key}.blend1d.points"), "a blend space has at least one point"));
+                return Err(ctx.invalid(
+                    b.span(),
+                    format!("{key}.blend1d.points"),
+                    "a blend space has at least one point",
+                ));
             }
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             if points.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(ctx.invalid(b.span(), format!("{key}.blend1d.points"), "two points share a position"));
+                return Err(ctx.invalid(
+                    b.span(),
+                    format!("{key}.blend1d.points"),
+                    "two points share a position",
+                ));
             }
             let (at, clips) = points.into_iter().unzip();
             return Ok(Producer::Blend1d { input, at, clips });
@@ -364,13 +567,26 @@ impl Binder<'_> {
             for (i, p) in b2.points.iter().enumerate() {
                 let [px, py] = *p.get_ref().at.get_ref();
                 if !(px.is_finite() && py.is_finite()) {
-                    return Err(ctx.invalid(p.get_ref().at.span(), format!("{key}.blend2d.points[{i}].at"), "position is not finite"));
+                    return Err(ctx.invalid(
+                        p.get_ref().at.span(),
+                        format!("{key}.blend2d.points[{i}].at"),
+                        "position is not finite",
+                    ));
                 }
                 points.push(DVec2::new(px, py));
-                clips.push(self.clip(&p.get_ref().clip, format!("{key}.blend2d.points[{i}].clip"))?);
+                clips
+                    .push(self.clip(&p.get_ref().clip, format!("{key}.blend2d.points[{i}].clip"))?);
             }
-            let triangles = triangulate(&points).map_err(|e| ctx.invalid(b.span(), format!("{key}.blend2d.points"), e.to_string()))?;
-            return Ok(Producer::Blend2d { x, y, points, clips, triangles });
+            let triangles = triangulate(&points).map_err(|e| {
+                ctx.invalid(b.span(), format!("{key}.blend2d.points"), e.to_string())
+            })?;
+            return Ok(Producer::Blend2d {
+                x,
+                y,
+                points,
+                clips,
+                triangles,
+            });
         }
         Ok(Producer::Empty)
     }
@@ -379,7 +595,7 @@ impl Binder<'_> {
         &self,
         key: &str,
         doc: &S<TransitionDoc>,
-        find: &dyn Fn(&S<String>, String) -> Result<u16, TreeError>,
+        find: &FindState,
     ) -> Result<Transition, TreeError> {
         let ctx = self.ctx;
         let d = doc.get_ref();
@@ -388,7 +604,11 @@ impl Binder<'_> {
         let duration = d.duration.as_ref().map_or(0.0, |x| *x.get_ref());
         if !(duration.is_finite() && duration >= 0.0) {
             let span = d.duration.as_ref().map_or(doc.span(), |x| x.span());
-            return Err(ctx.invalid(span, format!("{key}.duration"), "duration is not a finite number of seconds >= 0"));
+            return Err(ctx.invalid(
+                span,
+                format!("{key}.duration"),
+                "duration is not a finite number of seconds >= 0",
+            ));
         }
         let mut when = Vec::new();
         for (i, c) in d.when.iter().enumerate() {
@@ -407,9 +627,14 @@ impl Binder<'_> {
     fn clause(&self, key: &str, doc: &S<ClauseDoc>) -> Result<Clause, TreeError> {
         let ctx = self.ctx;
         let d = doc.get_ref();
-        let kinds = d.input.is_some() as u8 + d.elapsed.is_some() as u8 + d.completed.is_some() as u8;
+        let kinds =
+            d.input.is_some() as u8 + d.elapsed.is_some() as u8 + d.completed.is_some() as u8;
         if kinds != 1 {
-            return Err(ctx.invalid(doc.span(), key, "a clause has exactly one of input, elapsed and completed"));
+            return Err(ctx.invalid(
+                doc.span(),
+                key,
+                "a clause has exactly one of input, elapsed and completed",
+            ));
         }
         if let Some(c) = &d.completed {
             if d.op.is_some() || d.value.is_some() {
@@ -417,27 +642,71 @@ impl Binder<'_> {
             }
             return Ok(Clause::Completed(*c.get_ref()));
         }
-        let value = d.value.as_ref().ok_or_else(|| ctx.invalid(doc.span(), format!("{key}.value"), "missing value"))?;
+        let value = d
+            .value
+            .as_ref()
+            .ok_or_else(|| ctx.invalid(doc.span(), format!("{key}.value"), "missing value"))?;
         if let Some(op) = &d.elapsed {
             if d.op.is_some() {
-                return Err(ctx.invalid(doc.span(), format!("{key}.op"), "elapsed carries its operator: elapsed = \">=\""));
+                return Err(ctx.invalid(
+                    doc.span(),
+                    format!("{key}.op"),
+                    "elapsed carries its operator: elapsed = \">=\"",
+                ));
             }
-            let cmp = Cmp::parse(op.get_ref()).ok_or_else(|| ctx.invalid(op.span(), format!("{key}.elapsed"), format!("'{}' is not a comparison", op.get_ref())))?;
-            let Value::Float(seconds) = typed(ctx, value, InputType::Float, &format!("{key}.value"))? else { unreachable!() };
+            let cmp = Cmp::parse(op.get_ref()).ok_or_else(|| {
+                ctx.invalid(
+                    op.span(),
+                    format!("{key}.elapsed"),
+                    format!("'{}' is not a comparison", op.get_ref()),
+                )
+            })?;
+            let Value::Float(seconds) =
+                typed(ctx, value, InputType::Float, &format!("{key}.value"))?
+            else {
+                unreachable!()
+            };
             return Ok(Clause::Elapsed { cmp, seconds });
         }
-        let name = d.input.as_ref().ok_or_else(|| ctx.invalid(doc.span(), key, "missing input"))?;
-        let input = self.inputs.iter().position(|i| &i.name == name.get_ref()).ok_or_else(|| {
-            ctx.err(name.span(), format!("{key}.input"), TreeErrorKind::UnknownInput(name.get_ref().clone()))
+        let name = d
+            .input
+            .as_ref()
+            .ok_or_else(|| ctx.invalid(doc.span(), key, "missing input"))?;
+        let input = self
+            .inputs
+            .iter()
+            .position(|i| &i.name == name.get_ref())
+            .ok_or_else(|| {
+                ctx.err(
+                    name.span(),
+                    format!("{key}.input"),
+                    TreeErrorKind::UnknownInput(name.get_ref().clone()),
+                )
+            })?;
+        let op =
+            d.op.as_ref()
+                .ok_or_else(|| ctx.invalid(doc.span(), format!("{key}.op"), "missing op"))?;
+        let cmp = Cmp::parse(op.get_ref()).ok_or_else(|| {
+            ctx.invalid(
+                op.span(),
+                format!("{key}.op"),
+                format!("'{}' is not a comparison", op.get_ref()),
+            )
         })?;
-        let op = d.op.as_ref().ok_or_else(|| ctx.invalid(doc.span(), format!("{key}.op"), "missing op"))?;
-        let cmp = Cmp::parse(op.get_ref()).ok_or_else(|| ctx.invalid(op.span(), format!("{key}.op"), format!("'{}' is not a comparison", op.get_ref())))?;
         let ty = self.inputs[input].ty;
         if ty == InputType::Bool && !matches!(cmp, Cmp::Eq | Cmp::Ne) {
-            return Err(ctx.invalid(op.span(), format!("{key}.op"), "a bool input compares with == or != only"));
+            return Err(ctx.invalid(
+                op.span(),
+                format!("{key}.op"),
+                "a bool input compares with == or != only",
+            ));
         }
         let value = typed(ctx, value, ty, &format!("{key}.value"))?;
-        Ok(Clause::Input { input: input as u16, cmp, value })
+        Ok(Clause::Input {
+            input: input as u16,
+            cmp,
+            value,
+        })
     }
 }
 
@@ -449,7 +718,7 @@ fn link_hierarchy(
     key: &str,
     d: &RegionDoc,
     states: &mut [State],
-    find: &dyn Fn(&S<String>, String) -> Result<u16, TreeError>,
+    find: &FindState,
 ) -> Result<(), TreeError> {
     for (i, s) in d.states.iter().enumerate() {
         if let Some(p) = &s.get_ref().parent {
@@ -462,7 +731,11 @@ fn link_hierarchy(
         while let Some(p) = at {
             depth += 1;
             if depth >= MAX_DEPTH {
-                return Err(ctx.invalid(s.span(), format!("{key}.states[{i}].parent"), format!("the parent chain loops or is deeper than {MAX_DEPTH}")));
+                return Err(ctx.invalid(
+                    s.span(),
+                    format!("{key}.states[{i}].parent"),
+                    format!("the parent chain loops or is deeper than {MAX_DEPTH}"),
+                ));
             }
             at = states[p as usize].parent;
         }
@@ -475,12 +748,28 @@ fn link_hierarchy(
             (Some(c), true) => {
                 let child = find(c, format!("{sk}.initial"))?;
                 if states[child as usize].parent != Some(i as u16) {
-                    return Err(ctx.invalid(c.span(), format!("{sk}.initial"), format!("'{}' is not a child of '{}'", c.get_ref(), states[i].name)));
+                    return Err(ctx.invalid(
+                        c.span(),
+                        format!("{sk}.initial"),
+                        format!("'{}' is not a child of '{}'", c.get_ref(), states[i].name),
+                    ));
                 }
                 states[i].initial = Some(child);
             }
-            (None, true) => return Err(ctx.invalid(s.span(), format!("{sk}.initial"), "a state with children names its initial child")),
-            (Some(c), false) => return Err(ctx.invalid(c.span(), format!("{sk}.initial"), "a state without children has no initial child")),
+            (None, true) => {
+                return Err(ctx.invalid(
+                    s.span(),
+                    format!("{sk}.initial"),
+                    "a state with children names its initial child",
+                ))
+            }
+            (Some(c), false) => {
+                return Err(ctx.invalid(
+                    c.span(),
+                    format!("{sk}.initial"),
+                    "a state without children has no initial child",
+                ))
+            }
             (None, false) => {}
         }
         if has_children && states[i].producer != Producer::Empty {
@@ -492,8 +781,10 @@ fn link_hierarchy(
 
 /// The play mode of `clip` in `state`: the state's, else the clip's cooked loop policy.
 pub fn mode_for(state: &State, package: &Package, clip: u32) -> PlayMode {
-    state.mode.unwrap_or(match package.clips.get(clip as usize).map(|c| c.loop_policy) {
-        Some(LoopPolicy::Loop) => PlayMode::Loop,
-        _ => PlayMode::Once,
-    })
+    state.mode.unwrap_or(
+        match package.clips.get(clip as usize).map(|c| c.loop_policy) {
+            Some(LoopPolicy::Loop) => PlayMode::Loop,
+            _ => PlayMode::Once,
+        },
+    )
 }

@@ -103,8 +103,18 @@ pub enum Producer {
     Empty,
     Clip(u32),
     /// Points sorted by strictly increasing position.
-    Blend1d { input: u16, at: Vec<f64>, clips: Vec<u32> },
-    Blend2d { x: u16, y: u16, points: Vec<DVec2>, clips: Vec<u32>, triangles: Vec<Triangle> },
+    Blend1d {
+        input: u16,
+        at: Vec<f64>,
+        clips: Vec<u32>,
+    },
+    Blend2d {
+        x: u16,
+        y: u16,
+        points: Vec<DVec2>,
+        clips: Vec<u32>,
+        triangles: Vec<Triangle>,
+    },
 }
 
 impl Producer {
@@ -252,7 +262,10 @@ pub struct Tree {
 
 impl Tree {
     pub fn input(&self, name: &str) -> Option<u16> {
-        self.inputs.iter().position(|i| i.name == name).map(|i| i as u16)
+        self.inputs
+            .iter()
+            .position(|i| i.name == name)
+            .map(|i| i as u16)
     }
 
     /// Player slots an instance needs: two banks (crossfade target and live source) per region.
@@ -292,12 +305,21 @@ impl Tree {
 
 /// A load error: what went wrong, and where (file, 1-based line, dotted key).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{file}:{line}: {key}: {kind}")]
+#[error("{}:{}: {}{}", .file, .line, key_prefix(.key), .kind)]
 pub struct TreeError {
     pub file: String,
     pub line: usize,
     pub key: String,
     pub kind: TreeErrorKind,
+}
+
+/// `key: `, or nothing for an error not tied to one key (a syntax error).
+fn key_prefix(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!("{key}: ")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -320,8 +342,12 @@ pub enum TreeErrorKind {
     Duplicate(String),
     #[error("state '{0}' is unreachable from the region's initial state")]
     Unreachable(String),
-    #[error("conflicting priorities: transitions '{0}' and '{1}' leave state '{2}' with the same priority {3}")]
-    ConflictingPriority(String, String, String, i32),
+    #[error("conflicting priorities: transitions {transitions} leave state '{state}' with the same priority {priority}")]
+    ConflictingPriority {
+        transitions: String,
+        state: String,
+        priority: i32,
+    },
     #[error("zero-time cycle: {0} can loop without time passing under one input snapshot")]
     ZeroTimeCycle(String),
     #[error("{0}")]

@@ -15,8 +15,11 @@ pub const CROWD_TREE: &str = include_str!("../../../fixtures/trees/crowd.toml");
 pub fn character() -> &'static Package {
     static PACKAGE: OnceLock<Package> = OnceLock::new();
     PACKAGE.get_or_init(|| {
-        let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
-        throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT).unwrap().0
+        let imported =
+            throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+            .unwrap()
+            .0
     })
 }
 
@@ -29,11 +32,23 @@ pub fn crowd(hz: f64) -> Controller {
 
 /// A one-joint skeleton.
 pub fn skeleton() -> Skeleton {
-    Skeleton::new(vec![throng_cpu_ref::NO_PARENT], vec![Trs::IDENTITY], vec!["root".into()], vec![0], Affine3A::IDENTITY).unwrap()
+    Skeleton::new(
+        vec![throng_cpu_ref::NO_PARENT],
+        vec![Trs::IDENTITY],
+        vec!["root".into()],
+        vec![0],
+        Affine3A::IDENTITY,
+    )
+    .unwrap()
 }
 
 /// A one-joint clip of `duration` s sampled at 30 Hz with only default sub-tracks.
-pub fn clip(name: &str, duration: f64, events: &[(&str, f64, bool)], markers: &[(&str, f64)]) -> Clip {
+pub fn clip(
+    name: &str,
+    duration: f64,
+    events: &[(&str, f64, bool)],
+    markers: &[(&str, f64)],
+) -> Clip {
     let rate = 30.0f32;
     let count = (duration * rate as f64).round() as u32 + 1;
     Clip {
@@ -45,27 +60,59 @@ pub fn clip(name: &str, duration: f64, events: &[(&str, f64, bool)], markers: &[
         sample_count: count,
         loop_policy: LoopPolicy::Loop,
         profile: "test".into(),
-        sub_tracks: vec![SubTrack { kind: SubTrackKind::Default, offset: 0 }; 3],
+        sub_tracks: vec![
+            SubTrack {
+                kind: SubTrackKind::Default,
+                offset: 0
+            };
+            3
+        ],
         values: Vec::new(),
-        events: events.iter().map(|&(n, t, r)| ClipEvent { name: n.into(), time: t, reversible: r }).collect(),
-        markers: markers.iter().map(|&(n, t)| SyncMarker { name: n.into(), time: t }).collect(),
+        events: events
+            .iter()
+            .map(|&(n, t, r)| ClipEvent {
+                name: n.into(),
+                time: t,
+                reversible: r,
+            })
+            .collect(),
+        markers: markers
+            .iter()
+            .map(|&(n, t)| SyncMarker {
+                name: n.into(),
+                time: t,
+            })
+            .collect(),
         root_motion: None,
     }
 }
 
 /// `clip` with a planar trajectory: `speed` m/s along +Z and `yaw` rad/s about +Y.
 pub fn with_motion(mut c: Clip, speed: f32, yaw: f32) -> Clip {
-    let times: Vec<f32> = (0..c.sample_count).map(|i| c.sample_time(i) as f32).collect();
+    let times: Vec<f32> = (0..c.sample_count)
+        .map(|i| c.sample_time(i) as f32)
+        .collect();
     c.root_motion = Some(RootMotion {
         joint: 0,
         policy: RootMotionPolicy::Planar,
-        translations: times.iter().map(|&t| Vec3::new(0.0, 0.0, speed * t)).collect(),
-        rotations: times.iter().map(|&t| Quat::from_rotation_y(yaw * t)).collect(),
+        translations: times
+            .iter()
+            .map(|&t| Vec3::new(0.0, 0.0, speed * t))
+            .collect(),
+        rotations: times
+            .iter()
+            .map(|&t| Quat::from_rotation_y(yaw * t))
+            .collect(),
     });
     c
 }
 
 /// A package of one-joint `clips`.
 pub fn package(clips: Vec<Clip>) -> Package {
-    Package { skeletons: vec![skeleton()], skins: Vec::new(), meshes: Vec::new(), clips }
+    Package {
+        skeletons: vec![skeleton()],
+        skins: Vec::new(),
+        meshes: Vec::new(),
+        clips,
+    }
 }

@@ -1,0 +1,233 @@
+//! Aim / look-at: turn a joint (or a chain such as spine_03–neck–head) so that an axis of its last
+//! joint points at a target.
+//!
+//! The aim ray starts at `offset` and runs along `forward`, both in the last joint's local frame.
+//! Its goal orientation maps `forward` onto the (limited) direction to the target and `up` as
+//! close as possible onto the rest frame's up, so the head keeps its rest roll.
+//!
+//! Limits: the rest frame is the last joint's component rotation with every chain joint at its rest
+//! local rotation (joints above and between keep their pose). In it, with `f`, `u` the rest
+//! forward and up and `s = u × f`, yaw is `atan2(v·s, v·f)` and pitch `atan2(v·u, |v - (v·u)u|)`
+//! of the aim direction `v`; each is clamped to ±its limit.
+//!
+//! Distribution: joint `i` of the chain turns by the fraction `weights[i]` of the rotation that is
+//! still missing, recomputed from the current pose after each joint (a last weight of 1 finishes
+//! the turn). The last joint repeats its turn up to [`AIM_PASSES`] times, since turning moves the
+//! ray's origin when `offset` is not zero.
+
+use glam::{Affine3A, Mat3, Quat, Vec3};
+
+use super::chain::{self, arc, rotation_of, MAX_CHAIN_JOINTS};
+use super::{check_weight, finite_vec, in_range, unit_vec, IkError, IkResult, IkStatus, TINY};
+use crate::transform::slerp_shortest;
+use crate::{Skeleton, Trs};
+
+/// Most turns of the last joint of an aim chain.
+pub const AIM_PASSES: u32 = 4;
+
+/// Remaining turn (radians) below which the last joint stops repeating and a solve counts as reached.
+const AIM_TOLERANCE: f32 = 1e-4;
+
+/// One aim solve. The target is in component space; axes and offset in the last joint's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aim {
+    pub target: Vec3,
+    /// Local axis to point at the target (non-zero).
+    pub forward: Vec3,
+    /// Local axis kept toward the rest frame's up (non-zero, not parallel to `forward`).
+    pub up: Vec3,
+    /// Local origin of the aim ray (e.g. between the eyes).
+    pub offset: Vec3,
+    /// Radians, in [0, π]: the largest yaw of the aim direction from the rest direction.
+    pub yaw_limit: f32,
+    /// Radians, in [0, π/2]: the largest pitch of the aim direction from the rest direction.
+    pub pitch_limit: f32,
+    /// Blend weight of the correction, in [0, 1].
+    pub weight: f32,
+}
+
+impl Aim {
+    /// A full-weight, unlimited aim of local `forward` (with `up`) at `target`, from the joint's origin.
+    pub fn new(target: Vec3, forward: Vec3, up: Vec3) -> Self {
+        Aim {
+            target,
+            forward,
+            up,
+            offset: Vec3::ZERO,
+            yaw_limit: std::f32::consts::PI,
+            pitch_limit: std::f32::consts::FRAC_PI_2,
+            weight: 1.0,
+        }
+    }
+}
+
+/// Local aim frame: unit forward and the unit up made perpendicular to it.
+struct Axes {
+    forward: Vec3,
+    up: Vec3,
+}
+
+fn validate(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], aim: &Aim, joints: &[usize], weights: &[f32]) -> Result<Axes, IkError> {
+    chain::check_pose(skeleton, local, component)?;
+    chain::check_chain(skeleton, joints, 1, MAX_CHAIN_JOINTS)?;
+    if weights.len() != joints.len() {
+        return Err(IkError::Length { what: "aim chain weights", len: weights.len(), expected: joints.len() });
+    }
+    for &w in weights {
+        check_weight("aim chain weight", w)?;
+    }
+    finite_vec("aim target", aim.target)?;
+    finite_vec("aim offset", aim.offset)?;
+    let forward = unit_vec("aim forward axis", aim.forward)?;
+    let up = unit_vec("aim up axis", aim.up)?;
+    let up = (up - forward * up.dot(forward))
+        .try_normalize()
+        .filter(|u| u.is_finite() && forward.cross(up).length() > 1e-3)
+        .ok_or(IkError::Invalid { what: "aim up axis", reason: "is parallel to the forward axis" })?;
+    in_range("aim yaw limit", aim.yaw_limit, 0.0, std::f32::consts::PI, "[0, π]")?;
+    in_range("aim pitch limit", aim.pitch_limit, 0.0, std::f32::consts::FRAC_PI_2, "[0, π/2]")?;
+    check_weight("aim weight", aim.weight)?;
+    Ok(Axes { forward, up })
+}
+
+/// Aims the last joint of `joints` (root first, each an ancestor of the next) at `aim.target`,
+/// distributing the turn by `weights` (one per joint, each in [0, 1]).
+pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], aim: &Aim, joints: &[usize], weights: &[f32]) -> Result<IkResult, IkError> {
+    let axes = validate(skeleton, local, component, aim, joints, weights)?;
+    let (Some(&first), Some(&end)) = (joints.first(), joints.last()) else {
+        return Err(IkError::ChainLength { len: 0, min: 1, max: MAX_CHAIN_JOINTS });
+    };
+    if !chain::chain_is_similar(skeleton, component, joints) {
+        return Ok(measure(component, aim, &axes, end, IkStatus::UnsupportedScale, 0));
+    }
+    let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
+    for (o, &j) in original.iter_mut().zip(joints) {
+        *o = local[j].rotation;
+    }
+    let rest = rest_frame(skeleton, local, component, joints);
+    let frame = RestFrame::new(rest, &axes);
+
+    let mut iterations = 0;
+    let mut limited = false;
+    let mut degenerate = false;
+    let mut remaining = 0.0;
+    for (&j, &w) in joints.iter().zip(weights) {
+        let passes = if j == end && w >= 1.0 { AIM_PASSES } else { 1 };
+        for _ in 0..passes {
+            let Some((goal, clamped)) = goal_rotation(component, aim, &axes, &frame, end) else {
+                degenerate = true;
+                break;
+            };
+            iterations += 1;
+            limited |= clamped;
+            let current = component.get(end).map_or(Quat::IDENTITY, rotation_of);
+            let delta = goal * current.conjugate();
+            chain::rotate_joint(skeleton, local, component, j, slerp_shortest(Quat::IDENTITY, delta, w));
+            chain::refresh_path(skeleton, local, component, j, end);
+            remaining = chain::angle(goal * rotation_of(&component[end]).conjugate());
+            if remaining <= AIM_TOLERANCE {
+                break;
+            }
+        }
+        if degenerate {
+            break;
+        }
+    }
+    let status = if degenerate {
+        IkStatus::Degenerate
+    } else if limited || remaining > AIM_TOLERANCE {
+        IkStatus::Limited
+    } else {
+        IkStatus::Reached
+    };
+    if aim.weight < 1.0 {
+        for (&j, &q0) in joints.iter().zip(&original) {
+            local[j].rotation = slerp_shortest(q0, local[j].rotation, aim.weight);
+        }
+    }
+    chain::rebuild_subtree(skeleton, local, component, first);
+    Ok(measure(component, aim, &axes, end, status, iterations))
+}
+
+/// Component rotation the last chain joint would have with every chain joint at its rest local
+/// rotation (joints above and between as posed).
+fn rest_frame(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], joints: &[usize]) -> Quat {
+    let (Some(&first), Some(&end)) = (joints.first(), joints.last()) else {
+        return Quat::IDENTITY;
+    };
+    let mut q = Quat::IDENTITY;
+    let mut j = end;
+    loop {
+        let r = if joints.contains(&j) { skeleton.rest[j].rotation } else { local[j].rotation };
+        q = r * q;
+        match chain::parent(skeleton, j) {
+            Some(p) if j != first => j = p,
+            _ => break,
+        }
+    }
+    rotation_of(&chain::parent_component(skeleton, component, first)) * q
+}
+
+/// The rest frame's forward, up and side directions in component space.
+struct RestFrame {
+    forward: Vec3,
+    up: Vec3,
+    side: Vec3,
+}
+
+impl RestFrame {
+    fn new(rest: Quat, axes: &Axes) -> Self {
+        let (forward, up) = (rest * axes.forward, rest * axes.up);
+        RestFrame { forward, up, side: up.cross(forward) }
+    }
+
+    /// Yaw and pitch of unit direction `v` (module docs).
+    fn yaw_pitch(&self, v: Vec3) -> (f32, f32) {
+        let (f, u, s) = (v.dot(self.forward), v.dot(self.up), v.dot(self.side));
+        (s.atan2(f), u.atan2(f.hypot(s)))
+    }
+
+    fn direction(&self, yaw: f32, pitch: f32) -> Vec3 {
+        let (sy, cy) = yaw.sin_cos();
+        let (sp, cp) = pitch.sin_cos();
+        (self.forward * cy + self.side * sy) * cp + self.up * sp
+    }
+}
+
+/// Goal component rotation of the last joint for the current pose, and whether a limit clamped it;
+/// `None` when the target sits at the ray's origin.
+fn goal_rotation(component: &[Affine3A], aim: &Aim, axes: &Axes, frame: &RestFrame, end: usize) -> Option<(Quat, bool)> {
+    let m = component.get(end)?;
+    let to = aim.target - m.transform_point3(aim.offset);
+    let v = to.try_normalize().filter(|_| to.length() > TINY)?;
+    let (yaw, pitch) = frame.yaw_pitch(v);
+    let (cy, cp) = (yaw.clamp(-aim.yaw_limit, aim.yaw_limit), pitch.clamp(-aim.pitch_limit, aim.pitch_limit));
+    let clamped = (cy - yaw).abs() > 1e-6 || (cp - pitch).abs() > 1e-6;
+    let v = if clamped { frame.direction(cy, cp) } else { v };
+    Some((look_rotation(v, frame.up, axes, rotation_of(m)), clamped))
+}
+
+/// Rotation taking local `axes.forward` to `v` and local `axes.up` as close as possible to `up`;
+/// the shortest turn from `current` when `up` is parallel to `v`.
+fn look_rotation(v: Vec3, up: Vec3, axes: &Axes, current: Quat) -> Quat {
+    let Some(u) = (up - v * up.dot(v)).try_normalize().filter(|_| v.cross(up).length() > 1e-4) else {
+        return arc(current * axes.forward, v, Vec3::ZERO) * current;
+    };
+    let world = Mat3::from_cols(v, u, v.cross(u));
+    let local = Mat3::from_cols(axes.forward, axes.up, axes.forward.cross(axes.up));
+    Quat::from_mat3(&(world * local.transpose())).normalize()
+}
+
+fn measure(component: &[Affine3A], aim: &Aim, axes: &Axes, end: usize, status: IkStatus, iterations: u32) -> IkResult {
+    let m = component.get(end).copied().unwrap_or(Affine3A::IDENTITY);
+    let origin = m.transform_point3(aim.offset);
+    let dir = rotation_of(&m) * axes.forward;
+    let to = aim.target - origin;
+    let along = to.dot(dir).max(0.0);
+    IkResult {
+        status,
+        position_error: (to - dir * along).length(),
+        angle_error: if to.length() > TINY { dir.angle_between(to) } else { 0.0 },
+        iterations,
+    }
+}

@@ -1,0 +1,309 @@
+//! The raster pass: skinned instances become visible pixels where the camera says they are, a
+//! different pose or instance count changes the image, and mismatched input is refused.
+
+mod common;
+
+use glam::{Affine3A, Vec3};
+use throng_cpu_ref::{Package, PoseOp, Program};
+use throng_gpu::raster::{Bounds, Image, Raster, Scene, BACKGROUND};
+use throng_gpu::{Batch, Capacities, GpuContext, GpuError, Instance, PackageId, Pose, Runtime};
+
+/// Width not a multiple of 64 pixels, so readback rows are padded.
+const WIDTH: u32 = 90;
+const HEIGHT: u32 = 60;
+
+fn sample(package: &Package, clip: &str, time: f32) -> Program {
+    let clip = package.find_clip(clip).expect("character clip") as u32;
+    Program {
+        ops: vec![
+            PoseOp::sample(0, clip, time),
+            PoseOp::to_component(0),
+            PoseOp::palette(0),
+        ],
+        weights: vec![],
+    }
+}
+
+/// `n` placements on a row along x, 1.5 m apart, centred on the origin.
+fn row(n: usize) -> Vec<Affine3A> {
+    (0..n)
+        .map(|i| {
+            Affine3A::from_translation(Vec3::new(
+                (i as f32 - (n as f32 - 1.0) * 0.5) * 1.5,
+                0.0,
+                0.0,
+            ))
+        })
+        .collect()
+}
+
+/// A scene without ground (so every pixel off the crowd is the background) framing `n` slots of
+/// the row: the character is about 1.8 m tall, 1 m wide and 0.6 m deep around its placement.
+fn scene(n: usize, aspect: f32) -> Scene {
+    let bounds = row(n).iter().fold(Bounds::EMPTY, |b, p| {
+        let me = Bounds {
+            min: Vec3::new(-0.6, 0.0, -0.4),
+            max: Vec3::new(0.6, 1.9, 0.4),
+        };
+        b.union(&me.transformed(p))
+    });
+    Scene {
+        ground: None,
+        ..Scene::framing(&bounds, aspect, 1.0)
+    }
+}
+
+struct Setup {
+    ctx: GpuContext,
+    package: Package,
+    runtime: Runtime,
+    id: PackageId,
+    raster: Raster,
+}
+
+fn setup() -> Option<Setup> {
+    let ctx = common::gpu()?;
+    let package = common::character();
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 16)).unwrap();
+    let id = runtime.add_package(&package, &[]).unwrap();
+    let raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
+    Some(Setup {
+        ctx,
+        package,
+        runtime,
+        id,
+        raster,
+    })
+}
+
+impl Setup {
+    /// Poses `programs` at `placements` and renders them with `scene`.
+    fn render(&mut self, programs: &[Program], placements: &[Affine3A], scene: &Scene) -> Image {
+        let instances: Vec<Instance> = programs
+            .iter()
+            .zip(placements)
+            .map(|(p, &placement)| Instance {
+                pose: Pose::Program(p),
+                placement,
+            })
+            .collect();
+        let batches = [Batch {
+            package: self.id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &instances,
+        }];
+        self.runtime.frame(&batches).unwrap();
+        let report = self.raster.render(&self.runtime, &batches, scene).unwrap();
+        assert_eq!(
+            report.draws, 1,
+            "one instanced draw for one chunk, no ground"
+        );
+        assert_eq!(report.instances, instances.len() as u64);
+        self.runtime.finish().unwrap();
+        let times = self.raster.finish().unwrap();
+        assert!(times.wall_ms > 0.0);
+        self.raster.read_image().unwrap()
+    }
+}
+
+/// The background colour as the sRGB bytes the target stores (IEC 61966-2-1 transfer).
+fn background() -> [u8; 3] {
+    BACKGROUND.map(|c| {
+        let s = if c <= 0.003_130_8 {
+            12.92 * c
+        } else {
+            1.055 * c.powf(1.0 / 2.4) - 0.055
+        };
+        (s * 255.0).round() as u8
+    })
+}
+
+fn is_background(p: [u8; 4]) -> bool {
+    let b = background();
+    (0..3).all(|i| p[i].abs_diff(b[i]) <= 2)
+}
+
+/// Fraction of pixels that are not the background.
+fn coverage(image: &Image) -> f64 {
+    let n = (0..image.height)
+        .flat_map(|y| (0..image.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| !is_background(image.pixel(x, y).unwrap()))
+        .count();
+    n as f64 / f64::from(image.width * image.height)
+}
+
+fn luma_variance(image: &Image) -> f64 {
+    let luma: Vec<f64> = image
+        .rgba
+        .chunks_exact(4)
+        .map(|p| 0.2126 * f64::from(p[0]) + 0.7152 * f64::from(p[1]) + 0.0722 * f64::from(p[2]))
+        .collect();
+    let mean = luma.iter().sum::<f64>() / luma.len() as f64;
+    luma.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / luma.len() as f64
+}
+
+/// Pixel rectangle `(x0, y0, x1, y1)` of the projected corners of `bounds`.
+fn projected(scene: &Scene, bounds: &Bounds, width: u32, height: u32) -> (f32, f32, f32, f32) {
+    let m = scene.camera.view_proj(width as f32 / height as f32);
+    bounds
+        .corners()
+        .fold((f32::MAX, f32::MAX, f32::MIN, f32::MIN), |r, c| {
+            let p = m.project_point3(c);
+            let (x, y) = (
+                (p.x + 1.0) * 0.5 * width as f32,
+                (1.0 - p.y) * 0.5 * height as f32,
+            );
+            (r.0.min(x), r.1.min(y), r.2.max(x), r.3.max(y))
+        })
+}
+
+#[test]
+fn instances_are_drawn_inside_their_projected_bounds() {
+    let Some(mut s) = setup() else { return };
+    let n = 4;
+    let programs = vec![sample(&s.package, "walk", 0.3); n];
+    let scene = scene(n, s.raster.aspect());
+    let image = s.render(&programs, &row(n), &scene);
+    assert_eq!((image.width, image.height), (WIDTH, HEIGHT));
+    assert_eq!(image.rgba.len(), (WIDTH * HEIGHT * 4) as usize);
+    // Corners are background: the clear colour went through the sRGB target intact.
+    assert!(
+        is_background(image.pixel(0, 0).unwrap()),
+        "{:?} vs {:?}",
+        image.pixel(0, 0),
+        background()
+    );
+    let covered = coverage(&image);
+    let variance = luma_variance(&image);
+    println!("coverage {covered:.3}, luma variance {variance:.1}");
+    assert!(covered > 0.05, "characters cover {covered}");
+    assert!(variance > 20.0, "image is nearly uniform: {variance}");
+    // Every drawn pixel lies inside the projected bounds of the instances (2 px slack for
+    // rasterisation); a mis-padded readback or wrong vertex pulling would scatter them.
+    let bounds = row(n).iter().fold(Bounds::EMPTY, |b, p| {
+        let me = Bounds {
+            min: Vec3::new(-1.0, -0.1, -0.8),
+            max: Vec3::new(1.0, 2.1, 0.8),
+        };
+        b.union(&me.transformed(p))
+    });
+    let (x0, y0, x1, y1) = projected(&scene, &bounds, WIDTH, HEIGHT);
+    let mut outside = 0;
+    let mut inside = 0;
+    for y in 0..HEIGHT {
+        for x in 0..WIDTH {
+            if is_background(image.pixel(x, y).unwrap()) {
+                continue;
+            }
+            let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+            if fx < x0 - 2.0 || fx > x1 + 2.0 || fy < y0 - 2.0 || fy > y1 + 2.0 {
+                outside += 1;
+            } else {
+                inside += 1;
+            }
+        }
+    }
+    assert_eq!(
+        outside, 0,
+        "{outside} drawn pixels outside ({x0}, {y0})-({x1}, {y1}), {inside} inside"
+    );
+    // Each of the four characters shows up: the columns between their centres have coverage.
+    let m = scene.camera.view_proj(s.raster.aspect());
+    for p in row(n) {
+        let centre = m.project_point3(p.transform_point3(Vec3::new(0.0, 1.0, 0.0)));
+        let x = ((centre.x + 1.0) * 0.5 * WIDTH as f32) as u32;
+        let hits = (0..HEIGHT)
+            .filter(|&y| !is_background(image.pixel(x, y).unwrap()))
+            .count();
+        assert!(hits > 3, "no character drawn at column {x}");
+    }
+}
+
+#[test]
+fn a_different_pose_gives_a_different_image() {
+    let Some(mut s) = setup() else { return };
+    let n = 2;
+    let scene = scene(n, s.raster.aspect());
+    let walk = s.render(&vec![sample(&s.package, "walk", 0.25); n], &row(n), &scene);
+    let wave = s.render(&vec![sample(&s.package, "run", 0.1); n], &row(n), &scene);
+    let again = s.render(&vec![sample(&s.package, "walk", 0.25); n], &row(n), &scene);
+    assert_eq!(walk, again, "the same frame renders the same image");
+    let differing = walk
+        .rgba
+        .chunks_exact(4)
+        .zip(wave.rgba.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    println!("{differing} pixels differ");
+    assert!(
+        differing as f64 > 0.01 * f64::from(WIDTH * HEIGHT),
+        "{differing} pixels differ"
+    );
+}
+
+#[test]
+fn more_instances_cover_more_of_the_image() {
+    let Some(mut s) = setup() else { return };
+    let scene = scene(9, s.raster.aspect());
+    let program = sample(&s.package, "idle", 0.5);
+    let one = coverage(&s.render(std::slice::from_ref(&program), &row(9)[4..5], &scene));
+    let nine = coverage(&s.render(&vec![program; 9], &row(9), &scene));
+    println!("coverage: 1 instance {one:.4}, 9 instances {nine:.4}");
+    assert!(one > 0.0, "the single instance is visible");
+    assert!(nine > 4.0 * one, "9 instances cover {nine}, 1 covers {one}");
+}
+
+#[test]
+fn batches_that_do_not_match_the_frame_are_refused() {
+    let Some(mut s) = setup() else { return };
+    let scene = scene(2, s.raster.aspect());
+    assert!(matches!(
+        s.raster.read_image(),
+        Err(GpuError::NothingToRead)
+    ));
+    let program = sample(&s.package, "idle", 0.0);
+    let placements = row(2);
+    let instances: Vec<Instance> = placements
+        .iter()
+        .map(|&placement| Instance {
+            pose: Pose::Program(&program),
+            placement,
+        })
+        .collect();
+    let batches = [Batch {
+        package: s.id,
+        skeleton: 0,
+        skin: Some(0),
+        instances: &instances,
+    }];
+    s.runtime.frame(&batches).unwrap();
+    let fewer = [Batch {
+        instances: &instances[..1],
+        ..batches[0]
+    }];
+    let err = s.raster.render(&s.runtime, &fewer, &scene).unwrap_err();
+    assert!(matches!(err, GpuError::BadBatch { batch: 0, .. }), "{err}");
+    let err = s.raster.render(&s.runtime, &[], &scene).unwrap_err();
+    assert!(matches!(err, GpuError::BadBatch { .. }), "{err}");
+    s.raster.render(&s.runtime, &batches, &scene).unwrap();
+    s.ctx.wait().unwrap();
+    assert!(coverage(&s.raster.read_image().unwrap()) > 0.0);
+}
+
+#[test]
+fn an_empty_or_oversized_image_is_an_error() {
+    let Some(ctx) = common::gpu() else { return };
+    for (w, h) in [(0, 10), (10, 0)] {
+        let err = Raster::new(&ctx, w, h).err().expect("no pixels");
+        assert!(err.to_string().contains("no pixels"), "{err}");
+    }
+    let too_wide = ctx.device.limits().max_texture_dimension_2d + 1;
+    assert!(matches!(
+        Raster::new(&ctx, too_wide, 4),
+        Err(GpuError::AdapterLimit {
+            what: "image width",
+            ..
+        })
+    ));
+}

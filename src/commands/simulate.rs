@@ -1,0 +1,271 @@
+//! `throng simulate`: one instance of a state tree run headless on the fixed tick, printing per
+//! tick the state path, the player times, the events (with identities), the state changes and
+//! the root-motion delta; `--hash` adds a digest of all of it and of the compiled programs.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use throng_control::digest::Digest;
+use throng_control::events::EventKind;
+use throng_control::instance::{Change, Controller, InstanceState, TickOutput};
+use throng_control::program::compile;
+use throng_control::script::Script;
+use throng_cpu_ref::{Package, PoseOp};
+
+use super::{load_package, read_file, CliError};
+
+/// The generated character's tree, used when no tree is given.
+const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// State tree (TOML, docs/state-tree.md); default: fixtures/trees/crowd.toml.
+    tree: Option<PathBuf>,
+    /// Package the tree names clips of; default: the generated character, cooked now.
+    #[arg(long)]
+    package: Option<PathBuf>,
+    /// Ticks to run.
+    #[arg(long, default_value_t = 600)]
+    ticks: u64,
+    /// Ticks per second.
+    #[arg(long, default_value_t = 60.0)]
+    rate: f64,
+    /// Scripted input changes by tick (TOML: [[set]] tick = N, input = value, ...).
+    #[arg(long)]
+    inputs: Option<PathBuf>,
+    /// Skeleton of the package the tree drives.
+    #[arg(long, default_value_t = 0)]
+    skeleton: u32,
+    /// Most events one tick may deliver before it is rejected.
+    #[arg(long, default_value_t = 64)]
+    event_capacity: usize,
+    /// Print one JSON object per tick (JSON Lines) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Print a hash of every tick's state, events, motion and program at the end.
+    #[arg(long)]
+    hash: bool,
+}
+
+fn control(e: impl std::fmt::Display) -> CliError {
+    CliError::Control(e.to_string())
+}
+
+fn package(args: &Args) -> Result<Package, CliError> {
+    match &args.package {
+        Some(path) => load_package(path),
+        None => {
+            let imported =
+                throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
+            Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
+        }
+    }
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let package = package(&args)?;
+    let (source, file) = match &args.tree {
+        Some(path) => {
+            let bytes = read_file(path)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|e| control(format!("{}: {e}", path.display())))?;
+            (text, path.display().to_string())
+        }
+        None => (
+            CROWD_TREE.to_owned(),
+            "fixtures/trees/crowd.toml".to_owned(),
+        ),
+    };
+    let tree =
+        throng_control::tree::load(&source, &file, &package, args.skeleton).map_err(control)?;
+    let script = match &args.inputs {
+        Some(path) => {
+            let text = String::from_utf8(read_file(path)?)
+                .map_err(|e| control(format!("{}: {e}", path.display())))?;
+            Script::parse(&text, &path.display().to_string(), &tree).map_err(control)?
+        }
+        None => Script::default(),
+    };
+    let ctl = Controller::new(tree, package, args.rate, args.event_capacity).map_err(control)?;
+    let mut s = ctl.spawn(0).map_err(control)?;
+    let (mut scratch, mut out) = (ctl.scratch(), ctl.output());
+    let limits = ctl.limits();
+    let mut ops = vec![PoseOp::rest(0); limits.max_ops];
+    let mut pool = vec![0.0; limits.max_weights];
+    let mut weights = vec![0.0; ctl.tree.player_slots()];
+    let mut digest = Digest::default();
+    for tick in 0..args.ticks {
+        script
+            .apply(tick, &ctl, &mut s)
+            .map_err(|e| control(format!("inputs at tick {tick}: {e}")))?;
+        ctl.tick(&mut s, &mut scratch, &mut out)
+            .map_err(|e| control(format!("tick {}: {e}", tick + 1)))?;
+        digest.tick(&s, &out);
+        let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
+        digest.program(&ops[..n], &pool[..m]);
+        ctl.player_weights(&s, &mut weights);
+        if args.json {
+            println!("{}", tick_json(&ctl, &s, &out, &weights));
+        } else {
+            print_tick(&ctl, &s, &out, &weights);
+        }
+    }
+    if args.hash {
+        if args.json {
+            println!(
+                "{}",
+                json!({ "hash": format!("{:016x}", digest.finish()), "ticks": args.ticks })
+            );
+        } else {
+            println!("hash {:016x} over {} ticks", digest.finish(), args.ticks);
+        }
+    }
+    Ok(())
+}
+
+fn path_text(ctl: &Controller, s: &InstanceState, r: usize) -> String {
+    let rs = &s.regions[r];
+    let names: Vec<&str> = rs.path[..rs.depth as usize]
+        .iter()
+        .map(|&p| ctl.tree.regions[r].states[p as usize].name.as_str())
+        .collect();
+    names.join("/")
+}
+
+/// Active players: (region, slot) of each started player still in a bank in use.
+fn players<'a>(
+    ctl: &'a Controller,
+    s: &'a InstanceState,
+    weights: &'a [f32],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    (0..ctl.tree.regions.len()).flat_map(move |r| {
+        let offset = ctl.tree.player_offset(r);
+        let slots = ctl.tree.regions[r].slots as usize;
+        let rs = &s.regions[r];
+        (offset..offset + 2 * slots)
+            .filter(move |&k| {
+                let in_target = (k - offset) / slots == rs.bank as usize
+                    && (k - offset) % slots < rs.count as usize;
+                in_target || weights[k] > 0.0
+            })
+            .map(move |k| (r, k))
+    })
+}
+
+fn clip_name(ctl: &Controller, clip: u32) -> &str {
+    ctl.package
+        .clips
+        .get(clip as usize)
+        .map_or("?", |c| c.name.as_str())
+}
+
+fn tick_json(
+    ctl: &Controller,
+    s: &InstanceState,
+    out: &TickOutput,
+    weights: &[f32],
+) -> serde_json::Value {
+    let tree = &ctl.tree;
+    let paths: serde_json::Map<String, serde_json::Value> = tree
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(r, region)| (region.name.clone(), json!(path_text(ctl, s, r))))
+        .collect();
+    let players: Vec<_> = players(ctl, s, weights)
+        .map(|(r, k)| {
+            let p = &s.players[k];
+            json!({
+                "region": tree.regions[r].name, "clip": clip_name(ctl, p.clip), "time": p.clip_time(),
+                "cycle": p.position().cycle, "weight": weights[k], "activation": p.activation,
+            })
+        })
+        .collect();
+    let events: Vec<_> = out
+        .events
+        .events()
+        .iter()
+        .map(|e| {
+            let (name, index) = match e.kind {
+                EventKind::Clip(i) => (ctl.event_name(e.clip, e.kind).unwrap_or("?"), json!(i)),
+                EventKind::Completed => ("completed", serde_json::Value::Null),
+            };
+            json!({
+                "event": name, "index": index, "instance": e.instance, "region": tree.regions[e.region as usize].name,
+                "activation": e.activation, "cycle": e.cycle, "clip": clip_name(ctl, e.clip), "time": e.time, "reverse": e.reverse,
+            })
+        })
+        .collect();
+    let changes: Vec<_> = out
+        .changes
+        .iter()
+        .map(|c| {
+            let region = &tree.regions[c.region as usize];
+            json!({
+                "region": region.name, "state": region.states[c.state as usize].name,
+                "change": if c.change == Change::Exit { "exit" } else { "enter" },
+                "transition": region.transitions[c.transition as usize].id,
+            })
+        })
+        .collect();
+    let (t, q) = out.root_motion;
+    json!({
+        "tick": s.tick, "paths": paths, "players": players, "events": events, "changes": changes,
+        "root_motion": { "translation": t.to_array(), "rotation": q.to_array() },
+    })
+}
+
+fn print_tick(ctl: &Controller, s: &InstanceState, out: &TickOutput, weights: &[f32]) {
+    let tree = &ctl.tree;
+    let paths: Vec<String> = tree
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(r, region)| format!("{}={}", region.name, path_text(ctl, s, r)))
+        .collect();
+    let players: Vec<String> = players(ctl, s, weights)
+        .map(|(_, k)| {
+            let p = &s.players[k];
+            format!(
+                "{}@{:.3}#{}x{:.2}",
+                clip_name(ctl, p.clip),
+                p.clip_time(),
+                p.position().cycle,
+                weights[k]
+            )
+        })
+        .collect();
+    let (t, q) = out.root_motion;
+    println!(
+        "tick {:>5} {} | {} | motion ({:.4}, {:.4}, {:.4}) yaw {:.4}",
+        s.tick,
+        paths.join(" "),
+        players.join(" "),
+        t.x,
+        t.y,
+        t.z,
+        2.0 * q.y.atan2(q.w)
+    );
+    for c in &out.changes {
+        let region = &tree.regions[c.region as usize];
+        println!(
+            "  {:?} {}/{} ({})",
+            c.change,
+            region.name,
+            region.states[c.state as usize].name,
+            region.transitions[c.transition as usize].id
+        );
+    }
+    for e in out.events.events() {
+        let name = ctl.event_name(e.clip, e.kind).unwrap_or("completed");
+        println!(
+            "  event {name} clip {} t={:.4} cycle {} activation {} region {}{}",
+            clip_name(ctl, e.clip),
+            e.time,
+            e.cycle,
+            e.activation,
+            tree.regions[e.region as usize].name,
+            if e.reverse { " reverse" } else { "" }
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! `throng demo`: a small crowd rendered offscreen to a PNG of the asked size, with the report
+//! naming the adapter and the bytes per instance.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn throng(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_throng")).args(args).output().expect("the throng binary runs")
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// True (with the reason printed) when the run failed for want of an adapter and
+/// THRONG_ALLOW_NO_GPU=1; GPU tests fail otherwise (DESIGN.md §9).
+fn skipped_for_no_gpu(out: &Output) -> bool {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let skip = !out.status.success()
+        && stderr.contains("Vulkan adapter")
+        && std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1");
+    if skip {
+        eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
+    }
+    skip
+}
+
+/// Decodes a PNG into (width, height, RGBA8 bytes).
+fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("a PNG header");
+    let mut pixels = vec![0; decoder.output_buffer_size().expect("a bounded image")];
+    let info = decoder.next_frame(&mut pixels).expect("PNG image data");
+    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgba, png::BitDepth::Eight));
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+/// Distinct colours among the pixels.
+fn distinct_colours(rgba: &[u8]) -> usize {
+    let mut colours: Vec<[u8; 4]> = rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    colours.len()
+}
+
+#[test]
+fn demo_writes_a_crowd_png_and_reports_adapter_and_bytes() {
+    let dir = scratch_dir("demo");
+    let png = dir.join("crowd.png");
+    let out = throng(&["demo", "--instances", "16", "--width", "320", "--height", "240", "--out", png.to_str().unwrap()]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "demo failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    println!("{stdout}");
+    assert!(stdout.contains("adapter: "), "{stdout}");
+    assert!(stdout.contains("bytes per instance"), "{stdout}");
+    assert!(stdout.contains("resident: "), "{stdout}");
+    let (w, h, rgba) = decode(&png);
+    assert_eq!((w, h), (320, 240));
+    assert_eq!(rgba.len(), 320 * 240 * 4);
+    // Sixteen tinted, lit characters over a ground grid and sky: far from uniform.
+    let colours = distinct_colours(&rgba);
+    assert!(colours > 200, "only {colours} distinct colours");
+}
+
+#[test]
+fn demo_json_reports_the_frames_it_wrote() {
+    let dir = scratch_dir("demo-json");
+    let png = dir.join("seq.png");
+    let out = throng(&["demo", "--instances", "4", "--frames", "2", "--width", "64", "--height", "48", "--json", "--out", png.to_str().unwrap()]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(out.status.success(), "demo failed: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(report["adapter"]["name"].is_string(), "{report}");
+    assert_eq!(report["instances"], 4);
+    let frames = report["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 2);
+    for (i, f) in frames.iter().enumerate() {
+        let path = dir.join(format!("seq_{i:04}.png"));
+        assert_eq!(f["path"].as_str(), path.to_str());
+        assert_eq!(decode(&path).0, 64);
+        assert_eq!(f["report"]["instances"], 4);
+        // 16-byte header + 48-byte placement + at least three 32-byte ops.
+        assert!(f["bytes_per_instance"].as_f64().unwrap() >= 160.0, "{f}");
+        assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
+    }
+    assert!(!dir.join("seq.png").exists(), "a sequence writes numbered files only");
+}
+
+#[test]
+fn demo_refuses_bad_sizes_in_one_line() {
+    let out = throng(&["demo", "--instances", "0", "--out", "/nonexistent/never.png"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{err}");
+    assert!(err.contains("--instances"), "{err}");
+}
