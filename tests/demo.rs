@@ -93,6 +93,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }
     assert!(!dir.join("seq.png").exists(), "a sequence writes numbered files only");
+    // Time advances between frames: the crowd moves.
+    assert_ne!(decode(&dir.join("seq_0000.png")).2, decode(&dir.join("seq_0001.png")).2);
 }
 
 #[test]
@@ -102,4 +104,18 @@ fn demo_refuses_bad_sizes_in_one_line() {
     assert!(!out.status.success());
     assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{err}");
     assert!(err.contains("--instances"), "{err}");
+}
+
+#[test]
+fn demo_without_an_adapter_says_how_to_install_one() {
+    // No DirectX 12 on this build: the adapter search finds nothing, as on a machine without Vulkan.
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["demo", "--instances", "2", "--out", "/nonexistent/never.png"])
+        .env("WGPU_BACKEND", "dx12")
+        .output()
+        .expect("the throng binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("needs a Vulkan adapter") && err.contains("apt-get install -y mesa-vulkan-drivers libvulkan1"), "{err}");
 }

@@ -180,7 +180,7 @@ impl Report {
         let _ = writeln!(s, "\npose = program + FK (ms per frame; GPU: wall time of a pose-only frame)");
         let _ = writeln!(
             s,
-            "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
+            "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
             "subject / shape", "N", "CPU ms", "rayon ms", "GPU ms", "CPU Mj/s", "ray Mj/s", "GPU Mj/s",
             "CPU ns/j", "ray ns/j", "GPU ns/j", "ray/CPU", "GPU/CPU"
         );
@@ -189,7 +189,7 @@ impl Report {
             let g = r.gpu.as_ref();
             let _ = writeln!(
                 s,
-                "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
+                "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
                 label(r),
                 r.instances,
                 num(r.cpu.pose_ms),
@@ -211,7 +211,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
+            "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
             "subject / shape", "N", "CPU ms", "rayon ms", "GPU ms", "ray/CPU", "GPU/CPU", "CPU ns/v", "GPU ns/v",
             "GPU program/fk/palette/skin ms"
         );
@@ -231,7 +231,7 @@ impl Report {
             });
             let _ = writeln!(
                 s,
-                "{:<28} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
+                "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
                 label(r),
                 r.instances,
                 num(r.cpu.frame_ms),
@@ -248,18 +248,17 @@ impl Report {
             let _ = writeln!(s, "\nGPU frame: dispatches and chunks per frame (whole / pose-only), bytes");
             let _ = writeln!(
                 s,
-                "{:<28} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
+                "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
                 "subject / shape", "N", "dispatches", "chunks", "up B/inst", "up B/frame", "resident B", "out B/inst"
             );
             for r in &self.rows {
                 let Some(g) = &r.gpu else { continue };
                 let _ = writeln!(
                     s,
-                    "{:<28} {:>7} | {:>6} / {:<1} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
+                    "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
                     label(r),
                     r.instances,
-                    g.dispatches,
-                    g.pose_dispatches,
+                    format!("{} / {}", g.dispatches, g.pose_dispatches),
                     g.chunks,
                     num(g.bytes_per_instance),
                     g.upload_bytes,
@@ -274,8 +273,8 @@ impl Report {
 
 fn label(r: &Row) -> String {
     let mut l = format!("{} / {}", r.subject, r.shape.label());
-    if l.chars().count() > 28 {
-        l = l.chars().take(27).collect::<String>() + "…";
+    if l.chars().count() > 36 {
+        l = l.chars().take(35).collect::<String>() + "…";
     }
     l
 }

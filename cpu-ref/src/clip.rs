@@ -6,6 +6,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
+use crate::codec::{self, CompressedClip};
 use crate::transform::nlerp_shortest;
 use crate::{Skeleton, Trs};
 
@@ -100,7 +101,8 @@ impl RootMotion {
     }
 }
 
-/// A cooked clip for one skeleton, uncompressed reference encoding.
+/// A cooked clip for one skeleton, in the uncompressed reference encoding (`values`) or the
+/// compressed one (`compressed`, DESIGN.md §7); both sample the same way ([`sample_clip`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clip {
     pub name: String,
@@ -128,6 +130,10 @@ pub struct Clip {
     /// The extracted trajectory, when the cook was asked for one; the sub-tracks then hold the
     /// residual (visual) pose.
     pub root_motion: Option<RootMotion>,
+    /// `None`: the reference encoding, samples in `values`. `Some`: the compressed encoding
+    /// ([`crate::codec`]); `values` is empty and each sub-track's `offset` indexes the codec
+    /// stream (its index among animated sub-tracks, or the word of its constant).
+    pub compressed: Option<CompressedClip>,
 }
 
 /// Version of the clip encoding written by this build (the uncompressed reference encoding).
@@ -209,30 +215,59 @@ impl Clip {
     }
 
     fn vec3(&self, track: usize, b: Bracket) -> Option<Vec3> {
+        if let Some(c) = &self.compressed {
+            let st = *self.sub_tracks.get(track)?;
+            if st.kind != SubTrackKind::Animated {
+                return codec::sample_vec3(c, st, 0);
+            }
+            let v0 = codec::sample_vec3(c, st, b.i0)?;
+            return Some(v0.lerp(codec::sample_vec3(c, st, b.i1)?, b.u));
+        }
         let lerp = |a, c, u| Vec3::from_array(a).lerp(Vec3::from_array(c), u).to_array();
         self.sub_track(track, b, lerp).map(Vec3::from_array)
     }
 
     fn quat(&self, track: usize, b: Bracket) -> Option<Quat> {
+        if let Some(c) = &self.compressed {
+            let st = *self.sub_tracks.get(track)?;
+            if st.kind != SubTrackKind::Animated {
+                return codec::sample_quat(c, st, 0);
+            }
+            let q0 = codec::sample_quat(c, st, b.i0)?;
+            return Some(nlerp_shortest(q0, codec::sample_quat(c, st, b.i1)?, b.u));
+        }
         let nlerp =
             |a, c, u| nlerp_shortest(Quat::from_array(a), Quat::from_array(c), u).to_array();
         self.sub_track(track, b, nlerp).map(Quat::from_array)
+    }
+
+    /// Joint `j` at bracket `b`; Default sub-tracks (and malformed ones) come from `rest`.
+    fn joint(&self, j: usize, b: Bracket, rest: &Trs) -> Trs {
+        Trs {
+            translation: self.vec3(3 * j, b).unwrap_or(rest.translation),
+            rotation: self.quat(3 * j + 1, b).unwrap_or(rest.rotation),
+            scale: self.vec3(3 * j + 2, b).unwrap_or(rest.scale),
+        }
     }
 }
 
 /// Local pose of `skeleton` from the cooked samples at `time` (clamped to [0, duration]):
 /// lerp t/s and nlerp-shortest q between the two bracketing samples; Default sub-tracks are rest.
-/// `local` should hold one entry per joint; joints past its end are not written. For a clip with
-/// root motion this is the residual (visual) pose, without the trajectory.
+/// Either encoding: a compressed clip decodes the two bracketing samples of each sub-track
+/// (no cursor, no state). `local` should hold one entry per joint; joints past its end are not
+/// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
     let b = clip.bracket(time);
     for (j, (out, rest)) in local.iter_mut().zip(&skeleton.rest).enumerate() {
-        *out = Trs {
-            translation: clip.vec3(3 * j, b).unwrap_or(rest.translation),
-            rotation: clip.quat(3 * j + 1, b).unwrap_or(rest.rotation),
-            scale: clip.vec3(3 * j + 2, b).unwrap_or(rest.scale),
-        };
+        *out = clip.joint(j, b, rest);
     }
+}
+
+/// Joint `joint` of [`sample_clip`]'s pose alone (random access to one joint's sub-tracks);
+/// rest for a joint outside the skeleton's rest pose.
+pub fn sample_joint(clip: &Clip, skeleton: &Skeleton, joint: usize, time: f32) -> Trs {
+    let rest = skeleton.rest.get(joint).copied().unwrap_or_default();
+    clip.joint(joint, clip.bracket(time), &rest)
 }
 
 /// The trajectory `R(time)` of a clip with root motion, with the same bracketing and
@@ -292,6 +327,7 @@ mod tests {
             events: Vec::new(),
             markers: Vec::new(),
             root_motion,
+            compressed: None,
         }
     }
 

@@ -204,6 +204,7 @@ mod tests {
             events: Vec::new(),
             markers: Vec::new(),
             root_motion: None,
+            compressed: None,
         };
         let times = measurement_times(&source, &clip);
         assert_eq!(times.len(), 11, "9 per interval, the last sample, and the key at 0.05 s: {times:?}");

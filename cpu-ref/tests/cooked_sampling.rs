@@ -69,6 +69,7 @@ fn clip() -> Clip {
         events: vec![],
         markers: vec![],
         root_motion: None,
+        compressed: None,
     }
 }
 

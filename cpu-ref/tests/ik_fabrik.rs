@@ -86,13 +86,18 @@ proptest! {
         let total: f32 = bone_lengths(&p, n).iter().sum();
         let a = p.at(0);
         solve_fabrik(&p.skeleton, &mut p.local, &mut p.component, &joints, &Fabrik::new(a + dir * total * f)).expect("valid input");
+        // Joint i's own turn D_i (its component delta less its parent's) maps the bone as the
+        // parent left it onto the solved bone, about an axis perpendicular to both.
+        let mut parent_delta = Quat::IDENTITY;
         for i in 0..n - 1 {
             let new_dir = (p.at(i + 1) - p.at(i)).normalize();
             let delta = rotation_of(&p.component[i]) * before[i].conjugate();
-            // The delta maps the old bone onto the new one and has no component about either.
-            prop_assert!((delta * old_dirs[i] - new_dir).length() < 2e-3, "bone {i} not rebuilt onto its solved direction");
-            let axis = Vec3::new(delta.x, delta.y, delta.z);
-            prop_assert!(axis.dot(old_dirs[i]).abs() < 2e-3, "bone {i} twisted");
+            let own = delta * parent_delta.conjugate();
+            let carried = parent_delta * old_dirs[i];
+            prop_assert!((own * carried - new_dir).length() < 2e-3, "bone {i} not rebuilt onto its solved direction");
+            let axis = Vec3::new(own.x, own.y, own.z);
+            prop_assert!(axis.dot(carried).abs() < 2e-3, "bone {i} twisted by {}", axis.dot(carried));
+            parent_delta = delta;
         }
     }
 }

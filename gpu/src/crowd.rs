@@ -75,8 +75,15 @@ pub struct Crowd {
     /// Component-space bounds of the skin at the first base clip's first sample, padded by 10%
     /// of the diagonal for motion (except below: the lowest point stays on the ground).
     pub local_bounds: Bounds,
+    /// `local_bounds` grown by the skin's bounds at nine times across every clip of the
+    /// skeleton: where an instance may reach, even when a clip travels (root motion kept in the
+    /// pose).
+    pub motion_bounds: Bounds,
     durations: Vec<f32>,
 }
+
+/// Intervals per clip at which [`Crowd::motion_bounds`] poses the skin.
+const MOTION_SAMPLES: usize = 8;
 
 /// Columns over rows of the grid: wider than deep, for a landscape view from the front.
 const ASPECT: f64 = 1.6;
@@ -119,7 +126,20 @@ impl Crowd {
         let masks = Mask::subtree("right arm", skeleton, joint, 1.0)
             .into_iter()
             .collect();
-        let local_bounds = rest_bounds(package, skin, roles.bases[0]);
+        let first = posed_bounds(package, skin, roles.bases[0], 0.0);
+        let pad = (first.max - first.min).length() * 0.1;
+        let padded = |b: Bounds| Bounds {
+            min: b.min - Vec3::new(pad, 0.0, pad),
+            max: b.max + Vec3::splat(pad),
+        };
+        let local_bounds = padded(first);
+        let motion_bounds = padded(clips.iter().fold(first, |b, &c| {
+            let duration = package.clips[c as usize].duration as f32;
+            (0..=MOTION_SAMPLES).fold(b, |b, i| {
+                let t = duration * i as f32 / MOTION_SAMPLES as f32;
+                b.union(&posed_bounds(package, skin, c, t))
+            })
+        }));
         let scene = local_bounds.transformed(&skeleton.root_transform);
         let extent = scene.max - scene.min;
         let spacing = extent.x.max(extent.z).max(0.5 * extent.y).max(1e-3) * 1.3;
@@ -154,14 +174,15 @@ impl Crowd {
             masks,
             spacing,
             local_bounds,
+            motion_bounds,
             durations: package.clips.iter().map(|c| c.duration as f32).collect(),
         })
     }
 
-    /// Scene-space bounds of every member.
+    /// Scene-space bounds of every member's `motion_bounds`.
     pub fn bounds(&self) -> Bounds {
         self.members.iter().fold(Bounds::EMPTY, |b, m| {
-            b.union(&self.local_bounds.transformed(&m.placement))
+            b.union(&self.motion_bounds.transformed(&m.placement))
         })
     }
 
@@ -338,10 +359,9 @@ fn shoulder(skeleton: &throng_cpu_ref::Skeleton) -> usize {
         .unwrap_or(0)
 }
 
-/// Component-space bounds of skin `skin` posed at `clip`'s first sample on the CPU reference,
-/// padded by 10% of the diagonal except downward (joint positions when the skin has no
-/// vertices).
-fn rest_bounds(package: &Package, skin: u32, clip: u32) -> Bounds {
+/// Component-space bounds of skin `skin` posed at `clip`'s time `time` on the CPU reference
+/// (joint positions when the skin has no vertices).
+fn posed_bounds(package: &Package, skin: u32, clip: u32, time: f32) -> Bounds {
     let Some(binding) = package.skins.get(skin as usize) else {
         return Bounds::EMPTY;
     };
@@ -350,7 +370,7 @@ fn rest_bounds(package: &Package, skin: u32, clip: u32) -> Bounds {
     };
     let mut local = skeleton.rest.clone();
     if let Some(c) = package.clips.get(clip as usize) {
-        sample_clip(c, skeleton, 0.0, &mut local);
+        sample_clip(c, skeleton, time, &mut local);
     }
     let mut component = vec![Affine3A::IDENTITY; local.len()];
     fk::local_to_component(skeleton, &local, &mut component);
@@ -366,11 +386,7 @@ fn rest_bounds(package: &Package, skin: u32, clip: u32) -> Bounds {
     if bounds.is_empty() {
         bounds = Bounds::of_points(component.iter().map(|c| Vec3::from(c.translation)));
     }
-    let pad = (bounds.max - bounds.min).length() * 0.1;
-    Bounds {
-        min: bounds.min - Vec3::new(pad, 0.0, pad),
-        max: bounds.max + Vec3::splat(pad),
-    }
+    bounds
 }
 
 /// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
@@ -502,6 +518,42 @@ mod tests {
         assert!(feet.iter().all(|f| f.y.abs() < 0.05), "{feet:?}");
         let bounds = crowd.bounds();
         assert!(bounds.max.y > 1.7 && bounds.max.y < 2.5, "{bounds:?}");
+    }
+
+    #[test]
+    fn the_crowd_bounds_hold_every_joint_of_every_member() {
+        let package = character();
+        let crowd = Crowd::new(&package, 0, 60).unwrap();
+        let skeleton = &package.skeletons[0];
+        let assets = Assets {
+            skeleton,
+            skeleton_index: 0,
+            clips: &package.clips,
+            skins: &package.skins,
+            masks: &crowd.masks,
+        };
+        let mut evaluator = throng_cpu_ref::Evaluator::new(
+            ProgramLimits::default(),
+            skeleton.joint_count(),
+            package.skins[0].joints.len(),
+        );
+        let bounds = crowd.bounds();
+        let mut program = Program::default();
+        for (i, m) in crowd.members.iter().enumerate() {
+            for time in [0.3, 1.7, 4.05] {
+                crowd.program(i, time, &mut program);
+                evaluator.run(&program, &assets).unwrap();
+                for c in evaluator.component() {
+                    let p = m.placement.transform_point3(Vec3::from(c.translation));
+                    assert!(
+                        p.cmpge(bounds.min).all() && p.cmple(bounds.max).all(),
+                        "member {i} at {time}: joint at {p} outside {bounds:?}"
+                    );
+                }
+            }
+        }
+        let (l, m) = (crowd.local_bounds, crowd.motion_bounds);
+        assert!(m.min.cmple(l.min).all() && m.max.cmpge(l.max).all());
     }
 
     #[test]

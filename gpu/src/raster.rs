@@ -1,6 +1,6 @@
 //! The offscreen raster pass (DESIGN.md §6, last stage): draws the skinned instances of the
-//! runtime's last frame into a colour (`Rgba8UnormSrgb`, 4× MSAA resolved) + depth
-//! (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
+//! runtime's last frame into a colour (`Rgba8UnormSrgb`; 4× MSAA resolved on hardware, one
+//! sample on software adapters, see [`SAMPLES`]) + depth (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
 //!
 //! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed draw per chunk —
 //! never one per instance — binding the chunk's range of its skinned-vertex page; the index
@@ -28,7 +28,9 @@ use crate::{Batch, GpuContext, GpuError, PackageId, Runtime};
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 /// Depth target format.
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
-/// Samples per pixel (every WebGPU adapter supports 4 for these formats).
+/// Samples per pixel on hardware adapters (every WebGPU adapter supports 4 for these formats).
+/// A software adapter (lavapipe) renders one: there multisampling costs about 2.5× the raster
+/// time, and a crowd seen from afar looks much the same.
 pub const SAMPLES: u32 = 4;
 
 /// Background colour, linear RGB (the clear colour, and what fog fades toward).
@@ -323,7 +325,8 @@ struct SkinIndices {
 
 /// Colour, depth and readback targets.
 struct Targets {
-    msaa: wgpu::TextureView,
+    /// The multisampled colour target, when rendering more than one sample.
+    msaa: Option<wgpu::TextureView>,
     color: wgpu::Texture,
     color_view: wgpu::TextureView,
     depth: wgpu::TextureView,
@@ -371,11 +374,12 @@ impl Raster {
             }
         }
         let device = &ctx.device;
+        let samples = if ctx.adapter.software { 1 } else { SAMPLES };
         let (pipelines, targets, frame, draws) =
             scoped(device, "raster pipeline creation", || {
                 (
-                    pipelines(device),
-                    targets(device, width, height),
+                    pipelines(device, samples),
+                    targets(device, width, height, samples),
                     uniform(
                         device,
                         "raster frame",
@@ -730,9 +734,9 @@ impl Raster {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("raster"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: if SAMPLES > 1 { &t.msaa } else { &t.color_view },
+                view: t.msaa.as_ref().unwrap_or(&t.color_view),
                 depth_slice: None,
-                resolve_target: (SAMPLES > 1).then_some(&t.color_view),
+                resolve_target: t.msaa.as_ref().map(|_| &t.color_view),
                 ops: wgpu::Operations {
                     load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
                     store: wgpu::StoreOp::Store,
@@ -814,6 +818,7 @@ fn uniform(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
 /// Crowd and ground pipelines and their two bind group layouts (frame; draw + skinned range).
 fn pipelines(
     device: &wgpu::Device,
+    samples: u32,
 ) -> (
     wgpu::RenderPipeline,
     wgpu::RenderPipeline,
@@ -897,7 +902,7 @@ fn pipelines(
                 bias: Default::default(),
             }),
             multisample: wgpu::MultisampleState {
-                count: SAMPLES,
+                count: samples,
                 ..Default::default()
             },
             fragment: Some(wgpu::FragmentState {
@@ -925,8 +930,9 @@ fn pipelines(
     (crowd, ground, frame_layout, draw_layout)
 }
 
-/// Multisampled colour and depth, the resolved colour, and its readback buffer.
-fn targets(device: &wgpu::Device, width: u32, height: u32) -> Targets {
+/// Colour (multisampled when `samples` > 1) and depth, the resolved colour, and its readback
+/// buffer.
+fn targets(device: &wgpu::Device, width: u32, height: u32, samples: u32) -> Targets {
     let size = wgpu::Extent3d {
         width,
         height,
@@ -946,14 +952,15 @@ fn targets(device: &wgpu::Device, width: u32, height: u32) -> Targets {
     };
     use wgpu::TextureUsages as T;
     let view = |t: &wgpu::Texture| t.create_view(&Default::default());
-    let msaa = texture("raster msaa", COLOR_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
+    let msaa =
+        (samples > 1).then(|| texture("raster msaa", COLOR_FORMAT, samples, T::RENDER_ATTACHMENT));
     let color = texture(
         "raster colour",
         COLOR_FORMAT,
         1,
         T::RENDER_ATTACHMENT | T::COPY_SRC,
     );
-    let depth = texture("raster depth", DEPTH_FORMAT, SAMPLES, T::RENDER_ATTACHMENT);
+    let depth = texture("raster depth", DEPTH_FORMAT, samples, T::RENDER_ATTACHMENT);
     let padded_row = align_up(
         u64::from(width) * 4,
         u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
@@ -965,7 +972,7 @@ fn targets(device: &wgpu::Device, width: u32, height: u32) -> Targets {
         mapped_at_creation: false,
     });
     Targets {
-        msaa: view(&msaa),
+        msaa: msaa.as_ref().map(view),
         color_view: view(&color),
         color,
         depth: view(&depth),

@@ -92,9 +92,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map(|(p, m)| Instance { pose: Pose::Program(p), placement: m.placement })
             .collect();
         let batches = [Batch { package: id, skeleton: crowd.skeleton, skin: Some(crowd.skin), instances: &instances }];
+        // Waiting between compute and raster keeps each wall time its own.
         let report = runtime.frame(&batches)?;
-        let drawn = raster.render(&runtime, &batches, &scene)?;
         let stages = runtime.finish()?;
+        let drawn = raster.render(&runtime, &batches, &scene)?;
         let raster_times = raster.finish()?;
         let image = raster.read_image()?;
         let path = frame_path(&args.out, f, args.frames);

@@ -12,7 +12,7 @@ use throng_control::program::compile;
 use throng_control::script::Script;
 use throng_cpu_ref::{Package, PoseOp};
 
-use super::{load_package, read_file, CliError};
+use super::{builtin_character, load_package, read_file, CliError};
 
 /// The generated character's tree, used when no tree is given.
 const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
@@ -54,11 +54,7 @@ fn control(e: impl std::fmt::Display) -> CliError {
 fn package(args: &Args) -> Result<Package, CliError> {
     match &args.package {
         Some(path) => load_package(path),
-        None => {
-            let imported =
-                throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
-            Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
-        }
+        None => builtin_character(),
     }
 }
 

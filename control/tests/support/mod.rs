@@ -84,6 +84,7 @@ pub fn clip(
             })
             .collect(),
         root_motion: None,
+        compressed: None,
     }
 }
 

@@ -7,6 +7,7 @@
 //! bounds-checked cursor before use, then checks the invariants the evaluator relies on, so a
 //! package it returns can be evaluated without further checks.
 
+mod codec;
 mod cursor;
 mod reader;
 mod validate;
@@ -15,14 +16,16 @@ mod writer;
 use thiserror::Error;
 use throng_cpu_ref::SkeletonError;
 
+pub use codec::CodecFault;
 pub use reader::read_package;
-pub use writer::write_package;
+pub use writer::{payload_bytes, write_package};
 
 /// The first eight bytes of every package.
 pub const MAGIC: [u8; 8] = *b"THRNGPKG";
 /// Format version written by this build; the reader accepts exactly this version (version 2 added
-/// the events' flags and the root-motion trajectory to clip records).
-pub const FORMAT_VERSION: u32 = 2;
+/// the events' flags and the root-motion trajectory to clip records; version 3 the compressed clip
+/// encoding).
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the section table. The content hash covers every byte after them.
 pub const HEADER_SIZE: usize = 32;
 /// Bytes per section table entry: kind u32, flags u32, offset u64, size u64.
@@ -33,6 +36,8 @@ pub const SECTION_ALIGN: usize = 16;
 pub const SECTION_OPTIONAL: u32 = 1;
 /// Clip encoding: uncompressed f32 uniform samples, the reference encoding.
 pub const ENCODING_UNCOMPRESSED: u32 = 1;
+/// Clip encoding: the compressed encoding of docs/codec.md.
+pub const ENCODING_COMPRESSED: u32 = 2;
 /// Largest deviation of a stored rotation's length from 1 the reader accepts.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
@@ -160,6 +165,12 @@ pub enum PackageError {
         index: usize,
         stored: u64,
         rebuilt: u64,
+    },
+    #[error("CLIPS item {clip}, compressed data: {fault}")]
+    Codec {
+        clip: usize,
+        #[source]
+        fault: CodecFault,
     },
     #[error("{section} item {index}, {field}: {what}")]
     Invalid {

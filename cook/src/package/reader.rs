@@ -1,6 +1,8 @@
 //! Checked package reader: header, section table, then each section, then semantic validation.
 
 use glam::{Affine3A, Quat, Vec3};
+use throng_cpu_ref::codec::layout::segment_table;
+use throng_cpu_ref::codec::{segment_count, CompressedClip, COMPRESSED_CODEC_VERSION};
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
     RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
@@ -9,8 +11,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::cursor::Cursor;
 use super::validate::validate_package;
+use super::codec::CodecFault;
 use super::{
-    PackageError, SectionKind, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
+    PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
     HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
@@ -382,7 +385,11 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
     let sample_count = c.u32("sample_count")?;
     let encoding = c.u32("encoding")?;
     let version = c.u32("codec_version")?;
-    if (encoding, version) != (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION) {
+    let supported = [
+        (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION),
+        (ENCODING_COMPRESSED, COMPRESSED_CODEC_VERSION),
+    ];
+    if !supported.contains(&(encoding, version)) {
         return Err(PackageError::UnsupportedEncoding {
             clip: index,
             encoding,
@@ -433,6 +440,35 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
         }),
     };
     let mut p = c.sub(payload_size, "payload")?;
+    let (sub_tracks, values, compressed) = if encoding == ENCODING_COMPRESSED {
+        let (sub_tracks, compressed) = read_compressed(&mut p, index, sample_count)?;
+        (sub_tracks, Vec::new(), Some(compressed))
+    } else {
+        let (sub_tracks, values) = read_reference(&mut p)?;
+        (sub_tracks, values, None)
+    };
+    p.finish()?;
+    c.align(8)?;
+    Ok(Clip {
+        name,
+        skeleton,
+        skeleton_hash,
+        duration,
+        sample_rate,
+        sample_count,
+        loop_policy,
+        profile,
+        sub_tracks,
+        values,
+        events,
+        markers,
+        root_motion,
+        compressed,
+    })
+}
+
+/// The reference encoding's payload: the sub-track table and the f32 values.
+fn read_reference(p: &mut Cursor) -> Result<(Vec<SubTrack>, Vec<f32>), PackageError> {
     let sub_track_count = p.u32("sub_track_count")?;
     let value_count = p.u32("value_count")?;
     let sub_tracks = p.vec(sub_track_count, 8, "sub_tracks", |p, _| {
@@ -451,23 +487,68 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
         })
     })?;
     let values = p.vec(value_count, 4, "values", |p, _| p.f32("value"))?;
-    p.finish()?;
-    c.align(8)?;
-    Ok(Clip {
-        name,
-        skeleton,
-        skeleton_hash,
-        duration,
-        sample_rate,
-        sample_count,
-        loop_policy,
-        profile,
-        sub_tracks,
-        values,
-        events,
-        markers,
-        root_motion,
-    })
+    Ok((sub_tracks, values))
+}
+
+/// Bits per sub-track kind in the compressed payload's kind table.
+const KIND_BITS: u64 = 2;
+
+/// The compressed encoding's payload: counts, the 2-bit kind table and the word stream. Sub-track
+/// offsets are derived (animated sub-tracks numbered in order; constants packed in order after the
+/// segment table, 3 words for t/s and 4 for q); the stream is checked by validation.
+fn read_compressed(
+    p: &mut Cursor,
+    clip: usize,
+    sample_count: u32,
+) -> Result<(Vec<SubTrack>, CompressedClip), PackageError> {
+    let sub_track_count = p.u32("sub_track_count")?;
+    let segment_length = p.u32("segment_length")?;
+    let animated = p.u32("animated_count")?;
+    let word_count = p.u32("word_count")?;
+    let kind_words = (u64::from(sub_track_count) * KIND_BITS).div_ceil(32) as u32;
+    let kinds_at = p.offset();
+    let kinds = p.vec(kind_words, 4, "sub-track kinds", |p, _| p.u32("sub-track kinds"))?;
+    let words = p.vec(word_count, 4, "codec words", |p, _| p.u32("codec word"))?;
+    let fault = |fault| PackageError::Codec { clip, fault };
+    let segments = segment_count(sample_count, segment_length).ok_or(fault(CodecFault::ZeroSegmentLength))?;
+    let mut next_constant = segment_table(animated) as u64 + u64::from(segments);
+    let mut next_animated = 0u32;
+    let mut sub_tracks = Vec::with_capacity(sub_track_count as usize);
+    for t in 0..u64::from(sub_track_count) {
+        let bit = t * KIND_BITS;
+        let kind = (kinds[(bit / 32) as usize] >> (bit % 32)) & 3;
+        let offset = match kind {
+            0 => 0,
+            1 => {
+                let at = u32::try_from(next_constant)
+                    .map_err(|_| fault(CodecFault::TooLarge { words: next_constant }))?;
+                next_constant += if t % 3 == 1 { 4 } else { 3 };
+                at
+            }
+            2 => {
+                next_animated += 1;
+                next_animated - 1
+            }
+            value => {
+                return Err(PackageError::BadValue {
+                    section: p.section(),
+                    field: "sub-track kind",
+                    offset: kinds_at + bit / 8,
+                    value: value.into(),
+                })
+            }
+        };
+        let kind = [SubTrackKind::Default, SubTrackKind::Constant, SubTrackKind::Animated][kind as usize];
+        sub_tracks.push(SubTrack { kind, offset });
+    }
+    let used = u64::from(sub_track_count) * KIND_BITS;
+    if let Some(last) = kinds.last() {
+        let spare = (u64::from(kind_words) * 32 - used) as u32;
+        if spare > 0 && last >> (32 - spare) != 0 {
+            return Err(PackageError::NonZeroPadding { section: p.section(), offset: kinds_at + used / 8 });
+        }
+    }
+    Ok((sub_tracks, CompressedClip { segment_length, animated, words }))
 }
 
 /// A u32 enumeration: stored value `i` is `variants[i]`.

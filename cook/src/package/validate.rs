@@ -7,7 +7,7 @@ use throng_cpu_ref::{
     Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrackKind,
 };
 
-use super::{PackageError, UNIT_TOLERANCE};
+use super::{codec, PackageError, UNIT_TOLERANCE};
 
 pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
     for (i, s) in p.skeletons.iter().enumerate() {
@@ -203,11 +203,15 @@ fn validate_clip(i: usize, c: &Clip, skeletons: &[Skeleton]) -> Result<(), Packa
             ),
         ));
     }
-    if let Some(k) = c.values.iter().position(|v| !v.is_finite()) {
-        return Err(err("values", format!("value {k} is not finite")));
-    }
-    for t in 0..c.sub_tracks.len() {
-        check_sub_track(c, t).map_err(|what| err("sub_tracks", what))?;
+    if let Some(compressed) = &c.compressed {
+        codec::check(c, compressed).map_err(|fault| PackageError::Codec { clip: i, fault })?;
+    } else {
+        if let Some(k) = c.values.iter().position(|v| !v.is_finite()) {
+            return Err(err("values", format!("value {k} is not finite")));
+        }
+        for t in 0..c.sub_tracks.len() {
+            check_sub_track(c, t).map_err(|what| err("sub_tracks", what))?;
+        }
     }
     let events: Vec<(f64, &str)> = c.events.iter().map(|e| (e.time, e.name.as_str())).collect();
     check_times(c, &events, false).map_err(|what| err("events", what))?;

@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
+use throng_cpu_ref::codec::{CompressedClip, COMPRESSED_CODEC_VERSION};
 use throng_cpu_ref::{Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
-    SectionKind, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION, HEADER_SIZE, MAGIC,
+    SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION, HEADER_SIZE, MAGIC,
     SECTION_ALIGN, SECTION_ENTRY_SIZE,
 };
 
@@ -110,7 +111,10 @@ fn meshes(meshes: &[SkinnedMesh], strings: &mut Strings) -> Out {
 fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
     let mut out = Out::table(clips.len());
     for c in clips {
-        let payload_size = 8 + 8 * c.sub_tracks.len() + 4 * c.values.len();
+        let (encoding, version, payload) = match &c.compressed {
+            None => (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION, reference_payload(c)),
+            Some(z) => (ENCODING_COMPRESSED, COMPRESSED_CODEC_VERSION, compressed_payload(c, z)),
+        };
         out.str(strings, &c.name);
         out.str(strings, &c.profile);
         out.u32(c.skeleton);
@@ -119,11 +123,11 @@ fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
         out.f64(c.duration);
         out.f32(c.sample_rate);
         out.u32(c.sample_count);
-        out.u32(ENCODING_UNCOMPRESSED);
-        out.u32(REFERENCE_CODEC_VERSION);
+        out.u32(encoding);
+        out.u32(version);
         out.u32(len32(c.events.len()));
         out.u32(len32(c.markers.len()));
-        out.u64(payload_size as u64);
+        out.u64(payload.0.len() as u64);
         let (policy, joint) = match &c.root_motion {
             None => (0, 0),
             Some(m) => (
@@ -142,15 +146,47 @@ fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
             m.translations.iter().for_each(|t| out.f32s(&t.to_array()));
             m.rotations.iter().for_each(|q| out.f32s(&q.to_array()));
         }
-        out.u32(len32(c.sub_tracks.len()));
-        out.u32(len32(c.values.len()));
-        for t in &c.sub_tracks {
-            out.u32(t.kind as u32);
-            out.u32(t.offset);
-        }
-        c.values.iter().for_each(|&v| out.f32(v));
+        out.0.extend_from_slice(&payload.0);
         out.0.resize(out.0.len().next_multiple_of(8), 0);
     }
+    out
+}
+
+/// Bytes of `clip`'s sample payload as written (the sub-track table and values, or the kinds and
+/// the compressed stream): the size of the clip's animation data in its encoding.
+pub fn payload_bytes(clip: &Clip) -> usize {
+    match &clip.compressed {
+        None => 8 + 8 * clip.sub_tracks.len() + 4 * clip.values.len(),
+        Some(z) => 16 + 4 * (2 * clip.sub_tracks.len()).div_ceil(32) + 4 * z.words.len(),
+    }
+}
+
+/// Reference encoding: sub-track table (kind, offset) and f32 values.
+fn reference_payload(c: &Clip) -> Out {
+    let mut out = Out(Vec::with_capacity(8 + 8 * c.sub_tracks.len() + 4 * c.values.len()));
+    out.u32(len32(c.sub_tracks.len()));
+    out.u32(len32(c.values.len()));
+    for t in &c.sub_tracks {
+        out.u32(t.kind as u32);
+        out.u32(t.offset);
+    }
+    c.values.iter().for_each(|&v| out.f32(v));
+    out
+}
+
+/// Compressed encoding: counts, 2-bit sub-track kinds (offsets are implied, see the reader) and
+/// the word stream.
+fn compressed_payload(c: &Clip, z: &CompressedClip) -> Out {
+    let mut out = Out(Vec::with_capacity(16 + c.sub_tracks.len() / 4 + 4 * z.words.len()));
+    out.u32(len32(c.sub_tracks.len()));
+    out.u32(z.segment_length);
+    out.u32(z.animated);
+    out.u32(len32(z.words.len()));
+    let mut kinds = vec![0u32; (2 * c.sub_tracks.len()).div_ceil(32)];
+    for (t, st) in c.sub_tracks.iter().enumerate() {
+        kinds[2 * t / 32] |= (st.kind as u32) << (2 * t % 32);
+    }
+    kinds.iter().chain(&z.words).for_each(|&w| out.u32(w));
     out
 }
 

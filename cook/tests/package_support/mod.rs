@@ -147,6 +147,7 @@ fn clip(
         events: vec![],
         markers: vec![],
         root_motion: None,
+        compressed: None,
     }
 }
 

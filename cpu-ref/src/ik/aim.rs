@@ -22,10 +22,10 @@ use super::{check_weight, finite_vec, in_range, unit_vec, IkError, IkResult, IkS
 use crate::transform::slerp_shortest;
 use crate::{Skeleton, Trs};
 
-/// Most turns of the last joint of an aim chain.
+/// Most turns of the last joint of an aim chain (unclamped aims finish in two or three).
 pub const AIM_PASSES: u32 = 4;
 
-/// Remaining turn (radians) below which the last joint stops repeating and a solve counts as reached.
+/// Remaining turn (radians) below which a joint does not turn and a solve counts as reached.
 const AIM_TOLERANCE: f32 = 1e-4;
 
 /// One aim solve. The target is in component space; axes and offset in the last joint's frame.
@@ -108,37 +108,35 @@ pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine
     let frame = RestFrame::new(rest, &axes);
 
     let mut iterations = 0;
-    let mut limited = false;
-    let mut degenerate = false;
-    let mut remaining = 0.0;
     for (&j, &w) in joints.iter().zip(weights) {
         let passes = if j == end && w >= 1.0 { AIM_PASSES } else { 1 };
-        for _ in 0..passes {
-            let Some((goal, clamped)) = goal_rotation(component, aim, &axes, &frame, end) else {
-                degenerate = true;
-                break;
+        for pass in 0..passes {
+            let Some((v, clamped)) = aim_direction(component, aim, &frame, end) else { break };
+            let current = rotation_of(&component[end]);
+            // The first turn sets the whole orientation; later ones only swing the ray onto the
+            // target (or the clamped direction), so the roll cannot feed back into the origin.
+            let goal = if pass == 0 {
+                look_rotation(v, frame.up, &axes, current)
+            } else {
+                let m = &component[end];
+                let swing = ray_point_at(m, aim.offset, current * axes.forward, aim.target).filter(|_| !clamped);
+                swing.map_or_else(|| arc(current * axes.forward, v, Vec3::ZERO), |q| arc(q, aim.target - Vec3::from(m.translation), Vec3::ZERO)) * current
             };
-            iterations += 1;
-            limited |= clamped;
-            let current = component.get(end).map_or(Quat::IDENTITY, rotation_of);
             let delta = goal * current.conjugate();
-            chain::rotate_joint(skeleton, local, component, j, slerp_shortest(Quat::IDENTITY, delta, w));
-            chain::refresh_path(skeleton, local, component, j, end);
-            remaining = chain::angle(goal * rotation_of(&component[end]).conjugate());
-            if remaining <= AIM_TOLERANCE {
+            if chain::angle(delta) <= AIM_TOLERANCE {
                 break;
             }
-        }
-        if degenerate {
-            break;
+            iterations += 1;
+            chain::rotate_joint(skeleton, local, component, j, slerp_shortest(Quat::IDENTITY, delta, w));
+            chain::refresh_path(skeleton, local, component, j, end);
         }
     }
-    let status = if degenerate {
-        IkStatus::Degenerate
-    } else if limited || remaining > AIM_TOLERANCE {
-        IkStatus::Limited
-    } else {
-        IkStatus::Reached
+    let forward = rotation_of(&component[end]) * axes.forward;
+    let status = match aim_direction(component, aim, &frame, end) {
+        None => IkStatus::Degenerate,
+        Some((_, true)) => IkStatus::Limited,
+        Some((v, false)) if chain::angle_between(forward, v) > AIM_TOLERANCE => IkStatus::Limited,
+        Some(_) => IkStatus::Reached,
     };
     if aim.weight < 1.0 {
         for (&j, &q0) in joints.iter().zip(&original) {
@@ -194,17 +192,27 @@ impl RestFrame {
     }
 }
 
-/// Goal component rotation of the last joint for the current pose, and whether a limit clamped it;
-/// `None` when the target sits at the ray's origin.
-fn goal_rotation(component: &[Affine3A], aim: &Aim, axes: &Axes, frame: &RestFrame, end: usize) -> Option<(Quat, bool)> {
-    let m = component.get(end)?;
-    let to = aim.target - m.transform_point3(aim.offset);
+/// Unit direction from the ray's current origin to the target, clamped to the limits, and whether
+/// a limit clamped it; `None` when the target sits at the ray's origin.
+fn aim_direction(component: &[Affine3A], aim: &Aim, frame: &RestFrame, end: usize) -> Option<(Vec3, bool)> {
+    let to = aim.target - component.get(end)?.transform_point3(aim.offset);
     let v = to.try_normalize().filter(|_| to.length() > TINY)?;
     let (yaw, pitch) = frame.yaw_pitch(v);
     let (cy, cp) = (yaw.clamp(-aim.yaw_limit, aim.yaw_limit), pitch.clamp(-aim.pitch_limit, aim.pitch_limit));
     let clamped = (cy - yaw).abs() > 1e-6 || (cp - pitch).abs() > 1e-6;
-    let v = if clamped { frame.direction(cy, cp) } else { v };
-    Some((look_rotation(v, frame.up, axes, rotation_of(m)), clamped))
+    Some((if clamped { frame.direction(cy, cp) } else { v }, clamped))
+}
+
+/// The point of the aim ray (origin `offset` in `m`'s frame, direction `forward` in component
+/// space) as far from `m`'s origin as `target` is, relative to that origin: turning the joint by
+/// the shortest arc from it to the target direction puts the ray through the target in one step.
+/// `None` when the target is closer to the joint than the ray ever comes.
+fn ray_point_at(m: &Affine3A, offset: Vec3, forward: Vec3, target: Vec3) -> Option<Vec3> {
+    let o = m.transform_vector3(offset);
+    let reach = (target - Vec3::from(m.translation)).length();
+    let b = o.dot(forward);
+    let disc = b * b - o.length_squared() + reach * reach;
+    (disc >= 0.0).then(|| o + forward * (disc.sqrt() - b))
 }
 
 /// Rotation taking local `axes.forward` to `v` and local `axes.up` as close as possible to `up`;
@@ -227,7 +235,7 @@ fn measure(component: &[Affine3A], aim: &Aim, axes: &Axes, end: usize, status: I
     IkResult {
         status,
         position_error: (to - dir * along).length(),
-        angle_error: if to.length() > TINY { dir.angle_between(to) } else { 0.0 },
+        angle_error: if to.length() > TINY { chain::angle_between(dir, to) } else { 0.0 },
         iterations,
     }
 }

@@ -168,15 +168,25 @@ pub fn arc(from: Vec3, to: Vec3, axis: Vec3) -> Quat {
     let (Some(f), Some(t)) = (from.try_normalize(), to.try_normalize()) else {
         return Quat::IDENTITY;
     };
-    if f.dot(t) < -1.0 + 1e-6 {
+    let d = f.dot(t);
+    if d < -1.0 + 1e-6 {
         let a = (axis - f * axis.dot(f)).try_normalize().unwrap_or_else(|| f.any_orthonormal_vector());
         return Quat::from_axis_angle(a, std::f32::consts::PI);
     }
-    Quat::from_rotation_arc(f, t)
+    // Half-angle form (f × t, 1 + f·t), normalised. Unlike glam's from_rotation_arc it does not
+    // snap turns below ~7e-4 rad to identity.
+    let c = f.cross(t);
+    Quat::from_xyzw(c.x, c.y, c.z, 1.0 + d).normalize()
 }
 
 /// Rotation angle of `q` in radians, in [0, π].
 pub fn angle(q: Quat) -> f32 {
     let v = Vec3::new(q.x, q.y, q.z).length();
     2.0 * v.atan2(q.w.abs())
+}
+
+/// Angle between two non-zero directions in radians, accurate near 0 and π (atan2 of the cross and
+/// dot products, not acos).
+pub fn angle_between(a: Vec3, b: Vec3) -> f32 {
+    a.cross(b).length().atan2(a.dot(b))
 }

@@ -3,8 +3,9 @@
 //!
 //! Joint positions are solved first: alternating passes from the tip (placed on the target) and
 //! from the root (held), each placing a joint at its bone length along the line to its neighbour,
-//! until the tip is within `tolerance` or `max_iterations` passes are spent. A pole then turns each
-//! interior joint about the line through its neighbours toward the pole, which keeps every length.
+//! until the tip is within `tolerance` or `max_iterations` passes are spent. A pole then turns the
+//! interior joints together about the root–tip line until their mean offset from it points at the
+//! pole, which keeps every length and both ends.
 //! Rotations are rebuilt root first: each joint turns by the shortest arc from its current bone
 //! direction to the solved one, so the twist about the bone is the animated one.
 
@@ -121,30 +122,32 @@ impl Points {
         })
     }
 
-    /// Bends a straight chain a little at its second joint, so that its first interior joint
-    /// leans toward `hint` (any side when `hint` is on the line): the passes then keep that bend.
+    /// Bends a straight chain a little at its second joint, toward `hint` (any side when `hint` is
+    /// on the line): the passes then bow the chain that way.
     fn bend(&mut self, hint: Vec3) {
         let axis = (self.tip() - self.p[0]).try_normalize().unwrap_or(self.dir[0]);
         let side = (hint - axis * hint.dot(axis)).try_normalize().unwrap_or_else(|| axis.any_orthonormal_vector());
-        let turn = Quat::from_axis_angle(axis.cross(side), -STRAIGHT_BEND);
+        let turn = Quat::from_axis_angle(axis.cross(side), STRAIGHT_BEND);
         let pivot = self.p[1];
         for p in &mut self.p[2..self.n] {
             *p = pivot + turn * (*p - pivot);
         }
     }
 
-    /// Turns each interior joint about the line through its neighbours toward `pole`.
-    fn bend_toward(&mut self, pole: Vec3) {
-        for i in 1..self.n - 1 {
-            let (a, c) = (self.p[i - 1], self.p[i + 1]);
-            let Some(axis) = (c - a).try_normalize() else { continue };
-            let flat = |v: Vec3| v - axis * v.dot(axis);
-            let (from, to) = (flat(self.p[i] - a), flat(pole - a));
-            if from.length() <= TINY || to.length() <= TINY {
-                continue;
-            }
-            let turn = arc(from, to, axis);
-            self.p[i] = a + turn * (self.p[i] - a);
+    /// Turns the interior joints together about the root–tip line so that their mean offset from
+    /// that line points at `pole` (a rigid turn: lengths and both ends stay).
+    fn turn_toward(&mut self, pole: Vec3) {
+        let (a, tip) = (self.p[0], self.tip());
+        let Some(axis) = (tip - a).try_normalize() else { return };
+        let flat = |v: Vec3| v - axis * v.dot(axis);
+        let bulge: Vec3 = self.p[1..self.n - 1].iter().map(|&p| flat(p - a)).sum();
+        let want = flat(pole - a);
+        if bulge.length() <= TINY || want.length() <= TINY {
+            return;
+        }
+        let turn = arc(bulge, want, axis);
+        for p in &mut self.p[1..self.n - 1] {
+            *p = a + turn * (*p - a);
         }
     }
 }
@@ -176,7 +179,7 @@ pub fn solve_fabrik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Aff
             iterations += 1;
         }
         if let Some(pole) = ik.pole {
-            pts.bend_toward(pole);
+            pts.turn_toward(pole);
         }
         if dist < pts.min_reach() {
             IkStatus::Unreachable
@@ -196,7 +199,9 @@ pub fn solve_fabrik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Aff
         let from = position(component, j);
         let bone = position(component, next) - from;
         chain::rotate_joint(skeleton, local, component, j, arc(bone, pts.p[i + 1] - from, Vec3::ZERO));
-        chain::refresh_path(skeleton, local, component, j, next);
+        // The next joint's turn reads the joint after it, so bring the path that far up to date.
+        let until = joints.get(i + 2).copied().unwrap_or(next);
+        chain::refresh_path(skeleton, local, component, j, until);
     }
     if ik.weight < 1.0 {
         for (&j, &q0) in joints.iter().zip(&original) {

@@ -105,6 +105,7 @@ pub fn pose_clip(pose: &[Trs], skeleton: u32) -> throng_cpu_ref::Clip {
         events: vec![],
         markers: vec![],
         root_motion: None,
+        compressed: None,
     }
 }
 

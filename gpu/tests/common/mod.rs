@@ -139,6 +139,7 @@ pub fn chain_package(joints: usize) -> Package {
         events: Vec::new(),
         markers: Vec::new(),
         root_motion: None,
+        compressed: None,
     };
     let mut component = vec![Affine3A::IDENTITY; joints];
     local_to_component(&skeleton, &rest, &mut component);

@@ -1,0 +1,134 @@
+//! The benchmark tool's machinery at tiny sizes: its JSON carries the documented fields, GPU
+//! dispatches and chunks do not grow with the instance count, bytes per instance follow the
+//! program sizes, and the rayon passes compute what the single-threaded ones do. Nothing here
+//! asserts on a timing.
+
+use throng_bench::{CpuCrowd, Crowd, Options, Shape, Subject};
+use throng_gpu::GpuContext;
+
+fn gpu() -> Option<GpuContext> {
+    match GpuContext::new() {
+        Ok(ctx) => Some(ctx),
+        Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
+            eprintln!("skipping the GPU part: {e} (THRONG_ALLOW_NO_GPU=1)");
+            None
+        }
+        Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
+    }
+}
+
+/// 16-byte header + 48-byte placement + 32 bytes per op + 4 per blend weight.
+fn expected_bytes(shape: Shape) -> f64 {
+    let (ops, weights) = match shape {
+        Shape::OneClip => (2, 0),
+        Shape::Blend2 => (4, 2),
+        Shape::Layered => (9, 2),
+    };
+    (16 + 48 + 32 * ops + 4 * weights) as f64
+}
+
+#[test]
+fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
+    let ctx = gpu();
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        instances: vec![4, 9],
+        frames: 1,
+        budget_ms: 0.0,
+        ..Options::default()
+    };
+    let mut seen = 0;
+    let report = throng_bench::run(std::slice::from_ref(&subject), ctx.as_ref(), &options, |_| seen += 1).unwrap();
+    assert_eq!(seen, 6, "on_row sees every row");
+    let json = serde_json::to_value(&report).unwrap();
+    println!("{}", report.table());
+
+    assert_eq!(json["rayon_threads"].as_u64(), Some(rayon::current_num_threads() as u64));
+    assert_eq!(json["frames_max"].as_u64(), Some(1));
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 3);
+    let shapes: Vec<&str> = rows.iter().map(|r| r["shape"].as_str().unwrap()).collect();
+    assert_eq!(shapes, ["one_clip", "blend2", "layered", "one_clip", "blend2", "layered"]);
+    for r in rows {
+        assert_eq!(r["subject"], "character");
+        assert_eq!(r["joints"].as_u64(), Some(subject.joints() as u64));
+        assert_eq!(r["vertices"].as_u64(), Some(subject.vertices() as u64));
+        for path in ["cpu", "cpu_rayon"] {
+            for field in ["pose_ms", "skin_ms", "frame_ms"] {
+                let ms = r[path][field].as_f64().unwrap_or_else(|| panic!("{path}.{field} in {r}"));
+                assert!(ms.is_finite() && ms >= 0.0, "{path}.{field} = {ms}");
+            }
+            assert_eq!(r[path]["frames"].as_u64(), Some(1), "budget 0 stops after one timed frame");
+        }
+        let n = r["instances"].as_f64().unwrap();
+        let joints = n * subject.joints() as f64;
+        let ns = r["derived"]["pose_ns_per_joint"]["cpu"].as_f64().unwrap();
+        let ms = r["cpu"]["pose_ms"].as_f64().unwrap();
+        assert!((ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.abs().max(1.0), "ns per joint {ns} vs {ms} ms");
+        assert!(r["derived"]["rayon_over_cpu"]["pose"].is_number());
+    }
+
+    let Some(ctx) = ctx else { return };
+    assert_eq!(json["adapter"]["name"].as_str(), Some(ctx.adapter.name.as_str()));
+    for (small, large) in rows[..3].iter().zip(&rows[3..]) {
+        let (g4, g9) = (&small["gpu"], &large["gpu"]);
+        let shape: Shape = match small["shape"].as_str() {
+            Some("one_clip") => Shape::OneClip,
+            Some("blend2") => Shape::Blend2,
+            _ => Shape::Layered,
+        };
+        assert_eq!(g4["dispatches"], g9["dispatches"], "dispatches grew with instances");
+        assert_eq!(g4["chunks"].as_u64(), Some(1));
+        assert_eq!(g9["chunks"].as_u64(), Some(1));
+        assert_eq!(g4["dispatches"].as_u64(), Some(4), "program, FK, palette, skinning");
+        assert_eq!(g4["pose_dispatches"].as_u64(), Some(2), "program, FK");
+        assert_eq!(g4["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
+        assert_eq!(g9["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
+        assert!(g4["resident_bytes"].as_u64().unwrap() > 0);
+        assert!(g4["skinning_skipped"].is_null());
+        for g in [g4, g9] {
+            assert!(g["pose_ms"].as_f64().unwrap() > 0.0);
+            assert!(g["frame_ms"].as_f64().unwrap() > 0.0);
+            let timing = g["stage_timing"].as_str().unwrap();
+            assert_eq!(timing == "timestamps", g["stages"].is_object(), "{g}");
+        }
+    }
+}
+
+#[test]
+fn rayon_passes_match_the_single_threaded_ones() {
+    let subject = Subject::character().unwrap();
+    for shape in Shape::ALL {
+        // 7 instances over 3 workers: blocks of 3, 3 and 1.
+        let crowd = Crowd::new(&subject, shape, 7);
+        let mut single = CpuCrowd::new(&subject, 7, 1);
+        let mut parallel = CpuCrowd::new(&subject, 7, 3);
+        single.pose(&subject, &crowd.programs).unwrap();
+        parallel.pose_parallel(&subject, &crowd.programs).unwrap();
+        for i in 0..7 {
+            assert_eq!(single.components(i), parallel.components(i), "{shape:?}, instance {i}");
+            assert_eq!(single.components(i).len(), subject.joints());
+        }
+        // Instances differ from each other (their programs do), so a copy of one would show.
+        assert_ne!(single.components(0), single.components(1));
+    }
+}
+
+#[test]
+fn a_skinned_limit_skips_gpu_skinning_but_keeps_the_pose() {
+    let Some(ctx) = gpu() else { return };
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        instances: vec![2],
+        shapes: vec![Shape::OneClip],
+        frames: 1,
+        budget_ms: 0.0,
+        skinned_bytes_limit: 1,
+    };
+    let report = throng_bench::run(std::slice::from_ref(&subject), Some(&ctx), &options, |_| {}).unwrap();
+    let g = report.rows[0].gpu.as_ref().unwrap();
+    assert!(g.frame_ms.is_none());
+    assert!(g.skinning_skipped.as_deref().unwrap().contains("exceed"));
+    assert_eq!(g.dispatches, 2, "pose-only frame: program and FK");
+    assert!(g.pose_ms > 0.0);
+}

@@ -1,0 +1,271 @@
+//! Choosing, per segment, the quantisation shift of every animated sub-track by the error it
+//! causes at virtual vertices (docs/codec.md "Choosing bit widths").
+//!
+//! Joints are visited parent first. A joint's sub-tracks are judged through the hierarchy with
+//! the CPU reference's own FK: its ancestors already decompressed (their final choice), the joint
+//! at the candidate shifts, and its descendants exact, so the error a joint's choice causes at every
+//! joint below it counts, and errors cannot pile up unnoticed down a chain. A candidate passes when,
+//! at every sample of the segment, each virtual vertex of the joint is within the joint's threshold
+//! and each vertex of a descendant within [`DESCENDANT_SHARE`] of that descendant's threshold (the
+//! rest is left for the descendant's own sub-tracks). The search first finds the coarsest shift
+//! shared by the joint's sub-tracks (bisection), then coarsens each sub-track alone while the
+//! joint still passes (greedy), as ACL's per-track bit-rate search does (Frechette,
+//! "Animation Compression Library", https://github.com/nfrechette/acl, `compress/`).
+//! A joint that fails even at shift 0 (the 24-bit clip grid) keeps shift 0.
+
+use glam::Affine3A;
+use throng_cpu_ref::codec::rotation_from_xyz;
+use throng_cpu_ref::error_metric::{virtual_vertex_errors_cm, VERTICES_PER_JOINT};
+use throng_cpu_ref::{Skeleton, Trs};
+
+use super::quantize::{Range, SegmentRange, COARSEST};
+
+/// Share of a descendant's threshold that the choice of an ancestor's sub-tracks may use.
+pub const DESCENDANT_SHARE: f32 = 0.5;
+
+/// An animated sub-track to encode.
+pub struct Track {
+    pub joint: usize,
+    /// 0 translation, 1 rotation (x, y, z of the quaternion with w ≥ 0), 2 scale.
+    pub component: usize,
+    pub ranges: [Range; 3],
+    /// Clip-level integers per sample.
+    pub ks: Vec<[u32; 3]>,
+}
+
+impl Track {
+    /// Decoded components of sample `i` after a round trip through `segment` at `shift`.
+    pub fn value(&self, i: usize, segment: &[SegmentRange; 3], shift: u32) -> [f32; 3] {
+        let k = self.ks.get(i).copied().unwrap_or_default();
+        std::array::from_fn(|c| self.ranges[c].value(segment[c].round_trip(k[c], shift)))
+    }
+
+    /// `local` with this sub-track replaced by `value`.
+    fn apply(&self, local: &mut Trs, value: [f32; 3]) {
+        match self.component {
+            0 => local.translation = value.into(),
+            1 => local.rotation = rotation_from_xyz(value),
+            _ => local.scale = value.into(),
+        }
+    }
+}
+
+/// The choice for one animated sub-track in one segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentChoice {
+    pub shift: u32,
+    pub ranges: [SegmentRange; 3],
+}
+
+/// What the search needs of a clip: the reference locals sample-major
+/// (`locals[i * joints + j]`), its animated sub-tracks and each joint's threshold in cm.
+pub struct Problem<'a> {
+    pub skeleton: &'a Skeleton,
+    pub locals: &'a [Trs],
+    pub tracks: &'a [Track],
+    pub thresholds: &'a [f32],
+}
+
+/// Per segment of `segment_length` samples, the choice of every track (in track order), and
+/// how many joints could not meet their threshold in some segment.
+pub fn choose(problem: &Problem, samples: usize, segment_length: usize) -> (Vec<Vec<SegmentChoice>>, usize) {
+    let n = problem.skeleton.joint_count();
+    let mut by_joint = vec![Vec::new(); n];
+    for (t, track) in problem.tracks.iter().enumerate() {
+        if let Some(list) = by_joint.get_mut(track.joint) {
+            list.push(t);
+        }
+    }
+    let mut segment = Segment::new(n, segment_length);
+    let mut unmet = 0;
+    let choices = (0..samples)
+        .step_by(segment_length.max(1))
+        .map(|first| {
+            let m = segment_length.min(samples - first);
+            let (choice, missed) = segment.choose(problem, &by_joint, first, m);
+            unmet += missed;
+            choice
+        })
+        .collect();
+    (choices, unmet)
+}
+
+/// Scratch of one segment's search, reused across segments.
+struct Segment {
+    joints: usize,
+    /// Reference local and component transforms, `[i * joints + j]`.
+    reference_local: Vec<Affine3A>,
+    reference: Vec<Affine3A>,
+    /// Decompressed component transforms of the joints chosen so far.
+    decoded: Vec<Affine3A>,
+    /// A candidate's component transforms of one sample, per joint.
+    trial: Vec<Affine3A>,
+    errors: Vec<f32>,
+}
+
+impl Segment {
+    fn new(joints: usize, samples: usize) -> Segment {
+        Segment {
+            joints,
+            reference_local: vec![Affine3A::IDENTITY; joints * samples],
+            reference: vec![Affine3A::IDENTITY; joints * samples],
+            decoded: vec![Affine3A::IDENTITY; joints * samples],
+            trial: vec![Affine3A::IDENTITY; joints],
+            errors: vec![0.0; joints * VERTICES_PER_JOINT],
+        }
+    }
+
+    /// Chooses the tracks of samples `first .. first + m`; returns the choices and the number of
+    /// joints that missed their threshold even at shift 0.
+    fn choose(
+        &mut self,
+        p: &Problem,
+        by_joint: &[Vec<usize>],
+        first: usize,
+        m: usize,
+    ) -> (Vec<SegmentChoice>, usize) {
+        let n = self.joints;
+        let parents = &p.skeleton.parents;
+        for i in 0..m {
+            for j in 0..n {
+                let local = p.locals.get((first + i) * n + j).copied().unwrap_or_default().to_affine();
+                self.reference_local[i * n + j] = local;
+                self.reference[i * n + j] = match parent_of(parents, j) {
+                    Some(q) => self.reference[i * n + q] * local,
+                    None => local,
+                };
+            }
+        }
+        let mut choices: Vec<SegmentChoice> = p
+            .tracks
+            .iter()
+            .map(|t| {
+                let ks = t.ks.get(first..first + m).unwrap_or_default();
+                let ranges = std::array::from_fn(|c| SegmentRange::of(ks.iter().map(|k| k[c])));
+                SegmentChoice { shift: 0, ranges }
+            })
+            .collect();
+        let mut missed = 0;
+        for (j, mine) in by_joint.iter().enumerate() {
+            if !mine.is_empty() && !self.search(p, j, mine, first, m, &mut choices) {
+                missed += 1;
+            }
+            for i in 0..m {
+                let local = candidate(p, j, mine, first + i, &choices).to_affine();
+                self.decoded[i * n + j] = match parent_of(parents, j) {
+                    Some(q) => self.decoded[i * n + q] * local,
+                    None => local,
+                };
+            }
+        }
+        (choices, missed)
+    }
+
+    /// Sets the shifts of joint `j`'s tracks `mine`; false when even shift 0 misses the threshold.
+    fn search(
+        &mut self,
+        p: &Problem,
+        j: usize,
+        mine: &[usize],
+        first: usize,
+        m: usize,
+        choices: &mut [SegmentChoice],
+    ) -> bool {
+        let set = |choices: &mut [SegmentChoice], shifts: &[u32]| {
+            for (&t, &s) in mine.iter().zip(shifts) {
+                choices[t].shift = s;
+            }
+        };
+        let mut shifts = [0u32; 3];
+        let shifts = &mut shifts[..mine.len()];
+        set(choices, shifts);
+        if !self.passes(p, j, mine, first, m, choices) {
+            return false;
+        }
+        // Bisection for the coarsest common shift: `lo` passes, `hi` fails (or is past the end).
+        let (mut lo, mut hi) = (0, COARSEST + 1);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            shifts.fill(mid);
+            set(choices, shifts);
+            if self.passes(p, j, mine, first, m, choices) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        shifts.fill(lo);
+        // Greedy: coarsen each track alone while the joint passes.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in 0..shifts.len() {
+                if shifts[k] >= COARSEST {
+                    continue;
+                }
+                shifts[k] += 1;
+                set(choices, shifts);
+                if self.passes(p, j, mine, first, m, choices) {
+                    changed = true;
+                } else {
+                    shifts[k] -= 1;
+                }
+            }
+        }
+        set(choices, shifts);
+        true
+    }
+
+    /// Whether joint `j` with its tracks at `choices` keeps every vertex of its subtree within
+    /// budget at every sample of the segment.
+    fn passes(&mut self, p: &Problem, j: usize, mine: &[usize], first: usize, m: usize, choices: &[SegmentChoice]) -> bool {
+        let n = self.joints;
+        let end = p.skeleton.subtree_end.get(j).map_or(j + 1, |&e| e as usize).clamp(j + 1, n);
+        let parents = &p.skeleton.parents;
+        for i in 0..m {
+            let local = candidate(p, j, mine, first + i, choices).to_affine();
+            self.trial[j] = match parent_of(parents, j) {
+                Some(q) => self.decoded[i * n + q] * local,
+                None => local,
+            };
+            for d in j + 1..end {
+                let q = parent_of(parents, d).unwrap_or(j);
+                self.trial[d] = self.trial[q] * self.reference_local[i * n + d];
+            }
+            let errors = &mut self.errors[..(end - j) * VERTICES_PER_JOINT];
+            virtual_vertex_errors_cm(
+                &p.skeleton.root_transform,
+                &self.reference[i * n + j..i * n + end],
+                &self.trial[j..end],
+                errors,
+            );
+            for (d, e) in (j..end).zip(errors.chunks_exact(VERTICES_PER_JOINT)) {
+                let threshold = p.thresholds.get(d).copied().unwrap_or(0.0);
+                let share: f32 = std::env::var("XB").ok().and_then(|v| v.parse().ok()).unwrap_or(DESCENDANT_SHARE);
+                let budget = if d == j { threshold } else { share * threshold };
+                // NaN fails.
+                if !e.iter().all(|&e| e <= budget) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Parent of joint `j` when it comes before `j`.
+fn parent_of(parents: &[u32], j: usize) -> Option<usize> {
+    parents.get(j).map(|&q| q as usize).filter(|&q| q < j)
+}
+
+/// The local transform of joint `j` at sample `i` with its tracks `mine` decoded at `choices`.
+fn candidate(p: &Problem, j: usize, mine: &[usize], i: usize, choices: &[SegmentChoice]) -> Trs {
+    let n = p.skeleton.joint_count();
+    let mut local = p.locals.get(i * n + j).copied().unwrap_or_default();
+    for &t in mine {
+        if let (Some(track), Some(choice)) = (p.tracks.get(t), choices.get(t)) {
+            track.apply(&mut local, track.value(i, &choice.ranges, choice.shift));
+        }
+    }
+    local
+}
