@@ -170,3 +170,16 @@ fn pose_of_a_real_asset_matches_between_cooked_and_exact_at_sample_times() {
     }
     assert!(worst <= 1e-4 * extent.max(1.0), "cooked vs exact at a sample time: {worst} (extent {extent})");
 }
+
+#[test]
+fn inspect_instance_dumps_state_path_and_program() {
+    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    let o = throng(&["inspect", "--instance", "--ticks", "120", "--inputs", inputs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("at tick 120"), "{text}");
+    assert!(text.contains("region 0 'locomotion'"), "{text}");
+    assert!(text.contains("= sample '"), "the compiled program lists its samples: {text}");
+    assert!(text.contains("component = fk("), "{text}");
+    assert_clean_failure(&throng(&["inspect", "--instance", "--tree", "/nonexistent/tree.toml"]), "tree.toml");
+}

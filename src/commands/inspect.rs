@@ -9,19 +9,39 @@ use super::{load_package, print_json, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .throng package.
-    input: PathBuf,
+    /// A .throng package (with --instance: the package the tree drives; default: the generated
+    /// character).
+    #[arg(required_unless_present = "instance")]
+    input: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Dump one state-tree instance instead: its state path, players and compiled pose program.
+    #[arg(long)]
+    instance: bool,
+    /// With --instance: the state tree (default: fixtures/trees/crowd.toml).
+    #[arg(long, requires = "instance")]
+    tree: Option<PathBuf>,
+    /// With --instance: scripted inputs (docs/state-tree.md).
+    #[arg(long, requires = "instance")]
+    inputs: Option<PathBuf>,
+    /// With --instance: ticks (60 Hz) to run before the dump.
+    #[arg(long, requires = "instance", default_value_t = 0)]
+    ticks: u64,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let package = load_package(&args.input)?;
+    if args.instance {
+        return super::simulate::dump_instance(args.input, args.tree, args.inputs, args.ticks);
+    }
+    let Some(input) = args.input else {
+        return Err(CliError::Usage("inspect needs a .throng package (or --instance)".into()));
+    };
+    let package = load_package(&input)?;
     if args.json {
         print_json(&to_json(&package));
     } else {
-        print_text(&args.input, &package);
+        print_text(&input, &package);
     }
     Ok(())
 }

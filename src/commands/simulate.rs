@@ -45,6 +45,35 @@ pub struct Args {
     /// Print a hash of every tick's state, events, motion and program at the end.
     #[arg(long)]
     hash: bool,
+    /// After the last tick, print the instance's state path, players and compiled pose program
+    /// (the same dump as `throng inspect --instance`).
+    #[arg(long)]
+    dump: bool,
+    /// Print nothing per tick (with --dump or --hash).
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `throng inspect --instance`: run `ticks` ticks silently, then print the instance dump.
+pub(super) fn dump_instance(
+    package: Option<PathBuf>,
+    tree: Option<PathBuf>,
+    inputs: Option<PathBuf>,
+    ticks: u64,
+) -> Result<(), CliError> {
+    run(Args {
+        tree,
+        package,
+        ticks,
+        rate: 60.0,
+        inputs,
+        skeleton: 0,
+        event_capacity: 64,
+        json: false,
+        hash: false,
+        dump: true,
+        quiet: true,
+    })
 }
 
 fn control(e: impl std::fmt::Display) -> CliError {
@@ -100,11 +129,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         digest.program(&ops[..n], &pool[..m]);
         ctl.player_weights(&s, &mut weights);
+        if args.quiet {
+            continue;
+        }
         if args.json {
             println!("{}", tick_json(&ctl, &s, &out, &weights));
         } else {
             print_tick(&ctl, &s, &out, &weights);
         }
+    }
+    if args.dump {
+        print!("{}", throng_control::dump::dump(&ctl, &s));
     }
     if args.hash {
         if args.json {
