@@ -3,7 +3,9 @@
 mod ik_support;
 
 use glam::{Quat, Vec3};
-use ik_support::{affine_diff, character, character_rest, joint, root_trs, rotation, unit_vector, Posed};
+use ik_support::{
+    affine_diff, character, character_rest, joint, root_trs, rotation, unit_vector, Posed,
+};
 use proptest::prelude::*;
 use throng_cpu_ref::ik::chain::rotation_of;
 use throng_cpu_ref::ik::{solve_aim, Aim, IkError, IkStatus};
@@ -11,30 +13,43 @@ use throng_cpu_ref::Trs;
 
 /// A parent joint 0 and the aimed joint 1 (posed away from its rest rotation), with a leaf.
 fn head() -> impl Strategy<Value = Posed> {
-    (root_trs(), unit_vector(), 0.05f32..1.0, rotation(), rotation(), rotation()).prop_map(|(root, d, l, r0, rest1, pose1)| {
-        let mut p = Posed::chain(root, &[d * l], &[r0, rest1]);
-        p.local[1].rotation = pose1;
-        Posed::new(p.skeleton.clone(), p.local.clone())
-    })
+    (
+        root_trs(),
+        unit_vector(),
+        0.05f32..1.0,
+        rotation(),
+        rotation(),
+        rotation(),
+    )
+        .prop_map(|(root, d, l, r0, rest1, pose1)| {
+            let mut p = Posed::chain(root, &[d * l], &[r0, rest1]);
+            p.local[1].rotation = pose1;
+            Posed::new(p.skeleton.clone(), p.local.clone())
+        })
 }
 
 /// Forward and up axes, not parallel.
 fn axes() -> impl Strategy<Value = (Vec3, Vec3)> {
-    (unit_vector(), unit_vector()).prop_filter("up not parallel to forward", |(f, u)| f.cross(*u).length() > 0.2)
+    (unit_vector(), unit_vector()).prop_filter("up not parallel to forward", |(f, u)| {
+        f.cross(*u).length() > 0.2
+    })
 }
 
 /// Yaw and pitch of `v` in the frame with forward `f` and up `u` (made orthonormal).
 fn yaw_pitch(v: Vec3, f: Vec3, u: Vec3) -> (f32, f32) {
     let u = (u - f * u.dot(f)).normalize();
     let s = u.cross(f);
-    (v.dot(s).atan2(v.dot(f)), v.dot(u).atan2(v.dot(f).hypot(v.dot(s))))
+    (
+        v.dot(s).atan2(v.dot(f)),
+        v.dot(u).atan2(v.dot(f).hypot(v.dot(s))),
+    )
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn limits_hold(mut p in head(), (f, u) in axes(), dir in unit_vector(), dist in 0.1f32..10.0, yaw_limit in 0.0f32..3.14, pitch_limit in 0.0f32..1.57) {
+    fn limits_hold(mut p in head(), (f, u) in axes(), dir in unit_vector(), dist in 0.1f32..10.0, yaw_limit in 0.0f32..std::f32::consts::PI, pitch_limit in 0.0f32..std::f32::consts::FRAC_PI_2) {
         let rest = rotation_of(&p.component[0]) * p.skeleton.rest[1].rotation;
         let (rf, ru) = (rest * f, rest * (u - f * u.dot(f)).normalize());
         let target = p.at(1) + dir * dist;
@@ -110,18 +125,37 @@ proptest! {
 #[test]
 fn character_head_chain_looks_at_a_target() {
     let package = character();
-    let mut p = character_rest(&package);
+    let mut p = character_rest(package);
     let chain = [joint(&p, "spine_03"), joint(&p, "neck"), joint(&p, "head")];
     let head = chain[2];
     let target = p.at(head) + Vec3::new(0.8, 0.3, 1.0);
     let before = p.local.clone();
-    let aim = Aim { yaw_limit: 1.4, pitch_limit: 1.0, offset: Vec3::new(0.0, 0.08, 0.08), ..Aim::new(target, Vec3::Z, Vec3::Y) };
-    let r = solve_aim(&p.skeleton, &mut p.local, &mut p.component, &aim, &chain, &[0.25, 0.4, 1.0]).expect("valid input");
+    let aim = Aim {
+        yaw_limit: 1.4,
+        pitch_limit: 1.0,
+        offset: Vec3::new(0.0, 0.08, 0.08),
+        ..Aim::new(target, Vec3::Z, Vec3::Y)
+    };
+    let r = solve_aim(
+        &p.skeleton,
+        &mut p.local,
+        &mut p.component,
+        &aim,
+        &chain,
+        &[0.25, 0.4, 1.0],
+    )
+    .expect("valid input");
     assert_eq!(r.status, IkStatus::Reached, "{r:?}");
     assert!(r.angle_error < 1e-3 && r.position_error < 1e-3, "{r:?}");
-    assert!(affine_diff(&p.component, &p.fk()) < 1e-4, "subtree not rebuilt");
+    assert!(
+        affine_diff(&p.component, &p.fk()) < 1e-4,
+        "subtree not rebuilt"
+    );
     for &j in &chain {
-        assert!(p.local[j].rotation.angle_between(before[j].rotation) > 0.02, "joint {j} did not share the turn");
+        assert!(
+            p.local[j].rotation.angle_between(before[j].rotation) > 0.02,
+            "joint {j} did not share the turn"
+        );
     }
     // Joints outside the chain keep their locals.
     for j in (0..p.local.len()).filter(|j| !chain.contains(j)) {
@@ -131,32 +165,136 @@ fn character_head_chain_looks_at_a_target() {
 
 #[test]
 fn degenerate_errors_and_scale() {
-    let mut p = Posed::chain(Trs::IDENTITY, &[Vec3::new(0.0, 0.2, 0.0), Vec3::new(0.0, 0.2, 0.0)], &[Quat::IDENTITY; 3]);
+    let mut p = Posed::chain(
+        Trs::IDENTITY,
+        &[Vec3::new(0.0, 0.2, 0.0), Vec3::new(0.0, 0.2, 0.0)],
+        &[Quat::IDENTITY; 3],
+    );
     let (local, component) = (p.local.clone(), p.component.clone());
     // Target at the ray's origin.
     let eye = Aim::new(p.at(2), Vec3::Z, Vec3::Y);
-    let r = solve_aim(&p.skeleton, &mut p.local, &mut p.component, &eye, &[2], &[1.0]).expect("valid input");
+    let r = solve_aim(
+        &p.skeleton,
+        &mut p.local,
+        &mut p.component,
+        &eye,
+        &[2],
+        &[1.0],
+    )
+    .expect("valid input");
     assert_eq!(r.status, IkStatus::Degenerate);
     assert!(r.angle_error.is_finite() && r.position_error.is_finite());
     assert_eq!(p.local, local);
 
     let ok = Aim::new(Vec3::new(1.0, 0.4, 1.0), Vec3::Z, Vec3::Y);
-    let mut run = |aim: &Aim, joints: &[usize], weights: &[f32]| solve_aim(&p.skeleton, &mut p.local, &mut p.component, aim, joints, weights);
-    assert_eq!(run(&Aim { up: Vec3::Z * 2.0, ..ok }, &[2], &[1.0]), Err(IkError::Invalid { what: "aim up axis", reason: "is parallel to the forward axis" }));
-    assert_eq!(run(&Aim { forward: Vec3::ZERO, ..ok }, &[2], &[1.0]), Err(IkError::Invalid { what: "aim forward axis", reason: "has zero length" }));
-    assert_eq!(run(&ok, &[1, 2], &[1.0]), Err(IkError::Length { what: "aim chain weights", len: 1, expected: 2 }));
-    assert_eq!(run(&ok, &[2, 1], &[1.0, 1.0]), Err(IkError::NotAChain { ancestor: 2, joint: 1 }));
-    assert_eq!(run(&ok, &[], &[]), Err(IkError::ChainLength { len: 0, min: 1, max: 32 }));
-    assert_eq!(run(&Aim { yaw_limit: 4.0, ..ok }, &[2], &[1.0]), Err(IkError::OutOfRange { what: "aim yaw limit", value: 4.0, range: "[0, π]" }));
-    assert_eq!(run(&Aim { target: Vec3::NAN, ..ok }, &[2], &[1.0]), Err(IkError::NonFinite { what: "aim target" }));
-    assert_eq!(run(&ok, &[2], &[f32::INFINITY]), Err(IkError::NonFinite { what: "aim chain weight" }));
+    let mut run = |aim: &Aim, joints: &[usize], weights: &[f32]| {
+        solve_aim(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            aim,
+            joints,
+            weights,
+        )
+    };
+    assert_eq!(
+        run(
+            &Aim {
+                up: Vec3::Z * 2.0,
+                ..ok
+            },
+            &[2],
+            &[1.0]
+        ),
+        Err(IkError::Invalid {
+            what: "aim up axis",
+            reason: "is parallel to the forward axis"
+        })
+    );
+    assert_eq!(
+        run(
+            &Aim {
+                forward: Vec3::ZERO,
+                ..ok
+            },
+            &[2],
+            &[1.0]
+        ),
+        Err(IkError::Invalid {
+            what: "aim forward axis",
+            reason: "has zero length"
+        })
+    );
+    assert_eq!(
+        run(&ok, &[1, 2], &[1.0]),
+        Err(IkError::Length {
+            what: "aim chain weights",
+            len: 1,
+            expected: 2
+        })
+    );
+    assert_eq!(
+        run(&ok, &[2, 1], &[1.0, 1.0]),
+        Err(IkError::NotAChain {
+            ancestor: 2,
+            joint: 1
+        })
+    );
+    assert_eq!(
+        run(&ok, &[], &[]),
+        Err(IkError::ChainLength {
+            len: 0,
+            min: 1,
+            max: 32
+        })
+    );
+    assert_eq!(
+        run(
+            &Aim {
+                yaw_limit: 4.0,
+                ..ok
+            },
+            &[2],
+            &[1.0]
+        ),
+        Err(IkError::OutOfRange {
+            what: "aim yaw limit",
+            value: 4.0,
+            range: "[0, π]"
+        })
+    );
+    assert_eq!(
+        run(
+            &Aim {
+                target: Vec3::NAN,
+                ..ok
+            },
+            &[2],
+            &[1.0]
+        ),
+        Err(IkError::NonFinite { what: "aim target" })
+    );
+    assert_eq!(
+        run(&ok, &[2], &[f32::INFINITY]),
+        Err(IkError::NonFinite {
+            what: "aim chain weight"
+        })
+    );
     assert_eq!(p.local, local);
     assert_eq!(p.component, component);
 
     p.local[1].scale = Vec3::new(1.0, 0.5, 1.0);
     let mut q = Posed::new(p.skeleton.clone(), p.local.clone());
     let before = q.local.clone();
-    let r = solve_aim(&q.skeleton, &mut q.local, &mut q.component, &ok, &[1, 2], &[0.5, 1.0]).expect("valid input");
+    let r = solve_aim(
+        &q.skeleton,
+        &mut q.local,
+        &mut q.component,
+        &ok,
+        &[1, 2],
+        &[0.5, 1.0],
+    )
+    .expect("valid input");
     assert_eq!(r.status, IkStatus::UnsupportedScale);
     assert_eq!(q.local, before);
 }

@@ -7,24 +7,45 @@ use glam::{Quat, Vec3};
 use ik_support::{affine_diff, character, character_rest, joint, unit_vector, Posed};
 use proptest::prelude::*;
 use throng_cpu_ref::ik::chain::rotation_of;
-use throng_cpu_ref::ik::{place_feet, FootPlacement, FootState, Ground, IkError, IkResult, IkStatus, Leg};
+use throng_cpu_ref::ik::{
+    place_feet, FootPlacement, FootState, Ground, IkError, IkResult, IkStatus, Leg,
+};
 
 fn legs(p: &Posed) -> [Leg; 2] {
-    ["l", "r"].map(|s| Leg { thigh: joint(p, &format!("thigh_{s}")), calf: joint(p, &format!("calf_{s}")), foot: joint(p, &format!("foot_{s}")) })
+    ["l", "r"].map(|s| Leg {
+        thigh: joint(p, &format!("thigh_{s}")),
+        calf: joint(p, &format!("calf_{s}")),
+        foot: joint(p, &format!("foot_{s}")),
+    })
 }
 
 fn settings<'a>(p: &Posed, legs: &'a [Leg]) -> FootPlacement<'a> {
-    FootPlacement { pelvis: joint(p, "pelvis"), legs, max_tilt: 0.35, smooth_time: 0.1, weight: 1.0 }
+    FootPlacement {
+        pelvis: joint(p, "pelvis"),
+        legs,
+        max_tilt: 0.35,
+        smooth_time: 0.1,
+        weight: 1.0,
+    }
 }
 
-const NO_RESULT: IkResult = IkResult { status: IkStatus::Degenerate, position_error: 0.0, angle_error: 0.0, iterations: 0 };
+const NO_RESULT: IkResult = IkResult {
+    status: IkStatus::Degenerate,
+    position_error: 0.0,
+    angle_error: 0.0,
+    iterations: 0,
+};
 
 /// A character with its knees bent a little (the rest legs are nearly straight).
 fn crouched() -> Posed {
     let package = character();
-    let mut p = character_rest(&package);
+    let mut p = character_rest(package);
     for s in ["l", "r"] {
-        let (thigh, calf, foot) = (joint(&p, &format!("thigh_{s}")), joint(&p, &format!("calf_{s}")), joint(&p, &format!("foot_{s}")));
+        let (thigh, calf, foot) = (
+            joint(&p, &format!("thigh_{s}")),
+            joint(&p, &format!("calf_{s}")),
+            joint(&p, &format!("foot_{s}")),
+        );
         p.local[thigh].rotation *= Quat::from_rotation_x(-0.4);
         p.local[calf].rotation *= Quat::from_rotation_x(0.8);
         p.local[foot].rotation *= Quat::from_rotation_x(-0.4);
@@ -70,24 +91,43 @@ fn smoothing_follows_the_stated_factor_and_reset_jumps() {
     let base = crouched();
     let legs = legs(&base);
     let s = settings(&base, &legs);
-    let flat = |h: f32| Ground { height: h, normal: Vec3::Y };
+    let flat = |h: f32| Ground {
+        height: h,
+        normal: Vec3::Y,
+    };
     let pelvis_rest = base.at(s.pelvis).y;
     let mut state = FootState::default();
     let mut results = [NO_RESULT; 2];
     let mut step = |state: &mut FootState, heights: [f32; 2], dt: f32| {
         let mut p = base.clone();
-        place_feet(&p.skeleton, &mut p.local, &mut p.component, &s, &[flat(heights[0]), flat(heights[1])], dt, state, &mut results).expect("valid input");
+        place_feet(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            &s,
+            &[flat(heights[0]), flat(heights[1])],
+            dt,
+            state,
+            &mut results,
+        )
+        .expect("valid input");
         p.at(s.pelvis).y - pelvis_rest
     };
     // The first update jumps.
     let d0 = step(&mut state, [-0.1, 0.05], 0.016);
-    assert!((d0 + 0.1).abs() < 1e-5, "first update should jump to -0.1, moved {d0}");
+    assert!(
+        (d0 + 0.1).abs() < 1e-5,
+        "first update should jump to -0.1, moved {d0}"
+    );
     // Then the offset approaches the new lowest foot by 1 - exp(-dt / smooth_time) per update.
     let mut expect = -0.1f32;
     for dt in [0.016f32, 0.033, 0.1, 0.004] {
         let d = step(&mut state, [0.0, -0.25], dt);
         expect += (-0.25 - expect) * (1.0 - (-dt / s.smooth_time).exp());
-        assert!((d - expect).abs() < 1e-5, "dt {dt}: pelvis offset {d}, expected {expect}");
+        assert!(
+            (d - expect).abs() < 1e-5,
+            "dt {dt}: pelvis offset {d}, expected {expect}"
+        );
         assert!((state.pelvis_offset - expect).abs() < 1e-6);
     }
     // Ground rising above the animation never lifts the pelvis: it returns toward zero, not above.
@@ -98,7 +138,10 @@ fn smoothing_follows_the_stated_factor_and_reset_jumps() {
     // A teleport resets: the next update jumps.
     state.reset();
     let d = step(&mut state, [-0.07, 0.0], 0.001);
-    assert!((d + 0.07).abs() < 1e-5, "after reset the offset should jump to -0.07, moved {d}");
+    assert!(
+        (d + 0.07).abs() < 1e-5,
+        "after reset the offset should jump to -0.07, moved {d}"
+    );
 }
 
 #[test]
@@ -106,18 +149,104 @@ fn invalid_input_is_an_error() {
     let mut p = crouched();
     let legs = legs(&p);
     let s = settings(&p, &legs);
-    let g = Ground { height: 0.0, normal: Vec3::Y };
+    let g = Ground {
+        height: 0.0,
+        normal: Vec3::Y,
+    };
     let mut state = FootState::default();
     let mut results = [NO_RESULT; 2];
     let before = p.local.clone();
-    let mut run = |s: &FootPlacement, ground: &[Ground], dt: f32, results: &mut [IkResult]| place_feet(&p.skeleton, &mut p.local, &mut p.component, s, ground, dt, &mut state, results);
-    assert_eq!(run(&s, &[g], 0.01, &mut results), Err(IkError::Length { what: "ground samples", len: 1, expected: 2 }));
-    assert_eq!(run(&s, &[g, Ground { normal: Vec3::ZERO, ..g }], 0.01, &mut results), Err(IkError::Invalid { what: "ground normal", reason: "has zero length" }));
-    assert_eq!(run(&s, &[g, Ground { height: f32::NAN, ..g }], 0.01, &mut results), Err(IkError::NonFinite { what: "ground height" }));
-    assert_eq!(run(&s, &[g, g], -1.0, &mut results), Err(IkError::OutOfRange { what: "foot dt", value: -1.0, range: ">= 0" }));
-    assert_eq!(run(&s, &[g, g], 0.01, &mut results[..1]), Err(IkError::Length { what: "foot results", len: 1, expected: 2 }));
-    let swapped = [Leg { thigh: legs[0].foot, foot: legs[0].thigh, ..legs[0] }, legs[1]];
-    assert!(matches!(run(&FootPlacement { legs: &swapped, ..s }, &[g, g], 0.01, &mut results), Err(IkError::NotAChain { .. })));
+    let mut run = |s: &FootPlacement, ground: &[Ground], dt: f32, results: &mut [IkResult]| {
+        place_feet(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            s,
+            ground,
+            dt,
+            &mut state,
+            results,
+        )
+    };
+    assert_eq!(
+        run(&s, &[g], 0.01, &mut results),
+        Err(IkError::Length {
+            what: "ground samples",
+            len: 1,
+            expected: 2
+        })
+    );
+    assert_eq!(
+        run(
+            &s,
+            &[
+                g,
+                Ground {
+                    normal: Vec3::ZERO,
+                    ..g
+                }
+            ],
+            0.01,
+            &mut results
+        ),
+        Err(IkError::Invalid {
+            what: "ground normal",
+            reason: "has zero length"
+        })
+    );
+    assert_eq!(
+        run(
+            &s,
+            &[
+                g,
+                Ground {
+                    height: f32::NAN,
+                    ..g
+                }
+            ],
+            0.01,
+            &mut results
+        ),
+        Err(IkError::NonFinite {
+            what: "ground height"
+        })
+    );
+    assert_eq!(
+        run(&s, &[g, g], -1.0, &mut results),
+        Err(IkError::OutOfRange {
+            what: "foot dt",
+            value: -1.0,
+            range: ">= 0"
+        })
+    );
+    assert_eq!(
+        run(&s, &[g, g], 0.01, &mut results[..1]),
+        Err(IkError::Length {
+            what: "foot results",
+            len: 1,
+            expected: 2
+        })
+    );
+    let swapped = [
+        Leg {
+            thigh: legs[0].foot,
+            foot: legs[0].thigh,
+            ..legs[0]
+        },
+        legs[1],
+    ];
+    assert!(matches!(
+        run(
+            &FootPlacement {
+                legs: &swapped,
+                ..s
+            },
+            &[g, g],
+            0.01,
+            &mut results
+        ),
+        Err(IkError::NotAChain { .. })
+    ));
     assert_eq!(p.local, before);
     assert!(!state.primed, "a failed update must not prime the state");
 }

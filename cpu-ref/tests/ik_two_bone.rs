@@ -10,8 +10,19 @@ use throng_cpu_ref::Trs;
 
 /// A random three-joint limb (plus a leaf under the tip) under a random root with uniform scale.
 fn limb() -> impl Strategy<Value = Posed> {
-    (root_trs(), unit_vector(), 0.05f32..1.5, unit_vector(), 0.05f32..1.5, rotation(), rotation(), rotation())
-        .prop_map(|(root, d1, l1, d2, l2, r0, r1, r2)| Posed::chain(root, &[d1 * l1, d2 * l2], &[r0, r1, r2]))
+    (
+        root_trs(),
+        unit_vector(),
+        0.05f32..1.5,
+        unit_vector(),
+        0.05f32..1.5,
+        rotation(),
+        rotation(),
+        rotation(),
+    )
+        .prop_map(|(root, d1, l1, d2, l2, r0, r1, r2)| {
+            Posed::chain(root, &[d1 * l1, d2 * l2], &[r0, r1, r2])
+        })
 }
 
 /// Component lengths of the two bones.
@@ -25,9 +36,15 @@ fn solve(p: &mut Posed, ik: &TwoBone) -> throng_cpu_ref::ik::IkResult {
 
 fn assert_consistent(p: &Posed) {
     assert!(p.local.iter().all(Trs::is_finite), "non-finite local pose");
-    assert!(p.component.iter().all(|m| m.is_finite()), "non-finite component transforms");
+    assert!(
+        p.component.iter().all(|m| m.is_finite()),
+        "non-finite component transforms"
+    );
     let d = affine_diff(&p.component, &p.fk());
-    assert!(d < 1e-4, "component transforms differ from FK of the written pose by {d}");
+    assert!(
+        d < 1e-4,
+        "component transforms differ from FK of the written pose by {d}"
+    );
 }
 
 proptest! {
@@ -100,13 +117,14 @@ proptest! {
         let start = (l1 + l2) * (1.0 - soft);
         let dist = (l1 + l2) * f;
         let expect = if dist > start { start + (l1 + l2) * soft * (1.0 - (-(dist - start) / ((l1 + l2) * soft)).exp()) } else { dist };
+        let expect = expect.max((l1 - l2).abs());
         prop_assert!((reach - expect).abs() <= 1e-3 * (l1 + l2), "reach {reach}, soft IK expects {expect}");
         prop_assert!(reach <= (l1 + l2) * (1.0 + 1e-5));
         if f <= 1.0 {
             // Within the limb's length the soft zone keeps the tip at least (1 - 1/e)·s short of straight.
             prop_assert!(reach <= l1 + l2 - 0.3 * soft * (l1 + l2), "the limb snapped straight");
         }
-        let expected_status = if f > 1.0 { IkStatus::Unreachable } else if dist > start + 1e-3 * (l1 + l2) { IkStatus::Limited } else { r.status };
+        let expected_status = if f > 1.0 || dist < (l1 - l2).abs() { IkStatus::Unreachable } else if dist > start + 1e-3 * (l1 + l2) { IkStatus::Limited } else { r.status };
         prop_assert_eq!(r.status, expected_status);
     }
 
@@ -127,8 +145,8 @@ proptest! {
         ik.weight = w;
         solve(&mut p, &ik);
         assert_consistent(&p);
-        for j in 0..3 {
-            let expect = throng_cpu_ref::transform::slerp_shortest(before[j].rotation, full.local[j].rotation, w);
+        for (j, (b, f)) in before.iter().zip(&full.local).take(3).enumerate() {
+            let expect = throng_cpu_ref::transform::slerp_shortest(b.rotation, f.rotation, w);
             prop_assert!(p.local[j].rotation.dot(expect).abs() > 1.0 - 1e-5, "joint {j} not blended by the weight");
         }
         prop_assert_eq!(p.local[3], before[3], "the leaf under the tip changed");
@@ -191,7 +209,11 @@ fn straight_limb_bends_toward_the_pole() {
     assert_eq!(r.status, IkStatus::Reached);
     assert!(r.position_error < 1e-5);
     // Knee at 0.5 from the root and 0.5 from the target 0.6 below it: 0.3 down, 0.4 forward.
-    assert!((p.at(1) - Vec3::new(0.0, -0.3, 0.4)).length() < 1e-5, "knee at {}", p.at(1));
+    assert!(
+        (p.at(1) - Vec3::new(0.0, -0.3, 0.4)).length() < 1e-5,
+        "knee at {}",
+        p.at(1)
+    );
 }
 
 #[test]
@@ -204,7 +226,11 @@ fn non_uniform_scale_keeps_the_fk_pose() {
     assert_eq!(r.status, IkStatus::UnsupportedScale);
     assert_eq!(p.local, local);
     assert_eq!(p.component, component);
-    assert!((r.position_error - (component[2].translation - glam::Vec3A::new(0.3, -0.8, 0.0)).length()).abs() < 1e-6);
+    assert!(
+        (r.position_error - (component[2].translation - glam::Vec3A::new(0.3, -0.8, 0.0)).length())
+            .abs()
+            < 1e-6
+    );
 }
 
 #[test]
@@ -213,31 +239,106 @@ fn invalid_input_is_an_error_and_changes_nothing() {
     let local = p.local.clone();
     let ok = TwoBone::new(0, 1, 2, Vec3::new(0.3, -0.8, 0.0));
     let cases: [(TwoBone, IkError); 6] = [
-        (TwoBone { tip: 9, ..ok }, IkError::UnknownJoint { joint: 9, joints: 4 }),
-        (TwoBone { root: 2, tip: 0, ..ok }, IkError::NotAChain { ancestor: 2, joint: 1 }),
-        (TwoBone { target: Vec3::new(f32::NAN, 0.0, 0.0), ..ok }, IkError::NonFinite { what: "two-bone target" }),
-        (TwoBone { pole: Some(Vec3::INFINITY), ..ok }, IkError::NonFinite { what: "two-bone pole" }),
-        (TwoBone { weight: 1.5, ..ok }, IkError::OutOfRange { what: "two-bone weight", value: 1.5, range: "[0, 1]" }),
-        (TwoBone { weight: f32::NAN, ..ok }, IkError::NonFinite { what: "two-bone weight" }),
+        (
+            TwoBone { tip: 9, ..ok },
+            IkError::UnknownJoint {
+                joint: 9,
+                joints: 4,
+            },
+        ),
+        (
+            TwoBone {
+                root: 2,
+                tip: 0,
+                ..ok
+            },
+            IkError::NotAChain {
+                ancestor: 2,
+                joint: 1,
+            },
+        ),
+        (
+            TwoBone {
+                target: Vec3::new(f32::NAN, 0.0, 0.0),
+                ..ok
+            },
+            IkError::NonFinite {
+                what: "two-bone target",
+            },
+        ),
+        (
+            TwoBone {
+                pole: Some(Vec3::INFINITY),
+                ..ok
+            },
+            IkError::NonFinite {
+                what: "two-bone pole",
+            },
+        ),
+        (
+            TwoBone { weight: 1.5, ..ok },
+            IkError::OutOfRange {
+                what: "two-bone weight",
+                value: 1.5,
+                range: "[0, 1]",
+            },
+        ),
+        (
+            TwoBone {
+                weight: f32::NAN,
+                ..ok
+            },
+            IkError::NonFinite {
+                what: "two-bone weight",
+            },
+        ),
     ];
     for (ik, expect) in cases {
-        assert_eq!(solve_two_bone(&p.skeleton, &mut p.local, &mut p.component, &ik), Err(expect));
+        assert_eq!(
+            solve_two_bone(&p.skeleton, &mut p.local, &mut p.component, &ik),
+            Err(expect)
+        );
         assert_eq!(p.local, local);
     }
     // A leaf that is not under the mid joint.
     let mut q = flat_limb(Vec3::Y, Vec3::Y);
     q.skeleton.parents[3] = 0;
-    let e = solve_two_bone(&q.skeleton, &mut q.local, &mut q.component, &TwoBone::new(0, 1, 3, Vec3::X));
-    assert_eq!(e, Err(IkError::NotAChain { ancestor: 1, joint: 3 }));
+    let e = solve_two_bone(
+        &q.skeleton,
+        &mut q.local,
+        &mut q.component,
+        &TwoBone::new(0, 1, 3, Vec3::X),
+    );
+    assert_eq!(
+        e,
+        Err(IkError::NotAChain {
+            ancestor: 1,
+            joint: 3
+        })
+    );
 }
 
 #[test]
 fn zero_weight_keeps_the_pose() {
     let mut p = flat_limb(Vec3::new(0.0, -0.5, 0.1), Vec3::new(0.0, -0.5, -0.1));
     let (local, component) = (p.local.clone(), p.component.clone());
-    let r = solve(&mut p, &TwoBone { weight: 0.0, ..TwoBone::new(0, 1, 2, Vec3::new(0.3, -0.8, 0.0)) });
-    assert_eq!(r.status, IkStatus::Reached, "the status describes the full-weight solve");
+    let r = solve(
+        &mut p,
+        &TwoBone {
+            weight: 0.0,
+            ..TwoBone::new(0, 1, 2, Vec3::new(0.3, -0.8, 0.0))
+        },
+    );
+    assert_eq!(
+        r.status,
+        IkStatus::Reached,
+        "the status describes the full-weight solve"
+    );
     assert_eq!(p.local, local);
     assert!(affine_diff(&p.component, &component) < 1e-6);
-    assert!((r.position_error - (component[2].translation - glam::Vec3A::new(0.3, -0.8, 0.0)).length()).abs() < 1e-5);
+    assert!(
+        (r.position_error - (component[2].translation - glam::Vec3A::new(0.3, -0.8, 0.0)).length())
+            .abs()
+            < 1e-5
+    );
 }

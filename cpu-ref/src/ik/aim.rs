@@ -67,11 +67,22 @@ struct Axes {
     up: Vec3,
 }
 
-fn validate(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], aim: &Aim, joints: &[usize], weights: &[f32]) -> Result<Axes, IkError> {
+fn validate(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &[Affine3A],
+    aim: &Aim,
+    joints: &[usize],
+    weights: &[f32],
+) -> Result<Axes, IkError> {
     chain::check_pose(skeleton, local, component)?;
     chain::check_chain(skeleton, joints, 1, MAX_CHAIN_JOINTS)?;
     if weights.len() != joints.len() {
-        return Err(IkError::Length { what: "aim chain weights", len: weights.len(), expected: joints.len() });
+        return Err(IkError::Length {
+            what: "aim chain weights",
+            len: weights.len(),
+            expected: joints.len(),
+        });
     }
     for &w in weights {
         check_weight("aim chain weight", w)?;
@@ -83,22 +94,55 @@ fn validate(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], aim: &Ai
     let up = (up - forward * up.dot(forward))
         .try_normalize()
         .filter(|u| u.is_finite() && forward.cross(up).length() > 1e-3)
-        .ok_or(IkError::Invalid { what: "aim up axis", reason: "is parallel to the forward axis" })?;
-    in_range("aim yaw limit", aim.yaw_limit, 0.0, std::f32::consts::PI, "[0, π]")?;
-    in_range("aim pitch limit", aim.pitch_limit, 0.0, std::f32::consts::FRAC_PI_2, "[0, π/2]")?;
+        .ok_or(IkError::Invalid {
+            what: "aim up axis",
+            reason: "is parallel to the forward axis",
+        })?;
+    in_range(
+        "aim yaw limit",
+        aim.yaw_limit,
+        0.0,
+        std::f32::consts::PI,
+        "[0, π]",
+    )?;
+    in_range(
+        "aim pitch limit",
+        aim.pitch_limit,
+        0.0,
+        std::f32::consts::FRAC_PI_2,
+        "[0, π/2]",
+    )?;
     check_weight("aim weight", aim.weight)?;
     Ok(Axes { forward, up })
 }
 
 /// Aims the last joint of `joints` (root first, each an ancestor of the next) at `aim.target`,
 /// distributing the turn by `weights` (one per joint, each in [0, 1]).
-pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], aim: &Aim, joints: &[usize], weights: &[f32]) -> Result<IkResult, IkError> {
+pub fn solve_aim(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    aim: &Aim,
+    joints: &[usize],
+    weights: &[f32],
+) -> Result<IkResult, IkError> {
     let axes = validate(skeleton, local, component, aim, joints, weights)?;
     let (Some(&first), Some(&end)) = (joints.first(), joints.last()) else {
-        return Err(IkError::ChainLength { len: 0, min: 1, max: MAX_CHAIN_JOINTS });
+        return Err(IkError::ChainLength {
+            len: 0,
+            min: 1,
+            max: MAX_CHAIN_JOINTS,
+        });
     };
     if !chain::chain_is_similar(skeleton, component, joints) {
-        return Ok(measure(component, aim, &axes, end, IkStatus::UnsupportedScale, 0));
+        return Ok(measure(
+            component,
+            aim,
+            &axes,
+            end,
+            IkStatus::UnsupportedScale,
+            0,
+        ));
     }
     let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
     for (o, &j) in original.iter_mut().zip(joints) {
@@ -111,7 +155,9 @@ pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine
     for (&j, &w) in joints.iter().zip(weights) {
         let passes = if j == end && w >= 1.0 { AIM_PASSES } else { 1 };
         for pass in 0..passes {
-            let Some((v, clamped)) = aim_direction(component, aim, &frame, end) else { break };
+            let Some((v, clamped)) = aim_direction(component, aim, &frame, end) else {
+                break;
+            };
             let current = rotation_of(&component[end]);
             // The first turn sets the whole orientation; later ones only swing the ray onto the
             // target (or the clamped direction), so the roll cannot feed back into the origin.
@@ -119,15 +165,25 @@ pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine
                 look_rotation(v, frame.up, &axes, current)
             } else {
                 let m = &component[end];
-                let swing = ray_point_at(m, aim.offset, current * axes.forward, aim.target).filter(|_| !clamped);
-                swing.map_or_else(|| arc(current * axes.forward, v, Vec3::ZERO), |q| arc(q, aim.target - Vec3::from(m.translation), Vec3::ZERO)) * current
+                let swing = ray_point_at(m, aim.offset, current * axes.forward, aim.target)
+                    .filter(|_| !clamped);
+                swing.map_or_else(
+                    || arc(current * axes.forward, v, Vec3::ZERO),
+                    |q| arc(q, aim.target - Vec3::from(m.translation), Vec3::ZERO),
+                ) * current
             };
             let delta = goal * current.conjugate();
             if chain::angle(delta) <= AIM_TOLERANCE {
                 break;
             }
             iterations += 1;
-            chain::rotate_joint(skeleton, local, component, j, slerp_shortest(Quat::IDENTITY, delta, w));
+            chain::rotate_joint(
+                skeleton,
+                local,
+                component,
+                j,
+                slerp_shortest(Quat::IDENTITY, delta, w),
+            );
             chain::refresh_path(skeleton, local, component, j, end);
         }
     }
@@ -149,14 +205,23 @@ pub fn solve_aim(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine
 
 /// Component rotation the last chain joint would have with every chain joint at its rest local
 /// rotation (joints above and between as posed).
-fn rest_frame(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], joints: &[usize]) -> Quat {
+fn rest_frame(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &[Affine3A],
+    joints: &[usize],
+) -> Quat {
     let (Some(&first), Some(&end)) = (joints.first(), joints.last()) else {
         return Quat::IDENTITY;
     };
     let mut q = Quat::IDENTITY;
     let mut j = end;
     loop {
-        let r = if joints.contains(&j) { skeleton.rest[j].rotation } else { local[j].rotation };
+        let r = if joints.contains(&j) {
+            skeleton.rest[j].rotation
+        } else {
+            local[j].rotation
+        };
         q = r * q;
         match chain::parent(skeleton, j) {
             Some(p) if j != first => j = p,
@@ -176,7 +241,11 @@ struct RestFrame {
 impl RestFrame {
     fn new(rest: Quat, axes: &Axes) -> Self {
         let (forward, up) = (rest * axes.forward, rest * axes.up);
-        RestFrame { forward, up, side: up.cross(forward) }
+        RestFrame {
+            forward,
+            up,
+            side: up.cross(forward),
+        }
     }
 
     /// Yaw and pitch of unit direction `v` (module docs).
@@ -194,11 +263,19 @@ impl RestFrame {
 
 /// Unit direction from the ray's current origin to the target, clamped to the limits, and whether
 /// a limit clamped it; `None` when the target sits at the ray's origin.
-fn aim_direction(component: &[Affine3A], aim: &Aim, frame: &RestFrame, end: usize) -> Option<(Vec3, bool)> {
+fn aim_direction(
+    component: &[Affine3A],
+    aim: &Aim,
+    frame: &RestFrame,
+    end: usize,
+) -> Option<(Vec3, bool)> {
     let to = aim.target - component.get(end)?.transform_point3(aim.offset);
     let v = to.try_normalize().filter(|_| to.length() > TINY)?;
     let (yaw, pitch) = frame.yaw_pitch(v);
-    let (cy, cp) = (yaw.clamp(-aim.yaw_limit, aim.yaw_limit), pitch.clamp(-aim.pitch_limit, aim.pitch_limit));
+    let (cy, cp) = (
+        yaw.clamp(-aim.yaw_limit, aim.yaw_limit),
+        pitch.clamp(-aim.pitch_limit, aim.pitch_limit),
+    );
     let clamped = (cy - yaw).abs() > 1e-6 || (cp - pitch).abs() > 1e-6;
     Some((if clamped { frame.direction(cy, cp) } else { v }, clamped))
 }
@@ -218,7 +295,10 @@ fn ray_point_at(m: &Affine3A, offset: Vec3, forward: Vec3, target: Vec3) -> Opti
 /// Rotation taking local `axes.forward` to `v` and local `axes.up` as close as possible to `up`;
 /// the shortest turn from `current` when `up` is parallel to `v`.
 fn look_rotation(v: Vec3, up: Vec3, axes: &Axes, current: Quat) -> Quat {
-    let Some(u) = (up - v * up.dot(v)).try_normalize().filter(|_| v.cross(up).length() > 1e-4) else {
+    let Some(u) = (up - v * up.dot(v))
+        .try_normalize()
+        .filter(|_| v.cross(up).length() > 1e-4)
+    else {
         return arc(current * axes.forward, v, Vec3::ZERO) * current;
     };
     let world = Mat3::from_cols(v, u, v.cross(u));
@@ -226,7 +306,14 @@ fn look_rotation(v: Vec3, up: Vec3, axes: &Axes, current: Quat) -> Quat {
     Quat::from_mat3(&(world * local.transpose())).normalize()
 }
 
-fn measure(component: &[Affine3A], aim: &Aim, axes: &Axes, end: usize, status: IkStatus, iterations: u32) -> IkResult {
+fn measure(
+    component: &[Affine3A],
+    aim: &Aim,
+    axes: &Axes,
+    end: usize,
+    status: IkStatus,
+    iterations: u32,
+) -> IkResult {
     let m = component.get(end).copied().unwrap_or(Affine3A::IDENTITY);
     let origin = m.transform_point3(aim.offset);
     let dir = rotation_of(&m) * axes.forward;
@@ -235,7 +322,11 @@ fn measure(component: &[Affine3A], aim: &Aim, axes: &Axes, end: usize, status: I
     IkResult {
         status,
         position_error: (to - dir * along).length(),
-        angle_error: if to.length() > TINY { chain::angle_between(dir, to) } else { 0.0 },
+        angle_error: if to.length() > TINY {
+            chain::angle_between(dir, to)
+        } else {
+            0.0
+        },
         iterations,
     }
 }

@@ -16,7 +16,11 @@ pub const MAX_CHAIN_JOINTS: usize = 32;
 const SCALE_TOLERANCE: f32 = 1e-3;
 
 /// Checks that `local` and `component` hold one entry per joint and the skeleton's arrays agree.
-pub fn check_pose(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A]) -> Result<(), IkError> {
+pub fn check_pose(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &[Affine3A],
+) -> Result<(), IkError> {
     let n = skeleton.joint_count();
     let lengths = [
         ("local pose", local.len()),
@@ -26,7 +30,11 @@ pub fn check_pose(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A]) ->
     ];
     for (what, len) in lengths {
         if len != n {
-            return Err(IkError::Length { what, len, expected: n });
+            return Err(IkError::Length {
+                what,
+                len,
+                expected: n,
+            });
         }
     }
     Ok(())
@@ -44,17 +52,29 @@ pub fn check_joint(skeleton: &Skeleton, joint: usize) -> Result<(), IkError> {
 
 /// Checks that `joints` has `min..=max` entries (at most [`MAX_CHAIN_JOINTS`]), all existing, each
 /// a proper ancestor of the next.
-pub fn check_chain(skeleton: &Skeleton, joints: &[usize], min: usize, max: usize) -> Result<(), IkError> {
+pub fn check_chain(
+    skeleton: &Skeleton,
+    joints: &[usize],
+    min: usize,
+    max: usize,
+) -> Result<(), IkError> {
     let max = max.min(MAX_CHAIN_JOINTS);
     if joints.len() < min || joints.len() > max {
-        return Err(IkError::ChainLength { len: joints.len(), min, max });
+        return Err(IkError::ChainLength {
+            len: joints.len(),
+            min,
+            max,
+        });
     }
     for &j in joints {
         check_joint(skeleton, j)?;
     }
     for pair in joints.windows(2) {
         if !is_ancestor(skeleton, pair[0], pair[1]) {
-            return Err(IkError::NotAChain { ancestor: pair[0], joint: pair[1] });
+            return Err(IkError::NotAChain {
+                ancestor: pair[0],
+                joint: pair[1],
+            });
         }
     }
     Ok(())
@@ -92,13 +112,20 @@ pub fn is_similarity(m: &Affine3A) -> bool {
 /// True when every chain joint and the parent of the first carry uniform scale only.
 pub fn chain_is_similar(skeleton: &Skeleton, component: &[Affine3A], joints: &[usize]) -> bool {
     let above = joints.first().and_then(|&j| parent(skeleton, j));
-    above.iter().chain(joints).all(|&j| component.get(j).is_some_and(is_similarity))
+    above
+        .iter()
+        .chain(joints)
+        .all(|&j| component.get(j).is_some_and(is_similarity))
 }
 
 /// Rotation part of a similarity transform.
 pub fn rotation_of(m: &Affine3A) -> Quat {
     let l = m.matrix3;
-    let cols = Mat3A::from_cols(l.x_axis.normalize_or_zero(), l.y_axis.normalize_or_zero(), l.z_axis.normalize_or_zero());
+    let cols = Mat3A::from_cols(
+        l.x_axis.normalize_or_zero(),
+        l.y_axis.normalize_or_zero(),
+        l.z_axis.normalize_or_zero(),
+    );
     let q = Quat::from_mat3a(&cols);
     if q.is_finite() && q.length_squared() > 0.0 {
         q.normalize()
@@ -109,18 +136,29 @@ pub fn rotation_of(m: &Affine3A) -> Quat {
 
 /// Component transform of the parent of `joint` (identity for the root).
 pub fn parent_component(skeleton: &Skeleton, component: &[Affine3A], joint: usize) -> Affine3A {
-    parent(skeleton, joint).and_then(|p| component.get(p)).copied().unwrap_or(Affine3A::IDENTITY)
+    parent(skeleton, joint)
+        .and_then(|p| component.get(p))
+        .copied()
+        .unwrap_or(Affine3A::IDENTITY)
 }
 
 /// Component-space position of `joint` (the origin when it does not exist).
 pub fn position(component: &[Affine3A], joint: usize) -> Vec3 {
-    component.get(joint).map_or(Vec3::ZERO, |m| Vec3::from(m.translation))
+    component
+        .get(joint)
+        .map_or(Vec3::ZERO, |m| Vec3::from(m.translation))
 }
 
 /// Rotates `joint` by `delta` in component space about its own origin: its local rotation becomes
 /// `P⁻¹ · delta · P · local` (P the parent's component rotation), and its component transform is
 /// recomputed. Descendants are not updated (see [`refresh_path`], [`rebuild_subtree`]).
-pub fn rotate_joint(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], joint: usize, delta: Quat) {
+pub fn rotate_joint(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joint: usize,
+    delta: Quat,
+) {
     let parent_m = parent_component(skeleton, component, joint);
     let p = rotation_of(&parent_m);
     if let (Some(l), Some(c)) = (local.get_mut(joint), component.get_mut(joint)) {
@@ -131,7 +169,13 @@ pub fn rotate_joint(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Aff
 
 /// Sets the local rotation of `joint` so that its component rotation is `rotation`, and recomputes
 /// its component transform.
-pub fn set_component_rotation(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], joint: usize, rotation: Quat) {
+pub fn set_component_rotation(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joint: usize,
+    rotation: Quat,
+) {
     let parent_m = parent_component(skeleton, component, joint);
     let p = rotation_of(&parent_m);
     if let (Some(l), Some(c)) = (local.get_mut(joint), component.get_mut(joint)) {
@@ -143,8 +187,17 @@ pub fn set_component_rotation(skeleton: &Skeleton, local: &mut [Trs], component:
 /// Recomputes the component transforms of the joints on the parent path from `from` (inclusive)
 /// down to `to` (inclusive), `from` an ancestor of `to` or `to` itself. Depth-first order puts
 /// that path at increasing indices, so the walk is one forward pass.
-pub fn refresh_path(skeleton: &Skeleton, local: &[Trs], component: &mut [Affine3A], from: usize, to: usize) {
-    let n = local.len().min(component.len()).min(skeleton.subtree_end.len());
+pub fn refresh_path(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &mut [Affine3A],
+    from: usize,
+    to: usize,
+) {
+    let n = local
+        .len()
+        .min(component.len())
+        .min(skeleton.subtree_end.len());
     for j in from..(to + 1).min(n) {
         // In depth-first order, j <= to lies on the path iff `to` is inside j's subtree.
         if skeleton.subtree_end[j] as usize > to {
@@ -154,9 +207,18 @@ pub fn refresh_path(skeleton: &Skeleton, local: &[Trs], component: &mut [Affine3
 }
 
 /// Recomputes the component transforms of `joint` and all its descendants from their parents.
-pub fn rebuild_subtree(skeleton: &Skeleton, local: &[Trs], component: &mut [Affine3A], joint: usize) {
+pub fn rebuild_subtree(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &mut [Affine3A],
+    joint: usize,
+) {
     let n = local.len().min(component.len());
-    let end = skeleton.subtree_end.get(joint).map_or(joint, |&e| e as usize).min(n);
+    let end = skeleton
+        .subtree_end
+        .get(joint)
+        .map_or(joint, |&e| e as usize)
+        .min(n);
     for j in joint..end {
         component[j] = parent_component(skeleton, component, j) * local[j].to_affine();
     }
@@ -170,7 +232,9 @@ pub fn arc(from: Vec3, to: Vec3, axis: Vec3) -> Quat {
     };
     let d = f.dot(t);
     if d < -1.0 + 1e-6 {
-        let a = (axis - f * axis.dot(f)).try_normalize().unwrap_or_else(|| f.any_orthonormal_vector());
+        let a = (axis - f * axis.dot(f))
+            .try_normalize()
+            .unwrap_or_else(|| f.any_orthonormal_vector());
         return Quat::from_axis_angle(a, std::f32::consts::PI);
     }
     // Half-angle form (f × t, 1 + f·t), normalised. Unlike glam's from_rotation_arc it does not

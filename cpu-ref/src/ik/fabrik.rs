@@ -37,17 +37,35 @@ pub struct Fabrik {
 impl Fabrik {
     /// A full-weight solve toward `target`: no pole, 1e-4 tolerance, 32 iterations.
     pub fn new(target: Vec3) -> Self {
-        Fabrik { target, pole: None, tolerance: 1e-4, max_iterations: 32, weight: 1.0 }
+        Fabrik {
+            target,
+            pole: None,
+            tolerance: 1e-4,
+            max_iterations: 32,
+            weight: 1.0,
+        }
     }
 
-    fn validate(&self, skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], joints: &[usize]) -> Result<(), IkError> {
+    fn validate(
+        &self,
+        skeleton: &Skeleton,
+        local: &[Trs],
+        component: &[Affine3A],
+        joints: &[usize],
+    ) -> Result<(), IkError> {
         chain::check_pose(skeleton, local, component)?;
         chain::check_chain(skeleton, joints, 2, MAX_CHAIN_JOINTS)?;
         finite_vec("FABRIK target", self.target)?;
         if let Some(p) = self.pole {
             finite_vec("FABRIK pole", p)?;
         }
-        in_range("FABRIK tolerance", self.tolerance, f32::MIN_POSITIVE, f32::MAX, "> 0")?;
+        in_range(
+            "FABRIK tolerance",
+            self.tolerance,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            "> 0",
+        )?;
         check_weight("FABRIK weight", self.weight)
     }
 }
@@ -63,7 +81,12 @@ struct Points {
 
 impl Points {
     fn new(component: &[Affine3A], joints: &[usize]) -> Self {
-        let mut s = Points { n: joints.len(), p: [Vec3::ZERO; MAX_CHAIN_JOINTS], len: [0.0; MAX_CHAIN_JOINTS], dir: [Vec3::Y; MAX_CHAIN_JOINTS] };
+        let mut s = Points {
+            n: joints.len(),
+            p: [Vec3::ZERO; MAX_CHAIN_JOINTS],
+            len: [0.0; MAX_CHAIN_JOINTS],
+            dir: [Vec3::Y; MAX_CHAIN_JOINTS],
+        };
         for (p, &j) in s.p.iter_mut().zip(joints) {
             *p = position(component, j);
         }
@@ -101,12 +124,16 @@ impl Points {
         let n = self.n;
         self.p[n - 1] = target;
         for i in (0..n - 1).rev() {
-            let d = (self.p[i] - self.p[i + 1]).try_normalize().unwrap_or(-self.dir[i]);
+            let d = (self.p[i] - self.p[i + 1])
+                .try_normalize()
+                .unwrap_or(-self.dir[i]);
             self.p[i] = self.p[i + 1] + d * self.len[i];
         }
         self.p[0] = root;
         for i in 0..n - 1 {
-            let d = (self.p[i + 1] - self.p[i]).try_normalize().unwrap_or(self.dir[i]);
+            let d = (self.p[i + 1] - self.p[i])
+                .try_normalize()
+                .unwrap_or(self.dir[i]);
             self.p[i + 1] = self.p[i] + d * self.len[i];
         }
     }
@@ -114,7 +141,9 @@ impl Points {
     /// True when every interior joint lies on the root–tip line: the passes could not bend it.
     fn is_straight(&self) -> bool {
         let (a, tip) = (self.p[0], self.tip());
-        let Some(axis) = (tip - a).try_normalize() else { return true };
+        let Some(axis) = (tip - a).try_normalize() else {
+            return true;
+        };
         let eps = 1e-4 * self.total();
         self.p[1..self.n - 1].iter().all(|&p| {
             let v = p - a;
@@ -125,8 +154,12 @@ impl Points {
     /// Bends a straight chain a little at its second joint, toward `hint` (any side when `hint` is
     /// on the line): the passes then bow the chain that way.
     fn bend(&mut self, hint: Vec3) {
-        let axis = (self.tip() - self.p[0]).try_normalize().unwrap_or(self.dir[0]);
-        let side = (hint - axis * hint.dot(axis)).try_normalize().unwrap_or_else(|| axis.any_orthonormal_vector());
+        let axis = (self.tip() - self.p[0])
+            .try_normalize()
+            .unwrap_or(self.dir[0]);
+        let side = (hint - axis * hint.dot(axis))
+            .try_normalize()
+            .unwrap_or_else(|| axis.any_orthonormal_vector());
         let turn = Quat::from_axis_angle(axis.cross(side), STRAIGHT_BEND);
         let pivot = self.p[1];
         for p in &mut self.p[2..self.n] {
@@ -138,7 +171,9 @@ impl Points {
     /// that line points at `pole` (a rigid turn: lengths and both ends stay).
     fn turn_toward(&mut self, pole: Vec3) {
         let (a, tip) = (self.p[0], self.tip());
-        let Some(axis) = (tip - a).try_normalize() else { return };
+        let Some(axis) = (tip - a).try_normalize() else {
+            return;
+        };
         let flat = |v: Vec3| v - axis * v.dot(axis);
         let bulge: Vec3 = self.p[1..self.n - 1].iter().map(|&p| flat(p - a)).sum();
         let want = flat(pole - a);
@@ -153,11 +188,23 @@ impl Points {
 }
 
 /// Solves the chain `joints` (root first, each an ancestor of the next) toward `ik.target`.
-pub fn solve_fabrik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], joints: &[usize], ik: &Fabrik) -> Result<IkResult, IkError> {
+pub fn solve_fabrik(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joints: &[usize],
+    ik: &Fabrik,
+) -> Result<IkResult, IkError> {
     ik.validate(skeleton, local, component, joints)?;
     let (first, last) = (joints[0], joints[joints.len() - 1]);
     if !chain::chain_is_similar(skeleton, component, joints) {
-        return Ok(measure(component, last, ik.target, IkStatus::UnsupportedScale, 0));
+        return Ok(measure(
+            component,
+            last,
+            ik.target,
+            IkStatus::UnsupportedScale,
+            0,
+        ));
     }
     let mut pts = Points::new(component, joints);
     let root = pts.p[0];
@@ -198,7 +245,13 @@ pub fn solve_fabrik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Aff
         let (j, next) = (pair[0], pair[1]);
         let from = position(component, j);
         let bone = position(component, next) - from;
-        chain::rotate_joint(skeleton, local, component, j, arc(bone, pts.p[i + 1] - from, Vec3::ZERO));
+        chain::rotate_joint(
+            skeleton,
+            local,
+            component,
+            j,
+            arc(bone, pts.p[i + 1] - from, Vec3::ZERO),
+        );
         // The next joint's turn reads the joint after it, so bring the path that far up to date.
         let until = joints.get(i + 2).copied().unwrap_or(next);
         chain::refresh_path(skeleton, local, component, j, until);
@@ -212,6 +265,17 @@ pub fn solve_fabrik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Aff
     Ok(measure(component, last, ik.target, status, iterations))
 }
 
-fn measure(component: &[Affine3A], tip: usize, target: Vec3, status: IkStatus, iterations: u32) -> IkResult {
-    IkResult { status, position_error: (position(component, tip) - target).length(), angle_error: 0.0, iterations }
+fn measure(
+    component: &[Affine3A],
+    tip: usize,
+    target: Vec3,
+    status: IkStatus,
+    iterations: u32,
+) -> IkResult {
+    IkResult {
+        status,
+        position_error: (position(component, tip) - target).length(),
+        angle_error: 0.0,
+        iterations,
+    }
 }

@@ -68,7 +68,12 @@ pub struct FootState {
 
 impl Default for FootState {
     fn default() -> Self {
-        FootState { pelvis_offset: 0.0, foot_offsets: [0.0; MAX_FEET], tilts: [Quat::IDENTITY; MAX_FEET], primed: false }
+        FootState {
+            pelvis_offset: 0.0,
+            foot_offsets: [0.0; MAX_FEET],
+            tilts: [Quat::IDENTITY; MAX_FEET],
+            primed: false,
+        }
     }
 }
 
@@ -79,26 +84,52 @@ impl FootState {
     }
 }
 
-fn validate(skeleton: &Skeleton, local: &[Trs], component: &[Affine3A], s: &FootPlacement, ground: &[Ground], dt: f32, results: &[IkResult]) -> Result<(), IkError> {
+fn validate(
+    skeleton: &Skeleton,
+    local: &[Trs],
+    component: &[Affine3A],
+    s: &FootPlacement,
+    ground: &[Ground],
+    dt: f32,
+    results: &[IkResult],
+) -> Result<(), IkError> {
     chain::check_pose(skeleton, local, component)?;
     chain::check_joint(skeleton, s.pelvis)?;
     if s.legs.is_empty() || s.legs.len() > MAX_FEET {
-        return Err(IkError::ChainLength { len: s.legs.len(), min: 1, max: MAX_FEET });
+        return Err(IkError::ChainLength {
+            len: s.legs.len(),
+            min: 1,
+            max: MAX_FEET,
+        });
     }
     for leg in s.legs {
         chain::check_chain(skeleton, &[s.pelvis, leg.thigh, leg.calf, leg.foot], 4, 4)?;
     }
     if ground.len() != s.legs.len() {
-        return Err(IkError::Length { what: "ground samples", len: ground.len(), expected: s.legs.len() });
+        return Err(IkError::Length {
+            what: "ground samples",
+            len: ground.len(),
+            expected: s.legs.len(),
+        });
     }
     if results.len() < s.legs.len() {
-        return Err(IkError::Length { what: "foot results", len: results.len(), expected: s.legs.len() });
+        return Err(IkError::Length {
+            what: "foot results",
+            len: results.len(),
+            expected: s.legs.len(),
+        });
     }
     for g in ground {
         in_range("ground height", g.height, f32::MIN, f32::MAX, "finite")?;
         unit_vec("ground normal", g.normal)?;
     }
-    in_range("foot max_tilt", s.max_tilt, 0.0, std::f32::consts::FRAC_PI_2, "[0, π/2]")?;
+    in_range(
+        "foot max_tilt",
+        s.max_tilt,
+        0.0,
+        std::f32::consts::FRAC_PI_2,
+        "[0, π/2]",
+    )?;
     in_range("foot smooth_time", s.smooth_time, 0.0, f32::MAX, ">= 0")?;
     in_range("foot dt", dt, 0.0, f32::MAX, ">= 0")?;
     check_weight("foot weight", s.weight)
@@ -127,7 +158,11 @@ pub fn place_feet(
     results: &mut [IkResult],
 ) -> Result<(), IkError> {
     validate(skeleton, local, component, s, ground, dt, results)?;
-    let k = if state.primed { smoothing_factor(dt, s.smooth_time) } else { 1.0 };
+    let k = if state.primed {
+        smoothing_factor(dt, s.smooth_time)
+    } else {
+        1.0
+    };
     state.primed = true;
 
     let mut lowest = 0.0f32;
@@ -141,13 +176,27 @@ pub fn place_feet(
     // Animated foot placements, before the pelvis moves.
     let mut feet = [(Vec3::ZERO, Quat::IDENTITY); MAX_FEET];
     for (f, leg) in feet.iter_mut().zip(s.legs) {
-        *f = (position(component, leg.foot), rotation_of(&component[leg.foot]));
+        *f = (
+            position(component, leg.foot),
+            rotation_of(&component[leg.foot]),
+        );
     }
-    lower(skeleton, local, component, s.pelvis, state.pelvis_offset * s.weight);
+    lower(
+        skeleton,
+        local,
+        component,
+        s.pelvis,
+        state.pelvis_offset * s.weight,
+    );
 
     for (i, leg) in s.legs.iter().enumerate() {
         let (at, rotation) = feet[i];
-        let mut ik = TwoBone::new(leg.thigh, leg.calf, leg.foot, at + Vec3::Y * state.foot_offsets[i]);
+        let mut ik = TwoBone::new(
+            leg.thigh,
+            leg.calf,
+            leg.foot,
+            at + Vec3::Y * state.foot_offsets[i],
+        );
         ik.end_rotation = Some(state.tilts[i] * rotation);
         ik.weight = s.weight;
         results[i] = solve_two_bone(skeleton, local, component, &ik)?;
@@ -167,7 +216,13 @@ fn tilt(normal: Vec3, max_tilt: f32) -> Quat {
 }
 
 /// Moves `joint` by `dy` along component +Y (through its local translation) and rebuilds its subtree.
-fn lower(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], joint: usize, dy: f32) {
+fn lower(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joint: usize,
+    dy: f32,
+) {
     if dy == 0.0 {
         return;
     }
@@ -175,6 +230,7 @@ fn lower(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], joi
     if parent.matrix3.determinant().abs() <= f32::MIN_POSITIVE {
         return;
     }
-    local[joint].translation += Vec3::from(parent.matrix3.inverse() * glam::Vec3A::new(0.0, dy, 0.0));
+    local[joint].translation +=
+        Vec3::from(parent.matrix3.inverse() * glam::Vec3A::new(0.0, dy, 0.0));
     chain::rebuild_subtree(skeleton, local, component, joint);
 }

@@ -87,13 +87,24 @@ pub enum IkError {
     #[error("a chain of {len} joints; this solver takes {min} to {max}")]
     ChainLength { len: usize, min: usize, max: usize },
     #[error("{what} has {len} entries, {expected} expected")]
-    Length { what: &'static str, len: usize, expected: usize },
+    Length {
+        what: &'static str,
+        len: usize,
+        expected: usize,
+    },
     #[error("{what} is not finite")]
     NonFinite { what: &'static str },
     #[error("{what} = {value} is out of range: {range}")]
-    OutOfRange { what: &'static str, value: f32, range: &'static str },
+    OutOfRange {
+        what: &'static str,
+        value: f32,
+        range: &'static str,
+    },
     #[error("{what} {reason}")]
-    Invalid { what: &'static str, reason: &'static str },
+    Invalid {
+        what: &'static str,
+        reason: &'static str,
+    },
 }
 
 /// Absolute floor for lengths treated as zero (component units).
@@ -103,12 +114,22 @@ fn check_weight(what: &'static str, w: f32) -> Result<(), IkError> {
     in_range(what, w, 0.0, 1.0, "[0, 1]")
 }
 
-fn in_range(what: &'static str, v: f32, lo: f32, hi: f32, range: &'static str) -> Result<(), IkError> {
+fn in_range(
+    what: &'static str,
+    v: f32,
+    lo: f32,
+    hi: f32,
+    range: &'static str,
+) -> Result<(), IkError> {
     if !v.is_finite() {
         return Err(IkError::NonFinite { what });
     }
     if v < lo || v > hi {
-        return Err(IkError::OutOfRange { what, value: v, range });
+        return Err(IkError::OutOfRange {
+            what,
+            value: v,
+            range,
+        });
     }
     Ok(())
 }
@@ -123,7 +144,12 @@ fn finite_vec(what: &'static str, v: Vec3) -> Result<Vec3, IkError> {
 
 /// A finite, non-zero direction, normalised.
 fn unit_vec(what: &'static str, v: Vec3) -> Result<Vec3, IkError> {
-    finite_vec(what, v)?.try_normalize().ok_or(IkError::Invalid { what, reason: "has zero length" })
+    finite_vec(what, v)?
+        .try_normalize()
+        .ok_or(IkError::Invalid {
+            what,
+            reason: "has zero length",
+        })
 }
 
 /// A finite, non-zero quaternion, normalised.
@@ -132,7 +158,10 @@ fn unit_quat(what: &'static str, q: Quat) -> Result<Quat, IkError> {
         return Err(IkError::NonFinite { what });
     }
     if q.length_squared() < 1e-12 {
-        return Err(IkError::Invalid { what, reason: "has zero length" });
+        return Err(IkError::Invalid {
+            what,
+            reason: "has zero length",
+        });
     }
     Ok(q.normalize())
 }

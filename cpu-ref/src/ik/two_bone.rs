@@ -59,7 +59,12 @@ impl TwoBone {
         }
     }
 
-    fn validate(&self, skeleton: &Skeleton, local: &[Trs], component: &[Affine3A]) -> Result<(), IkError> {
+    fn validate(
+        &self,
+        skeleton: &Skeleton,
+        local: &[Trs],
+        component: &[Affine3A],
+    ) -> Result<(), IkError> {
         chain::check_pose(skeleton, local, component)?;
         chain::check_chain(skeleton, &[self.root, self.mid, self.tip], 3, 3)?;
         finite_vec("two-bone target", self.target)?;
@@ -70,14 +75,31 @@ impl TwoBone {
             unit_quat("two-bone end rotation", q)?;
         }
         in_range("two-bone max_reach", self.max_reach, 0.0, 1.0, "[0, 1]")?;
-        in_range("two-bone min_reach", self.min_reach, 0.0, self.max_reach, "[0, max_reach]")?;
-        in_range("two-bone softness", self.softness, 0.0, self.max_reach, "[0, max_reach]")?;
+        in_range(
+            "two-bone min_reach",
+            self.min_reach,
+            0.0,
+            self.max_reach,
+            "[0, max_reach]",
+        )?;
+        in_range(
+            "two-bone softness",
+            self.softness,
+            0.0,
+            self.max_reach,
+            "[0, max_reach]",
+        )?;
         check_weight("two-bone weight", self.weight)
     }
 }
 
 /// Solves `ik` on `local` / `component` (see the module conventions in [`crate::ik`]).
-pub fn solve_two_bone(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], ik: &TwoBone) -> Result<IkResult, IkError> {
+pub fn solve_two_bone(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    ik: &TwoBone,
+) -> Result<IkResult, IkError> {
     ik.validate(skeleton, local, component)?;
     if !chain::chain_is_similar(skeleton, component, &[ik.root, ik.mid, ik.tip]) {
         return Ok(measure(component, ik, IkStatus::UnsupportedScale, 0));
@@ -98,8 +120,17 @@ pub fn solve_two_bone(skeleton: &Skeleton, local: &mut [Trs], component: &mut [A
 
 /// Moves the chain at full weight; leaves the component transforms of root..tip on the path
 /// current and returns the status.
-fn solve_full(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], ik: &TwoBone) -> IkStatus {
-    let (a, b, c) = (position(component, ik.root), position(component, ik.mid), position(component, ik.tip));
+fn solve_full(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    ik: &TwoBone,
+) -> IkStatus {
+    let (a, b, c) = (
+        position(component, ik.root),
+        position(component, ik.mid),
+        position(component, ik.tip),
+    );
     let (l1, l2) = ((b - a).length(), (c - b).length());
     let limb = l1 + l2;
     let to_target = ik.target - a;
@@ -134,10 +165,22 @@ fn solve_full(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A]
     let mid_goal = a + l1 * (dir * cos_a + bend * sin_a);
     let tip_goal = a + dir * reach;
 
-    chain::rotate_joint(skeleton, local, component, ik.root, arc(b - a, mid_goal - a, axis));
+    chain::rotate_joint(
+        skeleton,
+        local,
+        component,
+        ik.root,
+        arc(b - a, mid_goal - a, axis),
+    );
     chain::refresh_path(skeleton, local, component, ik.root, ik.tip);
     let (b, c) = (position(component, ik.mid), position(component, ik.tip));
-    chain::rotate_joint(skeleton, local, component, ik.mid, arc(c - b, tip_goal - b, axis));
+    chain::rotate_joint(
+        skeleton,
+        local,
+        component,
+        ik.mid,
+        arc(c - b, tip_goal - b, axis),
+    );
     chain::refresh_path(skeleton, local, component, ik.mid, ik.tip);
     status
 }
@@ -155,14 +198,22 @@ fn soft_reach(dist: f32, max: f32, soft: f32) -> f32 {
 /// Offset of the mid joint `b` from the root–tip line: the current bend (zero when straight).
 fn knee(a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
     let ab = b - a;
-    (c - a).try_normalize().map_or(Vec3::ZERO, |u| ab - u * ab.dot(u))
+    (c - a)
+        .try_normalize()
+        .map_or(Vec3::ZERO, |u| ab - u * ab.dot(u))
 }
 
 /// Unit direction perpendicular to `dir` in which the mid joint bends: from the pole, else from
 /// the current bend `knee`, else any perpendicular. Offsets shorter than `min_len` do not count.
 fn bend_direction(pole: Option<Vec3>, knee: Vec3, dir: Vec3, min_len: f32) -> Vec3 {
-    let perp = |v: Vec3| Some(v - dir * v.dot(dir)).filter(|w| w.length() > min_len).and_then(Vec3::try_normalize);
-    pole.and_then(perp).or_else(|| perp(knee)).unwrap_or_else(|| dir.any_orthonormal_vector())
+    let perp = |v: Vec3| {
+        Some(v - dir * v.dot(dir))
+            .filter(|w| w.length() > min_len)
+            .and_then(Vec3::try_normalize)
+    };
+    pole.and_then(perp)
+        .or_else(|| perp(knee))
+        .unwrap_or_else(|| dir.any_orthonormal_vector())
 }
 
 fn measure(component: &[Affine3A], ik: &TwoBone, status: IkStatus, iterations: u32) -> IkResult {
