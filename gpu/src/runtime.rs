@@ -9,6 +9,11 @@
 //! chunk; a chunk is a batch, or a slice of its instances when the batch's buffers would exceed
 //! the storage binding limit. Each chunk binds its own 256-byte-aligned ranges of the frame
 //! buffers, so shaders index relative to the chunk.
+//!
+//! A steady frame allocates nothing of its own: staging bytes and the chunk list are reused, and
+//! bind groups are cached per chunk slot and stage, rebuilt only when what they bind changes
+//! (`GroupKey`). wgpu, wgpu-profiler and the error scopes still allocate inside each submission
+//! (about 200 allocations per frame, independent of the instance count).
 
 use std::time::Instant;
 
