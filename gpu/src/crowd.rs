@@ -72,6 +72,10 @@ pub struct Crowd {
     pub masks: Vec<Mask>,
     /// Distance between grid cells, metres.
     pub spacing: f32,
+    /// Component space → scene for an instance standing at the origin facing +Z (feet on
+    /// y = 0, the skeleton's `root_transform` included): every placement is a grid translation
+    /// and a yaw times this.
+    pub ground: Affine3A,
     /// Component-space bounds of the skin at the first base clip's first sample, padded by 10%
     /// of the diagonal for motion (except below: the lowest point stays on the ground).
     pub local_bounds: Bounds,
@@ -173,6 +177,7 @@ impl Crowd {
             members,
             masks,
             spacing,
+            ground,
             local_bounds,
             motion_bounds,
             durations: package.clips.iter().map(|c| c.duration as f32).collect(),

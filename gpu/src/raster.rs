@@ -128,6 +128,9 @@ pub struct Scene {
     pub ground: Option<Ground>,
     /// Distance at which fog is strongest.
     pub fog_distance: f32,
+    /// The frame's first `highlight` instances (numbered across the batches, in order) are
+    /// drawn in one gold colour instead of their hashed tint: a demo's CPU-posed heroes.
+    pub highlight: u32,
 }
 
 /// Camera azimuth about +Y from +Z toward +X, and elevation, of [`Scene::framing`] (radians).
@@ -218,6 +221,7 @@ impl Scene {
                 cell,
             }),
             fog_distance: target_depth + half_extent,
+            highlight: 0,
         }
     }
 }
@@ -300,7 +304,8 @@ struct FrameUniform {
 struct DrawUniform {
     vertex_count: u32,
     instance_base: u32,
-    pad: [u32; 2],
+    highlight: u32,
+    pad: u32,
 }
 
 /// One instanced draw: a skinned chunk of the last frame.
@@ -661,7 +666,8 @@ impl Raster {
             let uniform = DrawUniform {
                 vertex_count: d.vertex_count,
                 instance_base: d.first_instance,
-                pad: [0; 2],
+                highlight: scene.highlight,
+                pad: 0,
             };
             let at = slot * OFFSET_ALIGNMENT as usize;
             bytes[at..at + std::mem::size_of::<DrawUniform>()]

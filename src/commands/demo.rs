@@ -1,32 +1,67 @@
 //! `throng demo`: a headless crowd evaluated on the GPU and rendered offscreen to PNG.
 //!
-//! Per frame: the CPU writes each instance's pose program (throng-gpu `crowd`), the runtime
-//! uploads programs and placements and runs program → FK → palette → skinning, the raster pass
-//! draws the skinned chunks, and the image is read back and written as PNG. Frames advance
-//! crowd time at 30 Hz.
+//! Per frame: control poses the crowd ([`drive`]: by default the generated character's state
+//! tree `fixtures/trees/crowd.toml`, ticked once per frame at 30 Hz with per-member speed and
+//! wave inputs and root motion moving the placements; `--programs fixed` or `--asset` use
+//! throng-gpu's fixed per-instance programs instead), the heroes (`--heroes N`, [`hero`]) are
+//! evaluated on the CPU with IK into palettes, the runtime uploads programs, palettes and
+//! placements of one batch and runs program → FK → palette → skinning, the raster pass draws
+//! the skinned chunks (heroes in gold), and the image is read back and written as PNG.
+
+mod drive;
+mod hero;
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use glam::{Affine3A, Vec3};
 use serde_json::json;
-use throng_cpu_ref::Program;
+use throng_control::instance::Controller;
+use throng_cpu_ref::ik::IkResult;
+use throng_cpu_ref::{Assets, Mask, Package, Program, ProgramLimits};
 use throng_gpu::crowd::Crowd;
-use throng_gpu::raster::{Image, Raster, RasterTimes, Scene};
+use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Pose, Runtime, StageTimes};
 
+use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
+use self::hero::{HeroIk, Heroes};
 use super::{builtin_character, load_any, print_json, CliError};
 
-/// Seconds between frames of a sequence.
+/// Seconds between frames of a sequence, and the control tick period (one tick per frame).
 const FRAME_STEP: f64 = 1.0 / 30.0;
-/// Crowd time of the first frame: mid-motion rather than every clip at its offset.
+/// Fixed programs: crowd time of the first frame, mid-motion rather than every clip at its offset.
 const START_TIME: f64 = 0.5;
+/// The generated character's state tree.
+const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
+/// Events one member may deliver per tick.
+const EVENT_CAPACITY: usize = 64;
+/// Heroes stand this many grid cells apart, and this many in front of the crowd's area.
+const HERO_SPACING: f32 = 1.6;
+const HERO_FRONT: f32 = 1.2;
+
+/// Where the crowd's programs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Programs {
+    /// The state tree fixtures/trees/crowd.toml through throng-control (generated character only).
+    Tree,
+    /// Fixed per-instance programs: single clips, walk/run blends, masked waves, additive breathing.
+    Fixed,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Instances in the crowd (on a square grid).
     #[arg(long, default_value_t = 1000)]
     instances: u32,
+    /// Hero instances in front of the crowd, posed on the CPU with IK (head tracking a moving
+    /// target, hands reaching) and skinned in the crowd's batch.
+    #[arg(long, default_value_t = 0)]
+    heroes: u32,
+    /// Crowd programs: `tree` (default for the generated character) or `fixed` (the only choice
+    /// with --asset).
+    #[arg(long, value_enum)]
+    programs: Option<Programs>,
     /// Frames to render at 30 Hz; with more than one, files are named <out>_0000.png, ...
     #[arg(long, default_value_t = 1)]
     frames: u32,
@@ -55,43 +90,166 @@ struct FrameStats {
     raster: RasterTimes,
     draws: usize,
     triangles: u64,
-    /// CPU time writing the programs.
-    programs_ms: f64,
-    /// Wall time from program writing to the PNG on disk.
+    control: ControlStats,
+    /// CPU time of the heroes: program, FK, IK and palette.
+    heroes_ms: f64,
+    heroes: Vec<HeroIk>,
+    /// Wall time from control to the PNG on disk.
     total_ms: f64,
     path: PathBuf,
+}
+
+/// The crowd's driver.
+enum Driver {
+    Tree(TreeCrowd),
+    Fixed(FixedCrowd),
+}
+
+impl Driver {
+    fn step(&mut self, frame: u32) -> Result<ControlStats, CliError> {
+        match self {
+            Driver::Tree(c) => c.step(),
+            Driver::Fixed(c) => Ok(c.step(START_TIME + f64::from(frame) * FRAME_STEP)),
+        }
+    }
+
+    /// Heroes first, then the crowd.
+    fn programs(&self) -> &[Program] {
+        match self {
+            Driver::Tree(c) => &c.programs,
+            Driver::Fixed(c) => &c.programs,
+        }
+    }
+
+    fn placements(&self) -> &[Affine3A] {
+        match self {
+            Driver::Tree(c) => &c.placements,
+            Driver::Fixed(c) => &c.placements,
+        }
+    }
+
+    /// Masks of the crowd's skeleton.
+    fn masks(&self) -> &[Mask] {
+        match self {
+            Driver::Tree(c) => &c.ctl.tree.masks,
+            Driver::Fixed(c) => c.masks(),
+        }
+    }
+
+    fn limits(&self) -> ProgramLimits {
+        let d = ProgramLimits::default();
+        match self {
+            Driver::Tree(c) => {
+                let l = c.limits();
+                ProgramLimits {
+                    max_ops: l.max_ops.max(d.max_ops),
+                    max_registers: l.max_registers.max(d.max_registers),
+                    max_weights: l.max_weights.max(d.max_weights),
+                }
+            }
+            Driver::Fixed(_) => d,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Driver::Tree(c) => format!(
+                "state tree fixtures/trees/crowd.toml, one tick per frame at {:.0} Hz, root motion moving placements",
+                1.0 / c.ctl.period
+            ),
+            Driver::Fixed(_) => "fixed per-instance programs (throng-gpu crowd)".into(),
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if args.instances == 0 || args.frames == 0 || args.width == 0 || args.height == 0 {
         return Err(CliError::Usage("--instances, --frames, --width and --height must be at least 1".into()));
     }
+    let programs = match (args.programs, &args.asset) {
+        (Some(Programs::Tree), Some(_)) => {
+            return Err(CliError::Usage(
+                "--programs tree drives the generated character only: real assets have no state tree".into(),
+            ))
+        }
+        (Some(p), _) => p,
+        (None, None) => Programs::Tree,
+        (None, Some(_)) => Programs::Fixed,
+    };
     let (package, name) = match &args.asset {
         Some(path) => (load_any(path)?, path.display().to_string()),
         None => (builtin_character()?, "generated character".to_string()),
     };
-    let crowd = Crowd::new(&package, 0, args.instances as usize)
-        .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+    let layout =
+        Crowd::new(&package, 0, args.instances as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+    let (skeleton, skin, spacing) = (layout.skeleton, layout.skin, layout.spacing);
+    let hero_placements = front_row(&layout, args.heroes as usize);
+    let mut bounds = hero_bounds(&layout, &hero_placements);
+    let mut driver = match programs {
+        Programs::Tree => {
+            let tree = throng_control::tree::load(CROWD_TREE, "fixtures/trees/crowd.toml", &package, skeleton)
+                .map_err(|e| CliError::Control(e.to_string()))?;
+            let ctl = Controller::new(tree, package.clone(), 1.0 / FRAME_STEP, EVENT_CAPACITY)
+                .map_err(|e| CliError::Control(e.to_string()))?;
+            let crowd = TreeCrowd::new(ctl, &layout, &hero_placements)?;
+            bounds = bounds.union(&area_bounds(&layout, crowd.area.min, crowd.area.max));
+            Driver::Tree(crowd)
+        }
+        Programs::Fixed => {
+            bounds = bounds.union(&layout.bounds());
+            let hero_programs =
+                Crowd::new(&package, 0, args.heroes as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+            Driver::Fixed(FixedCrowd::new(layout, hero_programs, &hero_placements))
+        }
+    };
+    let limits = driver.limits();
+    let mut heroes = match args.heroes {
+        0 => None,
+        _ => Some(Heroes::new(&package, skin, limits, hero_placements)?),
+    };
+    let members = driver.programs().len();
     let ctx = GpuContext::new().map_err(no_gpu)?;
-    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], args.instances))?;
-    let id = runtime.add_package(&package, &crowd.package_masks(&package))?;
+    let mut capacities = Capacities::for_packages(&[&package], members as u32);
+    capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
+    capacities.weights_per_program = capacities.weights_per_program.max(limits.max_weights as u32);
+    let mut runtime = Runtime::new(&ctx, capacities)?;
+    let masks = package_masks(&package, skeleton, driver.masks());
+    let id = runtime.add_package(&package, &masks)?;
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
-    let scene = Scene::framing(&crowd.bounds(), raster.aspect(), crowd.spacing);
-    let mut programs = vec![Program::default(); crowd.members.len()];
+    let hero_count = heroes.as_ref().map_or(0, Heroes::len);
+    let scene = Scene { highlight: hero_count as u32, ..Scene::framing(&bounds, raster.aspect(), spacing) };
+    let assets = Assets {
+        skeleton: package
+            .skeletons
+            .get(skeleton as usize)
+            .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?,
+        skeleton_index: skeleton,
+        clips: &package.clips,
+        skins: &package.skins,
+        masks: &masks[skeleton as usize],
+    };
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
-        let time = START_TIME + f64::from(f) * FRAME_STEP;
-        for (i, p) in programs.iter_mut().enumerate() {
-            crowd.program(i, time, p);
+        let control = driver.step(f)?;
+        let hero_start = Instant::now();
+        if let Some(h) = heroes.as_mut() {
+            for (k, program) in driver.programs()[..hero_count].iter().enumerate() {
+                h.pose(k, program, &assets, f64::from(f) * FRAME_STEP)?;
+            }
         }
-        let programs_ms = start.elapsed().as_secs_f64() * 1e3;
-        let instances: Vec<Instance> = programs
+        let heroes_ms = hero_start.elapsed().as_secs_f64() * 1e3;
+        let instances: Vec<Instance> = driver
+            .programs()
             .iter()
-            .zip(&crowd.members)
-            .map(|(p, m)| Instance { pose: Pose::Program(p), placement: m.placement })
+            .zip(driver.placements())
+            .enumerate()
+            .map(|(k, (p, &placement))| match heroes.as_ref().filter(|_| k < hero_count) {
+                Some(h) => Instance { pose: Pose::Hero(h.palette(k)), placement },
+                None => Instance { pose: Pose::Program(p), placement },
+            })
             .collect();
-        let batches = [Batch { package: id, skeleton: crowd.skeleton, skin: Some(crowd.skin), instances: &instances }];
+        let batches = [Batch { package: id, skeleton, skin: Some(skin), instances: &instances }];
         // Waiting between compute and raster keeps each wall time its own.
         let report = runtime.frame(&batches)?;
         let stages = runtime.finish()?;
@@ -106,7 +264,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             raster: raster_times,
             draws: drawn.draws,
             triangles: drawn.triangles,
-            programs_ms,
+            control,
+            heroes_ms,
+            heroes: heroes.as_ref().map_or_else(Vec::new, |h| h.results.clone()),
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             path,
         });
@@ -115,14 +275,68 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let chunk = runtime.chunks().first().cloned().unwrap_or_default();
     // Frame outputs each instance keeps on the GPU: local and component transforms, palette,
     // skinned vertices.
-    let outputs = 48 * 2 * u64::from(chunk.joints) + 48 * u64::from(chunk.palette_len) + 32 * u64::from(chunk.vertex_count);
-    let summary = Summary { name: &name, ctx: &ctx, crowd: &crowd, args: &args, resident, outputs, fast_fk: chunk.fast_fk };
+    let outputs =
+        48 * 2 * u64::from(chunk.joints) + 48 * u64::from(chunk.palette_len) + 32 * u64::from(chunk.vertex_count);
+    let summary = Summary {
+        name: &name,
+        ctx: &ctx,
+        driver: driver.describe(),
+        crowd: members - hero_count,
+        heroes: hero_count,
+        spacing,
+        args: &args,
+        resident,
+        outputs,
+        fast_fk: chunk.fast_fk,
+    };
     if args.json {
         print_json(&summary.json(&frames));
     } else {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// `count` placements in a row in front of the crowd's grid (toward +Z, the camera), facing +Z.
+fn front_row(layout: &Crowd, count: usize) -> Vec<Affine3A> {
+    let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
+    let (x_mid, z_front) = {
+        let grid = Bounds::of_points(layout.members.iter().map(|m| m.placement.transform_point3(anchor)));
+        if grid.is_empty() {
+            (0.0, 0.0)
+        } else {
+            (grid.centre().x, grid.max.z)
+        }
+    };
+    let step = HERO_SPACING * layout.spacing;
+    let z = z_front + (0.5 + HERO_FRONT) * layout.spacing;
+    (0..count)
+        .map(|h| {
+            let x = x_mid + (h as f32 - (count as f32 - 1.0) * 0.5) * step;
+            Affine3A::from_translation(Vec3::new(x, 0.0, z)) * layout.ground
+        })
+        .collect()
+}
+
+/// Scene bounds of the heroes: their motion bounds grown by an arm's reach above and aside.
+fn hero_bounds(layout: &Crowd, placements: &[Affine3A]) -> Bounds {
+    let reach = Vec3::new(0.3, 0.4, 0.3) * layout.spacing;
+    placements.iter().fold(Bounds::EMPTY, |b, p| {
+        let body = layout.motion_bounds.transformed(p);
+        b.union(&Bounds { min: body.min - reach * Vec3::new(1.0, 0.0, 1.0), max: body.max + reach })
+    })
+}
+
+/// Scene bounds of members roaming the area `min..max` (x, z) with any heading.
+fn area_bounds(layout: &Crowd, min: Vec3, max: Vec3) -> Bounds {
+    let body = layout.motion_bounds.transformed(&layout.ground);
+    let r = body.corners().map(|c| c.x.hypot(c.z)).fold(0.0, f32::max);
+    Bounds { min: Vec3::new(min.x - r, body.min.y, min.z - r), max: Vec3::new(max.x + r, body.max.y, max.z + r) }
+}
+
+/// Masks per skeleton of `package`: `masks` on `skeleton`.
+fn package_masks(package: &Package, skeleton: u32, masks: &[Mask]) -> Vec<Vec<Mask>> {
+    (0..package.skeletons.len() as u32).map(|s| if s == skeleton { masks.to_vec() } else { Vec::new() }).collect()
 }
 
 /// A missing adapter gets the one-line install hint; other errors pass through.
@@ -168,11 +382,21 @@ fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
 struct Summary<'a> {
     name: &'a str,
     ctx: &'a GpuContext,
-    crowd: &'a Crowd,
+    driver: String,
+    crowd: usize,
+    heroes: usize,
+    spacing: f32,
     args: &'a Args,
     resident: u64,
     outputs: u64,
     fast_fk: bool,
+}
+
+/// Names of a hero's solves, in [`HeroIk`] order.
+const SOLVES: [&str; 3] = ["head", "hand_l", "hand_r"];
+
+fn solves(ik: &HeroIk) -> [(&'static str, &IkResult); 3] {
+    [(SOLVES[0], &ik.head), (SOLVES[1], &ik.hands[0]), (SOLVES[2], &ik.hands[1])]
 }
 
 impl Summary<'_> {
@@ -181,13 +405,10 @@ impl Summary<'_> {
         let kind = if a.software { "software" } else { "hardware" };
         println!("adapter: {} ({}, {}, {kind})", a.name, a.backend, a.device_type);
         println!(
-            "crowd: {} instances of {} on a {:.2} m grid, {}x{} px",
-            self.crowd.members.len(),
-            self.name,
-            self.crowd.spacing,
-            self.args.width,
-            self.args.height
+            "crowd: {} instances + {} heroes of {} on a {:.2} m grid, {}x{} px",
+            self.crowd, self.heroes, self.name, self.spacing, self.args.width, self.args.height
         );
+        println!("control: {}", self.driver);
         println!(
             "FK: {}",
             if self.fast_fk { "workgroup fast path" } else { "fallback (skeleton larger than a workgroup)" }
@@ -195,15 +416,50 @@ impl Summary<'_> {
         for f in frames {
             let r = &f.report;
             let s = &f.stages;
+            let c = &f.control;
             println!("frame -> {}", f.path.display());
+            if c.ticks > 0 {
+                println!(
+                    "  control (CPU): {} tick of {} instances in {:.3} ms ({:.2} us per instance); speeds: {} standing, {} walking, {} running; {} waving; root motion moved {:.2} m",
+                    c.ticks,
+                    c.instances,
+                    c.ms,
+                    c.ms * 1e3 / c.instances.max(1) as f64,
+                    c.standing,
+                    c.walking,
+                    c.running,
+                    c.waving,
+                    c.travelled
+                );
+            } else {
+                println!("  programs (CPU): {} written in {:.3} ms", c.instances, c.ms);
+            }
+            if !f.heroes.is_empty() {
+                println!("  heroes (CPU: program, FK, IK, palette): {} in {:.3} ms", f.heroes.len(), f.heroes_ms);
+                for (h, ik) in f.heroes.iter().enumerate() {
+                    let parts: Vec<String> = solves(ik)
+                        .iter()
+                        .map(|(name, r)| {
+                            format!(
+                                "{name} {} {:.2} mm {:.2} deg",
+                                r.status.as_str(),
+                                r.position_error * 1e3,
+                                r.angle_error.to_degrees()
+                            )
+                        })
+                        .collect();
+                    println!("    hero {h}: {}", parts.join(", "));
+                }
+            }
             println!(
                 "  dispatches: {} compute in {} chunk(s), {} draw(s) ({} triangles)",
                 r.dispatches, r.chunks, f.draws, f.triangles
             );
             println!(
-                "  uploaded: {:.1} bytes per instance ({} bytes this frame in all)",
+                "  uploaded: {:.1} bytes per instance ({} bytes this frame in all, {} of hero palettes)",
                 r.bytes_per_instance(),
-                r.upload_bytes
+                r.upload_bytes,
+                r.hero_bytes
             );
             if s.gpu_timestamps {
                 println!(
@@ -218,8 +474,8 @@ impl Summary<'_> {
                 println!("  GPU ms: no timestamp queries on this adapter; wall times only");
             }
             println!(
-                "  wall ms: programs (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
-                f.programs_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
+                "  wall ms: control (CPU) {:.3}, heroes (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
+                c.ms, f.heroes_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
             );
         }
         println!(
@@ -232,6 +488,25 @@ impl Summary<'_> {
         let frames: Vec<_> = frames
             .iter()
             .map(|f| {
+                let heroes: Vec<_> = f
+                    .heroes
+                    .iter()
+                    .map(|ik| {
+                        let mut o = serde_json::Map::new();
+                        for (name, r) in solves(ik) {
+                            o.insert(
+                                name.into(),
+                                json!({
+                                    "status": r.status.as_str(),
+                                    "position_error": r.position_error,
+                                    "angle_error": r.angle_error,
+                                    "iterations": r.iterations,
+                                }),
+                            );
+                        }
+                        serde_json::Value::Object(o)
+                    })
+                    .collect();
                 json!({
                     "path": f.path,
                     "report": f.report,
@@ -240,7 +515,9 @@ impl Summary<'_> {
                     "raster": f.raster,
                     "draws": f.draws,
                     "triangles": f.triangles,
-                    "programs_ms": f.programs_ms,
+                    "control": f.control,
+                    "heroes_ms": f.heroes_ms,
+                    "heroes": heroes,
                     "total_ms": f.total_ms,
                 })
             })
@@ -248,8 +525,10 @@ impl Summary<'_> {
         json!({
             "adapter": self.ctx.adapter,
             "asset": self.name,
-            "instances": self.crowd.members.len(),
-            "spacing_m": self.crowd.spacing,
+            "control": self.driver,
+            "instances": self.crowd,
+            "heroes": self.heroes,
+            "spacing_m": self.spacing,
             "width": self.args.width,
             "height": self.args.height,
             "fast_fk": self.fast_fk,

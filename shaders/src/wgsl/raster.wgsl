@@ -10,7 +10,8 @@
 // vertex_index]` of the chunk's range (the skinning stage's instance-major output, already
 // placed in the scene). Lighting: one directional light (Lambert, lit from both faces) plus a
 // sky/ground hemispheric ambient, times a per-instance tint hashed from the instance's number in
-// the frame, so neighbours are told apart; distance fog toward the background colour.
+// the frame, so neighbours are told apart (the first `draw.highlight` instances of the frame get
+// one gold tint instead: heroes); distance fog toward the background colour.
 // Meshes without normals (normal = 0) are lit with the triangle's screen-space derivative normal.
 //
 // Ground: one quad of 6 vertices generated from `vertex_index`, a grid of lines every
@@ -30,13 +31,17 @@ struct Frame {
     background: vec4<f32>,
 }
 
-/// Per draw: the chunk's skin vertex count and the frame-wide number of its first instance.
+/// Per draw: the chunk's skin vertex count, the frame-wide number of its first instance, and
+/// how many of the frame's first instances are drawn in `HIGHLIGHT` (heroes).
 struct Draw {
     vertex_count: u32,
     instance_base: u32,
+    highlight: u32,
     pad0: u32,
-    pad1: u32,
 }
+
+/// Colour of highlighted instances, linear: gold.
+const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 
 /// Output of the skinning stage (skinning.wgsl).
 struct SkinnedVertex {
@@ -81,7 +86,8 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
     out.clip = frame.view_proj * vec4<f32>(s.position.xyz, 1.0);
     out.world = s.position.xyz;
     out.normal = s.normal.xyz;
-    out.tint = tint(draw.instance_base + i);
+    let n = draw.instance_base + i;
+    out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
     return out;
 }
 

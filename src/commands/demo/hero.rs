@@ -1,0 +1,414 @@
+//! The demo's heroes (DESIGN.md §8, docs/ik.md): members posed on the CPU so IK can correct
+//! them, then submitted to the GPU as palettes (`Pose::Hero`) in the crowd's batch.
+//!
+//! Per hero and frame: its control program → `Evaluator` (local pose and FK) → IK → palette:
+//! 1. the head looks at one target shared by all heroes, sweeping left and right in front of
+//!    their row ([`Heroes::look_target`]): `solve_aim` over spine_03–neck–head with weights
+//!    [`HEAD_WEIGHTS`] and yaw / pitch limits, so the chest and neck share the turn;
+//! 2. each hand reaches for a point circling near its shoulder (the right hand raised, the left
+//!    reaching out to the side): `solve_two_bone` on upperarm–lowerarm–hand, the elbow bending
+//!    toward a pole below, outside and behind it, with a soft reach near full extension.
+//!
+//! Before IK, non-uniform local scales above the head and hands (the generated character's
+//! breathing scales the chest) are made uniform of equal volume: the solvers only work on
+//! similarity transforms and would otherwise keep the FK pose (`UnsupportedScale`).
+//!
+//! The aim runs first: spine_03 carries the shoulders, so a later aim would move the hands off
+//! their targets. Targets are built in scene space (metres, +Y up, heroes facing +Z) and mapped
+//! into each hero's component space through the inverse of its placement. After construction
+//! nothing here allocates.
+
+use glam::{Affine3A, Vec3};
+use throng_cpu_ref::ik::chain::rotation_of;
+use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
+use throng_cpu_ref::palette::build_palette;
+use throng_cpu_ref::program::op;
+use throng_cpu_ref::{fk, Assets, Evaluator, Package, Program, ProgramLimits, Skeleton, Trs};
+
+use crate::commands::CliError;
+
+/// Share of the remaining turn taken by spine_03, neck and head (the head finishes it).
+pub const HEAD_WEIGHTS: [f32; 3] = [0.25, 0.4, 1.0];
+/// Aim limits relative to the rest direction (radians).
+const YAW_LIMIT: f32 = 1.1;
+const PITCH_LIMIT: f32 = 0.6;
+/// The look target sweeps this far (metres) beyond each end of the row, this far in front of it.
+const LOOK_SWEEP: f32 = 2.5;
+const LOOK_DISTANCE: f32 = 2.0;
+/// Soft zone of the arms' reach, as a fraction of the arm's length.
+const ARM_SOFTNESS: f32 = 0.03;
+/// Relative spread of a local scale's components below which it counts as uniform.
+const UNIFORM: f32 = 1e-4;
+/// Joints the heroes need, by name.
+const HEAD: [&str; 3] = ["spine_03", "neck", "head"];
+const ARMS: [[&str; 3]; 2] = [["upperarm_l", "lowerarm_l", "hand_l"], ["upperarm_r", "lowerarm_r", "hand_r"]];
+
+/// IK outcome of one hero's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeroIk {
+    pub head: IkResult,
+    /// Left, right.
+    pub hands: [IkResult; 2],
+}
+
+/// Joint indices and the head's local aim axes.
+struct Rig {
+    head: [usize; 3],
+    arms: [[usize; 3]; 2],
+    /// Head-local axes that point forward and up in the rest pose.
+    forward: Vec3,
+    up: Vec3,
+    /// Upper plus lower arm, scene metres (rest pose).
+    arm_length: f32,
+    /// Rest head height above the feet, scene metres.
+    head_height: f32,
+}
+
+/// Every hero's CPU state: evaluator, pose buffers, palettes and last IK results.
+pub struct Heroes {
+    rig: Rig,
+    skin: u32,
+    evaluator: Evaluator,
+    local: Vec<Trs>,
+    component: Vec<Affine3A>,
+    palette_len: usize,
+    palettes: Vec<Affine3A>,
+    placements: Vec<Affine3A>,
+    inverses: Vec<Affine3A>,
+    pub results: Vec<HeroIk>,
+}
+
+impl Heroes {
+    /// Heroes of skin `skin` of `package` at `placements` (component → scene, facing +Z),
+    /// evaluating programs within `limits`.
+    pub fn new(
+        package: &Package,
+        skin: u32,
+        limits: ProgramLimits,
+        placements: Vec<Affine3A>,
+    ) -> Result<Heroes, CliError> {
+        let binding =
+            package.skins.get(skin as usize).ok_or_else(|| usage(format!("the package has no skin {skin}")))?;
+        let skeleton = package
+            .skeletons
+            .get(binding.skeleton as usize)
+            .ok_or_else(|| usage(format!("skin {skin} names a missing skeleton")))?;
+        let to_scene = placements.first().copied().unwrap_or(Affine3A::IDENTITY);
+        let rig = Rig::new(skeleton, &to_scene)?;
+        let joints = skeleton.joint_count();
+        let palette_len = binding.joints.len();
+        let (n, reached) = (placements.len(), throng_cpu_ref::ik::IkStatus::Reached);
+        let idle = IkResult { status: reached, position_error: 0.0, angle_error: 0.0, iterations: 0 };
+        Ok(Heroes {
+            rig,
+            skin,
+            evaluator: Evaluator::new(limits, joints, palette_len),
+            local: vec![Trs::IDENTITY; joints],
+            component: vec![Affine3A::IDENTITY; joints],
+            palette_len,
+            palettes: vec![Affine3A::IDENTITY; n * palette_len],
+            inverses: placements.iter().map(Affine3A::inverse).collect(),
+            placements,
+            results: vec![HeroIk { head: idle, hands: [idle; 2] }; n],
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.placements.len()
+    }
+
+    /// Hero `h`'s palette of the last [`Heroes::pose`] (empty when out of range).
+    pub fn palette(&self, h: usize) -> &[Affine3A] {
+        self.palettes.get(h * self.palette_len..(h + 1) * self.palette_len).unwrap_or(&[])
+    }
+
+    /// Scene point every head looks at, `time` seconds in: sweeping across the front of the row.
+    pub fn look_target(&self, time: f64) -> Vec3 {
+        let n = self.placements.len().max(1) as f32;
+        let centre = self.placements.iter().map(|p| Vec3::from(p.translation)).sum::<Vec3>() / n;
+        let (lo, hi) = self
+            .placements
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), p| (lo.min(p.translation.x), hi.max(p.translation.x)));
+        let half_row = if lo <= hi { 0.5 * (hi - lo) } else { 0.0 };
+        let t = time as f32;
+        Vec3::new(
+            centre.x + (half_row + LOOK_SWEEP) * (1.2 * t).sin(),
+            self.rig.head_height + 0.3 * (1.9 * t).sin(),
+            centre.z + LOOK_DISTANCE,
+        )
+    }
+
+    /// Poses hero `h` from `program` at demo time `time` (seconds): evaluation, IK, palette.
+    pub fn pose(&mut self, h: usize, program: &Program, assets: &Assets, time: f64) -> Result<(), CliError> {
+        let (Some(&to_scene), Some(&to_component)) = (self.placements.get(h), self.inverses.get(h)) else {
+            return Ok(());
+        };
+        self.evaluator.run(program, assets)?;
+        let last = program.ops.iter().rev().find(|o| o.code == op::TO_COMPONENT).map_or(0, |o| o.a);
+        let local =
+            self.evaluator.local(last).filter(|l| l.len() == self.local.len()).ok_or_else(|| {
+                usage(format!("hero {h}: the program's final pose is not one of the heroes' skeleton"))
+            })?;
+        self.local.copy_from_slice(local);
+        if self.rig.uniform_scales(assets.skeleton, &mut self.local) {
+            fk::local_to_component(assets.skeleton, &self.local, &mut self.component);
+        } else {
+            self.component.copy_from_slice(self.evaluator.component());
+        }
+        let ik = |e| CliError::Control(format!("hero {h}: IK: {e}"));
+        let target = to_component.transform_point3(self.look_target(time));
+        let rig = &self.rig;
+        let aim = Aim { yaw_limit: YAW_LIMIT, pitch_limit: PITCH_LIMIT, ..Aim::new(target, rig.forward, rig.up) };
+        let head = solve_aim(assets.skeleton, &mut self.local, &mut self.component, &aim, &rig.head, &HEAD_WEIGHTS)
+            .map_err(ik)?;
+        let mut hands = [head; 2];
+        for (side, hand) in hands.iter_mut().enumerate() {
+            let (target, pole) = self.reach(side, h, &to_scene, time);
+            let [root, mid, tip] = self.rig.arms[side];
+            let solve = TwoBone {
+                pole: Some(to_component.transform_point3(pole)),
+                softness: ARM_SOFTNESS,
+                ..TwoBone::new(root, mid, tip, to_component.transform_point3(target))
+            };
+            *hand = solve_two_bone(assets.skeleton, &mut self.local, &mut self.component, &solve).map_err(ik)?;
+        }
+        if let (Some(skin), Some(out)) = (
+            assets.skins.get(self.skin as usize),
+            self.palettes.get_mut(h * self.palette_len..(h + 1) * self.palette_len),
+        ) {
+            build_palette(skin, &self.component, out);
+        }
+        if let Some(r) = self.results.get_mut(h) {
+            *r = HeroIk { head, hands };
+        }
+        Ok(())
+    }
+
+    /// Scene-space target and pole of arm `side` (0 left, 1 right) of hero `h`: the left hand
+    /// reaches out to the side at shoulder height, the right up above the shoulder, each
+    /// circling (distances in arm lengths, at most about 0.9).
+    fn reach(&self, side: usize, h: usize, to_scene: &Affine3A, time: f64) -> (Vec3, Vec3) {
+        let at = |j: usize| to_scene.transform_point3(Vec3::from(self.component[j].translation));
+        let [root, mid, _] = self.rig.arms[side];
+        let (shoulder, elbow, chest) = (at(root), at(mid), at(self.rig.head[0]));
+        let sideways = if side == 0 { Vec3::X } else { Vec3::NEG_X };
+        let out = ((shoulder - chest) * Vec3::new(1.0, 0.0, 1.0)).try_normalize().unwrap_or(sideways);
+        let (fwd, up, l) = (Vec3::Z, Vec3::Y, self.rig.arm_length);
+        let a = (if side == 0 { 1.3 } else { 2.1 }) * time as f32 + 1.3 * h as f32;
+        let target = if side == 0 {
+            shoulder + l * (out * 0.6 + fwd * (0.35 + 0.15 * a.sin()) + up * 0.25 * a.cos())
+        } else {
+            shoulder + l * (up * (0.6 + 0.15 * a.sin()) + out * (0.3 + 0.15 * a.cos()) + fwd * 0.2)
+        };
+        (target, elbow + l * (out * 0.5 - up * 0.6 - fwd * 0.3))
+    }
+}
+
+impl Rig {
+    /// Replaces each non-uniform local scale on the paths from the root to the head and the
+    /// hands by the uniform scale of equal volume; true when it changed one. The solvers keep
+    /// the FK pose of chains under non-uniform scale (`UnsupportedScale`), and the generated
+    /// character's breathing layer scales the chest by up to (1.02, 1, 1.03).
+    fn uniform_scales(&self, skeleton: &Skeleton, local: &mut [Trs]) -> bool {
+        let mut changed = false;
+        for tip in [self.head[2], self.arms[0][2], self.arms[1][2]] {
+            let mut joint = Some(tip);
+            while let Some(j) = joint {
+                if let Some(t) = local.get_mut(j) {
+                    let s = t.scale;
+                    if s.max_element() - s.min_element() > UNIFORM * s.max_element() {
+                        t.scale = Vec3::splat((s.x * s.y * s.z).abs().cbrt());
+                        changed = true;
+                    }
+                }
+                joint = throng_cpu_ref::ik::chain::parent(skeleton, j);
+            }
+        }
+        changed
+    }
+
+    /// Finds the joints and measures the rest pose under `to_scene` (a hero's placement).
+    fn new(skeleton: &Skeleton, to_scene: &Affine3A) -> Result<Rig, CliError> {
+        let find = |name: &str| {
+            skeleton.find(name).ok_or_else(|| {
+                usage(format!(
+                    "--heroes needs a rig with joints named {} and {}: '{name}' is missing",
+                    HEAD.join(", "),
+                    ARMS.iter().flatten().copied().collect::<Vec<_>>().join(", ")
+                ))
+            })
+        };
+        let head = [find(HEAD[0])?, find(HEAD[1])?, find(HEAD[2])?];
+        let mut arms = [[0; 3]; 2];
+        for (arm, names) in arms.iter_mut().zip(ARMS) {
+            *arm = [find(names[0])?, find(names[1])?, find(names[2])?];
+        }
+        let mut rest = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+        fk::local_to_component(skeleton, &skeleton.rest, &mut rest);
+        let to_component = to_scene.inverse();
+        let head_rotation = rotation_of(&rest[head[2]]).inverse();
+        let axis = |v: Vec3| (head_rotation * to_component.transform_vector3(v)).normalize_or_zero();
+        let scene = |j: usize| to_scene.transform_point3(Vec3::from(rest[j].translation));
+        let [upper, lower, hand] = arms[0];
+        Ok(Rig {
+            head,
+            arms,
+            forward: axis(Vec3::Z),
+            up: axis(Vec3::Y),
+            arm_length: scene(upper).distance(scene(lower)) + scene(lower).distance(scene(hand)),
+            // Placements stand the feet on y = 0.
+            head_height: scene(head[2]).y,
+        })
+    }
+}
+
+fn usage(what: String) -> CliError {
+    CliError::Usage(what)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::commands::builtin_character;
+    use throng_cpu_ref::ik::IkStatus;
+    use throng_cpu_ref::PoseOp;
+
+    /// Counts this thread's allocations (the allocation-free check below).
+    struct Counting;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Two heroes 2 m apart facing +Z, and a program that breathes (non-uniform chest scale)
+    /// on top of a walk.
+    fn setup() -> (Package, Heroes, Program) {
+        let package = builtin_character().unwrap();
+        let layout = throng_gpu::crowd::Crowd::new(&package, 0, 1).unwrap();
+        let placements =
+            (0..2).map(|h| Affine3A::from_translation(Vec3::new(2.0 * h as f32, 0.0, 3.0)) * layout.ground).collect();
+        let heroes = Heroes::new(&package, 0, ProgramLimits::default(), placements).unwrap();
+        let (walk, breathe) = (package.find_clip("walk").unwrap() as u32, package.find_clip("breathe").unwrap() as u32);
+        let program = Program {
+            ops: vec![
+                PoseOp::sample(0, walk, 0.3),
+                PoseOp::sample(1, breathe, 1.0),
+                PoseOp::sample(2, breathe, 0.0),
+                PoseOp::additive(0, 1, 2, 1.0, throng_cpu_ref::program::NO_MASK),
+                PoseOp::to_component(0),
+                PoseOp::palette(0),
+            ],
+            weights: vec![],
+        };
+        (package, heroes, program)
+    }
+
+    fn assets(package: &Package) -> Assets<'_> {
+        Assets {
+            skeleton: &package.skeletons[0],
+            skeleton_index: 0,
+            clips: &package.clips,
+            skins: &package.skins,
+            masks: &[],
+        }
+    }
+
+    #[test]
+    fn heads_look_at_the_target_and_hands_reach_their_points() {
+        let (package, mut heroes, program) = setup();
+        let assets = assets(&package);
+        let skin = &package.skins[0];
+        for frame in 0..60 {
+            let time = f64::from(frame) / 30.0;
+            for h in 0..2 {
+                heroes.pose(h, &program, &assets, time).unwrap();
+                let ik = heroes.results[h];
+                let p = heroes.placements[h];
+                let at = |j: usize| p.transform_point3(Vec3::from(heroes.component[j].translation));
+                // The head's forward axis, in the scene, points at the look target (within the
+                // limits when the solve was limited).
+                let head = heroes.rig.head[2];
+                let forward =
+                    p.transform_vector3(rotation_of(&heroes.component[head]) * heroes.rig.forward).normalize();
+                let to_target = (heroes.look_target(time) - at(head)).normalize();
+                let miss = forward.angle_between(to_target);
+                match ik.head.status {
+                    IkStatus::Reached => assert!(miss < 2e-3, "hero {h} frame {frame}: head misses by {miss} rad"),
+                    IkStatus::Limited => assert!(miss < 1.2, "hero {h} frame {frame}: {miss} rad"),
+                    s => panic!("hero {h} frame {frame}: head {s:?}"),
+                }
+                assert!((miss - ik.head.angle_error).abs() < 2e-3, "reported {} vs {miss}", ik.head.angle_error);
+                // Each hand is where the solver was asked to put it.
+                for side in 0..2 {
+                    let r = ik.hands[side];
+                    assert_eq!(r.status, IkStatus::Reached, "hero {h} frame {frame} hand {side}: {r:?}");
+                    let before = heroes.component.clone();
+                    let (target, _) = heroes.reach(side, h, &p, time);
+                    assert_eq!(before, heroes.component);
+                    let tip = at(heroes.rig.arms[side][2]);
+                    assert!(tip.distance(target) < 1e-3, "hero {h} frame {frame} hand {side}: {tip} vs {target}");
+                }
+                // The palette is the corrected pose's: skin joint k's component times its inverse bind.
+                for (k, m) in heroes.palette(h).iter().enumerate() {
+                    let expected = heroes.component[skin.joints[k] as usize] * skin.inverse_bind[k];
+                    assert!(m.abs_diff_eq(expected, 1e-6), "hero {h} palette entry {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_look_target_sweeps_across_the_row() {
+        let (_, heroes, _) = setup();
+        let xs: Vec<f32> = (0..200).map(|k| heroes.look_target(f64::from(k) * 0.05).x).collect();
+        let (lo, hi) = xs.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        // Row from x = 0 to 2: the target reaches LOOK_SWEEP beyond each end.
+        assert!(lo < 0.0 - LOOK_SWEEP + 0.05 && hi > 2.0 + LOOK_SWEEP - 0.05, "{lo}..{hi}");
+    }
+
+    #[test]
+    fn the_hero_path_allocates_nothing_after_warm_up() {
+        let (package, mut heroes, program) = setup();
+        let assets = assets(&package);
+        for h in 0..2 {
+            heroes.pose(h, &program, &assets, 0.0).unwrap();
+        }
+        let before = ALLOCATIONS.with(Cell::get);
+        for frame in 1..30 {
+            for h in 0..2 {
+                heroes.pose(h, &program, &assets, f64::from(frame) / 30.0).unwrap();
+            }
+        }
+        assert_eq!(ALLOCATIONS.with(Cell::get) - before, 0);
+    }
+
+    #[test]
+    fn a_rig_without_the_named_joints_is_refused_in_one_line() {
+        let mut package = builtin_character().unwrap();
+        let head = package.skeletons[0].find("head").unwrap();
+        package.skeletons[0].names[head] = "skull".into();
+        let err = Heroes::new(&package, 0, ProgramLimits::default(), vec![Affine3A::IDENTITY]).err().unwrap();
+        assert!(err.to_string().contains("'head' is missing"), "{err}");
+    }
+}
