@@ -32,8 +32,6 @@ use super::{builtin_character, load_any, print_json, CliError};
 const FRAME_STEP: f64 = 1.0 / 30.0;
 /// Fixed programs: crowd time of the first frame, mid-motion rather than every clip at its offset.
 const START_TIME: f64 = 0.5;
-/// The generated character's state tree.
-const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
 /// Events one member may deliver per tick.
 const EVENT_CAPACITY: usize = 64;
 /// Heroes stand this many grid cells apart, and this many in front of the crowd's area.
@@ -187,7 +185,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut bounds = hero_bounds(&layout, &hero_placements);
     let mut driver = match programs {
         Programs::Tree => {
-            let tree = throng_control::tree::load(CROWD_TREE, "fixtures/trees/crowd.toml", &package, skeleton)
+            let tree = throng_control::tree::load(throng_fixtures::CROWD_TREE, "fixtures/trees/crowd.toml", &package, skeleton)
                 .map_err(|e| CliError::Control(e.to_string()))?;
             let ctl = Controller::new(tree, package.clone(), 1.0 / FRAME_STEP, EVENT_CAPACITY)
                 .map_err(|e| CliError::Control(e.to_string()))?;

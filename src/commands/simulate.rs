@@ -14,9 +14,6 @@ use throng_cpu_ref::{Package, PoseOp};
 
 use super::{builtin_character, load_package, read_file, CliError};
 
-/// The generated character's tree, used when no tree is given.
-const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
-
 #[derive(clap::Args)]
 pub struct Args {
     /// State tree (TOML, docs/state-tree.md); default: fixtures/trees/crowd.toml.
@@ -97,7 +94,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             (text, path.display().to_string())
         }
         None => (
-            CROWD_TREE.to_owned(),
+            throng_fixtures::CROWD_TREE.to_owned(),
             "fixtures/trees/crowd.toml".to_owned(),
         ),
     };

@@ -321,7 +321,7 @@ mod tests {
     use crate::commands::builtin_character;
     use throng_cpu_ref::program::op;
 
-    const TREE: &str = include_str!("../../../fixtures/trees/crowd.toml");
+    const TREE: &str = throng_fixtures::CROWD_TREE;
 
     fn tree_crowd(members: usize, heroes: usize) -> TreeCrowd {
         let package = builtin_character().unwrap();
