@@ -55,7 +55,7 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     let o = throng(&["character", "-o", glb.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let o = throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap(), "--json"]);
+    let o = throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap(), "--json", "--codec", "reference"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("cook --json prints JSON");
     let clips = report["clips"].as_array().expect("clips list");

@@ -10,6 +10,10 @@
 //! [0, duration], finite, no duplicate name at one time, none on a clip of zero duration), stores
 //! a looping clip's marker at the duration at 0 ([`metadata`]), and takes a requested trajectory
 //! out of the pose exactly once ([`root_motion`]); errors name the file, line and key.
+//!
+//! The codec ([`codec`], docs/codec.md) compresses cooked clips within the profile's error
+//! thresholds: [`cook`] gives the reference (uncompressed) encoding, [`compress`] compresses a
+//! cooked package, and [`cook_file`] does both, as `throng cook` does by default.
 
 pub mod codec;
 pub mod import;

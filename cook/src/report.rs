@@ -355,6 +355,9 @@ pub struct CodecClipReport {
     /// Joint and time of the largest error.
     pub worst_joint: String,
     pub worst_time_s: f32,
+    /// Factor applied to the profile's thresholds for this rig's units (1 for a rig in metres;
+    /// see `profile::CodecSettings::for_extent`); errors are in scene units × 100.
+    pub threshold_scale: f32,
     /// Joint-segments whose threshold the finest precision could not meet (0 when every joint
     /// is within its threshold at every sample).
     pub unmet: usize,
@@ -365,6 +368,8 @@ pub struct CodecClipReport {
 /// Totals over every clip of the report.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CodecTotal {
+    /// `total`, so that the total row has the keys of a clip row.
+    pub name: String,
     pub raw_bytes: u64,
     pub compressed_bytes: u64,
     pub ratio: f64,
@@ -386,6 +391,7 @@ impl CodecTotal {
         let joint_samples: u64 = clips.iter().map(|c| c.joints as u64 * u64::from(c.samples)).sum();
         let worst = clips.iter().max_by(|a, b| a.max_error_cm.total_cmp(&b.max_error_cm));
         CodecTotal {
+            name: "total".into(),
             raw_bytes,
             compressed_bytes,
             ratio: ratio(raw_bytes, compressed_bytes),
@@ -453,6 +459,9 @@ impl fmt::Display for CodecReport {
             .map(|(w, n)| format!("{w}:{n}"))
             .collect();
         writeln!(f, "bit widths (width:count per segment, sub-track and component): {}", used.join(" "))?;
+        for c in self.clips.iter().filter(|c| c.threshold_scale != 1.0) {
+            writeln!(f, "{}: thresholds × {} (a rig not in metres: held relative to its extent)", c.name, c.threshold_scale)?;
+        }
         let unmet: usize = self.clips.iter().map(|c| c.unmet).sum();
         if unmet > 0 {
             writeln!(f, "{unmet} joint-segments could not meet their threshold at the finest precision")?;

@@ -89,25 +89,25 @@ fn bad_magic() {
 
 #[test]
 fn other_versions_are_refused() {
-    assert_eq!(FORMAT_VERSION, 2);
-    let result = patched(|b| put_u32(b, 8, 3));
+    assert_eq!(FORMAT_VERSION, 3);
+    let result = patched(|b| put_u32(b, 8, 4));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 3,
+            found: 4,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 3 is not supported (this build reads version 2)"
+        "package format version 4 is not supported (this build reads version 3)"
     );
-    // Version 1 (no event flags, no trajectories) is not read either: only the current version.
+    // Version 2 (no compressed clips) is not read either: only the current version.
     assert_eq!(
-        patched(|b| put_u32(b, 8, 1)),
+        patched(|b| put_u32(b, 8, 2)),
         Err(PackageError::UnsupportedVersion {
-            found: 1,
-            supported: 2
+            found: 2,
+            supported: 3
         })
     );
 }
@@ -378,10 +378,10 @@ fn truncated_reports_section_field_and_offset() {
 fn unknown_encoding_and_enum_values() {
     let (clips, _) = section(&write_package(&sample_package()), CLIPS);
     assert_eq!(
-        patched(|b| put_u32(b, clips + 8 + 48, 2)),
+        patched(|b| put_u32(b, clips + 8 + 48, 3)),
         Err(PackageError::UnsupportedEncoding {
             clip: 0,
-            encoding: 2,
+            encoding: 3,
             version: 1
         })
     );

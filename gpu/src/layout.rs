@@ -108,7 +108,8 @@ pub struct InstanceHeader {
 /// `FLAG_HERO` of common.wgsl.
 pub const FLAG_HERO: u32 = 1;
 
-/// `ClipHeader` of sample.wgsl (32 bytes).
+/// `ClipHeader` of sample.wgsl (32 bytes). For a compressed clip `value_base` is the index of
+/// its first codec word in the sub-track buffer viewed as u32 words.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct ClipHeader {
@@ -117,8 +118,16 @@ pub struct ClipHeader {
     pub sample_count: u32,
     pub track_base: u32,
     pub value_base: u32,
-    pub pad: [u32; 3],
+    /// [`ENCODING_REFERENCE`] or [`ENCODING_COMPRESSED`].
+    pub encoding: u32,
+    /// Compressed clips: samples per segment and number of animated sub-tracks.
+    pub segment_length: u32,
+    pub animated: u32,
 }
+
+/// `ClipHeader::encoding` values (codec.wgsl's `ENCODING_COMPRESSED`).
+pub const ENCODING_REFERENCE: u32 = 0;
+pub const ENCODING_COMPRESSED: u32 = 1;
 
 /// `Vertex` of skinning.wgsl (64 bytes): bind-space position, normal (w = 1 when present),
 /// four palette indices and weights.

@@ -1,14 +1,16 @@
 //! Resident package data: uploaded once per package generation, read by every frame.
 //!
-//! One package becomes eight storage buffers: the clip table, sub-tracks, an f32 pool (rest
-//! poses, clip samples, mask weights), mask starts, the joint table (parent, depth), skin joint
+//! One package becomes eight storage buffers: the clip table, sub-tracks (and, after them, the
+//! word streams of compressed clips, docs/codec.md), an f32 pool (rest poses, clip samples,
+//! mask weights), mask starts, the joint table (parent, depth), skin joint
 //! maps, inverse bind matrices, and bind-space vertices grouped by skin. Every index the shaders
 //! follow is checked here, so a malformed package is refused before any GPU work.
 
-use throng_cpu_ref::{Mask, Package, SubTrackKind};
+use throng_cpu_ref::codec::{decode_components, segment_count, CompressedClip};
+use throng_cpu_ref::{Clip, Mask, Package, SubTrackKind};
 use wgpu::util::DeviceExt;
 
-use crate::layout::{AffineRows, ClipHeader, TrsRecord, Vertex};
+use crate::layout::{AffineRows, ClipHeader, TrsRecord, Vertex, ENCODING_COMPRESSED, ENCODING_REFERENCE};
 use crate::{GpuContext, GpuError};
 
 /// Handle of a package made resident in a [`crate::Runtime`].
@@ -210,6 +212,10 @@ fn add_clips(a: &mut Arrays, package: &Package) -> Result<(), String> {
                 clip.name, clip.sample_rate, clip.sample_count
             ));
         }
+        if let Some(compressed) = &clip.compressed {
+            add_compressed(a, c, clip, compressed)?;
+            continue;
+        }
         let track_base = index(a.tracks.len(), "sub-track")?;
         let value_base = index(a.values.len(), "value")?;
         for (t, st) in clip.sub_tracks.iter().enumerate() {
@@ -237,9 +243,48 @@ fn add_clips(a: &mut Arrays, package: &Package) -> Result<(), String> {
             sample_count: clip.sample_count,
             track_base,
             value_base,
-            pad: [0; 3],
+            encoding: ENCODING_REFERENCE,
+            segment_length: 0,
+            animated: 0,
         });
     }
+    Ok(())
+}
+
+/// A compressed clip: its sub-track table, then its word stream at an even word of the
+/// sub-track buffer. Every read the shader makes is checked first by decoding every sample on
+/// the CPU (the shader follows the same offsets), and stream bit positions fit 32 bits.
+fn add_compressed(a: &mut Arrays, c: usize, clip: &Clip, z: &CompressedClip) -> Result<(), String> {
+    let bad = |what: String| format!("clip {c} ('{}'), compressed: {what}", clip.name);
+    if z.words.len() >= 1 << 27 || segment_count(clip.sample_count, z.segment_length).is_none() {
+        return Err(bad(format!("{} words, segment length {}", z.words.len(), z.segment_length)));
+    }
+    for (t, st) in clip.sub_tracks.iter().enumerate() {
+        let readable = match st.kind {
+            SubTrackKind::Default => true,
+            SubTrackKind::Constant => z.words.len() >= st.offset as usize + if t % 3 == 1 { 4 } else { 3 },
+            SubTrackKind::Animated => {
+                st.offset < z.animated && (0..clip.sample_count).all(|i| decode_components(z, st.offset, i).is_some())
+            }
+        };
+        if !readable {
+            return Err(bad(format!("sub-track {t} reads past its {} words", z.words.len())));
+        }
+    }
+    let track_base = index(a.tracks.len(), "sub-track")?;
+    a.tracks.extend(clip.sub_tracks.iter().map(|st| [st.kind as u32, st.offset]));
+    let value_base = index(2 * a.tracks.len(), "codec word")?;
+    a.tracks.extend(z.words.chunks(2).map(|w| [w[0], w.get(1).copied().unwrap_or(0)]));
+    a.clips.push(ClipHeader {
+        duration: clip.duration as f32,
+        sample_rate: clip.sample_rate,
+        sample_count: clip.sample_count,
+        track_base,
+        value_base,
+        encoding: ENCODING_COMPRESSED,
+        segment_length: z.segment_length,
+        animated: z.animated,
+    });
     Ok(())
 }
 

@@ -13,6 +13,7 @@
 
 const COMMON: &str = include_str!("wgsl/common.wgsl");
 const SAMPLE: &str = include_str!("wgsl/sample.wgsl");
+const CODEC: &str = include_str!("wgsl/codec.wgsl");
 const PROGRAM: &str = include_str!("wgsl/program.wgsl");
 const FK: &str = include_str!("wgsl/fk.wgsl");
 const PALETTE: &str = include_str!("wgsl/palette.wgsl");
@@ -51,7 +52,7 @@ fn compose(stage: &[&str]) -> String {
 
 /// Pose-program evaluation: entry point [`MAIN`], one thread per (instance, joint).
 pub fn program_source() -> String {
-    compose(&[SAMPLE, PROGRAM])
+    compose(&[SAMPLE, CODEC, PROGRAM])
 }
 
 /// Forward kinematics: entry points [`FK_FAST`] (one workgroup per instance) and [`FK_FALLBACK`]

@@ -1,4 +1,5 @@
-//! `throng cook`: glTF in, checked package out, with the cook report.
+//! `throng cook`: glTF in, checked package out, with the cook report; `--report` adds the
+//! codec's report (sizes against 40 bytes per joint-sample, error against the uncompressed clip).
 
 use std::path::PathBuf;
 
@@ -10,29 +11,69 @@ use super::{print_json, write_file, CliError};
 pub struct Args {
     /// Source glTF file (.glb or .gltf).
     input: PathBuf,
-    /// Output package path.
+    /// Output package path (optional with --report).
     #[arg(short, long)]
-    out: PathBuf,
-    /// Quality profile: hero, standard or crowd.
+    out: Option<PathBuf>,
+    /// Quality profile: hero, standard or crowd (sample rate and codec thresholds).
     #[arg(long, default_value = "standard")]
     profile: String,
-    /// Print the report as JSON instead of a table.
+    /// Clip encoding: `compressed` (the codec, docs/codec.md) or `reference` (uncompressed f32).
+    #[arg(long, default_value = "compressed", value_parser = ["compressed", "reference"])]
+    codec: String,
+    /// Print the codec report (per clip and total: raw and compressed bytes, ratio, bytes per
+    /// joint-sample, max / p99 / mean error, worst joint and time, encode time, bit widths).
+    #[arg(long)]
+    report: bool,
+    /// Print the report as JSON instead of a table (with --report: the codec report, whose
+    /// `clips` and `total` carry name, raw_bytes, compressed_bytes, ratio, bytes_per_joint_sample,
+    /// max_error_cm and p99_error_cm).
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let profile = Profile::parse(&args.profile)?;
-    let (package, report) = throng_cook::cook_file(&args.input, &profile)?;
-    let bytes = throng_cook::write_package(&package);
-    write_file(&args.out, &bytes)?;
-    if args.json {
-        let mut value = serde_json::to_value(&report).map_err(|e| CliError::Usage(e.to_string()))?;
-        value["package"] = serde_json::json!({ "path": args.out, "bytes": bytes.len() });
-        print_json(&value);
-    } else {
-        print!("{report}");
-        println!("wrote {} ({} bytes)", args.out.display(), bytes.len());
+    if args.out.is_none() && !args.report {
+        return Err(CliError::Usage("give --out PATH, --report, or both".into()));
+    }
+    if args.report && args.codec == "reference" {
+        return Err(CliError::Usage("--report describes the codec; it needs --codec compressed".into()));
+    }
+    let imported = throng_cook::import_file(&args.input)?;
+    let (mut package, mut report) = throng_cook::cook(&imported, &profile)?;
+    if args.codec == "compressed" {
+        throng_cook::compress(&mut package, &mut report, &profile);
+    }
+    let written = match &args.out {
+        Some(out) => {
+            let bytes = throng_cook::write_package(&package);
+            write_file(out, &bytes)?;
+            Some((out, bytes.len()))
+        }
+        None => None,
+    };
+    let package_json = written.map(|(path, bytes)| serde_json::json!({ "path": path, "bytes": bytes }));
+    match (args.report, args.json) {
+        (true, true) => {
+            let mut value = serde_json::to_value(&report.codec).map_err(|e| CliError::Usage(e.to_string()))?;
+            value["source"] = serde_json::json!(report.source);
+            value["package"] = package_json.unwrap_or_default();
+            print_json(&value);
+        }
+        (false, true) => {
+            let mut value = serde_json::to_value(&report).map_err(|e| CliError::Usage(e.to_string()))?;
+            value["package"] = package_json.unwrap_or_default();
+            print_json(&value);
+        }
+        (report_only, false) => {
+            print!("{report}");
+            if let (true, Some(codec)) = (report_only, &report.codec) {
+                print!("{codec}");
+            }
+            if let Some((path, bytes)) = written {
+                println!("wrote {} ({bytes} bytes)", path.display());
+            }
+        }
     }
     Ok(())
 }

@@ -69,7 +69,7 @@ fn print_text(path: &std::path::Path, p: &Package) {
     println!("{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}", "clip", "name", "skel", "duration", "rate", "samples", "animated/const/default", "bytes", "events");
     for (i, c) in p.clips.iter().enumerate() {
         let [d, k, a] = kind_counts(c);
-        println!("{i:<4} {:<32} {:>4} {:>8.3}s {:>6.1} {:>7} {:>22} {:>9} {:>6}", c.name, c.skeleton, c.duration, c.sample_rate, c.sample_count, format!("{a}/{k}/{d}"), c.values.len() * 4, c.events.len() + c.markers.len());
+        println!("{i:<4} {:<32} {:>4} {:>8.3}s {:>6.1} {:>7} {:>22} {:>9} {:>6}", c.name, c.skeleton, c.duration, c.sample_rate, c.sample_count, format!("{a}/{k}/{d}"), throng_cook::report::clip_bytes(c), c.events.len() + c.markers.len());
     }
 }
 
@@ -89,7 +89,7 @@ fn to_json(p: &Package) -> serde_json::Value {
                 "name": c.name, "skeleton": c.skeleton, "duration_s": c.duration, "sample_rate": c.sample_rate,
                 "samples": c.sample_count, "loop": format!("{:?}", c.loop_policy), "profile": c.profile,
                 "animated": counts[SubTrackKind::Animated as usize], "constant": counts[SubTrackKind::Constant as usize],
-                "default": counts[SubTrackKind::Default as usize], "bytes": c.values.len() * 4,
+                "default": counts[SubTrackKind::Default as usize], "bytes": throng_cook::report::clip_bytes(c),
                 "events": c.events.len(), "markers": c.markers.len(),
             })
         }).collect::<Vec<_>>(),

@@ -17,17 +17,18 @@ use std::time::Instant;
 
 use thiserror::Error;
 use throng_cpu_ref::codec::layout::{MAX_WIDTH, SEGMENT_LENGTH};
-use throng_cpu_ref::{Clip, Skeleton, SubTrackKind, Trs};
+use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
-pub use measure::{measure, percentile, Fidelity};
+pub use measure::{measure, Fidelity};
 pub use search::DESCENDANT_SHARE;
-
-use throng_cpu_ref::Package;
 
 use crate::package::payload_bytes;
 use crate::profile::CodecSettings;
-use crate::report::{clip_bytes, ratio, CodecClipReport, CodecReport, CodecTotal, CookReport, RAW_JOINT_SAMPLE_BYTES};
+use crate::report::{
+    clip_bytes, ratio, rest_extent, CodecClipReport, CodecReport, CodecTotal, CookReport, RAW_JOINT_SAMPLE_BYTES,
+};
 use crate::Profile;
+use measure::percentile;
 use search::{Problem, Track};
 
 /// Why a clip could not be compressed.
@@ -80,13 +81,6 @@ pub fn encode_clip(clip: &Clip, skeleton: &Skeleton, settings: &CodecSettings) -
     let problem = Problem { skeleton, locals: &locals, tracks: &tracks, thresholds: &thresholds };
     let (choices, unmet) = search::choose(&problem, samples, SEGMENT_LENGTH as usize);
     let (compressed, sub_tracks) = pack::pack(clip, &tracks, &choices, SEGMENT_LENGTH)?;
-    if std::env::var("XD").is_ok() {
-        for (t, track) in tracks.iter().enumerate() {
-            let bits: u32 = choices.iter().map(|c| c[t].ranges.iter().map(|r| r.width(c[t].shift)).sum::<u32>()).sum();
-            let sh: u32 = choices.iter().map(|c| c[t].shift).sum();
-            eprintln!("{:>20} {} bits/sample {:.2} mean shift {:.1}", skeleton.names[track.joint], track.component, bits as f64 / choices.len() as f64, sh as f64 / choices.len() as f64);
-        }
-    }
     let mut widths = [0u64; MAX_WIDTH as usize + 1];
     for choice in choices.iter().flatten() {
         for r in &choice.ranges {
@@ -142,8 +136,8 @@ fn reference_locals(clip: &Clip, skeleton: &Skeleton) -> Result<Vec<Trs>, CodecE
     Ok(locals)
 }
 
-/// The animated sub-tracks in sub-track order, with their clip ranges and integers. Rotations
-/// are stored as the (x, y, z) of the sign with w ≥ 0.
+/// The animated sub-tracks in sub-track order, with their clip ranges and integers. A rotation
+/// is stored as three components, the fourth ([`rebuilt`]) made non-negative by the sign of q.
 fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecError> {
     let samples = clip.sample_count as usize;
     let mut tracks = Vec::new();
@@ -152,17 +146,21 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
             continue;
         }
         let (joint, component) = (t / 3, t % 3);
+        let rotation = |i: usize| locals[i * n + joint].rotation.to_array();
+        let rebuilt = if component == 1 { rebuilt((0..samples).map(rotation)) } else { 0 };
         let value = |i: usize| -> [f64; 3] {
             let local = locals[i * n + joint];
             let v = match component {
-                0 => local.translation,
+                0 => local.translation.to_array(),
                 1 => {
-                    let q = if local.rotation.w < 0.0 { -local.rotation } else { local.rotation };
-                    q.xyz()
+                    let q = rotation(i);
+                    let sign = if q[rebuilt as usize] < 0.0 { -1.0 } else { 1.0 };
+                    let mut kept = (0..4).filter(|&c| c != rebuilt as usize).map(|c| sign * q[c]);
+                    std::array::from_fn(|_| kept.next().unwrap_or(0.0))
                 }
-                _ => local.scale,
+                _ => local.scale.to_array(),
             };
-            [v.x, v.y, v.z].map(f64::from)
+            v.map(f64::from)
         };
         let ranges: [quantize::Range; 3] = std::array::from_fn(|c| {
             let (lo, hi) = (0..samples).map(|i| value(i)[c]).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -177,9 +175,16 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
             let v = value(i);
             std::array::from_fn(|c| ranges[c].k(v[c]))
         });
-        tracks.push(Track { joint, component, ranges, ks: ks.collect() });
+        tracks.push(Track { joint, component, rebuilt, ranges, ks: ks.collect() });
     }
     Ok(tracks)
+}
+
+/// The component of a rotation track to rebuild: the one whose smallest magnitude over the clip
+/// is largest (the error of a rebuilt component grows as 1 / its value); w on ties.
+fn rebuilt(samples: impl Iterator<Item = [f32; 4]>) -> u32 {
+    let smallest = samples.fold([f32::INFINITY; 4], |m, q| std::array::from_fn(|c| m[c].min(q[c].abs())));
+    (0..4u32).rev().max_by(|&a, &b| smallest[a as usize].total_cmp(&smallest[b as usize])).unwrap_or(3)
 }
 
 /// Compresses every reference-encoded clip of `package` (as [`crate::cook`] made it with
@@ -196,7 +201,8 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
         if clip.compressed.is_some() {
             continue;
         }
-        let encoded = match encode_clip(clip, skeleton, &settings) {
+        let (clip_settings, threshold_scale) = settings.for_extent(rest_extent(skeleton));
+        let encoded = match encode_clip(clip, skeleton, &clip_settings) {
             Ok(encoded) => encoded,
             Err(e) => {
                 report.warnings.push(format!("clip '{}' stays uncompressed: {e}", clip.name));
@@ -221,6 +227,7 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
             mean_error_cm: fidelity.mean_cm,
             worst_joint: skeleton.names.get(fidelity.worst_joint as usize).cloned().unwrap_or_default(),
             worst_time_s: fidelity.worst_time,
+            threshold_scale,
             unmet: encoded.unmet,
             encode_ms: 1e3 * encoded.seconds,
             width_histogram: encoded.widths.to_vec(),

@@ -24,6 +24,7 @@ pub fn pack(
         for r in &track.ranges {
             words.extend([r.base.to_bits(), r.step.to_bits()]);
         }
+        words.push(track.rebuilt);
     }
     let table = segment_table(animated as u32);
     words.resize(table + choices.len(), 0);
@@ -60,15 +61,15 @@ pub fn pack(
             let offset = offset.ok_or(CodecError::SegmentTooLarge { segment: s, bits: data.len })?;
             let widths = choice.ranges.map(|r| r.width(choice.shift));
             let mut header = u64::from(offset) | u64::from(choice.shift) << SHIFT_AT;
-            for c in 0..3 {
-                header |= u64::from(widths[c]) << (WIDTH_AT + c as u32 * WIDTH_BITS);
-                header |= u64::from(choice.ranges[c].hi) << (HI_AT + c as u32 * HI_BITS);
+            for ((c, &width), range) in (0u32..).zip(&widths).zip(&choice.ranges) {
+                header |= u64::from(width) << (WIDTH_AT + c * WIDTH_BITS);
+                header |= u64::from(range.hi) << (HI_AT + c * HI_BITS);
             }
             headers.extend([header as u32, (header >> 32) as u32]);
             let end = (first + segment_length as usize).min(track.ks.len());
             for k in track.ks.get(first..end).unwrap_or_default() {
-                for c in 0..3 {
-                    data.write(choice.ranges[c].stored(k[c], choice.shift), widths[c]);
+                for ((range, &k), &width) in choice.ranges.iter().zip(k).zip(&widths) {
+                    data.write(range.stored(k, choice.shift), width);
                 }
             }
         }

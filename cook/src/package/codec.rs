@@ -5,7 +5,7 @@
 
 use thiserror::Error;
 use throng_cpu_ref::codec::layout::{
-    segment_table, HEADER_WORDS, MAX_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT, RANGE_WORDS,
+    segment_table, HEADER_WORDS, MAX_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT, RANGE_WORDS, REBUILT_WORD,
 };
 use throng_cpu_ref::codec::{decode_components, header, segment_count, CompressedClip};
 use throng_cpu_ref::{Clip, SubTrackKind};
@@ -29,6 +29,8 @@ pub enum CodecFault {
     Short { what: &'static str, needed: u64, words: u64 },
     #[error("sub-track {sub_track}, component {component}: range base {base}, step {step} (a finite base and a power-of-two step are required)")]
     BadRange { sub_track: usize, component: usize, base: f32, step: f32 },
+    #[error("sub-track {sub_track}: rebuilt component {value} (0 ..= 3 for a rotation, 0 otherwise)")]
+    BadRebuilt { sub_track: usize, value: u32 },
     #[error("constant sub-track {sub_track}: {value:?} is not finite, or not a unit rotation or a positive scale")]
     BadConstant { sub_track: usize, value: Vec<f32> },
     #[error("segment {segment} starts at word {start}; expected {expected}")]
@@ -69,6 +71,10 @@ pub fn check(clip: &Clip, c: &CompressedClip) -> Result<(), CodecFault> {
             if !(base.is_finite() && power_of_two && (step * 67_108_864.0).is_finite()) {
                 return Err(CodecFault::BadRange { sub_track: t, component, base, step });
             }
+        }
+        let rebuilt = c.words[a * RANGE_WORDS + REBUILT_WORD];
+        if rebuilt > if t % 3 == 1 { 3 } else { 0 } {
+            return Err(CodecFault::BadRebuilt { sub_track: t, value: rebuilt });
         }
     }
     let mut constants_end = table + u64::from(segments);
@@ -152,7 +158,7 @@ fn check_samples(clip: &Clip, c: &CompressedClip, animated: &[usize]) -> Result<
                 return Err(bad(v, "a non-positive scale"));
             }
             if t % 3 == 1 && v.iter().map(|x| x * x).sum::<f32>() > 1.0 + UNIT_TOLERANCE {
-                return Err(bad(v, "a rotation vector part longer than 1"));
+                return Err(bad(v, "three rotation components whose squares sum past 1"));
             }
         }
     }

@@ -419,7 +419,7 @@ pub fn split(bytes: &[u8]) -> Vec<(u32, u32, Vec<u8>)> {
 pub fn assemble(sections: &[(u32, u32, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"THRNGPKG");
-    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&throng_cook::package::FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
     out.extend_from_slice(&[0; 16]);
     let mut offset = (32 + 24 * sections.len()).next_multiple_of(16);

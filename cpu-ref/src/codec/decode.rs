@@ -7,8 +7,8 @@ use glam::{Quat, Vec3};
 
 use super::bits;
 use super::layout::{
-    segment_table, HEADER_WORDS, HI_AT, HI_BITS, LO_SHIFT, OFFSET_BITS, RANGE_WORDS, SHIFT_AT,
-    SHIFT_BITS, WIDTH_AT, WIDTH_BITS,
+    segment_table, HEADER_WORDS, HI_AT, HI_BITS, LO_SHIFT, OFFSET_BITS, RANGE_WORDS, REBUILT_WORD,
+    SHIFT_AT, SHIFT_BITS, WIDTH_AT, WIDTH_BITS,
 };
 use super::CompressedClip;
 use crate::{SubTrack, SubTrackKind};
@@ -44,10 +44,23 @@ pub fn dequantize(base: f32, step: f32, k: u32) -> f32 {
     base + k as f32 * step
 }
 
-/// The unit quaternion with vector part (x, y, z) and w = √max(0, 1 − x² − y² − z²) ≥ 0.
-pub fn rotation_from_xyz([x, y, z]: Components) -> Quat {
-    let w = (1.0 - (x * x + y * y + z * z)).max(0.0).sqrt();
-    Quat::from_xyzw(x, y, z, w)
+/// The quaternion whose component `rebuilt` (0 x, 1 y, 2 z, 3 w) is `√max(0, 1 − a² − b² − c²)`
+/// and whose other three are `v`, in order.
+pub fn rotation_from_stored(v: Components, rebuilt: u32) -> Quat {
+    let [a, b, c] = v;
+    let r = (1.0 - (a * a + b * b + c * c)).max(0.0).sqrt();
+    match rebuilt {
+        0 => Quat::from_xyzw(r, a, b, c),
+        1 => Quat::from_xyzw(a, r, b, c),
+        2 => Quat::from_xyzw(a, b, r, c),
+        _ => Quat::from_xyzw(a, b, c, r),
+    }
+}
+
+/// The rebuilt component of animated rotation sub-track `a`.
+pub fn rebuilt_component(c: &CompressedClip, a: u32) -> Option<u32> {
+    let at = (a as usize).checked_mul(RANGE_WORDS)?.checked_add(REBUILT_WORD)?;
+    c.words.get(at).copied()
 }
 
 /// The first word of segment `segment` and the header of animated sub-track `a` in it.
@@ -114,12 +127,14 @@ pub fn sample_vec3(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Vec3> {
     }
 }
 
-/// Sample `i` of a q sub-track: the constant (x, y, z, w), or the decoded sample with w ≥ 0
-/// rebuilt; `None` for Default.
+/// Sample `i` of a q sub-track: the constant (x, y, z, w), or the decoded sample with its rebuilt
+/// component; `None` for Default.
 pub fn sample_quat(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Quat> {
     match st.kind {
         SubTrackKind::Default => None,
         SubTrackKind::Constant => constant::<4>(c, st.offset).map(Quat::from_array),
-        SubTrackKind::Animated => decode_components(c, st.offset, i).map(rotation_from_xyz),
+        SubTrackKind::Animated => {
+            Some(rotation_from_stored(decode_components(c, st.offset, i)?, rebuilt_component(c, st.offset)?))
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! Layout of a compressed clip's word stream (docs/codec.md).
 //!
 //! ```text
-//! words = ranges        6 words per animated sub-track a, at 6a:
-//!                       (base_x, step_x, base_y, step_y, base_z, step_z) as f32 bits;
-//!                       step is a power of two
+//! words = ranges        7 words per animated sub-track a, at 7a:
+//!                       (base_x, step_x, base_y, step_y, base_z, step_z) as f32 bits, step a
+//!                       power of two; then the rebuilt component of a rotation (0 x, 1 y, 2 z,
+//!                       3 w; 0 for t and s)
 //!       | segment table one word per segment: index in `words` of the segment's first word
 //!       | constants     raw f32 bits, 3 words (t, s) or 4 (q as x, y, z, w) per constant sub-track
 //!       | segments      per segment: `animated` headers of 64 bits, then the sample bits
@@ -24,8 +25,11 @@
 //! segment of sub-track a lies at bit offset `offset + i · (wx + wy + wz)`, x then y then z.
 //! Component c of that sample is `K = (hi_c << LO_SHIFT) + (k_c << shift)`.
 
-/// Words of per-clip range data per animated sub-track: (base, step) for x, y, z.
-pub const RANGE_WORDS: usize = 6;
+/// Words of per-clip range data per animated sub-track: (base, step) for x, y, z, and the
+/// rebuilt component.
+pub const RANGE_WORDS: usize = 7;
+/// Index of the rebuilt-component word within a sub-track's range words.
+pub const REBUILT_WORD: usize = 6;
 /// Words of a segment header per animated sub-track.
 pub const HEADER_WORDS: usize = 2;
 /// Bits of the clip-level integer `K` of a component: `K < 2^24`.

@@ -10,8 +10,11 @@
 //! and its bit-packed samples. [`layout`] fixes the byte and bit layout, [`bits`] reads it and
 //! [`decode`] turns it back into values.
 //!
-//! Values: t and s are stored as (x, y, z); q as (x, y, z) with w ≥ 0 (the sign of q is chosen
-//! so that w is non-negative; w = √max(0, 1 − x² − y² − z²)). Each stored component is a 24-bit
+//! Values: t and s are stored as (x, y, z); q as three of its four components, the fourth rebuilt
+//! as `√max(0, 1 − a² − b² − c²)` with the sign of q chosen to make it non-negative. The encoder
+//! rebuilds, per sub-track, the component that stays farthest from zero over the clip (w unless
+//! the joint turns near 180°, where a rebuilt w would lose its precision: the error of a rebuilt
+//! component grows as 1 / its value; "smallest three" chosen per clip rather than per sample). Each stored component is a 24-bit
 //! clip-level integer `K` on a power-of-two grid, `value = base + f32(K) · step`, so the product
 //! is exact and the result is the same with or without a fused multiply-add; a segment stores `K`
 //! as `(hi << 16) + (k << shift)` with a per-component width for `k`.
@@ -21,7 +24,8 @@ pub mod decode;
 pub mod layout;
 
 pub use decode::{
-    decode_components, decode_k, dequantize, header, rotation_from_xyz, sample_quat, sample_vec3, segment_count,
+    decode_components, decode_k, dequantize, header, rebuilt_component, rotation_from_stored, sample_quat, sample_vec3,
+    segment_count,
     Components, Header,
 };
 

@@ -1,8 +1,11 @@
-// Cooked clip sampling, mirroring throng-cpu-ref clip.rs (`Clip::bracket`, `sample_clip`) in f32.
+// Cooked clip sampling, mirroring throng-cpu-ref clip.rs (`Clip::bracket`, `sample_clip`) in f32,
+// for both encodings (the compressed one decodes with codec.wgsl).
 // Needs the program module's bindings `clips`, `tracks` and `values`.
 
-/// A cooked clip's header. Sub-track `3 * joint + k` (k = 0 t, 1 q, 2 s) is `tracks[track_base + ..]`;
-/// its value offsets index `values` from `value_base`.
+/// A cooked clip's header. Sub-track `3 * joint + k` (k = 0 t, 1 q, 2 s) is `tracks[track_base + ..]`.
+/// Reference encoding: its value offsets index `values` from `value_base`. Compressed encoding:
+/// `value_base` is the index of the clip's first codec word in `tracks` viewed as u32 words, and
+/// a sub-track's offset is its animated index or the word of its constant.
 struct ClipHeader {
     /// Seconds, narrowed from the f64 duration as the CPU narrows it.
     duration: f32,
@@ -10,9 +13,11 @@ struct ClipHeader {
     sample_count: u32,
     track_base: u32,
     value_base: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    /// 0 reference, `ENCODING_COMPRESSED`.
+    encoding: u32,
+    /// Compressed only: samples per segment and animated sub-track count.
+    segment_length: u32,
+    animated: u32,
 }
 
 const TRACK_DEFAULT: u32 = 0u;
@@ -57,6 +62,14 @@ fn sample_vec3(c: ClipHeader, track: u32, b: Bracket, fallback: vec3<f32>) -> ve
     if st.x == TRACK_DEFAULT {
         return fallback;
     }
+    if c.encoding == ENCODING_COMPRESSED {
+        if st.x == TRACK_CONSTANT {
+            return codec_constant3(c, st.y);
+        }
+        let v0 = codec_components(c, st.y, b.i0);
+        let v1 = codec_components(c, st.y, b.i1);
+        return v0 * (1.0 - b.u) + v1 * b.u;
+    }
     if st.x == TRACK_CONSTANT {
         return load3(at);
     }
@@ -71,6 +84,13 @@ fn sample_quat(c: ClipHeader, track: u32, b: Bracket, fallback: vec4<f32>) -> ve
     let at = c.value_base + st.y;
     if st.x == TRACK_DEFAULT {
         return fallback;
+    }
+    if c.encoding == ENCODING_COMPRESSED {
+        if st.x == TRACK_CONSTANT {
+            return codec_constant4(c, st.y);
+        }
+        let q0 = codec_rotation(c, st.y, codec_components(c, st.y, b.i0));
+        return nlerp_shortest(q0, codec_rotation(c, st.y, codec_components(c, st.y, b.i1)), b.u);
     }
     if st.x == TRACK_CONSTANT {
         return load4(at);

@@ -1,0 +1,121 @@
+//! GPU-vs-CPU decode parity on compressed packages (issue 5): the WGSL decoder (codec.wgsl)
+//! reproduces the CPU's dequantised values bit for bit at sample times, and whole programs on
+//! compressed clips stay within DESIGN.md §6 of throng-cpu-ref, on the generated character with
+//! every profile and on every shared asset.
+
+mod common;
+
+use glam::Affine3A;
+use throng_cook::{compress, cook, import_slice, CookReport, Profile};
+use throng_cpu_ref::codec::decode_components;
+use throng_cpu_ref::{Package, PoseOp, Program, SubTrackKind};
+use throng_gpu::parity::{self, PackageUnderTest};
+use throng_gpu::{Batch, Capacities, Instance, Pose, Runtime};
+
+fn character(profile: &Profile) -> Package {
+    let imported = import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
+    let (mut package, mut report) = cook(&imported, profile).expect("character cooks");
+    compress(&mut package, &mut report, profile);
+    assert!(package.clips.iter().all(|c| c.compressed.is_some()));
+    package
+}
+
+#[test]
+fn compressed_character_parity_with_every_profile() {
+    let Some(ctx) = common::gpu() else { return };
+    let packages: Vec<(String, Package)> =
+        Profile::ALL.iter().map(|p| (format!("character/{}", p.name), character(p))).collect();
+    let under_test: Vec<PackageUnderTest> =
+        packages.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
+    let report = parity::run(&ctx, &under_test, 5, 16).unwrap();
+    println!("{report}");
+    assert_eq!(report.batches.len(), 3);
+    assert!(report.pass, "{report}");
+}
+
+#[test]
+fn compressed_shared_assets_parity() {
+    let files = common::shared_assets();
+    if files.is_empty() {
+        return;
+    }
+    let Some(ctx) = common::gpu() else { return };
+    let mut cooked = Vec::new();
+    for f in &files {
+        // cook_file compresses (docs/codec.md); crowd gives the coarsest widths.
+        match throng_cook::cook_file(f, &Profile::CROWD) {
+            Ok((package, _)) => cooked.push((f.file_name().unwrap().to_string_lossy().into_owned(), package)),
+            Err(e @ throng_cook::CookError::NoSkin { .. }) => eprintln!("not a character: {e}"),
+            Err(e) => panic!("{}: {e}", f.display()),
+        }
+    }
+    for (name, package) in &cooked {
+        assert!(package.clips.iter().all(|c| c.compressed.is_some()), "{name}: every clip compressed");
+    }
+    let under_test: Vec<PackageUnderTest> =
+        cooked.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
+    let report = parity::run(&ctx, &under_test, 13, 8).unwrap();
+    println!("{report}");
+    assert!(report.pass, "{report}");
+}
+
+/// The character's clips retimed to 1 Hz (same samples), so that time `i` is exactly sample `i`
+/// on both sides (u = 0): the GPU's local translations and scales must then be the CPU decoder's
+/// dequantised values bit for bit, and rotations the same unit quaternion.
+#[test]
+fn dequantised_values_are_bit_exact_at_sample_times() {
+    let Some(ctx) = common::gpu() else { return };
+    let imported = import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+    let (mut package, _) = cook(&imported, &Profile::STANDARD).unwrap();
+    for clip in &mut package.clips {
+        clip.sample_rate = 1.0;
+        clip.duration = f64::from(clip.sample_count - 1);
+    }
+    compress(&mut package, &mut CookReport::default(), &Profile::CROWD);
+    let skeleton = &package.skeletons[0];
+    let joints = skeleton.joint_count();
+    let mut programs = Vec::new();
+    for (c, clip) in package.clips.iter().enumerate() {
+        for i in 0..clip.sample_count {
+            let ops = vec![PoseOp::sample(0, c as u32, i as f32), PoseOp::to_component(0)];
+            programs.push((c, i, Program { ops, weights: Vec::new() }));
+        }
+    }
+    let instances: Vec<Instance> =
+        programs.iter().map(|(_, _, p)| Instance { pose: Pose::Program(p), placement: Affine3A::IDENTITY }).collect();
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], instances.len() as u32)).unwrap();
+    let id = runtime.add_package(&package, &[]).unwrap();
+    runtime.frame(&[Batch { package: id, skeleton: 0, skin: None, instances: &instances }]).unwrap();
+    runtime.finish().unwrap();
+    let out = runtime.readback().unwrap().remove(0);
+    let (mut exact, mut worst_angle) = (0, 0.0f32);
+    for (n, (c, i, _)) in programs.iter().enumerate() {
+        let clip = &package.clips[*c];
+        let z = clip.compressed.as_ref().unwrap();
+        for j in 0..joints {
+            let gpu = out.locals[n * joints + j];
+            for k in 0..3 {
+                let st = clip.sub_tracks[3 * j + k];
+                if st.kind != SubTrackKind::Animated {
+                    continue;
+                }
+                let want = decode_components(z, st.offset, *i).unwrap();
+                match k {
+                    1 => {
+                        let rebuilt = throng_cpu_ref::codec::rebuilt_component(z, st.offset).unwrap();
+                        let cpu = throng_cpu_ref::codec::rotation_from_stored(want, rebuilt).normalize();
+                        worst_angle = worst_angle.max(cpu.angle_between(gpu.rotation));
+                    }
+                    _ => {
+                        let got = if k == 0 { gpu.translation } else { gpu.scale };
+                        assert_eq!(got.to_array().map(f32::to_bits), want.map(f32::to_bits), "clip {c} sample {i} joint {j} sub-track {k}");
+                        exact += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("{exact} translation/scale samples bit-exact; worst rotation {worst_angle:e} rad");
+    assert!(exact > 0, "the character animates some translation");
+    assert!(worst_angle < 1e-6, "{worst_angle}");
+}
