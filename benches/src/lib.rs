@@ -4,13 +4,15 @@
 //! per second, ns per joint, throughput ratios, dispatches and chunks per frame, and bytes
 //! uploaded per instance and resident ([`Report`]). The `throng bench` command drives it;
 //! docs/benchmark.md says how to read it. The criterion benches in `benches/` time the CPU
-//! kernels one by one.
+//! kernels one by one. [`codec`] compares the reference and compressed clip encodings (pose
+//! only) for the same subjects and crowds; [`Report::codec`] holds what it found.
 //!
 //! Every path does the same work per frame: the same programs, advanced by one 60 Hz frame, then
 //! "pose" (program + FK) and "skin" (palette + linear blend skinning of positions and normals).
 //! The CPU paths skin into per-thread scratch; the GPU path writes every skinned vertex of every
 //! instance, with its placement applied, to GPU memory.
 
+pub mod codec;
 pub mod cpu;
 pub mod gpu;
 pub mod report;
@@ -24,6 +26,7 @@ use std::time::Instant;
 use thiserror::Error;
 use throng_gpu::{GpuContext, GpuError};
 
+pub use codec::{Codec, CodecRow, Pair};
 pub use cpu::CpuCrowd;
 pub use gpu::{GpuCrowd, GpuFrame};
 pub use report::{CpuTiming, Derived, GpuTiming, Report, Row, Stages};
@@ -140,6 +143,7 @@ pub fn run(
         frames_max: options.frames,
         budget_ms: options.budget_ms,
         rows,
+        codec: Codec::default(),
     })
 }
 

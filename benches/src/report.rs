@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
-use crate::Shape;
+use crate::{Codec, Shape};
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
 #[derive(Clone, Debug, Serialize)]
@@ -22,6 +22,8 @@ pub struct Report {
     /// A measurement stops early once its timed frames add up to this.
     pub budget_ms: f64,
     pub rows: Vec<Row>,
+    /// Reference vs compressed clips ([`crate::codec::run`]); empty unless the caller ran it.
+    pub codec: Codec,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -267,12 +269,68 @@ impl Report {
                 );
             }
         }
+        s.push_str(&self.codec.table());
+        s
+    }
+}
+
+impl Codec {
+    /// Reference vs compressed clips: pose ms per frame (CPU one thread; GPU program stage from
+    /// timestamps, or the pose-only frame's wall time without them), ns per joint, ratios and
+    /// resident clip bytes. Empty when nothing was compared or skipped.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        if self.rows.is_empty() && self.skipped.is_empty() {
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "\ncodec: reference vs compressed (pose-only frames; ms per frame; ratio = compressed / reference; GPU program = timestamp stage, else pose wall time)"
+        );
+        let _ = writeln!(
+            s,
+            "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>11} {:>11} {:>6}",
+            "subject / shape", "N", "CPU ref", "CPU cmp", "ratio", "ref ns/j", "cmp ns/j", "GPU ref", "GPU cmp",
+            "ratio", "ref ns/j", "cmp ns/j", "ref clip B", "cmp clip B", "ratio"
+        );
+        for r in &self.rows {
+            let (a, b, q) = (&r.reference, &r.compressed, &r.compressed_over_reference);
+            let program = |e: &crate::codec::Encoding| e.gpu_program_ms.or(e.gpu_pose_ms);
+            let joints = (r.instances * r.joints) as f64;
+            let per_joint = |e| program(e).map(|ms| if joints > 0.0 { ms * 1e6 / joints } else { 0.0 });
+            let _ = writeln!(
+                s,
+                "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>11} {:>11} {:>6}",
+                fit(format!("{} / {}", r.subject, r.shape.label())),
+                r.instances,
+                num(a.cpu_pose_ms),
+                num(b.cpu_pose_ms),
+                num(q.cpu_pose),
+                num(a.cpu_ns_per_joint),
+                num(b.cpu_ns_per_joint),
+                opt(program(a)),
+                opt(program(b)),
+                opt(q.gpu_program.or(q.gpu_pose)),
+                opt(per_joint(a)),
+                opt(per_joint(b)),
+                a.clip_bytes,
+                b.clip_bytes,
+                num(q.clip_bytes),
+            );
+        }
+        for why in &self.skipped {
+            let _ = writeln!(s, "not compared: {why}");
+        }
         s
     }
 }
 
 fn label(r: &Row) -> String {
-    let mut l = format!("{} / {}", r.subject, r.shape.label());
+    fit(format!("{} / {}", r.subject, r.shape.label()))
+}
+
+/// At most 36 characters, cut with an ellipsis.
+fn fit(mut l: String) -> String {
     if l.chars().count() > 36 {
         l = l.chars().take(35).collect::<String>() + "…";
     }

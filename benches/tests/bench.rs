@@ -3,7 +3,7 @@
 //! program sizes, and the rayon passes compute what the single-threaded ones do. Nothing here
 //! asserts on a timing.
 
-use throng_bench::{CpuCrowd, Crowd, Options, Shape, Subject};
+use throng_bench::{Codec, CpuCrowd, Crowd, Options, Pair, Report, Shape, Subject};
 use throng_gpu::GpuContext;
 
 fn gpu() -> Option<GpuContext> {
@@ -131,4 +131,78 @@ fn a_skinned_limit_skips_gpu_skinning_but_keeps_the_pose() {
     assert!(g.skinning_skipped.as_deref().unwrap().contains("exceed"));
     assert_eq!(g.dispatches, 2, "pose-only frame: program and FK");
     assert!(g.pose_ms > 0.0);
+}
+
+#[test]
+fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
+    let ctx = gpu();
+    let pair = Pair::character().unwrap();
+    assert!(pair.reference.package.clips.iter().all(|c| c.compressed.is_none()));
+    assert!(pair.compressed.package.clips.iter().any(|c| c.compressed.is_some()));
+    assert_eq!(pair.reference.clips, pair.compressed.clips, "same clips, same order");
+    let options = Options {
+        instances: vec![3],
+        shapes: vec![Shape::OneClip, Shape::Layered],
+        frames: 1,
+        budget_ms: 0.0,
+        ..Options::default()
+    };
+    let mut seen = 0;
+    let rows = throng_bench::codec::run(std::slice::from_ref(&pair), ctx.as_ref(), &options, |_| seen += 1).unwrap();
+    assert_eq!(seen, 2);
+    let report = Report {
+        adapter: None,
+        rayon_threads: 1,
+        frames_max: 1,
+        budget_ms: 0.0,
+        rows: Vec::new(),
+        codec: Codec {
+            rows,
+            skipped: vec!["x.throng: holds compressed clips".into()],
+        },
+    };
+    let table = report.table();
+    println!("{table}");
+    assert!(table.contains("codec: reference vs compressed"));
+    assert!(table.contains("not compared: x.throng"));
+    let json = serde_json::to_value(&report).unwrap();
+    let rows = json["codec"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["subject"], "character");
+        assert_eq!(r["instances"].as_u64(), Some(3));
+        let (a, b) = (&r["reference"], &r["compressed"]);
+        for e in [a, b] {
+            let ms = e["cpu_pose_ms"].as_f64().unwrap();
+            assert!(ms.is_finite() && ms > 0.0, "{e}");
+            let ns = e["cpu_ns_per_joint"].as_f64().unwrap();
+            let joints = 3.0 * pair.reference.joints() as f64;
+            assert!((ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.max(1.0), "{e}");
+        }
+        // Clip bytes by hand: 8 B per sub-track, 4 per value or per (even-padded) codec word.
+        let bytes = |p: &throng_cpu_ref::Package| -> u64 {
+            p.clips
+                .iter()
+                .map(|c| {
+                    let words = c.compressed.as_ref().map_or(c.values.len(), |z| z.words.len() + z.words.len() % 2);
+                    (8 * c.sub_tracks.len() + 4 * words) as u64
+                })
+                .sum()
+        };
+        let (ra, rb) = (a["clip_bytes"].as_u64().unwrap(), b["clip_bytes"].as_u64().unwrap());
+        assert_eq!(ra, bytes(&pair.reference.package));
+        assert_eq!(rb, bytes(&pair.compressed.package));
+        assert!(rb < ra, "compressed {rb} B vs reference {ra} B");
+        let ratio = r["compressed_over_reference"]["clip_bytes"].as_f64().unwrap();
+        assert!((ratio - rb as f64 / ra as f64).abs() < 1e-12);
+        assert!(r["compressed_over_reference"]["cpu_pose"].as_f64().unwrap() > 0.0);
+        if ctx.is_some() {
+            let (ga, gb) = (a["resident_bytes"].as_u64().unwrap(), b["resident_bytes"].as_u64().unwrap());
+            assert!(gb < ga, "GPU resident: compressed {gb} B vs reference {ga} B");
+            assert!(a["gpu_pose_ms"].as_f64().unwrap() > 0.0 && b["gpu_pose_ms"].as_f64().unwrap() > 0.0);
+            assert_eq!(a["gpu_program_ms"].is_number(), a["gpu_fk_ms"].is_number());
+        } else {
+            assert!(a["resident_bytes"].is_null() && b["gpu_pose_ms"].is_null());
+        }
+    }
 }

@@ -20,7 +20,7 @@ use glam::{Affine3A, Mat4, Vec3};
 use wgpu::util::DeviceExt;
 use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
-use crate::context::scoped;
+use crate::context::{map_read, scoped};
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
 use crate::{Batch, GpuContext, GpuError, PackageId, Runtime};
 
@@ -496,7 +496,7 @@ impl Raster {
             return Err(GpuError::NothingToRead);
         }
         let t = &self.targets;
-        let bytes = map_read(&self.ctx, &t.readback)?;
+        let bytes = map_read(&self.ctx, &t.readback, "image")?;
         let row = self.width as usize * 4;
         let mut rgba = Vec::with_capacity(row * self.height as usize);
         for y in 0..self.height as usize {
@@ -987,27 +987,6 @@ fn targets(device: &wgpu::Device, width: u32, height: u32, samples: u32) -> Targ
     }
 }
 
-/// Maps `buffer` for reading and copies its bytes out.
-fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait()?;
-    let failed = |reason: String| GpuError::Readback {
-        what: "image",
-        reason,
-    };
-    rx.recv()
-        .map_err(|e| failed(e.to_string()))?
-        .map_err(|e| failed(e.to_string()))?;
-    let bytes = buffer
-        .get_mapped_range(..)
-        .map_err(|e| failed(e.to_string()))?
-        .to_vec();
-    buffer.unmap();
-    Ok(bytes)
-}
 
 #[cfg(test)]
 mod tests {

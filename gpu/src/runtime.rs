@@ -24,7 +24,7 @@ use throng_cpu_ref::{Assets, PoseOp, Program, Trs};
 use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
 use crate::capacity::Capacities;
-use crate::context::scoped;
+use crate::context::{map_read, scoped};
 use crate::layout::{
     align_up, AffineRows, InstanceHeader, Params, SkinnedVertex, TrsRecord, FLAG_HERO,
     OFFSET_ALIGNMENT,
@@ -1064,7 +1064,7 @@ impl Runtime {
             self.ctx.queue.submit([encoder.finish()]);
             staging
         })?;
-        map_read(&self.ctx, &staging)
+        map_read(&self.ctx, &staging, "frame outputs")
     }
 }
 
@@ -1074,27 +1074,6 @@ impl Chunk {
     }
 }
 
-/// Maps `buffer` for reading and copies its bytes out.
-fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait()?;
-    let failed = |reason: String| GpuError::Readback {
-        what: "frame outputs",
-        reason,
-    };
-    rx.recv()
-        .map_err(|e| failed(e.to_string()))?
-        .map_err(|e| failed(e.to_string()))?;
-    let bytes = buffer
-        .get_mapped_range(..)
-        .map_err(|e| failed(e.to_string()))?
-        .to_vec();
-    buffer.unmap();
-    Ok(bytes)
-}
 
 /// Validates one instance: its program against the assets and capacities (and that it has a
 /// `ToComponent`), or its hero palette's length; finite placement and palette.

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use throng_bench::{Options, Report, Row, Subject};
+use throng_bench::{Codec, CodecRow, Options, Pair, Report, Row, Subject};
 
 use super::{write_file, CliError};
 
@@ -42,8 +42,14 @@ pub fn run(a: Args) -> Result<(), CliError> {
         return Err(CliError::Usage("--frames must be at least 1 and --budget-ms not negative".into()));
     }
     let mut subjects = vec![Subject::character()?];
+    let mut pairs = vec![Pair::character()?];
+    let mut skipped = Vec::new();
     for path in &a.assets {
         subjects.push(Subject::from_file(path)?);
+        match Pair::from_file(path)? {
+            Ok(pair) => pairs.push(pair),
+            Err(why) => skipped.push(why),
+        }
     }
     let gpu = match throng_gpu::GpuContext::new() {
         Ok(ctx) => Some(ctx),
@@ -58,7 +64,11 @@ pub fn run(a: Args) -> Result<(), CliError> {
         budget_ms: a.budget_ms,
         ..Options::default()
     };
-    let report = throng_bench::run(&subjects, gpu.as_ref(), &options, progress)?;
+    let mut report = throng_bench::run(&subjects, gpu.as_ref(), &options, progress)?;
+    report.codec = Codec {
+        rows: throng_bench::codec::run(&pairs, gpu.as_ref(), &options, codec_progress)?,
+        skipped,
+    };
     print!("{}", report.table());
     if let Some(path) = &a.json {
         write_file(path, json(&report).as_bytes())?;
@@ -77,6 +87,22 @@ fn progress(r: &Row) {
         r.cpu.frame_ms,
         r.cpu_rayon.frame_ms,
         gpu.map_or("-".into(), |ms| format!("{ms:.2} ms"))
+    );
+}
+
+/// One line on stderr per measured codec row.
+fn codec_progress(r: &CodecRow) {
+    let (a, b) = (&r.reference, &r.compressed);
+    let gpu = |e: &throng_bench::codec::Encoding| e.gpu_program_ms.or(e.gpu_pose_ms).map_or("-".into(), |ms| format!("{ms:.3} ms"));
+    eprintln!(
+        "measured codec {} / {} × {}: CPU {:.2} / {:.2} ms, GPU {} / {} (reference / compressed)",
+        r.subject,
+        r.shape.label(),
+        r.instances,
+        a.cpu_pose_ms,
+        b.cpu_pose_ms,
+        gpu(a),
+        gpu(b)
     );
 }
 

@@ -1,0 +1,231 @@
+//! The codec comparison (issue 5, item 4): one subject in the uncompressed reference encoding
+//! and in the compressed one (docs/codec.md), built from the same source, posed by the same
+//! programs in the same run. Pose-only frames (program + FK, no skinning): the CPU reference on
+//! one thread and, with a GPU, the program and FK stages from timestamp queries.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+use throng_cpu_ref::Package;
+use throng_gpu::GpuContext;
+
+use crate::timing::{measure, median, ms_since};
+use crate::{BenchError, CpuCrowd, Crowd, GpuCrowd, Options, Shape, Subject};
+
+/// The same subject in both encodings (same skeleton, skin, clips in the same order).
+#[derive(Clone, Debug)]
+pub struct Pair {
+    pub reference: Subject,
+    pub compressed: Subject,
+}
+
+/// What the comparison found: a row per subject × instance count × shape, and the subjects it
+/// could not compare, with why.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Codec {
+    pub rows: Vec<CodecRow>,
+    pub skipped: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CodecRow {
+    pub subject: String,
+    pub shape: Shape,
+    pub instances: usize,
+    pub joints: usize,
+    pub reference: Encoding,
+    pub compressed: Encoding,
+    /// `compressed / reference` of each figure: below 1 is smaller or faster compressed.
+    pub compressed_over_reference: CodecRatios,
+}
+
+/// One encoding's pose cost and footprint. Times are medians of pose-only frames, ms.
+#[derive(Clone, Debug, Serialize)]
+pub struct Encoding {
+    /// The subject's clip data as held resident on the GPU: the sub-track table (8 B per
+    /// sub-track) and the samples (4 B per reference value, or the codec words padded to an
+    /// even count). Clip headers, the same in both encodings, are left out.
+    pub clip_bytes: u64,
+    /// GPU memory held by the whole package (skins and meshes are the same in both encodings);
+    /// `None` without a GPU.
+    pub resident_bytes: Option<u64>,
+    /// The CPU reference on one thread: program + FK of every instance.
+    pub cpu_pose_ms: f64,
+    pub cpu_ns_per_joint: f64,
+    /// Wall time of a GPU pose-only frame.
+    pub gpu_pose_ms: Option<f64>,
+    pub gpu_ns_per_joint: Option<f64>,
+    /// GPU program and FK stages from timestamp queries (`None` without timestamps).
+    pub gpu_program_ms: Option<f64>,
+    pub gpu_fk_ms: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CodecRatios {
+    pub clip_bytes: f64,
+    pub cpu_pose: f64,
+    pub gpu_pose: Option<f64>,
+    pub gpu_program: Option<f64>,
+}
+
+impl Pair {
+    /// The generated character, cooked with the default profile, then a compressed copy.
+    pub fn character() -> Result<Pair, BenchError> {
+        let name = "character";
+        let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), name)?;
+        let (package, report) = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?;
+        Pair::from_reference(name, package, report)
+    }
+
+    /// A glTF file cooked with the default profile, then a compressed copy. A `.throng` package
+    /// can only be compared from what it holds: one in the reference encoding is compressed
+    /// here; one with compressed clips has no reference left, and gives `Ok(Err(why))`.
+    pub fn from_file(path: &Path) -> Result<Result<Pair, String>, BenchError> {
+        let name = path
+            .file_name()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        if path.extension().is_some_and(|e| e == "throng") {
+            let Subject { package, .. } = Subject::from_file(path)?;
+            if package.clips.iter().any(|c| c.compressed.is_some()) {
+                return Ok(Err(format!(
+                    "{name}: the package holds compressed clips, so it has no reference encoding to compare with"
+                )));
+            }
+            return Pair::from_reference(&name, package, throng_cook::CookReport::default()).map(Ok);
+        }
+        let imported = throng_cook::import_file(path)?;
+        let (package, report) = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?;
+        Pair::from_reference(&name, package, report).map(Ok)
+    }
+
+    /// `package` in the reference encoding and a copy compressed with the default profile.
+    fn from_reference(name: &str, package: Package, mut report: throng_cook::CookReport) -> Result<Pair, BenchError> {
+        let mut compressed = package.clone();
+        throng_cook::compress(&mut compressed, &mut report, &throng_cook::Profile::DEFAULT);
+        Ok(Pair {
+            reference: Subject::new(name, package)?,
+            compressed: Subject::new(name, compressed)?,
+        })
+    }
+}
+
+/// Measures both encodings of every pair × instance count × shape; `gpu` `None` leaves the GPU
+/// figures empty. `on_row` sees each row as soon as it is measured.
+pub fn run(
+    pairs: &[Pair],
+    gpu: Option<&GpuContext>,
+    options: &Options,
+    mut on_row: impl FnMut(&CodecRow),
+) -> Result<Vec<CodecRow>, BenchError> {
+    let most = options.instances.iter().copied().max().unwrap_or(0);
+    let mut rows = Vec::new();
+    for pair in pairs {
+        let encodings = [&pair.reference, &pair.compressed];
+        let mut runtimes = match gpu {
+            Some(ctx) => Some([GpuCrowd::new(ctx, encodings[0], most, 0)?, GpuCrowd::new(ctx, encodings[1], most, 0)?]),
+            None => None,
+        };
+        for &n in &options.instances {
+            for &shape in &options.shapes {
+                let mut crowd = Crowd::new(&pair.reference, shape, n);
+                let mut measured = Vec::with_capacity(2);
+                for (k, subject) in encodings.into_iter().enumerate() {
+                    let runtime = runtimes.as_mut().and_then(|r| r.get_mut(k));
+                    measured.push(measure_encoding(subject, &mut crowd, runtime, options)?);
+                }
+                let [reference, compressed]: [Encoding; 2] = measured.try_into().map_err(|_| BenchError::Unusable {
+                    subject: pair.reference.name.clone(),
+                    why: "an encoding was not measured".into(),
+                })?;
+                let row = CodecRow {
+                    subject: pair.reference.name.clone(),
+                    shape,
+                    instances: n,
+                    joints: pair.reference.joints(),
+                    compressed_over_reference: CodecRatios::new(&reference, &compressed),
+                    reference,
+                    compressed,
+                };
+                on_row(&row);
+                rows.push(row);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// One encoding's pose-only frames on the CPU (one thread) and on the GPU.
+fn measure_encoding(
+    subject: &Subject,
+    crowd: &mut Crowd,
+    gpu: Option<&mut GpuCrowd>,
+    options: &Options,
+) -> Result<Encoding, BenchError> {
+    let n = crowd.programs.len();
+    let joint_count = (n * subject.joints()) as f64;
+    let per_joint = |ms: f64| if joint_count > 0.0 { ms * 1e6 / joint_count } else { 0.0 };
+    let mut cpu = CpuCrowd::new(subject, n, 1);
+    let cpu_ms = measure(options.frames, options.budget_ms, |f| {
+        crowd.advance(subject, f);
+        let start = Instant::now();
+        cpu.pose(subject, &crowd.programs)?;
+        let ms = ms_since(start);
+        Ok::<_, BenchError>((ms, ms))
+    })?;
+    let cpu_pose_ms = median(cpu_ms);
+    let mut encoding = Encoding {
+        clip_bytes: clip_bytes(subject),
+        resident_bytes: None,
+        cpu_pose_ms,
+        cpu_ns_per_joint: per_joint(cpu_pose_ms),
+        gpu_pose_ms: None,
+        gpu_ns_per_joint: None,
+        gpu_program_ms: None,
+        gpu_fk_ms: None,
+    };
+    let Some(gpu) = gpu else { return Ok(encoding) };
+    let frames = measure(options.frames, options.budget_ms, |f| {
+        crowd.advance(subject, f);
+        let frame = gpu.frame(subject, &crowd.programs, false)?;
+        Ok::<_, BenchError>((frame.wall_ms, frame))
+    })?;
+    let wall = median(frames.iter().map(|f| f.wall_ms));
+    let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
+    encoding.resident_bytes = Some(gpu.resident_bytes());
+    encoding.gpu_pose_ms = Some(wall);
+    encoding.gpu_ns_per_joint = Some(per_joint(wall));
+    encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.program_ms)));
+    encoding.gpu_fk_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.fk_ms)));
+    Ok(encoding)
+}
+
+/// The subject's clips as `throng_gpu` uploads them: 8 B per sub-track, then 4 B per reference
+/// value or per codec word (padded to an even count).
+fn clip_bytes(subject: &Subject) -> u64 {
+    subject
+        .clips
+        .iter()
+        .filter_map(|&c| subject.package.clips.get(c as usize))
+        .map(|clip| {
+            let samples = match &clip.compressed {
+                Some(z) => z.words.len().next_multiple_of(2),
+                None => clip.values.len(),
+            };
+            (8 * clip.sub_tracks.len() + 4 * samples) as u64
+        })
+        .sum()
+}
+
+impl CodecRatios {
+    fn new(reference: &Encoding, compressed: &Encoding) -> CodecRatios {
+        let ratio = |c: f64, r: f64| if r > 0.0 { c / r } else { 0.0 };
+        let both = |c: Option<f64>, r: Option<f64>| Some(ratio(c?, r?));
+        CodecRatios {
+            clip_bytes: ratio(compressed.clip_bytes as f64, reference.clip_bytes as f64),
+            cpu_pose: ratio(compressed.cpu_pose_ms, reference.cpu_pose_ms),
+            gpu_pose: both(compressed.gpu_pose_ms, reference.gpu_pose_ms),
+            gpu_program: both(compressed.gpu_program_ms, reference.gpu_program_ms),
+        }
+    }
+}
