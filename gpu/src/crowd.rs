@@ -22,6 +22,7 @@
 //! The masked subtree is the first joint named like a right clavicle or shoulder, else the joint
 //! whose subtree holds closest to a fifth of the skeleton.
 
+use crate::random::SplitMix64;
 use glam::{Affine3A, Quat, Vec3};
 use thiserror::Error;
 use throng_cpu_ref::{
@@ -153,7 +154,7 @@ impl Crowd {
         let rows = count.div_ceil(columns);
         let members = (0..count)
             .map(|i| {
-                let mut r = Random(i as u64);
+                let mut r = SplitMix64::new(i as u64);
                 let (col, row) = (i % columns, i / columns);
                 // The last row, when partial, is centred.
                 let in_row = (count - row * columns).min(columns);
@@ -318,10 +319,10 @@ impl Roles {
 
     /// A shape drawn from `r`: 30% single clips, 25% walk/run blends, 25% masked waves, 20%
     /// additive breathing.
-    fn shape(&self, r: &mut Random) -> Shape {
-        let base = self.bases[r.below(self.bases.len())];
-        let other = self.bases[r.below(self.bases.len())];
-        match r.below(20) {
+    fn shape(&self, r: &mut SplitMix64) -> Shape {
+        let base = self.bases[r.index(self.bases.len())];
+        let other = self.bases[r.index(self.bases.len())];
+        match r.index(20) {
             0..=5 => Shape::Single { clip: base },
             6..=10 => Shape::Blend {
                 a: self.blend.0,
@@ -394,30 +395,6 @@ fn posed_bounds(package: &Package, skin: u32, clip: u32, time: f32) -> Bounds {
     bounds
 }
 
-/// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
-/// OOPSLA 2014): deterministic per-instance choices.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let unit = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * unit
-    }
-
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -587,11 +564,11 @@ mod tests {
 
     #[test]
     fn random_range_stays_inside() {
-        let mut r = Random(7);
+        let mut r = SplitMix64::new(7);
         for _ in 0..1000 {
             let x = r.range(-0.4, 0.4);
             assert!((-0.4..0.4).contains(&x), "{x}");
-            assert!(r.below(3) < 3);
+            assert!(r.index(3) < 3);
         }
     }
 }

@@ -54,6 +54,7 @@ pub mod crowd;
 pub mod error;
 pub mod layout;
 pub mod parity;
+pub mod random;
 pub mod raster;
 pub mod resident;
 pub mod runtime;

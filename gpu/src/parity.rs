@@ -8,6 +8,7 @@
 //! Both are measured in the space the GPU writes (component space; placements are rigid), so
 //! rigs with 100× / 0.01 factors between nodes are judged at their own scale.
 
+pub use crate::random::SplitMix64 as Rng;
 use std::fmt;
 
 use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
@@ -624,40 +625,6 @@ impl fmt::Display for ParityReport {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Uniform in 0..n (0 when n is 0).
-    pub fn below(&mut self, n: u32) -> u32 {
-        if n == 0 {
-            0
-        } else {
-            (self.next_u64() % u64::from(n)) as u32
-        }
-    }
-
-    pub fn chance(&mut self, p: f32) -> bool {
-        self.unit() < p
-    }
-}
 
 /// A subtree mask, a uniform one and a random per-joint one.
 pub fn random_masks(rng: &mut Rng, skeleton: &Skeleton) -> Vec<Mask> {

@@ -16,6 +16,7 @@
 //! frame. Before the first frame each member runs a few seconds of its plan (a different number
 //! of ticks each), so the crowd does not start in step.
 
+use throng_gpu::random::SplitMix64;
 use std::time::Instant;
 
 use glam::{Affine3A, Vec3};
@@ -61,11 +62,11 @@ pub struct Plan {
 impl Plan {
     /// The plan of member `member`; `roams` false keeps it still.
     pub fn new(member: usize, roams: bool) -> Plan {
-        let mut r = Random(member as u64 ^ 0x005e_ed0f_7407);
-        let segment = r.range(SEGMENT.0, SEGMENT.1);
-        let offset = r.range(0.0, segment);
-        let waver = r.below(WAVERS) == 0;
-        let mut plan = Plan { roams, seed: r.next(), segment, offset, waver, speed: 0.0, wave: false };
+        let mut r = SplitMix64::new(member as u64 ^ 0x005e_ed0f_7407);
+        let segment = r.range_f64(SEGMENT.0, SEGMENT.1);
+        let offset = r.range_f64(0.0, segment);
+        let waver = r.index(WAVERS) == 0;
+        let mut plan = Plan { roams, seed: r.next_u64(), segment, offset, waver, speed: 0.0, wave: false };
         (plan.speed, plan.wave) = plan.target(0.0);
         plan
     }
@@ -76,9 +77,9 @@ impl Plan {
             return (0.0, false);
         }
         let k = ((t + self.offset) / self.segment).floor() as i64;
-        let mut r = Random(self.seed ^ (k as u64).wrapping_mul(0xd134_2543_de82_ef95));
-        let speed = SPEEDS[r.below(SPEEDS.len())];
-        (speed, self.waver && r.below(2) == 0)
+        let mut r = SplitMix64::new(self.seed ^ (k as u64).wrapping_mul(0xd134_2543_de82_ef95));
+        let speed = SPEEDS[r.index(SPEEDS.len())];
+        (speed, self.waver && r.index(2) == 0)
     }
 
     /// Moves `speed` toward the target at clock `t` by at most `ACCELERATION · dt`.
@@ -168,7 +169,7 @@ impl TreeCrowd {
     fn preroll(&mut self) -> Result<(), CliError> {
         let (mut scratch, mut out) = (self.ctl.scratch(), self.ctl.output());
         for (i, (s, plan)) in self.control.instances.iter_mut().zip(&mut self.plans).enumerate() {
-            let ticks = PREROLL.0 + Random(i as u64 ^ 0x009e_e011).below(PREROLL.1 - PREROLL.0);
+            let ticks = PREROLL.0 + SplitMix64::new(i as u64 ^ 0x009e_e011).index(PREROLL.1 - PREROLL.0);
             for _ in 0..ticks {
                 set_inputs(&self.ctl, s, plan, self.wave)?;
                 self.ctl.tick(s, &mut scratch, &mut out).map_err(control)?;
@@ -291,29 +292,6 @@ impl FixedCrowd {
     }
 }
 
-/// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
-/// OOPSLA 2014): deterministic per-member choices.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 #[cfg(test)]
 mod tests {
