@@ -16,7 +16,7 @@ use throng_cpu_ref::{PoseOp, ProgramLimits};
 
 use crate::events::Event;
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
-use crate::program::compile;
+use crate::program::{compile, compile_weighed};
 use crate::root_motion::{Motion, IDENTITY};
 
 /// Instances per chunk of work.
@@ -180,19 +180,64 @@ fn tick_chunk(
     lane.events.clear();
     lane.failures.clear();
     for (k, s) in instances.iter_mut().enumerate() {
-        match ctl.tick(s, &mut lane.scratch, &mut lane.out) {
+        let o = &mut ops[k * limits.max_ops..][..limits.max_ops];
+        let w = &mut weights[k * limits.max_weights..][..limits.max_weights];
+        let (n, m) = match ctl.tick(s, &mut lane.scratch, &mut lane.out) {
             Ok(()) => {
                 lane.events.extend_from_slice(lane.out.events.events());
                 motion[k] = lane.out.root_motion;
+                // The tick left the scratch weights those of the committed state.
+                compile_weighed(ctl, s, scratch_weights(&mut lane.scratch), o, w)
             }
             Err(e) => {
                 lane.failures.push((s.id, e));
                 motion[k] = IDENTITY;
+                compile(ctl, s, scratch_weights(&mut lane.scratch), o, w)
+            }
+        };
+        ranges[k] = range(c * CHUNK + k, limits, n, m);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{self, Value};
+
+    /// A tick's programs reuse the weights the tick computed: they must equal a fresh compile
+    /// of the committed state, through blend changes and crossfades.
+    #[test]
+    fn crowd_programs_equal_a_fresh_compile() {
+        let imported =
+            throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+            .unwrap()
+            .0;
+        let src = include_str!("../../fixtures/trees/crowd.toml");
+        let tree = tree::load(src, "crowd.toml", &package, 0).unwrap();
+        let ctl = Controller::new(tree, package, 60.0, 64).unwrap();
+        let mut crowd = Crowd::new(&ctl, 300).unwrap();
+        let limits = ctl.limits();
+        let mut ops = vec![PoseOp::rest(0); limits.max_ops];
+        let mut pool = vec![0.0; limits.max_weights];
+        let mut player_weights = vec![0.0; ctl.tree.player_slots()];
+        for tick in 0..400usize {
+            for (i, s) in crowd.instances.iter_mut().enumerate() {
+                let speed = ((i * 7 + tick / (1 + i % 5)) % 61) as f64 / 10.0;
+                let wave = (tick + i) / (13 + i % 29) % 2 == 0;
+                ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
+                ctl.set_input(s, "wave", Value::Bool(wave)).unwrap();
+            }
+            crowd.tick(&ctl);
+            assert_eq!(crowd.failures().count(), 0);
+            for (i, s) in crowd.instances.iter().enumerate() {
+                let (n, m) = compile(&ctl, s, &mut player_weights, &mut ops, &mut pool);
+                let (o, w) = crowd.programs.program(i).unwrap();
+                let bytes = bytemuck::cast_slice::<PoseOp, u8>;
+                assert_eq!(bytes(&ops[..n]), bytes(o), "ops of {i} on tick {tick}");
+                let bits = bytemuck::cast_slice::<f32, u32>;
+                assert_eq!(bits(&pool[..m]), bits(w), "weights of {i} on tick {tick}");
             }
         }
-        let o = &mut ops[k * limits.max_ops..][..limits.max_ops];
-        let w = &mut weights[k * limits.max_weights..][..limits.max_weights];
-        let (n, m) = compile(ctl, s, scratch_weights(&mut lane.scratch), o, w);
-        ranges[k] = range(c * CHUNK + k, limits, n, m);
     }
 }

@@ -222,6 +222,7 @@ pub struct Controller {
 #[derive(Clone, Debug)]
 pub struct Scratch {
     work: InstanceState,
+    /// Player weights by slot; after a successful tick, those of the committed state.
     pub(crate) weights: Vec<f32>,
     /// Player slots that follow a sync leader this tick.
     follower: Vec<bool>,
@@ -780,7 +781,7 @@ impl Controller {
                             deliver(&step, &self.tracks[p.clip as usize], stamp, &mut out.events)?;
                         }
                         if r == 0 {
-                            motion.add(self.player_motion(&step, p.clip, st.root_motion), w);
+                            motion.add(w, || self.player_motion(&step, p.clip, st.root_motion));
                         }
                     }
                 }
@@ -792,6 +793,9 @@ impl Controller {
 
     /// One player's root motion this step under `policy`; identity without a trajectory.
     fn player_motion(&self, step: &Step, clip: u32, policy: RootMotionUse) -> Motion {
+        if policy == RootMotionUse::Ignore {
+            return IDENTITY;
+        }
         let delta = self
             .clip(clip)
             .and_then(|c| step_motion(step, c))
@@ -981,10 +985,12 @@ struct MotionSum {
 }
 
 impl MotionSum {
-    fn add(&mut self, (t, q): Motion, w: f32) {
+    /// Adds `motion()` with weight `w`; a weight <= 0 adds nothing and computes nothing.
+    fn add(&mut self, w: f32, motion: impl FnOnce() -> Motion) {
         if w <= 0.0 {
             return;
         }
+        let (t, q) = motion();
         let q = Vec4::from(q);
         let first = *self.first.get_or_insert(q);
         let q = if first.dot(q) < 0.0 { -q } else { q };

@@ -96,6 +96,19 @@ pub fn compile(
     ops: &mut [PoseOp],
     weights: &mut [f32],
 ) -> (usize, usize) {
+    ctl.player_weights(s, player_weights);
+    compile_weighed(ctl, s, player_weights, ops, weights)
+}
+
+/// [`compile`] with `player_weights` already those of `s` (as [`Controller::player_weights`]
+/// writes them; a successful tick leaves them so in its scratch).
+pub(crate) fn compile_weighed(
+    ctl: &Controller,
+    s: &InstanceState,
+    player_weights: &[f32],
+    ops: &mut [PoseOp],
+    weights: &mut [f32],
+) -> (usize, usize) {
     let mut w = Writer {
         ops,
         weights,
@@ -105,7 +118,6 @@ pub fn compile(
     let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     for (r, region) in ctl.tree.regions.iter().enumerate() {
-        ctl.weigh(s, r, player_weights);
         let n = ctl.samples(s, r, player_weights, &mut list);
         let list = &list[..n];
         let presence: f32 = list.iter().map(|x| x.weight).sum();
