@@ -136,6 +136,25 @@ pub struct Clip {
     pub compressed: Option<CompressedClip>,
 }
 
+/// How a clip's samples are stored: the package's clip records and the GPU's clip headers carry
+/// one of these.
+pub mod encoding {
+    /// Uniform f32 samples in `Clip::values`.
+    pub const REFERENCE: u32 = 1;
+    /// The codec stream of `Clip::compressed` (docs/codec.md).
+    pub const COMPRESSED: u32 = 2;
+}
+
+impl Clip {
+    /// [`encoding::REFERENCE`] or [`encoding::COMPRESSED`].
+    pub fn encoding(&self) -> u32 {
+        match self.compressed {
+            None => encoding::REFERENCE,
+            Some(_) => encoding::COMPRESSED,
+        }
+    }
+}
+
 /// Version of the clip encoding written by this build (the uncompressed reference encoding).
 pub const REFERENCE_CODEC_VERSION: u32 = 1;
 

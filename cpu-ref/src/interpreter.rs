@@ -51,14 +51,7 @@ impl Evaluator {
     /// Validates `program` against `assets` and this evaluator's capacities, then evaluates it.
     /// On error nothing is evaluated and the outputs of the previous run are kept.
     pub fn run(&mut self, program: &Program, assets: &Assets) -> Result<(), ProgramError> {
-        let joints = assets.skeleton.joint_count();
-        if joints > self.capacity {
-            return Err(ProgramError::Capacity {
-                what: "joints",
-                count: joints,
-                limit: self.capacity,
-            });
-        }
+        self.fits(assets)?;
         program.validate(&self.limits, assets)?;
         let entries: usize = program
             .ops
@@ -73,12 +66,38 @@ impl Evaluator {
                 limit: self.palette.len(),
             });
         }
-        self.joints = joints;
-        self.palette_len = 0;
-        for o in &program.ops {
-            self.execute(o, &program.weights, assets);
+        self.evaluate(program, assets, true);
+        Ok(())
+    }
+
+    /// The skeleton of `assets` fits this evaluator.
+    pub(crate) fn fits(&self, assets: &Assets) -> Result<(), ProgramError> {
+        let joints = assets.skeleton.joint_count();
+        if joints > self.capacity {
+            return Err(ProgramError::Capacity {
+                what: "joints",
+                count: joints,
+                limit: self.capacity,
+            });
         }
         Ok(())
+    }
+
+    /// Evaluates a program that [`Program::validate`] accepted for `assets` (whose skeleton
+    /// [`Evaluator::fits`]); `Palette` ops only with `palettes` (their entries must fit).
+    pub(crate) fn evaluate(&mut self, program: &Program, assets: &Assets, palettes: bool) {
+        self.joints = assets.skeleton.joint_count();
+        self.palette_len = 0;
+        for o in &program.ops {
+            if palettes || o.code != op::PALETTE {
+                self.execute(o, &program.weights, assets);
+            }
+        }
+    }
+
+    /// The final local pose of the last run: the register `program`'s `ToComponent` converts.
+    pub fn final_local(&self, program: &Program) -> Option<&[Trs]> {
+        self.local(program.final_register()?)
     }
 
     /// Local pose in `register` after the last run (one entry per joint), if it is a register.

@@ -11,6 +11,7 @@ pub mod codec;
 pub mod curve;
 pub mod error_metric;
 pub mod fk;
+pub mod frame;
 pub mod ik;
 pub mod interpreter;
 pub mod package;
@@ -23,6 +24,7 @@ pub mod transform;
 
 pub use clip::{Clip, ClipEvent, LoopPolicy, RootMotion, RootMotionPolicy, SubTrack, SubTrackKind, SyncMarker};
 pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
+pub use frame::{Batch, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose, SkinnedVertex};
 pub use package::Package;
 pub use interpreter::Evaluator;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};

@@ -1,7 +1,7 @@
 //! A loaded package: everything one asset generation holds, as owned flat arrays.
 //! `throng-cook` writes and reads the binary form (docs/package-format.md).
 
-use crate::{Clip, Skeleton, SkinBinding, SkinnedMesh};
+use crate::{Assets, Clip, Mask, Skeleton, SkinBinding, SkinnedMesh};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Package {
@@ -9,9 +9,28 @@ pub struct Package {
     pub skins: Vec<SkinBinding>,
     pub meshes: Vec<SkinnedMesh>,
     pub clips: Vec<Clip>,
+    /// Joint masks of `Override` and `Additive` ops, each naming its skeleton; programs index
+    /// them like clips (package-wide).
+    pub masks: Vec<Mask>,
 }
 
 impl Package {
+    /// What programs of skeleton `skeleton` run against; `None` when it is not in the package.
+    pub fn assets(&self, skeleton: u32) -> Option<Assets<'_>> {
+        Some(Assets {
+            skeleton: self.skeletons.get(skeleton as usize)?,
+            skeleton_index: skeleton,
+            clips: &self.clips,
+            skins: &self.skins,
+            masks: &self.masks,
+        })
+    }
+
+    /// Index of the first mask with this name.
+    pub fn find_mask(&self, name: &str) -> Option<usize> {
+        self.masks.iter().position(|m| m.name == name)
+    }
+
     /// Index of the first clip with this name.
     pub fn find_clip(&self, name: &str) -> Option<usize> {
         self.clips.iter().position(|c| c.name == name)

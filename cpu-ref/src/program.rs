@@ -115,10 +115,13 @@ pub struct Program {
     pub weights: Vec<f32>,
 }
 
-/// A per-joint weight in [0, 1] for one skeleton, used by Override and Additive.
+/// A per-joint weight in [0, 1] for one skeleton of a package, used by Override and Additive.
+/// Masks live in [`crate::Package::masks`]; a program names one by its index there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mask {
     pub name: String,
+    /// Index of the skeleton in the package; `weights` has one entry per joint of it.
+    pub skeleton: u32,
     pub weights: Vec<f32>,
 }
 
@@ -147,6 +150,8 @@ pub enum ProgramError {
     ClipSkeleton { op: usize, clip: u32 },
     #[error("op {op}: mask {mask} does not exist ({count} masks given)")]
     MissingMask { op: usize, mask: u32, count: usize },
+    #[error("op {op}: mask {mask} was made for skeleton {skeleton}, not this one")]
+    MaskSkeleton { op: usize, mask: u32, skeleton: u32 },
     #[error("mask {mask} has {len} weights but the skeleton has {joints} joints, or a weight outside [0, 1]")]
     BadMask {
         mask: u32,
@@ -173,7 +178,8 @@ pub enum ProgramError {
     Order { op: usize, what: &'static str },
 }
 
-/// The assets a program runs against: one skeleton and the package's clips, skins and masks.
+/// The assets a program runs against: one skeleton and the package's clips, skins and masks
+/// ([`crate::Package::assets`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Assets<'a> {
     pub skeleton: &'a Skeleton,
@@ -195,17 +201,24 @@ impl ProgramLimits {
 }
 
 impl Mask {
-    /// Every joint of `skeleton` weighs `weight`.
-    pub fn uniform(name: &str, skeleton: &Skeleton, weight: f32) -> Mask {
+    /// Every joint of `skeleton` (skeleton `index` of its package) weighs `weight`.
+    pub fn uniform(name: &str, index: u32, skeleton: &Skeleton, weight: f32) -> Mask {
         Mask {
             name: name.into(),
+            skeleton: index,
             weights: vec![weight; skeleton.joint_count()],
         }
     }
 
     /// `joint` and its descendants weigh `weight`, every other joint 0; `None` when `joint` is
-    /// not a joint of `skeleton`.
-    pub fn subtree(name: &str, skeleton: &Skeleton, joint: usize, weight: f32) -> Option<Mask> {
+    /// not a joint of `skeleton` (skeleton `index` of its package).
+    pub fn subtree(
+        name: &str,
+        index: u32,
+        skeleton: &Skeleton,
+        joint: usize,
+        weight: f32,
+    ) -> Option<Mask> {
         let end = *skeleton.subtree_end.get(joint)? as usize;
         let weights = (0..skeleton.joint_count())
             .map(|j| {
@@ -218,6 +231,7 @@ impl Mask {
             .collect();
         Some(Mask {
             name: name.into(),
+            skeleton: index,
             weights,
         })
     }
@@ -257,6 +271,15 @@ impl Registers {
 }
 
 impl Program {
+    /// The register the program's `ToComponent` converts: its final local pose (`None` without
+    /// one).
+    pub fn final_register(&self) -> Option<u32> {
+        self.ops
+            .iter()
+            .find(|o| o.code == op::TO_COMPONENT)
+            .map(|o| o.a)
+    }
+
     /// Checks the program against `limits` and `assets` (DESIGN.md §4): capacities, op codes,
     /// registers in range and written before they are read, clips / masks / skins that exist and
     /// fit this skeleton, finite weights and times in their ranges, and `ToComponent` at most once
@@ -403,7 +426,7 @@ fn check_clip(op: usize, clip: u32, assets: &Assets) -> Result<(), ProgramError>
     Ok(())
 }
 
-/// `NO_MASK`, or a mask with one weight in [0, 1] per joint.
+/// `NO_MASK`, or a mask of this skeleton with one weight in [0, 1] per joint.
 fn check_mask(op: usize, mask: u32, assets: &Assets) -> Result<(), ProgramError> {
     if mask == NO_MASK {
         return Ok(());
@@ -416,6 +439,13 @@ fn check_mask(op: usize, mask: u32, assets: &Assets) -> Result<(), ProgramError>
             mask,
             count: assets.masks.len(),
         })?;
+    if m.skeleton != assets.skeleton_index {
+        return Err(ProgramError::MaskSkeleton {
+            op,
+            mask,
+            skeleton: m.skeleton,
+        });
+    }
     let joints = assets.skeleton.joint_count();
     if m.weights.len() != joints || !m.weights.iter().all(|w| (0.0..=1.0).contains(w)) {
         return Err(ProgramError::BadMask {

@@ -1,92 +1,181 @@
-//! Every composed WGSL module parses and validates with naga; needs no GPU.
+//! Every kernel the runtime can build parses and validates with naga, and the host structs
+//! match naga's layout of their WGSL twins; needs no GPU.
 
+use glam::{Affine3A, Quat, Vec3};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
+use throng_cpu_ref::clip::encoding::{COMPRESSED, REFERENCE};
+use throng_cpu_ref::program::NO_MASK;
+use throng_cpu_ref::{Mask, PoseOp, Program, Trs, NO_PARENT};
+use throng_shaders::kernel::{self, group_size};
+use throng_shaders::{FrameLayout, Kernel, Outputs, Paging, Resource, Rig, Shape, Stream};
 
 fn validate(name: &str, source: &str) -> naga::Module {
-    let module = naga::front::wgsl::parse_str(source)
-        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
     Validator::new(ValidationFlags::all(), Capabilities::empty())
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
     module
 }
 
-fn entry_points(module: &naga::Module) -> Vec<(String, [u32; 3])> {
-    module
-        .entry_points
+/// Every declared `@binding` of group 0 is listed once, in order, and nothing else is.
+fn check_bindings(k: &Kernel, module: &naga::Module) {
+    let mut declared: Vec<u32> = module
+        .global_variables
         .iter()
-        .map(|e| (e.name.clone(), e.workgroup_size))
-        .collect()
+        .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
+        .collect();
+    declared.sort_unstable();
+    let listed: Vec<u32> = k.bindings.iter().map(|b| b.binding).collect();
+    assert_eq!(declared, listed, "{}", k.label);
+    assert_eq!(module.entry_points.len(), 1, "{}", k.label);
+    assert_eq!(module.entry_points[0].workgroup_size, [k.workgroup, 1, 1], "{}", k.label);
+}
+
+fn layout(pages: u32) -> FrameLayout {
+    let p = |stride| Paging { pages, page_instances: 100, stride };
+    FrameLayout { locals: p(8), components: p(8), palettes: p(8), skinned: p(30) }
+}
+
+const OUTPUTS: [Outputs; 4] = [
+    Outputs { locals: false, components: true, palettes: false },
+    Outputs { locals: false, components: true, palettes: true },
+    Outputs { locals: true, components: true, palettes: true },
+    Outputs { locals: true, components: false, palettes: false },
+];
+
+/// One clip; a 2-way blend; the layered shape of the benchmark (blend, masked override,
+/// additive against rest), with the second sample compressed.
+fn programs() -> Vec<Program> {
+    vec![
+        Program { ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::to_component(0), PoseOp::palette(0)], weights: vec![] },
+        Program {
+            ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::sample(1, 1, 0.2), PoseOp::blend(2, 0, 2, 0), PoseOp::to_component(2)],
+            weights: vec![0.5, 0.5],
+        },
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.1),
+                PoseOp::sample(1, 1, 0.2),
+                PoseOp::blend(2, 0, 2, 0),
+                PoseOp::sample(3, 0, 0.3),
+                PoseOp::overriding(2, 3, 0.8, 1),
+                PoseOp::sample(4, 1, 0.0),
+                PoseOp::rest(5),
+                PoseOp::additive(2, 4, 5, 0.5, NO_MASK),
+                PoseOp::to_component(2),
+            ],
+            weights: vec![0.25, 0.75],
+        },
+    ]
+}
+
+fn rig_parts() -> (Vec<u32>, Vec<Trs>, Vec<u32>, Vec<Affine3A>, Vec<Mask>) {
+    let parents = vec![NO_PARENT, 0, 1, 1, 3];
+    let rest = (0..5)
+        .map(|j| Trs { translation: Vec3::new(0.0, 0.1 * j as f32, 0.0), rotation: Quat::from_rotation_z(0.1), scale: Vec3::ONE })
+        .collect();
+    let joints = vec![0, 2, 4];
+    let ibm = vec![Affine3A::from_translation(Vec3::Y); 3];
+    let masks = vec![
+        Mask { name: "a".into(), skeleton: 0, weights: vec![1.0; 5] },
+        Mask { name: "b".into(), skeleton: 0, weights: vec![0.0, 0.5, 1.0, 1.0, 0.25] },
+    ];
+    (parents, rest, joints, ibm, masks)
 }
 
 #[test]
-fn every_module_validates_with_its_entry_points() {
-    let expected: [(&str, &[(&str, u32)]); 4] = [
-        (
-            "program",
-            &[(throng_shaders::MAIN, throng_shaders::WORKGROUP)],
-        ),
-        (
-            "fk",
-            &[
-                (throng_shaders::FK_FAST, throng_shaders::FK_WORKGROUP),
-                (throng_shaders::FK_FALLBACK, throng_shaders::WORKGROUP),
-            ],
-        ),
-        (
-            "palette",
-            &[(throng_shaders::MAIN, throng_shaders::WORKGROUP)],
-        ),
-        (
-            "skinning",
-            &[(throng_shaders::MAIN, throng_shaders::WORKGROUP)],
-        ),
-    ];
-    for ((name, source), (expected_name, entries)) in
-        throng_shaders::all_sources().iter().zip(expected)
-    {
-        assert_eq!(*name, expected_name);
-        let module = validate(name, source);
-        let found = entry_points(&module);
-        let wanted: Vec<(String, [u32; 3])> = entries
-            .iter()
-            .map(|(e, size)| (e.to_string(), [*size, 1, 1]))
-            .collect();
-        assert_eq!(found, wanted, "{name}: entry points");
+fn every_pose_kernel_validates_with_the_bindings_it_lists() {
+    let (parents, rest, joints, ibm, masks) = rig_parts();
+    let rig = Rig { parents: &parents, rest: &rest, skin: Some((&joints, &ibm)), masks: &masks };
+    for pages in [1, 3] {
+        for outputs in OUTPUTS {
+            let k = kernel::interpreter(&layout(pages), outputs);
+            check_bindings(&k, &validate(&k.label, &k.source));
+            for program in programs() {
+                for encoding in [REFERENCE, COMPRESSED] {
+                    let shape = Shape::of(&program, |c| if c == 1 { encoding } else { REFERENCE });
+                    let k = kernel::thread(&layout(pages), outputs, &shape, &rig);
+                    check_bindings(&k, &validate(&k.label, &k.source));
+                    if outputs.components {
+                        let k = kernel::group(&layout(pages), outputs, &shape, group_size(5).unwrap());
+                        check_bindings(&k, &validate(&k.label, &k.source));
+                    }
+                }
+            }
+        }
     }
 }
 
 #[test]
-fn a_broken_module_is_rejected() {
+fn skinning_and_raster_validate() {
+    for pages in [1, 4] {
+        let k = kernel::skinning(&layout(pages));
+        let module = validate(&k.label, &k.source);
+        check_bindings(&k, &module);
+        let pages_bound = k.bindings.iter().filter(|b| matches!(b.resource, Resource::Page(Stream::Skinned, _))).count();
+        assert_eq!(pages_bound, pages as usize);
+    }
+    let module = validate("raster", &throng_shaders::raster_source());
+    let stages: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(stages, [throng_shaders::CROWD_VS, throng_shaders::CROWD_FS, throng_shaders::GROUND_VS, throng_shaders::GROUND_FS]);
+}
+
+#[test]
+fn a_broken_kernel_is_rejected() {
     // The check can fail: an undefined function in a composed module is caught by naga.
-    let source =
-        throng_shaders::palette_source().replace("affine_mul(component", "affine_mull(component");
+    let source = kernel::skinning(&layout(1)).source.replace("affine_point(m,", "affine_pointt(m,");
     assert!(naga::front::wgsl::parse_str(&source).is_err());
 }
 
 #[test]
-fn shared_math_lives_in_one_place() {
-    for (name, source) in throng_shaders::all_sources() {
-        assert_eq!(source.matches("fn slerp_shortest").count(), 1, "{name}");
-        assert_eq!(source.matches("fn affine_mul").count(), 1, "{name}");
+fn the_thread_kernel_bakes_the_rig_and_reads_no_hierarchy() {
+    let (parents, rest, joints, ibm, masks) = rig_parts();
+    let rig = Rig { parents: &parents, rest: &rest, skin: Some((&joints, &ibm)), masks: &masks };
+    let shape = Shape::of(&programs()[2], |_| REFERENCE);
+    let k = kernel::thread(&layout(1), OUTPUTS[1], &shape, &rig);
+    let main = &k.source[k.source.find("fn main").unwrap()..];
+    assert!(!main.contains("parent_base") && !main.contains("rest_joint") && !main.contains("inverse_bind("), "{main}");
+    // Joint 4's parent is 3, and palette entry 2 is joint 4.
+    assert!(main.contains("let c4 = affine_mul(c3, trs_to_affine(l4));"), "{main}");
+    assert!(main.contains("store_palettes(slot, 2u, affine_mul(c4,"), "{main}");
+    // Mask 1's weight of joint 4 is a literal argument.
+    assert!(main.contains("let l4 = shape_joint(h, 4u,") && main.contains(", 0.25f);"), "{main}");
+}
+
+#[test]
+fn dead_ops_are_not_compiled() {
+    let program = Program {
+        ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::sample(1, 1, 0.5), PoseOp::to_component(0)],
+        weights: vec![],
+    };
+    let k = kernel::group(&layout(1), OUTPUTS[0], &Shape::of(&program, |_| REFERENCE), (32, 2));
+    assert_eq!(k.source.matches("sample_reference(h.").count(), 1, "only the sample ToComponent reads");
+}
+
+#[test]
+fn host_structs_match_naga_layout() {
+    let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
+    let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
+    let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
+    let sizes = [("PoseParams", std::mem::size_of::<throng_shaders::PoseParams>()), ("SkinParams", std::mem::size_of::<throng_shaders::SkinParams>())];
+    for ((name, host), module) in throng_shaders::layout::host_offsets().into_iter().zip([&pose, &skin]) {
+        let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("{name}")).1;
+        let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{name} is not a struct") };
+        let wgsl: Vec<(&str, usize)> =
+            members.iter().filter_map(|m| m.name.as_deref().filter(|n| !n.starts_with("pad")).map(|n| (n, m.offset as usize))).collect();
+        assert_eq!(wgsl, host, "{name}");
+        assert_eq!(*span as usize, sizes.iter().find(|s| s.0 == name).unwrap().1, "{name} size");
     }
 }
 
 #[test]
-fn raster_module_validates_with_its_stages() {
-    let module = validate("raster", &throng_shaders::raster_source());
-    let stages: Vec<(String, naga::ShaderStage)> = module
-        .entry_points
-        .iter()
-        .map(|e| (e.name.clone(), e.stage))
-        .collect();
-    let wanted = [
-        (throng_shaders::CROWD_VS, naga::ShaderStage::Vertex),
-        (throng_shaders::CROWD_FS, naga::ShaderStage::Fragment),
-        (throng_shaders::GROUND_VS, naga::ShaderStage::Vertex),
-        (throng_shaders::GROUND_FS, naga::ShaderStage::Fragment),
-    ];
-    let wanted: Vec<(String, naga::ShaderStage)> =
-        wanted.iter().map(|(n, s)| (n.to_string(), *s)).collect();
-    assert_eq!(stages, wanted);
+fn prelude_constants_come_from_the_rust_definitions() {
+    let p = throng_shaders::prelude::source();
+    assert!(p.contains(&format!("const ENCODING_COMPRESSED: u32 = {}u;", COMPRESSED)));
+    assert!(p.contains(&format!("const OP_ADDITIVE: u32 = {}u;", throng_cpu_ref::program::op::ADDITIVE)));
+    assert!(p.contains(&format!("const NO_MASK: u32 = {}u;", NO_MASK)));
+    // The sources use the names, not the numbers.
+    let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
+    let body = &k.source[p.len()..];
+    assert!(!body.contains("const ENCODING_") && !body.contains("const OP_"));
 }

@@ -128,7 +128,7 @@ fn import(
     let metas = meta::read(doc, file, sidecar)?;
     let clip_meta = clips.iter().map(|(a, _)| metas.get(*a).cloned().unwrap_or_default()).collect();
     let source_clips = clips.into_iter().map(|(_, c)| c).collect();
-    let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new() };
+    let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new(), masks: Vec::new() };
     Ok(Imported { source: file.to_string(), package, source_clips, clip_meta, warnings })
 }
 

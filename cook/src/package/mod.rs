@@ -35,9 +35,9 @@ pub const SECTION_ALIGN: usize = 16;
 /// Section flag: a reader that does not know the section's kind may skip it.
 pub const SECTION_OPTIONAL: u32 = 1;
 /// Clip encoding: uncompressed f32 uniform samples, the reference encoding.
-pub const ENCODING_UNCOMPRESSED: u32 = 1;
+pub const ENCODING_UNCOMPRESSED: u32 = throng_cpu_ref::clip::encoding::REFERENCE;
 /// Clip encoding: the compressed encoding of docs/codec.md.
-pub const ENCODING_COMPRESSED: u32 = 2;
+pub const ENCODING_COMPRESSED: u32 = throng_cpu_ref::clip::encoding::COMPRESSED;
 /// Largest deviation of a stored rotation's length from 1 the reader accepts.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.

@@ -44,6 +44,7 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         skins: read_items(skins, SKIN_HEADER, |c, _| read_skin(c, &mut names))?,
         meshes: read_items(meshes, MESH_HEADER, |c, i| read_mesh(c, i, &mut names))?,
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
+        masks: Vec::new(),
     };
     names.check_all_used()?;
     validate_package(&package)?;

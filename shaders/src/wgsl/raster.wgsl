@@ -4,11 +4,12 @@
 // with depth in [0, 1] (smaller is nearer, compare `less`). Colours are computed in linear
 // light and written to an sRGB target.
 //
-// Crowd: vertex pulling. One instanced, indexed draw per chunk: the index buffer holds the
-// skin's triangle indices (`vertex_index` is a vertex of the skin), `instance_index` counts
-// from 0 within the chunk, and the skinned vertex is `skinned[instance_index * vertex_count +
-// vertex_index]` of the chunk's range (the skinning stage's instance-major output, already
-// placed in the scene). Lighting: one directional light (Lambert, lit from both faces) plus a
+// Crowd: vertex pulling. One instanced, indexed draw per (skinned batch, page of the skinned
+// stream): the index buffer holds the skin's triangle indices (`vertex_index` is a vertex of the
+// skin), `instance_index` counts from 0 within the draw, and the skinned vertex is
+// `skinned[instance_index * stride + vertex_index]` of the draw's range (the skinning pass's
+// instance-major output, already placed in the scene: position bits and the octahedral normal,
+// `decode_normal` of math.wgsl). Lighting: one directional light (Lambert, lit from both faces) plus a
 // sky/ground hemispheric ambient, times a per-instance tint hashed from the instance's number in
 // the frame, so neighbours are told apart (the first `draw.highlight` instances of the frame get
 // one gold tint instead: heroes); distance fog toward the background colour.
@@ -31,10 +32,10 @@ struct Frame {
     background: vec4<f32>,
 }
 
-/// Per draw: the chunk's skin vertex count, the frame-wide number of its first instance, and
-/// how many of the frame's first instances are drawn in `HIGHLIGHT` (heroes).
+/// Per draw: the skinned stream's elements per instance, the frame-wide number of its first
+/// instance, and how many of the frame's first instances are drawn in `HIGHLIGHT` (heroes).
 struct Draw {
-    vertex_count: u32,
+    stride: u32,
     instance_base: u32,
     highlight: u32,
     pad0: u32,
@@ -43,15 +44,9 @@ struct Draw {
 /// Colour of highlighted instances, linear: gold.
 const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 
-/// Output of the skinning stage (skinning.wgsl).
-struct SkinnedVertex {
-    position: vec4<f32>,
-    normal: vec4<f32>,
-}
-
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(1) @binding(0) var<uniform> draw: Draw;
-@group(1) @binding(1) var<storage, read> skinned: array<SkinnedVertex>;
+@group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
 
 struct CrowdVarying {
     @builtin(position) clip: vec4<f32>,
@@ -81,11 +76,12 @@ fn tint(n: u32) -> vec3<f32> {
 
 @vertex
 fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CrowdVarying {
-    let s = skinned[i * draw.vertex_count + v];
+    let s = skinned[i * draw.stride + v];
+    let position = bitcast<vec3<f32>>(s.xyz);
     var out: CrowdVarying;
-    out.clip = frame.view_proj * vec4<f32>(s.position.xyz, 1.0);
-    out.world = s.position.xyz;
-    out.normal = s.normal.xyz;
+    out.clip = frame.view_proj * vec4<f32>(position, 1.0);
+    out.world = position;
+    out.normal = decode_normal(s.w);
     let n = draw.instance_base + i;
     out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
     return out;

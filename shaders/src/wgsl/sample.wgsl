@@ -1,27 +1,43 @@
-// Cooked clip sampling, mirroring throng-cpu-ref clip.rs (`Clip::bracket`, `sample_clip`) in f32,
-// for both encodings (the compressed one decodes with codec.wgsl).
-// Needs the program module's bindings `clips`, `tracks` and `values`.
+// Cooked clip sampling for one joint, mirroring throng-cpu-ref clip.rs (`Clip::bracket`,
+// `sample_clip`) in f32, in either encoding. Needs the pose bindings `params`, `tables`, `tracks`
+// and `pool` (docs/gpu.md, "Resident data").
+//
+// A clip's header is CLIP_WORDS words of `tables` at `params.clip_base + CLIP_WORDS * clip`.
+// Per clip and joint, `tracks[track_base + joint]` holds the references of its t, q and s
+// sub-tracks: `(index << 2) | kind`. TRACK_DEFAULT: the rest pose's value. TRACK_CONSTANT:
+// `pool[index]`. TRACK_ANIMATED: reference encoding, sample `i` is `pool[index + i]` (t and s
+// in xyz); compressed encoding, animated sub-track `index` of the clip's codec stream. The
+// sub-track kind of a clip is the same for every instance sampling it, so lanes that sample
+// the same clip take the same branch (the runtime sorts instances by clip).
 
-/// A cooked clip's header. Sub-track `3 * joint + k` (k = 0 t, 1 q, 2 s) is `tracks[track_base + ..]`.
-/// Reference encoding: its value offsets index `values` from `value_base`. Compressed encoding:
-/// `value_base` is the index of the clip's first codec word in `tracks` viewed as u32 words, and
-/// a sub-track's offset is its animated index or the word of its constant.
-struct ClipHeader {
+/// A cooked clip's header.
+struct Clip {
     /// Seconds, narrowed from the f64 duration as the CPU narrows it.
     duration: f32,
-    sample_rate: f32,
+    rate: f32,
     sample_count: u32,
+    /// First entry of the clip in `tracks`.
     track_base: u32,
-    value_base: u32,
-    /// 0 reference, `ENCODING_COMPRESSED`.
-    encoding: u32,
-    /// Compressed only: samples per segment and animated sub-track count.
+    /// Compressed: first word of the clip's codec stream in `tables`.
+    words_base: u32,
     segment_length: u32,
     animated: u32,
+    encoding: u32,
 }
 
-const TRACK_DEFAULT: u32 = 0u;
-const TRACK_CONSTANT: u32 = 1u;
+fn clip_header(clip: u32) -> Clip {
+    let at = params.clip_base + CLIP_WORDS * clip;
+    return Clip(
+        bitcast<f32>(tables[at]),
+        bitcast<f32>(tables[at + 1u]),
+        tables[at + 2u],
+        tables[at + 3u],
+        tables[at + 4u],
+        tables[at + 5u],
+        tables[at + 6u],
+        tables[at + 7u],
+    );
+}
 
 /// Two bracketing samples and the fraction between them.
 struct Bracket {
@@ -30,12 +46,12 @@ struct Bracket {
     u: f32,
 }
 
-/// `Clip::bracket`: time clamped to [0, duration]; `i0 = floor(time * rate)`,
+/// `Clip::bracket`: time clamped to [0, duration] (NaN reads as 0); `i0 = floor(time * rate)`,
 /// `u = (time - t(i0)) / (t(i1) - t(i0))` with the last sample at the duration.
-fn bracket(c: ClipHeader, time_in: f32) -> Bracket {
+fn bracket(c: Clip, time_in: f32) -> Bracket {
     let last = max(c.sample_count, 1u) - 1u;
-    let time = clamp(time_in, 0.0, max(c.duration, 0.0));
-    let rate = c.sample_rate;
+    let time = select(clamp(time_in, 0.0, max(c.duration, 0.0)), 0.0, time_in != time_in);
+    let rate = c.rate;
     let i0 = min(u32(floor(time * rate)), last);
     let i1 = min(i0 + 1u, last);
     let t0 = f32(i0) / rate;
@@ -47,64 +63,83 @@ fn bracket(c: ClipHeader, time_in: f32) -> Bracket {
     return Bracket(i0, i1, u);
 }
 
-fn load3(at: u32) -> vec3<f32> {
-    return vec3<f32>(values[at], values[at + 1u], values[at + 2u]);
+fn lerp3(a: vec3<f32>, b: vec3<f32>, u: f32) -> vec3<f32> {
+    return a * (1.0 - u) + b * u;
 }
 
-fn load4(at: u32) -> vec4<f32> {
-    return vec4<f32>(values[at], values[at + 1u], values[at + 2u], values[at + 3u]);
-}
-
-/// A t or s sub-track at `b`, or `fallback` when it is Default.
-fn sample_vec3(c: ClipHeader, track: u32, b: Bracket, fallback: vec3<f32>) -> vec3<f32> {
-    let st = tracks[c.track_base + track];
-    let at = c.value_base + st.y;
-    if st.x == TRACK_DEFAULT {
-        return fallback;
-    }
-    if c.encoding == ENCODING_COMPRESSED {
-        if st.x == TRACK_CONSTANT {
-            return codec_constant3(c, st.y);
+/// A t or s sub-track of the reference encoding at `b` (lerp), `rest` when Default.
+fn reference_vec3(r: u32, b: Bracket, rest: vec3<f32>) -> vec3<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            return lerp3(pool[at + b.i0].xyz, pool[at + b.i1].xyz, b.u);
         }
-        let v0 = codec_components(c, st.y, b.i0);
-        let v1 = codec_components(c, st.y, b.i1);
-        return v0 * (1.0 - b.u) + v1 * b.u;
-    }
-    if st.x == TRACK_CONSTANT {
-        return load3(at);
-    }
-    let v0 = load3(at + b.i0 * 3u);
-    let v1 = load3(at + b.i1 * 3u);
-    return v0 * (1.0 - b.u) + v1 * b.u;
-}
-
-/// A q sub-track at `b` (nlerp-shortest between samples), or `fallback` when it is Default.
-fn sample_quat(c: ClipHeader, track: u32, b: Bracket, fallback: vec4<f32>) -> vec4<f32> {
-    let st = tracks[c.track_base + track];
-    let at = c.value_base + st.y;
-    if st.x == TRACK_DEFAULT {
-        return fallback;
-    }
-    if c.encoding == ENCODING_COMPRESSED {
-        if st.x == TRACK_CONSTANT {
-            return codec_constant4(c, st.y);
+        case TRACK_CONSTANT: {
+            return pool[at].xyz;
         }
-        let q0 = codec_rotation(c, st.y, codec_components(c, st.y, b.i0));
-        return nlerp_shortest(q0, codec_rotation(c, st.y, codec_components(c, st.y, b.i1)), b.u);
+        default: {
+            return rest;
+        }
     }
-    if st.x == TRACK_CONSTANT {
-        return load4(at);
-    }
-    return nlerp_shortest(load4(at + b.i0 * 4u), load4(at + b.i1 * 4u), b.u);
 }
 
-/// `sample_clip` for one joint: Default sub-tracks come from `rest`.
-fn sample_joint(clip: u32, time: f32, joint: u32, rest: Trs) -> Trs {
-    let c = clips[clip];
-    let b = bracket(c, time);
-    return Trs(
-        sample_vec3(c, 3u * joint, b, rest.t),
-        sample_quat(c, 3u * joint + 1u, b, rest.q),
-        sample_vec3(c, 3u * joint + 2u, b, rest.s),
-    );
+/// A q sub-track of the reference encoding at `b` (nlerp-shortest), `rest` when Default.
+fn reference_quat(r: u32, b: Bracket, rest: vec4<f32>) -> vec4<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            return nlerp_shortest(pool[at + b.i0], pool[at + b.i1], b.u);
+        }
+        case TRACK_CONSTANT: {
+            return pool[at];
+        }
+        default: {
+            return rest;
+        }
+    }
+}
+
+/// A t or s sub-track of the compressed encoding at `b`, `rest` when Default.
+fn compressed_vec3(c: Clip, r: u32, b: Bracket, rest: vec3<f32>) -> vec3<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            return lerp3(codec_components(c, at, b.i0), codec_components(c, at, b.i1), b.u);
+        }
+        case TRACK_CONSTANT: {
+            return pool[at].xyz;
+        }
+        default: {
+            return rest;
+        }
+    }
+}
+
+/// A q sub-track of the compressed encoding at `b`, `rest` when Default.
+fn compressed_quat(c: Clip, r: u32, b: Bracket, rest: vec4<f32>) -> vec4<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            let q0 = codec_rotation(c, at, codec_components(c, at, b.i0));
+            return nlerp_shortest(q0, codec_rotation(c, at, codec_components(c, at, b.i1)), b.u);
+        }
+        case TRACK_CONSTANT: {
+            return pool[at];
+        }
+        default: {
+            return rest;
+        }
+    }
+}
+
+/// `sample_joint` of a reference-encoded clip: Default sub-tracks come from `rest`.
+fn sample_reference(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
+    let r = tracks[c.track_base + joint];
+    return Trs(reference_vec3(r.x, b, rest.t), reference_quat(r.y, b, rest.q), reference_vec3(r.z, b, rest.s));
+}
+
+/// `sample_joint` of a compressed clip.
+fn sample_compressed(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
+    let r = tracks[c.track_base + joint];
+    return Trs(compressed_vec3(c, r.x, b, rest.t), compressed_quat(c, r.y, b, rest.q), compressed_vec3(c, r.z, b, rest.s));
 }

@@ -1,54 +1,50 @@
-// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (instance, vertex).
-// `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette skipped);
-// position `M p`, normal `normalize(cof(L) n)` (L the linear part of M). The instance's
-// placement P (component space → scene) is applied afterwards: `P (M p)`, `normalize(cof(P) n)`.
-// Output is instance-major: `skinned[instance * vertex_count + v]`, so a raster pass can pull
-// vertices by instance index.
+// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (instance, vertex) of one
+// skinned batch. `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
+// skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
+// instance's placement P: `P (M p)`, `normalize(cof(P) n)`. Output per vertex: the position's
+// bits and the octahedral normal (`encode_normal`), instance-major by frame slot.
+//
+// A vertex record is three vec4<u32>: position bits and joints 0-1 (16 bits each), normal bits
+// (zero without normals) and joints 2-3, the four weights' bits.
 
-/// A bind-space vertex of the package: `normal.w` is 1 when the mesh has normals, else 0.
-struct Vertex {
-    position: vec4<f32>,
-    normal: vec4<f32>,
-    joints: vec4<u32>,
-    weights: vec4<f32>,
+/// Per-dispatch parameters of one skinned batch (host mirror: `SkinParams`).
+struct SkinParams {
+    /// Instances of the batch; instance `i` has frame slot `first_slot + i`.
+    count: u32,
+    first_slot: u32,
+    /// First vertex record of the skin's meshes, and their vertex count.
+    vertex_base: u32,
+    vertex_count: u32,
+    skin_len: u32,
+    /// Workgroup rows per z layer (instances past 65 535 fold into z).
+    rows: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
-/// A skinned vertex: `position.w` = 1, `normal.w` = 0; the normal is zero when the mesh has none.
-struct SkinnedVertex {
-    position: vec4<f32>,
-    normal: vec4<f32>,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> vertices: array<Vertex>;
-@group(0) @binding(2) var<storage, read> palettes: array<Affine>;
-@group(0) @binding(3) var<storage, read> placements: array<Affine>;
-@group(0) @binding(4) var<storage, read_write> skinned: array<SkinnedVertex>;
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let index = flat_index(gid, groups, 64u);
-    let count = params.vertex_count;
-    if index >= params.instance_count * count {
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    let v = wg.x * WORKGROUP + lane;
+    let i = wg.y + wg.z * params.rows;
+    if v >= params.vertex_count || i >= params.count {
         return;
     }
-    let instance = index / count;
-    let vertex = vertices[params.vertex_base + index % count];
-    let base = instance * params.skin_len;
+    let slot = params.first_slot + i;
+    let at = 3u * (params.vertex_base + v);
+    let a = vertices[at];
+    let b = vertices[at + 1u];
+    let w = bitcast<vec4<f32>>(vertices[at + 2u]);
+    let joints = vec4<u32>(a.w & 0xffffu, a.w >> 16u, b.w & 0xffffu, b.w >> 16u);
     var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    for (var i = 0u; i < 4u; i++) {
-        let w = vertex.weights[i];
-        let j = vertex.joints[i];
-        if w != 0.0 && j < params.skin_len {
-            let p = palettes[base + j];
-            m = Affine(m.r0 + p.r0 * w, m.r1 + p.r1 * w, m.r2 + p.r2 * w);
+    for (var k = 0u; k < 4u; k++) {
+        if w[k] != 0.0 && joints[k] < params.skin_len {
+            let p = load_palettes(slot, joints[k]);
+            m = Affine(m.r0 + p.r0 * w[k], m.r1 + p.r1 * w[k], m.r2 + p.r2 * w[k]);
         }
     }
-    let placement = placements[instance];
-    let position = affine_point(placement, affine_point(m, vertex.position.xyz));
-    var normal = vec3<f32>(0.0);
-    if vertex.normal.w != 0.0 {
-        normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, vertex.normal.xyz))));
-    }
-    skinned[index] = SkinnedVertex(vec4<f32>(position, 1.0), vec4<f32>(normal, 0.0));
+    let pa = 3u * slot;
+    let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
+    let position = affine_point(placement, affine_point(m, bitcast<vec3<f32>>(a.xyz)));
+    let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
+    store_skinned(slot, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
 }

@@ -1,5 +1,6 @@
 // Shared math of every Throng compute module, mirroring throng-cpu-ref (transform.rs,
-// interpreter.rs, skinning.rs) operation for operation.
+// interpreter.rs, skinning.rs) operation for operation. Constants come from the generated
+// prelude (throng-shaders `prelude`).
 //
 // Conventions (DESIGN.md §2): Hamilton quaternions stored (x, y, z, w); a local transform is
 // T * R * S; an affine 3x4 is stored as three rows `(m[r][0], m[r][1], m[r][2], t[r])`, so a
@@ -26,8 +27,8 @@ struct Affine {
     r2: vec4<f32>,
 }
 
-const NO_PARENT: u32 = 0xffffffffu;
 const IDENTITY_Q: vec4<f32> = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+const IDENTITY_AFFINE: Affine = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
 
 fn trs_load(r: TrsRecord) -> Trs {
     return Trs(r.t.xyz, r.q, r.s.xyz);
@@ -154,45 +155,51 @@ fn normalize_or_zero(v: vec3<f32>) -> vec3<f32> {
     return vec3<f32>(0.0);
 }
 
-/// A flat thread index over a 2D grid of workgroups of `size` threads (dispatches wider than
-/// 65 535 workgroups fold into y).
-fn flat_index(gid: vec3<u32>, groups: vec3<u32>, size: u32) -> u32 {
-    return gid.y * groups.x * size + gid.x;
+/// `interpreter::blend_joint`'s last step: the accumulated rotation normalised, or `rest`'s
+/// when it is (near) zero.
+fn blend_rotation(q: vec4<f32>, rest: vec4<f32>) -> vec4<f32> {
+    if dot(q, q) > 1e-12 {
+        return normalize(q);
+    }
+    return rest;
 }
 
-/// Per-dispatch parameters of one chunk of a batch (instances of one skeleton and skin).
-struct Params {
-    instance_count: u32,
-    joint_count: u32,
-    /// First joint of the skeleton in the package's joint table.
-    joint_base: u32,
-    /// Index in the package's `values` of the skeleton's rest pose (12 floats per joint).
-    rest_base: u32,
-    /// Largest joint depth of the skeleton (root = 0).
-    max_depth: u32,
-    /// First mask of the skeleton in the package's mask table.
-    mask_base: u32,
-    mask_count: u32,
-    /// First palette entry of the skin in the package's skin tables.
-    skin_base: u32,
-    skin_len: u32,
-    /// First vertex of the skin's meshes in the package's vertex array.
-    vertex_base: u32,
-    vertex_count: u32,
-    pad: u32,
+/// `q` flipped into `first`'s hemisphere (the blend's alignment).
+fn hemisphere(first: vec4<f32>, q: vec4<f32>) -> vec4<f32> {
+    if dot(first, q) < 0.0 {
+        return -q;
+    }
+    return q;
 }
 
-/// Per-instance record of a frame: where its program lies (chunk-relative) and flags.
-struct InstanceHeader {
-    op_offset: u32,
-    op_count: u32,
-    weight_offset: u32,
-    flags: u32,
+/// A skinned normal as 16-bit octahedral coordinates (`skinning::encode_normal`; Cigolle et
+/// al., "A Survey of Efficient Representations for Independent Unit Vectors", JCGT 2014);
+/// `NO_NORMAL` for a zero normal.
+fn encode_normal(n: vec3<f32>) -> u32 {
+    let l1 = abs(n.x) + abs(n.y) + abs(n.z);
+    if !(l1 > 0.0) {
+        return NO_NORMAL;
+    }
+    var p = n.xy / l1;
+    if n.z < 0.0 {
+        let sx = select(-1.0, 1.0, p.x >= 0.0);
+        let sy = select(-1.0, 1.0, p.y >= 0.0);
+        p = vec2<f32>((1.0 - abs(p.y)) * sx, (1.0 - abs(p.x)) * sy);
+    }
+    return pack2x16snorm(p);
 }
 
-/// The instance's palette comes from the CPU: the program, FK and palette stages skip it.
-const FLAG_HERO: u32 = 1u;
-
-fn is_hero(h: InstanceHeader) -> bool {
-    return (h.flags & FLAG_HERO) != 0u;
+/// The inverse of `encode_normal` (zero for `NO_NORMAL`).
+fn decode_normal(bits: u32) -> vec3<f32> {
+    if bits == NO_NORMAL {
+        return vec3<f32>(0.0);
+    }
+    let p = unpack2x16snorm(bits);
+    var v = vec3<f32>(p, 1.0 - abs(p.x) - abs(p.y));
+    if v.z < 0.0 {
+        let sx = select(-1.0, 1.0, p.x >= 0.0);
+        let sy = select(-1.0, 1.0, p.y >= 0.0);
+        v = vec3<f32>((1.0 - abs(p.y)) * sx, (1.0 - abs(p.x)) * sy, v.z);
+    }
+    return normalize(v);
 }

@@ -1,0 +1,495 @@
+//! One frame of a crowd on the CPU, computed as a GPU frame computes it (DESIGN.md §6): the
+//! oracle throng-gpu is held to (`parity`), the benchmark's CPU columns and the demo's heroes.
+//!
+//! A frame is a list of [`Batch`]es, each the instances of one skeleton (and optionally one
+//! skin) of one package. Per instance it writes, in batch order:
+//! 1. its final local pose (the register its program's `ToComponent` names), when
+//!    [`Outputs::locals`] asks for it;
+//! 2. its component transforms (`ToComponent`: FK of that pose);
+//! 3. with a skin, the batch skin's palette (`component[joint[k]] · inverseBind[k]`); the
+//!    program's own `Palette` ops are checked but not run, as on the GPU;
+//! 4. with a skin, every vertex of the meshes bound to it (mesh order), skinned in component
+//!    space and then moved by the instance's placement: position `P·(M·p)`, normal
+//!    `normalize(cof(P)·normalize(cof(M)·n))`.
+//!
+//! A hero ([`Pose::Hero`]) brings its palette, computed on the CPU (so it can run IK); steps 1
+//! and 2 leave its entries as they were. [`validate`] is the one set of checks both runtimes
+//! run before any work; a refused frame leaves the outputs of the last one in place. After the
+//! first frame of a given size, frames allocate nothing.
+
+use glam::{Affine3A, Vec3, Vec3A};
+use thiserror::Error;
+
+use crate::interpreter::Evaluator;
+use crate::palette::build_palette;
+use crate::program::op;
+use crate::skinning::{cofactor, skin_mesh};
+use crate::{Assets, Package, Program, ProgramError, ProgramLimits, SkinBinding, Trs};
+
+/// Handle of a package added to a runtime (CPU or GPU): its index, in the order added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PackageId(pub usize);
+
+/// The instances of one skeleton of one package, posed and (with `skin`) skinned together.
+#[derive(Clone, Copy, Debug)]
+pub struct Batch<'a> {
+    pub package: PackageId,
+    pub skeleton: u32,
+    /// Skin whose palette is built and whose meshes are skinned; `None` stops after FK.
+    pub skin: Option<u32>,
+    pub instances: &'a [Instance<'a>],
+}
+
+/// One instance of a batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Instance<'a> {
+    pub pose: Pose<'a>,
+    /// Component space → scene, applied to skinned vertices after skinning.
+    pub placement: Affine3A,
+}
+
+/// Where an instance's pose comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Pose<'a> {
+    /// Evaluated by the runtime. It must contain `ToComponent`.
+    Program(&'a Program),
+    /// A hero: its palette for the batch's skin, computed by the caller.
+    Hero(&'a [Affine3A]),
+}
+
+/// Optional outputs of a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// Write each instance's final local pose (parity and tools; the GPU skips it otherwise).
+    pub locals: bool,
+}
+
+/// A skinned vertex in scene space: position (metres) and unit normal (zero when the mesh has
+/// no normals, or the normal skins to zero length).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SkinnedVertex {
+    pub position: Vec3,
+    pub normal: Vec3,
+}
+
+/// Outputs of one batch, instance-major (`i * per_instance + element`).
+#[derive(Clone, Debug, Default)]
+pub struct BatchOutput {
+    pub joints: usize,
+    pub palette_len: usize,
+    pub vertex_count: usize,
+    /// Final local poses (empty unless [`Outputs::locals`]; undefined for heroes).
+    pub locals: Vec<Trs>,
+    /// Component transforms (undefined for heroes).
+    pub components: Vec<Affine3A>,
+    /// Palettes (empty without a skin).
+    pub palettes: Vec<Affine3A>,
+    /// Skinned vertices after placement (empty without a skin).
+    pub skinned: Vec<SkinnedVertex>,
+}
+
+/// Why a frame was refused. Nothing of it was evaluated.
+#[derive(Debug, Error, PartialEq)]
+pub enum FrameError {
+    #[error("batch {batch}: {what}")]
+    BadBatch { batch: usize, what: String },
+    #[error("batch {batch}, instance {instance}: {source}")]
+    Program {
+        batch: usize,
+        instance: usize,
+        source: ProgramError,
+    },
+    #[error("batch {batch}, instance {instance}: {what}")]
+    BadInstance {
+        batch: usize,
+        instance: usize,
+        what: String,
+    },
+}
+
+/// What one batch is evaluated against, once checked.
+#[derive(Clone, Copy)]
+pub struct BatchAssets<'a> {
+    pub package: &'a Package,
+    pub assets: Assets<'a>,
+    /// The batch's skin and its index in the package.
+    pub skin: Option<(u32, &'a SkinBinding)>,
+    /// Vertices of the meshes bound to `skin`.
+    pub vertex_count: usize,
+}
+
+impl BatchAssets<'_> {
+    pub fn joints(&self) -> usize {
+        self.assets.skeleton.joint_count()
+    }
+
+    pub fn palette_len(&self) -> usize {
+        self.skin.map_or(0, |(_, s)| s.joints.len())
+    }
+
+    /// The meshes bound to the batch's skin, in package order (none without a skin).
+    pub fn meshes(&self) -> impl Iterator<Item = &crate::SkinnedMesh> + '_ {
+        let skin = self.skin.map(|(k, _)| k);
+        self.package.meshes.iter().filter(move |m| Some(m.skin) == skin)
+    }
+}
+
+/// The package, skeleton and skin `batch` (number `index` of its frame) names, checked:
+/// `package` looks a handle up.
+pub fn batch_assets<'a>(
+    index: usize,
+    batch: &Batch,
+    package: impl Fn(PackageId) -> Option<&'a Package>,
+) -> Result<BatchAssets<'a>, FrameError> {
+    let bad = |what: String| FrameError::BadBatch { batch: index, what };
+    let p = package(batch.package)
+        .ok_or_else(|| bad(format!("package {} was never added", batch.package.0)))?;
+    let assets = p.assets(batch.skeleton).ok_or_else(|| {
+        bad(format!(
+            "skeleton {} is not in package {} ({} skeletons)",
+            batch.skeleton,
+            batch.package.0,
+            p.skeletons.len()
+        ))
+    })?;
+    let skin = match batch.skin {
+        None => None,
+        Some(k) => {
+            let s = p.skins.get(k as usize).ok_or_else(|| {
+                bad(format!("skin {k} is not in package {}", batch.package.0))
+            })?;
+            if s.skeleton != batch.skeleton {
+                return Err(bad(format!(
+                    "skin {k} binds skeleton {}, not {}",
+                    s.skeleton, batch.skeleton
+                )));
+            }
+            Some((k, s))
+        }
+    };
+    let vertex_count = batch.skin.map_or(0, |k| {
+        p.meshes
+            .iter()
+            .filter(|m| m.skin == k)
+            .map(|m| m.positions.len())
+            .sum()
+    });
+    Ok(BatchAssets {
+        package: p,
+        assets,
+        skin,
+        vertex_count,
+    })
+}
+
+/// Checks every batch and instance of a frame (DESIGN.md §7b): packages, skeletons and skins
+/// exist and belong together; each program validates against `limits` and has a `ToComponent`;
+/// each hero palette has one finite entry per skin palette entry; placements are finite.
+pub fn validate<'a>(
+    batches: &[Batch],
+    limits: &ProgramLimits,
+    package: impl Fn(PackageId) -> Option<&'a Package>,
+) -> Result<(), FrameError> {
+    for (b, batch) in batches.iter().enumerate() {
+        let checked = batch_assets(b, batch, &package)?;
+        for (i, instance) in batch.instances.iter().enumerate() {
+            check_instance(b, i, instance, limits, &checked)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_instance(
+    batch: usize,
+    instance: usize,
+    x: &Instance,
+    limits: &ProgramLimits,
+    checked: &BatchAssets,
+) -> Result<(), FrameError> {
+    let bad = |what: String| FrameError::BadInstance {
+        batch,
+        instance,
+        what,
+    };
+    if !is_finite(&x.placement) {
+        return Err(bad("placement is not finite".into()));
+    }
+    match x.pose {
+        Pose::Program(p) => {
+            p.validate(limits, &checked.assets)
+                .map_err(|source| FrameError::Program {
+                    batch,
+                    instance,
+                    source,
+                })?;
+            if !p.ops.iter().any(|o| o.code == op::TO_COMPONENT) {
+                return Err(bad(
+                    "program has no ToComponent, so it names no final pose".into()
+                ));
+            }
+        }
+        Pose::Hero(palette) => {
+            let Some((_, skin)) = checked.skin else {
+                return Err(bad("a hero needs a batch with a skin".into()));
+            };
+            if palette.len() != skin.joints.len() {
+                return Err(bad(format!(
+                    "hero palette has {} entries; the batch's skin has {}",
+                    palette.len(),
+                    skin.joints.len()
+                )));
+            }
+            if !palette.iter().all(is_finite) {
+                return Err(bad("hero palette is not finite".into()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_finite(m: &Affine3A) -> bool {
+    m.matrix3.is_finite() && m.translation.is_finite()
+}
+
+/// Moves a component-space skinned vertex into the scene by `placement`.
+pub fn place(placement: &Affine3A, cofactor_of_placement: &glam::Mat3A, p: Vec3, n: Vec3) -> SkinnedVertex {
+    SkinnedVertex {
+        position: placement.transform_point3(p),
+        normal: Vec3::from(*cofactor_of_placement * Vec3A::from(n)).normalize_or_zero(),
+    }
+}
+
+/// Per-thread scratch: an evaluator and skinning buffers.
+#[derive(Clone, Debug)]
+struct Worker {
+    evaluator: Evaluator,
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+}
+
+/// The CPU frame runtime: packages, per-thread scratch and each batch's outputs.
+pub struct CpuRuntime {
+    limits: ProgramLimits,
+    outputs: Outputs,
+    packages: Vec<Package>,
+    workers: Vec<Worker>,
+    /// Largest skeleton and mesh of the packages: what the workers are sized for.
+    joints: usize,
+    mesh_vertices: usize,
+    batches: Vec<BatchOutput>,
+}
+
+/// Per-instance element counts of a batch's outputs.
+#[derive(Clone, Copy)]
+struct Strides {
+    locals: usize,
+    joints: usize,
+    palette: usize,
+    vertices: usize,
+}
+
+/// One batch's outputs for a range of its instances.
+struct Slices<'a> {
+    locals: &'a mut [Trs],
+    components: &'a mut [Affine3A],
+    palettes: &'a mut [Affine3A],
+    skinned: &'a mut [SkinnedVertex],
+}
+
+impl<'a> Slices<'a> {
+    /// The first `n` instances' outputs and the rest.
+    fn split(self, n: usize, s: Strides) -> (Slices<'a>, Slices<'a>) {
+        let (la, lb) = self.locals.split_at_mut(n * s.locals);
+        let (ca, cb) = self.components.split_at_mut(n * s.joints);
+        let (pa, pb) = self.palettes.split_at_mut(n * s.palette);
+        let (sa, sb) = self.skinned.split_at_mut(n * s.vertices);
+        (
+            Slices {
+                locals: la,
+                components: ca,
+                palettes: pa,
+                skinned: sa,
+            },
+            Slices {
+                locals: lb,
+                components: cb,
+                palettes: pb,
+                skinned: sb,
+            },
+        )
+    }
+}
+
+impl CpuRuntime {
+    /// A runtime for programs within `limits`, with `threads` workers for
+    /// [`CpuRuntime::frame_parallel`] (at least one).
+    pub fn new(limits: ProgramLimits, outputs: Outputs, threads: usize) -> CpuRuntime {
+        CpuRuntime {
+            limits,
+            outputs,
+            packages: Vec::new(),
+            workers: Vec::new(),
+            joints: 0,
+            mesh_vertices: 0,
+            batches: Vec::new(),
+        }
+        .with_workers(threads.max(1))
+    }
+
+    fn with_workers(mut self, threads: usize) -> CpuRuntime {
+        self.workers = (0..threads).map(|_| self.worker()).collect();
+        self
+    }
+
+    fn worker(&self) -> Worker {
+        Worker {
+            evaluator: Evaluator::new(self.limits, self.joints, 0),
+            positions: vec![Vec3::ZERO; self.mesh_vertices],
+            normals: vec![Vec3::ZERO; self.mesh_vertices],
+        }
+    }
+
+    pub fn limits(&self) -> &ProgramLimits {
+        &self.limits
+    }
+
+    /// Adds a copy of `package`; returns its handle.
+    pub fn add_package(&mut self, package: &Package) -> PackageId {
+        self.packages.push(package.clone());
+        self.resize_workers();
+        PackageId(self.packages.len() - 1)
+    }
+
+    /// Puts a new generation of package `id` in its place; `false` when `id` was never added.
+    pub fn replace_package(&mut self, id: PackageId, package: &Package) -> bool {
+        let Some(slot) = self.packages.get_mut(id.0) else {
+            return false;
+        };
+        *slot = package.clone();
+        self.resize_workers();
+        true
+    }
+
+    pub fn package(&self, id: PackageId) -> Option<&Package> {
+        self.packages.get(id.0)
+    }
+
+    /// Grows the workers' scratch to the largest skeleton and mesh of the packages.
+    fn resize_workers(&mut self) {
+        let joints = self.packages.iter().flat_map(|p| &p.skeletons).map(|s| s.joint_count()).max();
+        let vertices = self.packages.iter().flat_map(|p| &p.meshes).map(|m| m.positions.len()).max();
+        let (joints, vertices) = (joints.unwrap_or(0), vertices.unwrap_or(0));
+        if joints > self.joints || vertices > self.mesh_vertices {
+            self.joints = self.joints.max(joints);
+            self.mesh_vertices = self.mesh_vertices.max(vertices);
+            let threads = self.workers.len();
+            self.workers = (0..threads).map(|_| self.worker()).collect();
+        }
+    }
+
+    /// Outputs of the last frame, one per batch.
+    pub fn outputs(&self) -> &[BatchOutput] {
+        &self.batches
+    }
+
+    /// Validates and evaluates `batches` on the calling thread.
+    pub fn frame(&mut self, batches: &[Batch]) -> Result<(), FrameError> {
+        self.run(batches, false)
+    }
+
+    /// Validates `batches`, then evaluates them with each batch's instances split into one
+    /// contiguous block per worker, over rayon.
+    pub fn frame_parallel(&mut self, batches: &[Batch]) -> Result<(), FrameError> {
+        self.run(batches, true)
+    }
+
+    fn run(&mut self, batches: &[Batch], parallel: bool) -> Result<(), FrameError> {
+        let packages = &self.packages;
+        validate(batches, &self.limits, |id| packages.get(id.0))?;
+        self.batches.resize_with(batches.len(), BatchOutput::default);
+        for (b, batch) in batches.iter().enumerate() {
+            let checked = batch_assets(b, batch, |id| packages.get(id.0))?;
+            let n = batch.instances.len();
+            let strides = Strides {
+                locals: if self.outputs.locals { checked.joints() } else { 0 },
+                joints: checked.joints(),
+                palette: checked.palette_len(),
+                vertices: checked.vertex_count,
+            };
+            let out = &mut self.batches[b];
+            out.joints = strides.joints;
+            out.palette_len = strides.palette;
+            out.vertex_count = strides.vertices;
+            out.locals.resize(n * strides.locals, Trs::IDENTITY);
+            out.components.resize(n * strides.joints, Affine3A::IDENTITY);
+            out.palettes.resize(n * strides.palette, Affine3A::IDENTITY);
+            out.skinned.resize(n * strides.vertices, SkinnedVertex::default());
+            let slices = Slices {
+                locals: &mut out.locals,
+                components: &mut out.components,
+                palettes: &mut out.palettes,
+                skinned: &mut out.skinned,
+            };
+            let workers = if parallel { &mut self.workers[..] } else { &mut self.workers[..1] };
+            run_range(workers, batch.instances, slices, &checked, strides);
+        }
+        Ok(())
+    }
+}
+
+/// Evaluates `instances` into `out`, halving workers and instances over `rayon::join` until
+/// one worker is left (no allocation).
+fn run_range(workers: &mut [Worker], instances: &[Instance], out: Slices, batch: &BatchAssets, s: Strides) {
+    if workers.len() <= 1 || instances.len() <= 1 {
+        if let Some(w) = workers.first_mut() {
+            run_serial(w, instances, out, batch, s);
+        }
+        return;
+    }
+    let half = workers.len() / 2;
+    let n = instances.len() * half / workers.len();
+    let (wa, wb) = workers.split_at_mut(half);
+    let (ia, ib) = instances.split_at(n);
+    let (oa, ob) = out.split(n, s);
+    rayon::join(|| run_range(wa, ia, oa, batch, s), || run_range(wb, ib, ob, batch, s));
+}
+
+fn run_serial(w: &mut Worker, instances: &[Instance], out: Slices, batch: &BatchAssets, s: Strides) {
+    let mut out = out;
+    for x in instances {
+        let (one, rest) = out.split(1, s);
+        out = rest;
+        pose_instance(w, x, one, batch);
+    }
+}
+
+/// Steps 1–4 of the module doc for one instance of a validated batch.
+fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch: &BatchAssets) {
+    match x.pose {
+        Pose::Program(program) => {
+            w.evaluator.evaluate(program, &batch.assets, false);
+            if let Some(local) = w.evaluator.final_local(program) {
+                if out.locals.len() == local.len() {
+                    out.locals.copy_from_slice(local);
+                }
+            }
+            out.components.copy_from_slice(w.evaluator.component());
+            if let Some((_, skin)) = batch.skin {
+                build_palette(skin, out.components, out.palettes);
+            }
+        }
+        Pose::Hero(palette) => out.palettes.copy_from_slice(palette),
+    }
+    let cof = cofactor(&x.placement.matrix3);
+    let mut at = 0;
+    for mesh in batch.meshes() {
+        let n = mesh.positions.len();
+        let (positions, normals) = (&mut w.positions[..n], &mut w.normals[..n]);
+        normals.fill(Vec3::ZERO);
+        skin_mesh(mesh, out.palettes, positions, normals);
+        for ((o, &p), &nn) in out.skinned[at..at + n].iter_mut().zip(&*positions).zip(&*normals) {
+            *o = place(&x.placement, &cof, p, nn);
+        }
+        at += n;
+    }
+}

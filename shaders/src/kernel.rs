@@ -1,0 +1,713 @@
+//! Kernel sources: the fused pose pass in three forms and the skinning pass, each with the
+//! bindings it declares (docs/gpu.md, "The pose pass").
+//!
+//! - [`interpreter`]: one thread per instance; any shape (read from the resident shape table),
+//!   any skeleton; walks the joints parent-first, running the whole program per joint over a
+//!   private register file, composing FK through the component output and writing the palette.
+//! - [`thread`]: one thread per instance, straight-line code for one shape *and* one skeleton:
+//!   the rest pose, hierarchy, inverse binds and mask weights are literals and each joint's
+//!   component transform a value, so nothing but clip samples and records is read from memory.
+//!   The mapping for software adapters, where every lane's load and store costs alike.
+//! - [`group`]: one workgroup per instance (or a few small ones), lanes over joints padded to
+//!   [`SUBGROUP`], straight-line code for one shape, FK level by level in workgroup memory.
+//!   The mapping for hardware GPUs.
+//!
+//! Every pose kernel writes, per instance, the outputs [`Outputs`] asks for into paged streams
+//! ([`FrameLayout`]): a stream is cut into pages of whole instances, each page one binding, so a
+//! frame larger than the adapter's binding limit still takes one dispatch per shape.
+
+use std::fmt::Write;
+
+use glam::Affine3A;
+use throng_cpu_ref::program::{op, NO_MASK};
+use throng_cpu_ref::{Mask, Trs, NO_PARENT};
+
+use crate::prelude::{MAX_GROUP_LANES, SUBGROUP, WORKGROUP};
+use crate::shape::Shape;
+
+const MATH: &str = include_str!("wgsl/math.wgsl");
+const SAMPLE: &str = include_str!("wgsl/sample.wgsl");
+const CODEC: &str = include_str!("wgsl/codec.wgsl");
+const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
+const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
+const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
+
+/// Entry point of every compute kernel.
+pub const ENTRY: &str = "main";
+
+/// A per-instance output stream of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// Final local poses (`TrsRecord`, 48 B per joint).
+    Locals,
+    /// Component transforms (`Affine`, 48 B per joint).
+    Components,
+    /// Palettes (`Affine`, 48 B per entry).
+    Palettes,
+    /// Skinned vertices (`vec4<u32>`, 16 B: position bits and the octahedral normal).
+    Skinned,
+}
+
+impl Stream {
+    pub const ALL: [Stream; 4] = [Stream::Locals, Stream::Components, Stream::Palettes, Stream::Skinned];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Locals => "locals",
+            Stream::Components => "components",
+            Stream::Palettes => "palettes",
+            Stream::Skinned => "skinned",
+        }
+    }
+
+    /// The WGSL element type and its size in bytes.
+    pub fn element(self) -> (&'static str, u64) {
+        match self {
+            Stream::Locals => ("TrsRecord", 48),
+            Stream::Components | Stream::Palettes => ("Affine", 48),
+            Stream::Skinned => ("vec4<u32>", 16),
+        }
+    }
+
+    /// What the kernels load and store an element as.
+    fn value(self) -> &'static str {
+        match self {
+            Stream::Skinned => "vec4<u32>",
+            Stream::Locals => "TrsRecord",
+            _ => "Affine",
+        }
+    }
+}
+
+/// How one stream is cut into pages: `pages` bindings of `page_instances` instances of
+/// `stride` elements each. Instance slot `s` is in page `s / page_instances`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Paging {
+    pub pages: u32,
+    pub page_instances: u32,
+    pub stride: u32,
+}
+
+/// The paging of every stream of a runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FrameLayout {
+    pub locals: Paging,
+    pub components: Paging,
+    pub palettes: Paging,
+    pub skinned: Paging,
+}
+
+impl FrameLayout {
+    pub fn paging(&self, s: Stream) -> Paging {
+        match s {
+            Stream::Locals => self.locals,
+            Stream::Components => self.components,
+            Stream::Palettes => self.palettes,
+            Stream::Skinned => self.skinned,
+        }
+    }
+}
+
+/// What a kernel binds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The dispatch's parameters (uniform, at a dynamic offset).
+    Params,
+    /// Package: u32 tables (clip headers, hierarchy, skin maps, masks, codec streams).
+    Tables,
+    /// Package: per clip and joint, the t, q, s sub-track references.
+    Tracks,
+    /// Package: f32 vec4 pool (rest poses, samples, constants, inverse binds, mask weights).
+    Pool,
+    /// Package: skinning vertex records.
+    Vertices,
+    /// Frame: instance records.
+    Records,
+    /// Frame: placements (3 rows per slot).
+    Placements,
+    /// Runtime: the interpreter's shape table.
+    Shapes,
+    /// Frame: page `n` of a stream.
+    Page(Stream, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+
+/// One `@binding` of group 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Binding {
+    pub binding: u32,
+    pub resource: Resource,
+    pub access: Access,
+}
+
+/// A kernel's WGSL and what it binds.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub label: String,
+    pub source: String,
+    pub bindings: Vec<Binding>,
+    /// Threads per workgroup.
+    pub workgroup: u32,
+}
+
+/// Which outputs a pose kernel writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outputs {
+    pub locals: bool,
+    /// FK and the component stream; without it the kernel only evaluates the program (and must
+    /// write locals).
+    pub components: bool,
+    /// The palette of the batch's skin (needs `components`).
+    pub palettes: bool,
+}
+
+/// The rig a [`thread`] kernel is specialised for: one skeleton, optionally one skin, and the
+/// package's masks (those the shape names are baked in).
+#[derive(Clone, Copy, Debug)]
+pub struct Rig<'a> {
+    pub parents: &'a [u32],
+    pub rest: &'a [Trs],
+    /// Palette entries: skeleton joint and inverse bind matrix of each.
+    pub skin: Option<(&'a [u32], &'a [Affine3A])>,
+    pub masks: &'a [Mask],
+}
+
+/// A WGSL f32 literal that parses back to `x` exactly.
+fn float(x: f32) -> String {
+    format!("{x:?}f")
+}
+
+fn vec3_literal(v: glam::Vec3) -> String {
+    format!("vec3<f32>({}, {}, {})", float(v.x), float(v.y), float(v.z))
+}
+
+fn trs_literal(t: &Trs) -> String {
+    let q = t.rotation;
+    format!(
+        "Trs({}, vec4<f32>({}, {}, {}, {}), {})",
+        vec3_literal(t.translation),
+        float(q.x),
+        float(q.y),
+        float(q.z),
+        float(q.w),
+        vec3_literal(t.scale)
+    )
+}
+
+fn affine_literal(m: &Affine3A) -> String {
+    let (x, y, z, t) = (m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis, m.translation);
+    let row = |a: f32, b: f32, c: f32, d: f32| format!("vec4<f32>({}, {}, {}, {})", float(a), float(b), float(c), float(d));
+    format!(
+        "Affine({}, {}, {})",
+        row(x.x, y.x, z.x, t.x),
+        row(x.y, y.y, z.y, t.y),
+        row(x.z, y.z, z.z, t.z)
+    )
+}
+
+/// Declarations and accessors (`load_<stream>`, `store_<stream>`) of the streams in `streams`,
+/// bound from `*next` on.
+fn stream_bindings(
+    layout: &FrameLayout,
+    streams: &[(Stream, Access)],
+    next: &mut u32,
+    bindings: &mut Vec<Binding>,
+) -> String {
+    let mut s = String::new();
+    for &(stream, access) in streams {
+        let p = layout.paging(stream);
+        let (ty, _) = stream.element();
+        let name = stream.name();
+        let mode = if access == Access::ReadWrite { "read_write" } else { "read" };
+        for page in 0..p.pages.max(1) {
+            let _ = writeln!(s, "@group(0) @binding({}) var<storage, {mode}> {name}_{page}: array<{ty}>;", *next);
+            bindings.push(Binding {
+                binding: *next,
+                resource: Resource::Page(stream, page),
+                access,
+            });
+            *next += 1;
+        }
+        let value = stream.value();
+        let stride = p.stride;
+        if p.pages <= 1 {
+            let _ = writeln!(s, "fn load_{name}(slot: u32, e: u32) -> {value} {{\n    return {name}_0[slot * {stride}u + e];\n}}");
+            if access == Access::ReadWrite {
+                let _ = writeln!(s, "fn store_{name}(slot: u32, e: u32, v: {value}) {{\n    {name}_0[slot * {stride}u + e] = v;\n}}");
+            }
+            continue;
+        }
+        let per = p.page_instances;
+        let _ = writeln!(s, "fn load_{name}(slot: u32, e: u32) -> {value} {{\n    let page = slot / {per}u;\n    let at = (slot - page * {per}u) * {stride}u + e;\n    switch page {{");
+        for page in 1..p.pages {
+            let _ = writeln!(s, "        case {page}u: {{ return {name}_{page}[at]; }}");
+        }
+        let _ = writeln!(s, "        default: {{ return {name}_0[at]; }}\n    }}\n}}");
+        if access == Access::ReadWrite {
+            let _ = writeln!(s, "fn store_{name}(slot: u32, e: u32, v: {value}) {{\n    let page = slot / {per}u;\n    let at = (slot - page * {per}u) * {stride}u + e;\n    switch page {{");
+            for page in 1..p.pages {
+                let _ = writeln!(s, "        case {page}u: {{ {name}_{page}[at] = v; }}");
+            }
+            let _ = writeln!(s, "        default: {{ {name}_0[at] = v; }}\n    }}\n}}");
+        }
+    }
+    s
+}
+
+/// The pose kernels' resident and frame bindings 0–4 (and the interpreter's shape table).
+fn pose_bindings(shapes: bool) -> (String, Vec<Binding>, u32) {
+    let mut list = vec![
+        (Resource::Params, Access::Uniform, "var<uniform> params: PoseParams"),
+        (Resource::Tables, Access::Read, "var<storage, read> tables: array<u32>"),
+        (Resource::Tracks, Access::Read, "var<storage, read> tracks: array<vec4<u32>>"),
+        (Resource::Pool, Access::Read, "var<storage, read> pool: array<vec4<f32>>"),
+        (Resource::Records, Access::Read, "var<storage, read> records: array<vec4<u32>>"),
+    ];
+    if shapes {
+        list.push((Resource::Shapes, Access::Read, "var<storage, read> shapes: array<vec4<u32>>"));
+    }
+    let mut s = String::new();
+    let mut bindings = Vec::new();
+    for (i, (resource, access, decl)) in list.into_iter().enumerate() {
+        let _ = writeln!(s, "@group(0) @binding({i}) {decl};");
+        bindings.push(Binding {
+            binding: i as u32,
+            resource,
+            access,
+        });
+    }
+    let next = bindings.len() as u32;
+    (s, bindings, next)
+}
+
+/// The output streams a pose kernel with `outputs` writes, and (`interpreter`) reads back.
+fn pose_streams(outputs: Outputs) -> Vec<(Stream, Access)> {
+    let mut streams = Vec::new();
+    if outputs.locals {
+        streams.push((Stream::Locals, Access::ReadWrite));
+    }
+    if outputs.components {
+        streams.push((Stream::Components, Access::ReadWrite));
+    }
+    if outputs.palettes && outputs.components {
+        streams.push((Stream::Palettes, Access::ReadWrite));
+    }
+    streams
+}
+
+/// Everything before a pose kernel's body: prelude, math, bindings, sampling, accessors.
+fn pose_head(layout: &FrameLayout, outputs: Outputs, shapes: bool) -> (String, Vec<Binding>) {
+    let (decls, mut bindings, mut next) = pose_bindings(shapes);
+    let accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
+    let source = [crate::prelude::source().as_str(), MATH, POSE_COMMON, &decls, SAMPLE, CODEC, &accessors].join("\n");
+    (source, bindings)
+}
+
+/// The general interpreter: any shape (the shape table at `params.shape_base`), any skeleton.
+pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
+    let (head, bindings) = pose_head(layout, outputs, true);
+    let mut source = head;
+    source.push_str(INTERPRETER);
+    let mut body = String::new();
+    if outputs.locals {
+        body.push_str("        store_locals(slot, j, trs_store(local));\n");
+    }
+    if outputs.components {
+        body.push_str(
+            "        let m = trs_to_affine(local);\n        let parent = tables[params.parent_base + j];\n        var c = m;\n        if parent != NO_PARENT {\n            c = affine_mul(load_components(slot, parent), m);\n        }\n        store_components(slot, j, c);\n",
+        );
+        if outputs.palettes {
+            body.push_str("        let first = tables[params.skin_range_base + 2u * j];\n        let count = tables[params.skin_range_base + 2u * j + 1u];\n        for (var e = first; e < first + count; e++) {\n            let k = tables[params.skin_order_base + e];\n            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));\n        }\n");
+        }
+    }
+    let _ = write!(
+        source,
+        "
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
+    let k = gid.y * groups.x * {WORKGROUP}u + gid.x;
+    if k >= params.count {{
+        return;
+    }}
+    let rec = params.record_base + k * params.record_stride;
+    let slot = records[rec].x;
+    for (var j = 0u; j < params.joint_count; j++) {{
+        let local = interpret(rec, j, rest_joint(j));
+{body}    }}
+}}
+"
+    );
+    Kernel {
+        label: format!("pose interpreter {}", variant(outputs)),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}
+
+fn variant(o: Outputs) -> String {
+    let mut v = Vec::new();
+    if o.locals {
+        v.push("locals");
+    }
+    if o.components {
+        v.push("components");
+    }
+    if o.palettes {
+        v.push("palettes");
+    }
+    v.join("+")
+}
+
+/// A shape as values: each op's result is one node; registers are resolved away.
+#[derive(Clone, Debug, PartialEq)]
+enum Node {
+    Rest,
+    Sample { word: u32, encoding: u32 },
+    Blend { inputs: Vec<usize>, word: u32 },
+    Override { dst: usize, src: usize, mask: u32, word: u32 },
+    Additive { dst: usize, src: usize, reference: usize, mask: u32, word: u32 },
+}
+
+/// The nodes of `shape` and the node its `ToComponent` converts. A register read before any
+/// write (validation rules it out) reads as the rest pose.
+fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
+    let mut nodes = vec![Node::Rest];
+    let mut regs: Vec<usize> = Vec::new();
+    let reg = |regs: &Vec<usize>, r: u32| regs.get(r as usize).copied().unwrap_or(0);
+    let mut output = 0;
+    for o in &shape.ops {
+        let node = match o.code {
+            op::REST => Node::Rest,
+            op::SAMPLE => Node::Sample { word: o.word, encoding: o.encoding },
+            op::BLEND => Node::Blend {
+                inputs: (0..o.b).map(|k| reg(&regs, o.a + k)).collect(),
+                word: o.word,
+            },
+            op::OVERRIDE => Node::Override { dst: reg(&regs, o.dst), src: reg(&regs, o.a), mask: o.c, word: o.word },
+            op::ADDITIVE => Node::Additive {
+                dst: reg(&regs, o.dst),
+                src: reg(&regs, o.a),
+                reference: reg(&regs, o.b),
+                mask: o.c,
+                word: o.word,
+            },
+            op::TO_COMPONENT => {
+                output = reg(&regs, o.a);
+                continue;
+            }
+            _ => continue,
+        };
+        nodes.push(node);
+        if regs.len() <= o.dst as usize {
+            regs.resize(o.dst as usize + 1, 0);
+        }
+        regs[o.dst as usize] = nodes.len() - 1;
+    }
+    (nodes, output)
+}
+
+/// Nodes the output depends on.
+fn live(nodes: &[Node], output: usize) -> Vec<bool> {
+    let mut live = vec![false; nodes.len()];
+    live[output] = true;
+    for n in (0..nodes.len()).rev() {
+        if !live[n] {
+            continue;
+        }
+        let inputs: Vec<usize> = match &nodes[n] {
+            Node::Blend { inputs, .. } => inputs.clone(),
+            Node::Override { dst, src, .. } => vec![*dst, *src],
+            Node::Additive { dst, src, reference, .. } => vec![*dst, *src, *reference],
+            _ => Vec::new(),
+        };
+        for i in inputs {
+            live[i] = true;
+        }
+    }
+    live
+}
+
+/// Masks the live nodes of a shape name, in order of first use.
+fn used_masks(nodes: &[Node], live: &[bool]) -> Vec<u32> {
+    let mut masks = Vec::new();
+    for (n, node) in nodes.iter().enumerate().filter(|(n, _)| live[*n]) {
+        let _ = n;
+        if let Node::Override { mask, .. } | Node::Additive { mask, .. } = node {
+            if *mask != NO_MASK && !masks.contains(mask) {
+                masks.push(*mask);
+            }
+        }
+    }
+    masks
+}
+
+/// `hoist(rec)` (per-instance values: clip headers, brackets, weights) and `shape_joint(h, joint,
+/// rest, mask_m...)` (one joint's local pose) of `shape`, straight-line.
+fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
+    let (nodes, output) = nodes(shape);
+    let live = live(&nodes, output);
+    let masks = used_masks(&nodes, &live);
+    let word = |w: u32| format!("r{}.{}", w / 4, ["x", "y", "z", "w"][(w % 4) as usize]);
+    let f32_word = |w: u32| format!("bitcast<f32>({})", word(w));
+    let mut fields = vec!["pad: u32".to_string()];
+    let mut values = vec!["0u".to_string()];
+    let mut hoist = String::new();
+    let mut blends = String::new();
+    let mut joint = String::new();
+    let mut vec4s = std::collections::BTreeSet::new();
+    let mask_arg = |m: u32| if m == NO_MASK { String::new() } else { format!(" * mask_{m}") };
+    for (n, node) in nodes.iter().enumerate() {
+        if !live[n] {
+            continue;
+        }
+        let value = match node {
+            Node::Rest => "rest".to_string(),
+            Node::Sample { word: w, encoding } => {
+                vec4s.insert(w / 4);
+                vec4s.insert((w + 1) / 4);
+                fields.push(format!("c{n}: Clip"));
+                fields.push(format!("b{n}: Bracket"));
+                let _ = writeln!(hoist, "    let c{n} = clip_header({});", word(*w));
+                let _ = writeln!(hoist, "    let b{n} = bracket(c{n}, {});", f32_word(w + 1));
+                values.push(format!("c{n}"));
+                values.push(format!("b{n}"));
+                let f = if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED { "sample_compressed" } else { "sample_reference" };
+                format!("{f}(h.c{n}, h.b{n}, joint, rest)")
+            }
+            Node::Blend { inputs, word: w } => {
+                let sum: Vec<String> = (0..inputs.len() as u32)
+                    .map(|k| {
+                        vec4s.insert((w + k) / 4);
+                        f32_word(w + k)
+                    })
+                    .collect();
+                let _ = writeln!(hoist, "    let s{n} = {};", sum.join(" + "));
+                fields.push(format!("z{n}: bool"));
+                values.push(format!("s{n} < BLEND_EPSILON"));
+                for (k, w) in sum.iter().enumerate() {
+                    fields.push(format!("n{n}_{k}: f32"));
+                    values.push(format!("{w} / s{n}"));
+                }
+                let params: Vec<String> = (0..inputs.len()).map(|k| format!("x{k}: Trs")).collect();
+                let _ = writeln!(blends, "fn blend_{n}(h: Hoisted, {}, rest: Trs) -> Trs {{", params.join(", "));
+                let _ = writeln!(blends, "    if h.z{n} {{\n        return rest;\n    }}");
+                let _ = writeln!(blends, "    var t = x0.t * h.n{n}_0;\n    var q = x0.q * h.n{n}_0;\n    var s = x0.s * h.n{n}_0;");
+                for k in 1..inputs.len() {
+                    let _ = writeln!(blends, "    t += x{k}.t * h.n{n}_{k};\n    q += hemisphere(x0.q, x{k}.q) * h.n{n}_{k};\n    s += x{k}.s * h.n{n}_{k};");
+                }
+                let _ = writeln!(blends, "    return Trs(t, blend_rotation(q, rest.q), s);\n}}");
+                let args: Vec<String> = inputs.iter().map(|i| format!("n{i}")).collect();
+                format!("blend_{n}(h, {}, rest)", args.join(", "))
+            }
+            Node::Override { dst, src, mask, word: w } => {
+                vec4s.insert(w / 4);
+                fields.push(format!("w{n}: f32"));
+                values.push(f32_word(*w));
+                format!("override_joint(n{dst}, n{src}, h.w{n}{})", mask_arg(*mask))
+            }
+            Node::Additive { dst, src, reference, mask, word: w } => {
+                vec4s.insert(w / 4);
+                fields.push(format!("w{n}: f32"));
+                values.push(f32_word(*w));
+                format!("additive_joint(n{dst}, n{src}, n{reference}, h.w{n}{})", mask_arg(*mask))
+            }
+        };
+        let _ = writeln!(joint, "    let n{n} = {value};");
+    }
+    let mut s = String::new();
+    let _ = writeln!(s, "struct Hoisted {{\n{}\n}}", fields.iter().map(|f| format!("    {f},")).collect::<Vec<_>>().join("\n"));
+    let _ = writeln!(s, "fn hoist(rec: u32) -> Hoisted {{");
+    for v in &vec4s {
+        let _ = writeln!(s, "    let r{v} = records[rec + {v}u];");
+    }
+    s.push_str(&hoist);
+    let _ = writeln!(s, "    return Hoisted({});\n}}", values.join(", "));
+    s.push_str(&blends);
+    let mask_params: String = masks.iter().map(|m| format!(", mask_{m}: f32")).collect();
+    let _ = writeln!(s, "fn shape_joint(h: Hoisted, joint: u32, rest: Trs{mask_params}) -> Trs {{");
+    s.push_str(&joint);
+    let _ = writeln!(s, "    return n{output};\n}}");
+    (s, masks)
+}
+
+/// The thread mapping for `shape` on `rig`: one thread per instance, straight-line over the
+/// rig's joints in order (parent before child).
+pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape, rig: &Rig) -> Kernel {
+    let (head, bindings) = pose_head(layout, outputs, false);
+    let (functions, masks) = shape_functions(shape);
+    let mut body = String::new();
+    for (j, rest) in rig.rest.iter().enumerate() {
+        let weights: String = masks
+            .iter()
+            .map(|&m| {
+                let w = rig.masks.get(m as usize).and_then(|mask| mask.weights.get(j)).copied().unwrap_or(0.0);
+                format!(", {}", float(w))
+            })
+            .collect();
+        let _ = writeln!(body, "    let l{j} = shape_joint(h, {j}u, {}{weights});", trs_literal(rest));
+        if outputs.locals {
+            let _ = writeln!(body, "    store_locals(slot, {j}u, trs_store(l{j}));");
+        }
+        if !outputs.components {
+            continue;
+        }
+        match rig.parents.get(j).copied().unwrap_or(NO_PARENT) {
+            p if (p as usize) < j => {
+                let _ = writeln!(body, "    let c{j} = affine_mul(c{p}, trs_to_affine(l{j}));");
+            }
+            _ => {
+                let _ = writeln!(body, "    let c{j} = trs_to_affine(l{j});");
+            }
+        }
+        let _ = writeln!(body, "    store_components(slot, {j}u, c{j});");
+        if let (true, Some((joints, ibm))) = (outputs.palettes, rig.skin) {
+            for (k, (&joint, m)) in joints.iter().zip(ibm).enumerate() {
+                if joint as usize == j {
+                    let _ = writeln!(body, "    store_palettes(slot, {k}u, affine_mul(c{j}, {}));", affine_literal(m));
+                }
+            }
+        }
+    }
+    let stride = shape.record_stride();
+    let source = format!(
+        "{head}
+{functions}
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
+    let k = gid.y * groups.x * {WORKGROUP}u + gid.x;
+    if k >= params.count {{
+        return;
+    }}
+    let rec = params.record_base + k * {stride}u;
+    let slot = records[rec].x;
+    let h = hoist(rec);
+{body}}}
+"
+    );
+    Kernel {
+        label: format!("pose thread {} joints {}", rig.rest.len(), variant(outputs)),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}
+
+/// Lanes per instance and instances per workgroup of the workgroup mapping for `joints`
+/// joints; `None` when the skeleton is too large for one workgroup.
+pub fn group_size(joints: u32) -> Option<(u32, u32)> {
+    let lanes = joints.max(1).div_ceil(SUBGROUP) * SUBGROUP;
+    if lanes > MAX_GROUP_LANES {
+        return None;
+    }
+    Some((lanes, (WORKGROUP / lanes).max(1)))
+}
+
+/// The workgroup mapping for `shape` on skeletons of up to `lanes` joints, `instances`
+/// instances per workgroup ([`group_size`]).
+pub fn group(layout: &FrameLayout, outputs: Outputs, shape: &Shape, (lanes, instances): (u32, u32)) -> Kernel {
+    let (head, bindings) = pose_head(layout, outputs, false);
+    let (functions, masks) = shape_functions(shape);
+    let size = lanes * instances;
+    let stride = shape.record_stride();
+    let weights: String = masks.iter().map(|m| format!(", mask_weight({m}u, j)")).collect();
+    let locals = if outputs.locals { "        store_locals(slot, j, trs_store(local));\n" } else { "" };
+    let mut tail = String::new();
+    if outputs.components {
+        tail.push_str(
+            "    shared_c[lane] = m;
+    for (var d = 1u; d <= params.max_depth; d++) {
+        workgroupBarrier();
+        if live && depth == d {
+            shared_c[lane] = affine_mul(shared_c[first + parent], m);
+        }
+    }
+    workgroupBarrier();
+    if live {
+        store_components(slot, j, shared_c[lane]);
+    }
+",
+        );
+        if outputs.palettes {
+            let _ = write!(
+                tail,
+                "    if k < params.count {{
+        for (var e = j; e < params.skin_len; e += {lanes}u) {{
+            let joint = tables[params.skin_joint_base + e];
+            store_palettes(slot, e, affine_mul(shared_c[first + joint], inverse_bind(e)));
+        }}
+    }}
+"
+            );
+        }
+    }
+    let source = format!(
+        "{head}
+{functions}
+var<workgroup> shared_c: array<Affine, {size}>;
+
+@compute @workgroup_size({size})
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {{
+    let g = lane / {lanes}u;
+    let j = lane - g * {lanes}u;
+    let first = g * {lanes}u;
+    let k = (wg.y * groups.x + wg.x) * {instances}u + g;
+    let live = k < params.count && j < params.joint_count;
+    let rec = params.record_base + k * {stride}u;
+    var slot = 0u;
+    var m = IDENTITY_AFFINE;
+    var parent = 0u;
+    var depth = 0u;
+    if k < params.count {{
+        slot = records[rec].x;
+    }}
+    if live {{
+        let h = hoist(rec);
+        let local = shape_joint(h, j, rest_joint(j){weights});
+{locals}        m = trs_to_affine(local);
+        parent = tables[params.parent_base + j];
+        depth = tables[params.depth_base + j];
+    }}
+{tail}}}
+"
+    );
+    Kernel {
+        label: format!("pose group {lanes}x{instances} {}", variant(outputs)),
+        source,
+        bindings,
+        workgroup: size,
+    }
+}
+
+/// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch.
+pub fn skinning(layout: &FrameLayout) -> Kernel {
+    let mut bindings = vec![
+        Binding { binding: 0, resource: Resource::Params, access: Access::Uniform },
+        Binding { binding: 1, resource: Resource::Vertices, access: Access::Read },
+        Binding { binding: 2, resource: Resource::Placements, access: Access::Read },
+    ];
+    let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
+@group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
+";
+    let mut next = 3;
+    let streams = [(Stream::Palettes, Access::Read), (Stream::Skinned, Access::ReadWrite)];
+    let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
+    let source = [crate::prelude::source().as_str(), MATH, decls, &accessors, SKINNING].join("\n");
+    Kernel {
+        label: "skinning".into(),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}

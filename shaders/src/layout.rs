@@ -1,0 +1,58 @@
+//! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
+//! of skinning.wgsl), byte for byte; a test checks every member offset against naga's layout.
+
+use bytemuck::{Pod, Zeroable};
+
+/// `PoseParams` of pose.wgsl: one (batch, shape) dispatch of the pose pass (80 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct PoseParams {
+    pub count: u32,
+    pub record_base: u32,
+    pub record_stride: u32,
+    pub joint_count: u32,
+    pub clip_base: u32,
+    pub parent_base: u32,
+    pub depth_base: u32,
+    pub rest_base: u32,
+    pub skin_len: u32,
+    pub skin_joint_base: u32,
+    pub skin_range_base: u32,
+    pub skin_order_base: u32,
+    pub ibm_base: u32,
+    pub mask_base: u32,
+    pub shape_base: u32,
+    pub shape_ops: u32,
+    pub max_depth: u32,
+    pub pad: [u32; 3],
+}
+
+/// `SkinParams` of skinning.wgsl: one skinned batch (32 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SkinParams {
+    pub count: u32,
+    pub first_slot: u32,
+    pub vertex_base: u32,
+    pub vertex_count: u32,
+    pub skin_len: u32,
+    pub rows: u32,
+    pub pad: [u32; 2],
+}
+
+/// Member names and byte offsets of the host structs, for the layout test.
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 2] {
+    use std::mem::offset_of;
+    macro_rules! members {
+        ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
+    }
+    [
+        (
+            "PoseParams",
+            members!(PoseParams: count, record_base, record_stride, joint_count, clip_base, parent_base, depth_base,
+                rest_base, skin_len, skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base,
+                shape_base, shape_ops, max_depth),
+        ),
+        ("SkinParams", members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows)),
+    ]
+}

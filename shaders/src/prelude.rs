@@ -1,0 +1,63 @@
+//! Constants shared by Rust and WGSL, defined once in Rust and written into every module's
+//! prelude: op codes, sentinels, epsilons, sub-track kinds, clip encodings, codec layout,
+//! workgroup sizes.
+
+use std::fmt::Write;
+
+use throng_cpu_ref::clip::encoding;
+use throng_cpu_ref::codec::layout as codec;
+use throng_cpu_ref::program::{op, NO_MASK};
+use throng_cpu_ref::skinning::NO_NORMAL;
+use throng_cpu_ref::{interpreter::BLEND_EPSILON, SubTrackKind, NO_PARENT};
+
+/// Registers of the interpreter's register file: programs may use `0 .. REGISTERS`.
+pub const REGISTERS: u32 = 8;
+/// Threads per workgroup of the one-thread-per-item entry points (interpreter, thread mapping,
+/// skinning). A dispatch wider than the adapter's limit folds into y rows.
+pub const WORKGROUP: u32 = 64;
+/// Lanes of the workgroup mapping are padded to a multiple of this (a hardware subgroup).
+pub const SUBGROUP: u32 = 32;
+/// Most lanes of one workgroup of the workgroup mapping: larger skeletons use the interpreter.
+pub const MAX_GROUP_LANES: u32 = 256;
+/// Words of a clip header in the resident `meta` table (sample.wgsl `clip_header`).
+pub const CLIP_WORDS: u32 = 8;
+
+/// The prelude: every shared constant as a WGSL `const`.
+pub fn source() -> String {
+    let u32s: [(&str, u32); 28] = [
+        ("OP_REST", op::REST),
+        ("OP_SAMPLE", op::SAMPLE),
+        ("OP_BLEND", op::BLEND),
+        ("OP_OVERRIDE", op::OVERRIDE),
+        ("OP_ADDITIVE", op::ADDITIVE),
+        ("OP_TO_COMPONENT", op::TO_COMPONENT),
+        ("NO_MASK", NO_MASK),
+        ("NO_PARENT", NO_PARENT),
+        ("NO_NORMAL", NO_NORMAL),
+        ("TRACK_DEFAULT", SubTrackKind::Default as u32),
+        ("TRACK_CONSTANT", SubTrackKind::Constant as u32),
+        ("TRACK_ANIMATED", SubTrackKind::Animated as u32),
+        ("ENCODING_REFERENCE", encoding::REFERENCE),
+        ("ENCODING_COMPRESSED", encoding::COMPRESSED),
+        ("CODEC_RANGE_WORDS", codec::RANGE_WORDS as u32),
+        ("CODEC_REBUILT_WORD", codec::REBUILT_WORD as u32),
+        ("CODEC_HEADER_WORDS", codec::HEADER_WORDS as u32),
+        ("CODEC_LO_SHIFT", codec::LO_SHIFT),
+        ("CODEC_OFFSET_BITS", codec::OFFSET_BITS),
+        ("CODEC_SHIFT_AT", codec::SHIFT_AT),
+        ("CODEC_SHIFT_BITS", codec::SHIFT_BITS),
+        ("CODEC_WIDTH_AT", codec::WIDTH_AT),
+        ("CODEC_WIDTH_BITS", codec::WIDTH_BITS),
+        ("CODEC_HI_AT", codec::HI_AT),
+        ("CODEC_HI_BITS", codec::HI_BITS),
+        ("REGISTERS", REGISTERS),
+        ("WORKGROUP", WORKGROUP),
+        ("CLIP_WORDS", CLIP_WORDS),
+    ];
+    let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
+    for (name, value) in u32s {
+        let _ = writeln!(s, "const {name}: u32 = {value}u;");
+    }
+    let _ = writeln!(s, "const BLEND_EPSILON: f32 = {BLEND_EPSILON:e};");
+    s
+}

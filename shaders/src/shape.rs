@@ -1,0 +1,243 @@
+//! Program shapes: what a pose pipeline specialises on (docs/gpu.md, "Shapes").
+//!
+//! A shape is a program with everything that varies per instance taken out: its op codes,
+//! register wiring, masks and counts, plus the encoding of each clip it samples; not its clip
+//! ids, sample times or weights. Those go into the instance's *record*, a row of u32 words:
+//! word 0 is the instance's frame slot, then per op in program order its values (`Sample`: clip
+//! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight; times and
+//! weights as f32 bits). `Palette` ops are dropped: the GPU builds the batch skin's palette.
+//! Programs of one shape share a pipeline and one dispatch per batch.
+
+use std::hash::{Hash, Hasher};
+
+use throng_cpu_ref::program::op;
+use throng_cpu_ref::{PoseOp, Program};
+
+/// How the clip a `Sample` op names is stored (`throng_cpu_ref::clip::encoding`).
+pub type Encoding = u32;
+
+/// One op of a shape: a [`PoseOp`] whose per-instance values were replaced by `word`, the index
+/// of its first value in the record. Other fields keep their program meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShapeOp {
+    pub code: u32,
+    pub dst: u32,
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    /// Record word of the op's first value (Sample, Blend, Override, Additive), else 0.
+    pub word: u32,
+    /// Sample: the encoding of its clip, else 0.
+    pub encoding: Encoding,
+}
+
+/// Words of a [`ShapeOp`] in the interpreter's shape table.
+pub const SHAPE_OP_WORDS: usize = 8;
+
+/// A program shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub ops: Vec<ShapeOp>,
+    /// Words of a record: the slot and every op's values.
+    pub record_words: u32,
+}
+
+/// Values an op puts in the record.
+fn op_values(o: &PoseOp) -> u32 {
+    match o.code {
+        op::SAMPLE => 2,
+        op::BLEND => o.b,
+        op::OVERRIDE | op::ADDITIVE => 1,
+        _ => 0,
+    }
+}
+
+/// The shape-relevant fields of `o`, given the record word of its first value and the encoding
+/// of the clip it samples (`None` for a dropped op).
+fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Option<ShapeOp> {
+    let keep = |a, b, c, encoding| ShapeOp {
+        code: o.code,
+        dst: o.dst,
+        a,
+        b,
+        c,
+        word: if op_values(o) > 0 { word } else { 0 },
+        encoding,
+    };
+    match o.code {
+        op::REST => Some(keep(0, 0, 0, 0)),
+        op::SAMPLE => Some(keep(0, 0, 0, encoding(o.a))),
+        op::BLEND => Some(keep(o.a, o.b, 0, 0)),
+        op::OVERRIDE => Some(keep(o.a, 0, o.c, 0)),
+        op::ADDITIVE => Some(keep(o.a, o.b, o.c, 0)),
+        op::TO_COMPONENT => Some(ShapeOp { dst: 0, ..keep(o.a, 0, 0, 0) }),
+        _ => None,
+    }
+}
+
+/// The shape ops of `program`, in order, without allocating.
+fn shape_ops<'a>(
+    program: &'a Program,
+    encoding: &'a impl Fn(u32) -> Encoding,
+) -> impl Iterator<Item = ShapeOp> + 'a {
+    let mut word = 1;
+    program.ops.iter().filter_map(move |o| {
+        let s = shape_op(o, word, encoding);
+        word += op_values(o);
+        s
+    })
+}
+
+impl Shape {
+    /// The shape of a validated `program`; `encoding(clip)` tells how each sampled clip is stored.
+    pub fn of(program: &Program, encoding: impl Fn(u32) -> Encoding) -> Shape {
+        Shape {
+            ops: shape_ops(program, &encoding).collect(),
+            record_words: record_words(program),
+        }
+    }
+
+    /// A hash of [`Shape::of`]`(program, encoding)` computed without building it.
+    pub fn hash_of(program: &Program, encoding: impl Fn(u32) -> Encoding) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for o in shape_ops(program, &encoding) {
+            o.hash(&mut h);
+        }
+        record_words(program).hash(&mut h);
+        h.finish()
+    }
+
+    /// Whether `program` has this shape (no allocation).
+    pub fn matches(&self, program: &Program, encoding: impl Fn(u32) -> Encoding) -> bool {
+        record_words(program) == self.record_words && shape_ops(program, &encoding).eq(self.ops.iter().copied())
+    }
+
+    /// Record vec4s per instance (`record_words` rounded up to whole vec4s).
+    pub fn record_stride(&self) -> u32 {
+        self.record_words.div_ceil(4)
+    }
+
+    /// The register the shape's `ToComponent` converts.
+    pub fn output(&self) -> Option<u32> {
+        self.ops.iter().find(|o| o.code == op::TO_COMPONENT).map(|o| o.a)
+    }
+
+    /// The clip id word of the first `Sample` op (what the runtime sorts instances by).
+    pub fn first_clip_word(&self) -> Option<u32> {
+        self.ops.iter().find(|o| o.code == op::SAMPLE).map(|o| o.word)
+    }
+
+    /// The interpreter's table form: [`SHAPE_OP_WORDS`] words per op.
+    pub fn table(&self) -> Vec<u32> {
+        self.ops
+            .iter()
+            .flat_map(|o| [o.code, o.dst, o.a, o.b, o.c, o.word, o.encoding, 0])
+            .collect()
+    }
+}
+
+/// Record words of `program`: the slot, then every op's values.
+fn record_words(program: &Program) -> u32 {
+    1 + program.ops.iter().map(op_values).sum::<u32>()
+}
+
+/// Writes `program`'s record (slot `slot`) into `out`, which holds at least
+/// [`Shape::record_words`] words; words past them are zeroed up to `out.len()`.
+pub fn write_record(program: &Program, slot: u32, out: &mut [u32]) {
+    out.fill(0);
+    let mut words = out.iter_mut();
+    let mut put = |w: u32| {
+        if let Some(o) = words.next() {
+            *o = w;
+        }
+    };
+    put(slot);
+    for o in &program.ops {
+        match o.code {
+            op::SAMPLE => {
+                put(o.a);
+                put(o.time.to_bits());
+            }
+            op::BLEND => {
+                let range = o.c as usize..(o.c as usize).saturating_add(o.b as usize);
+                for &w in program.weights.get(range).unwrap_or(&[]) {
+                    put(w.to_bits());
+                }
+            }
+            op::OVERRIDE | op::ADDITIVE => put(o.weight.to_bits()),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_cpu_ref::clip::encoding::{COMPRESSED, REFERENCE};
+    use throng_cpu_ref::program::NO_MASK;
+
+    fn layered(clip: u32, time: f32, w: f32) -> Program {
+        Program {
+            ops: vec![
+                PoseOp::sample(0, clip, time),
+                PoseOp::sample(1, clip + 1, time * 0.5),
+                PoseOp::blend(2, 0, 2, 0),
+                PoseOp::sample(3, 2, 0.1),
+                PoseOp::overriding(2, 3, w, 0),
+                PoseOp::rest(4),
+                PoseOp::additive(2, 3, 4, 0.5, NO_MASK),
+                PoseOp::to_component(2),
+                PoseOp::palette(0),
+            ],
+            weights: vec![w, 1.0 - w],
+        }
+    }
+
+    #[test]
+    fn clips_times_and_weights_are_not_part_of_the_shape() {
+        let a = layered(0, 0.25, 0.3);
+        let b = layered(1, 0.75, 0.9);
+        let enc = |_| REFERENCE;
+        assert_eq!(Shape::of(&a, enc), Shape::of(&b, enc));
+        assert_eq!(Shape::hash_of(&a, enc), Shape::hash_of(&b, enc));
+        assert!(Shape::of(&a, enc).matches(&b, enc));
+    }
+
+    #[test]
+    fn wiring_masks_counts_and_encodings_are() {
+        let a = layered(0, 0.25, 0.3);
+        let shape = Shape::of(&a, |_| REFERENCE);
+        let mut masked = a.clone();
+        masked.ops[4].c = 1;
+        let mut rewired = a.clone();
+        rewired.ops[7].a = 3;
+        for other in [&masked, &rewired] {
+            assert!(!shape.matches(other, |_| REFERENCE));
+            assert_ne!(Shape::hash_of(other, |_| REFERENCE), Shape::hash_of(&a, |_| REFERENCE));
+        }
+        assert!(!shape.matches(&a, |c| if c == 2 { COMPRESSED } else { REFERENCE }));
+    }
+
+    #[test]
+    fn the_record_holds_the_slot_and_each_ops_values_in_order() {
+        let p = layered(3, 0.25, 0.3);
+        let shape = Shape::of(&p, |_| REFERENCE);
+        // slot, 3 samples × 2, 2 blend weights, 2 layer weights.
+        assert_eq!(shape.record_words, 1 + 6 + 2 + 2);
+        assert_eq!(shape.record_stride(), 3);
+        let mut out = [7u32; 12];
+        write_record(&p, 42, &mut out);
+        assert_eq!(out[0], 42);
+        assert_eq!((out[1], f32::from_bits(out[2])), (3, 0.25));
+        assert_eq!((out[3], f32::from_bits(out[4])), (4, 0.125));
+        assert_eq!((f32::from_bits(out[5]), f32::from_bits(out[6])), (0.3, 0.7));
+        assert_eq!(f32::from_bits(out[9]), 0.3, "override weight after the third sample");
+        assert_eq!(f32::from_bits(out[10]), 0.5);
+        assert_eq!(out[11], 0, "padding is zeroed");
+        // Each op's word points at its values.
+        let words: Vec<u32> = shape.ops.iter().map(|o| o.word).collect();
+        assert_eq!(words, [1, 3, 5, 7, 9, 0, 10, 0]);
+        assert_eq!(shape.output(), Some(2));
+        assert_eq!(shape.table().len(), 8 * SHAPE_OP_WORDS);
+    }
+}

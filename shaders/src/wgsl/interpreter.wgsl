@@ -1,0 +1,73 @@
+// The general pose interpreter (interpreter.rs `Evaluator`): a shape's ops from the shape table,
+// their values from the instance's record, run per joint over a private register file.
+
+var<private> regs: array<Trs, REGISTERS>;
+
+/// Word `w` of the record at vec4 `rec`.
+fn record_word(rec: u32, w: u32) -> u32 {
+    return records[rec + (w >> 2u)][w & 3u];
+}
+
+/// `Evaluator::blend` for one joint: `count` registers from `first`, weights from record word
+/// `word`, normalised by their sum; rest below BLEND_EPSILON.
+fn blend(rec: u32, first: u32, count: u32, word: u32, rest: Trs) -> Trs {
+    var sum = 0.0;
+    for (var k = 0u; k < count; k++) {
+        sum += bitcast<f32>(record_word(rec, word + k));
+    }
+    if sum < BLEND_EPSILON {
+        return rest;
+    }
+    var t = vec3<f32>(0.0);
+    var q = vec4<f32>(0.0);
+    var s = vec3<f32>(0.0);
+    let hemi = regs[first].q;
+    for (var k = 0u; k < count; k++) {
+        let x = regs[first + k];
+        let w = bitcast<f32>(record_word(rec, word + k)) / sum;
+        t += x.t * w;
+        q += hemisphere(hemi, x.q) * w;
+        s += x.s * w;
+    }
+    return Trs(t, blend_rotation(q, rest.q), s);
+}
+
+/// The shape's final local pose of joint `j` for the instance whose record is at `rec`.
+fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
+    var result = rest;
+    for (var k = 0u; k < params.shape_ops; k++) {
+        // code, dst, a, b | c, word, encoding, 0
+        let o = shapes[params.shape_base + 2u * k];
+        let p = shapes[params.shape_base + 2u * k + 1u];
+        switch o.x {
+            case OP_REST: {
+                regs[o.y] = rest;
+            }
+            case OP_SAMPLE: {
+                let c = clip_header(record_word(rec, p.y));
+                let b = bracket(c, bitcast<f32>(record_word(rec, p.y + 1u)));
+                if c.encoding == ENCODING_COMPRESSED {
+                    regs[o.y] = sample_compressed(c, b, j, rest);
+                } else {
+                    regs[o.y] = sample_reference(c, b, j, rest);
+                }
+            }
+            case OP_BLEND: {
+                regs[o.y] = blend(rec, o.z, o.w, p.y, rest);
+            }
+            case OP_OVERRIDE: {
+                let a = bitcast<f32>(record_word(rec, p.y)) * mask_weight(p.x, j);
+                regs[o.y] = override_joint(regs[o.y], regs[o.z], a);
+            }
+            case OP_ADDITIVE: {
+                let w = bitcast<f32>(record_word(rec, p.y)) * mask_weight(p.x, j);
+                regs[o.y] = additive_joint(regs[o.y], regs[o.z], regs[o.w], w);
+            }
+            case OP_TO_COMPONENT: {
+                result = regs[o.z];
+            }
+            default: {}
+        }
+    }
+    return result;
+}
