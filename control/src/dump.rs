@@ -120,7 +120,7 @@ fn mask_name(ctl: &Controller, mask: u32) -> String {
     if mask == NO_MASK {
         return "all joints".into();
     }
-    ctl.tree
+    ctl.package
         .masks
         .get(mask as usize)
         .map_or_else(|| format!("mask {mask}"), |m| format!("mask '{}'", m.name))

@@ -231,10 +231,11 @@ pub struct Scratch {
 }
 
 impl Controller {
-    /// Binds `tree` (loaded for `package`) at `hz` ticks per second.
+    /// Binds `tree` (loaded for `package`) at `hz` ticks per second; the tree's masks join the
+    /// package (as the masks its layers name) unless it already holds them.
     pub fn new(
         tree: Tree,
-        package: Package,
+        mut package: Package,
         hz: f64,
         event_capacity: usize,
     ) -> Result<Self, PlayerError> {
@@ -243,6 +244,9 @@ impl Controller {
                 what: "tick rate",
                 value: hz,
             });
+        }
+        if package.masks.len() == tree.mask_base as usize {
+            package.masks.extend(tree.masks.iter().cloned());
         }
         let tracks = package.clips.iter().map(EventTrack::new).collect();
         let skin = package

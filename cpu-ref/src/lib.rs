@@ -6,6 +6,7 @@
 //! stored (x, y, z, w). Local transforms are [`Trs`]; component (model-space) transforms are
 //! `glam::Affine3A`. Nothing here allocates while evaluating: callers own every output buffer.
 
+pub mod bounds;
 pub mod clip;
 pub mod codec;
 pub mod curve;

@@ -3,77 +3,69 @@
 
 use throng_cpu_ref::{Package, ProgramLimits};
 
-/// Upper bounds of one frame, summed over all batches.
+/// Upper bounds of one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacities {
-    /// Instances (program and hero) per frame.
+    /// Instances (program and hero) per frame: the frame slots.
     pub instances: u32,
+    /// Joints of the largest skeleton: the per-instance stride of local and component poses.
+    pub joints: u32,
+    /// Entries of the largest skin palette: the per-instance stride of palettes.
+    pub palette: u32,
+    /// Vertices of the largest skin's meshes: the per-instance stride of skinned vertices.
+    pub vertices: u32,
+    /// Frame slots that may be skinned (slot numbers below this): the skinned stream's size.
+    pub skinned_instances: u32,
     /// Ops of one program (`ProgramLimits::max_ops`).
     pub ops_per_program: u32,
     /// Blend weights of one program (`ProgramLimits::max_weights`).
     pub weights_per_program: u32,
-    /// Σ instances × skeleton joints (local and component transforms).
-    pub joints: u64,
-    /// Σ instances × skin palette entries.
-    pub palette_entries: u64,
-    /// Σ instances × vertices of the skin's meshes (skinned output).
-    pub vertices: u64,
-    /// Chunks per frame: one per batch, more when a batch exceeds the storage binding limit.
-    pub chunks: u32,
-    /// Bind at most this many bytes of a buffer per dispatch (below the adapter's limit); `None`
-    /// uses the adapter's `max_storage_buffer_binding_size`. Smaller values force chunking.
+    /// Dispatches per frame: one per (batch, program shape) and one per skinned batch.
+    pub dispatches: u32,
+    /// Bind at most this many bytes of a buffer per binding (below the adapter's limit); `None`
+    /// uses the adapter's `max_storage_buffer_binding_size`. Smaller values give more pages.
     pub binding_limit: Option<u64>,
 }
 
 impl Capacities {
     /// Room for `instances` instances of the largest skeleton, skin and skinned vertex set of
-    /// `packages`, in up to 64 chunks, with the default program limits.
+    /// `packages`, all skinnable, with the default program limits and 256 dispatches.
     pub fn for_packages(packages: &[&Package], instances: u32) -> Capacities {
-        let joints = packages
-            .iter()
-            .flat_map(|p| &p.skeletons)
-            .map(|s| s.joint_count())
-            .max()
-            .unwrap_or(0);
-        let palette = packages
-            .iter()
-            .flat_map(|p| &p.skins)
-            .map(|s| s.joints.len())
-            .max()
-            .unwrap_or(0);
-        let vertices = packages
-            .iter()
-            .flat_map(|p| {
-                (0..p.skins.len()).map(move |k| {
-                    p.meshes
-                        .iter()
-                        .filter(|m| m.skin as usize == k)
-                        .map(|m| m.positions.len())
-                        .sum::<usize>()
-                })
-            })
-            .max()
-            .unwrap_or(0);
+        let most = |f: &dyn Fn(&Package) -> usize| packages.iter().map(|p| f(p)).max().unwrap_or(0) as u32;
+        let joints = most(&|p| p.skeletons.iter().map(|s| s.joint_count()).max().unwrap_or(0));
+        let palette = most(&|p| p.skins.iter().map(|s| s.joints.len()).max().unwrap_or(0));
+        let vertices = most(&|p| {
+            (0..p.skins.len())
+                .map(|k| p.meshes.iter().filter(|m| m.skin as usize == k).map(|m| m.positions.len()).sum::<usize>())
+                .max()
+                .unwrap_or(0)
+        });
         let limits = ProgramLimits::default();
-        let n = u64::from(instances);
         Capacities {
             instances,
+            joints,
+            palette,
+            vertices,
+            skinned_instances: instances,
             ops_per_program: limits.max_ops as u32,
             weights_per_program: limits.max_weights as u32,
-            joints: n * joints as u64,
-            palette_entries: n * palette as u64,
-            vertices: n * vertices as u64,
-            chunks: 64,
+            dispatches: 256,
             binding_limit: None,
         }
     }
 
-    /// The limits programs are validated against: these capacities and the kernel's register file.
+    /// The limits programs are validated against: these capacities and the interpreter's
+    /// register file.
     pub fn program_limits(&self) -> ProgramLimits {
         ProgramLimits {
             max_ops: self.ops_per_program as usize,
-            max_registers: throng_shaders::REGISTERS as usize,
+            max_registers: throng_shaders::prelude::REGISTERS as usize,
             max_weights: self.weights_per_program as usize,
         }
+    }
+
+    /// Record vec4s of the widest program: the slot, two words per op, the weights.
+    pub fn record_stride(&self) -> u32 {
+        (1 + 2 * self.ops_per_program + self.weights_per_program).div_ceil(4)
     }
 }

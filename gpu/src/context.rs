@@ -39,7 +39,7 @@ pub struct GpuContext {
     pub timestamps: bool,
 }
 
-/// Storage buffers the widest stage (the program kernel) binds at once.
+/// Storage buffers a pose kernel binds with one page per output stream (more pages need more).
 pub const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
 
 impl GpuContext {
@@ -87,6 +87,7 @@ impl GpuContext {
             max_storage_buffer_binding_size: have.max_storage_buffer_binding_size,
             max_buffer_size: have.max_buffer_size,
             max_compute_workgroups_per_dimension: have.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage,
             ..wgpu::Limits::default()
         };
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);

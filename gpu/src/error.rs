@@ -1,7 +1,7 @@
 //! Errors of the GPU runtime: each says what went wrong and where (batch, instance, package).
 
 use thiserror::Error;
-use throng_cpu_ref::ProgramError;
+use throng_cpu_ref::FrameError;
 
 #[derive(Debug, Error)]
 pub enum GpuError {
@@ -22,12 +22,12 @@ pub enum GpuError {
         needed: u64,
         capacity: u64,
     },
-    #[error("one instance of batch {batch} needs {bytes} bytes of {what}, more than the {limit}-byte storage binding limit")]
+    #[error("one instance's {what} take {bytes} bytes, more than the {limit}-byte storage binding limit of '{adapter}'; lower the capacities")]
     BindingLimit {
-        batch: usize,
         what: &'static str,
         bytes: u64,
         limit: u64,
+        adapter: String,
     },
     #[error("package {package}: {what} needs {bytes} bytes, more than the {limit}-byte storage binding limit")]
     ResidentTooLarge {
@@ -38,20 +38,8 @@ pub enum GpuError {
     },
     #[error("package {package}: {what}")]
     BadPackage { package: usize, what: String },
-    #[error("batch {batch}: {what}")]
-    BadBatch { batch: usize, what: String },
-    #[error("batch {batch}, instance {instance}: {source}")]
-    Program {
-        batch: usize,
-        instance: usize,
-        source: ProgramError,
-    },
-    #[error("batch {batch}, instance {instance}: {what}")]
-    BadInstance {
-        batch: usize,
-        instance: usize,
-        what: String,
-    },
+    #[error(transparent)]
+    Frame(#[from] FrameError),
     #[error("no frame has been submitted to read back")]
     NothingToRead,
     #[error("reading back {what} failed: {reason}")]

@@ -1,10 +1,10 @@
-//! Host mirrors of the WGSL structs of throng-shaders (`common.wgsl`, `sample.wgsl`,
-//! `skinning.wgsl`), byte for byte, and their conversions to and from glam.
+//! Host mirrors of the WGSL memory records of throng-shaders (`TrsRecord`, `Affine`, the
+//! skinned vertex), byte for byte, and their conversions to and from glam and throng-cpu-ref.
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
-use serde::Serialize;
-use throng_cpu_ref::Trs;
+use throng_cpu_ref::skinning::decode_normal;
+use throng_cpu_ref::{SkinnedVertex, Trs};
 
 /// Storage and uniform offsets are aligned to this (WebGPU's minimum offset alignment bound).
 pub const OFFSET_ALIGNMENT: u64 = 256;
@@ -77,90 +77,27 @@ impl From<AffineRows> for Affine3A {
     }
 }
 
-/// `Params` of common.wgsl: what one dispatch of one chunk needs (48 bytes, uniform).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Params {
-    pub instance_count: u32,
-    pub joint_count: u32,
-    pub joint_base: u32,
-    pub rest_base: u32,
-    pub max_depth: u32,
-    pub mask_base: u32,
-    pub mask_count: u32,
-    pub skin_base: u32,
-    pub skin_len: u32,
-    pub vertex_base: u32,
-    pub vertex_count: u32,
-    pub pad: u32,
-}
-
-/// `InstanceHeader` of common.wgsl (16 bytes): op and weight offsets relative to the chunk.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct InstanceHeader {
-    pub op_offset: u32,
-    pub op_count: u32,
-    pub weight_offset: u32,
-    pub flags: u32,
-}
-
-/// `FLAG_HERO` of common.wgsl.
-pub const FLAG_HERO: u32 = 1;
-
-/// `ClipHeader` of sample.wgsl (32 bytes). For a compressed clip `value_base` is the index of
-/// its first codec word in the sub-track buffer viewed as u32 words.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct ClipHeader {
-    pub duration: f32,
-    pub sample_rate: f32,
-    pub sample_count: u32,
-    pub track_base: u32,
-    pub value_base: u32,
-    /// [`ENCODING_REFERENCE`] or [`ENCODING_COMPRESSED`].
-    pub encoding: u32,
-    /// Compressed clips: samples per segment and number of animated sub-tracks.
-    pub segment_length: u32,
-    pub animated: u32,
-}
-
-/// `ClipHeader::encoding` values (codec.wgsl's `ENCODING_COMPRESSED`).
-pub const ENCODING_REFERENCE: u32 = 0;
-pub const ENCODING_COMPRESSED: u32 = 1;
-
-/// `Vertex` of skinning.wgsl (64 bytes): bind-space position, normal (w = 1 when present),
-/// four palette indices and weights.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Vertex {
-    pub position: [f32; 4],
-    pub normal: [f32; 4],
-    pub joints: [u32; 4],
-    pub weights: [f32; 4],
-}
-
-/// `SkinnedVertex` of skinning.wgsl (32 bytes): scene-space position (w = 1) and unit normal
-/// (w = 0; zero when the mesh has no normals), after the instance's placement.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize)]
-pub struct SkinnedVertex {
-    pub position: [f32; 4],
-    pub normal: [f32; 4],
-}
-
-impl SkinnedVertex {
-    pub fn position(&self) -> Vec3 {
-        Vec3::new(self.position[0], self.position[1], self.position[2])
-    }
-    pub fn normal(&self) -> Vec3 {
-        Vec3::new(self.normal[0], self.normal[1], self.normal[2])
-    }
-}
-
 /// `n` rounded up to a multiple of `a`.
 pub fn align_up(n: u64, a: u64) -> u64 {
     n.div_ceil(a) * a
+}
+
+/// A skinned vertex as the skinning pass writes it (16 bytes): the position's f32 bits and the
+/// normal as 16-bit octahedral coordinates (`throng_cpu_ref::skinning::encode_normal`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SkinnedRecord {
+    pub position: [u32; 3],
+    pub normal: u32,
+}
+
+impl From<SkinnedRecord> for SkinnedVertex {
+    fn from(r: SkinnedRecord) -> Self {
+        SkinnedVertex {
+            position: Vec3::from_array(r.position.map(f32::from_bits)),
+            normal: decode_normal(r.normal),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -187,11 +124,6 @@ mod tests {
     fn struct_sizes_match_wgsl() {
         assert_eq!(std::mem::size_of::<TrsRecord>(), 48);
         assert_eq!(std::mem::size_of::<AffineRows>(), 48);
-        assert_eq!(std::mem::size_of::<Params>(), 48);
-        assert_eq!(std::mem::size_of::<InstanceHeader>(), 16);
-        assert_eq!(std::mem::size_of::<ClipHeader>(), 32);
-        assert_eq!(std::mem::size_of::<Vertex>(), 64);
-        assert_eq!(std::mem::size_of::<SkinnedVertex>(), 32);
-        assert_eq!(std::mem::size_of::<throng_cpu_ref::PoseOp>(), 32);
+        assert_eq!(std::mem::size_of::<SkinnedRecord>(), 16);
     }
 }

@@ -8,22 +8,17 @@
 //! Both are measured in the space the GPU writes (component space; placements are rigid), so
 //! rigs with 100× / 0.01 factors between nodes are judged at their own scale.
 
-pub use crate::random::SplitMix64 as Rng;
 use std::fmt;
 
 use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
 use serde::Serialize;
-use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::program::NO_MASK;
-use throng_cpu_ref::skinning::{cofactor, skin_mesh};
-use throng_cpu_ref::{
-    fk::local_to_component, Assets, Evaluator, Mask, Package, PoseOp, Program, Skeleton,
-};
+use throng_cpu_ref::{fk::local_to_component, CpuRuntime, Mask, Package, PoseOp, Program, Skeleton, SkinnedVertex};
+use throng_fixtures::SplitMix64 as Rng;
 
-use crate::layout::SkinnedVertex;
 use crate::{
-    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance,
-    Pose, Runtime,
+    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime,
+    RuntimeOptions, Specialise,
 };
 
 /// Tolerances of DESIGN.md §6 (all relative or in radians).
@@ -62,14 +57,34 @@ pub struct ParityRun {
     pub cases: Vec<BatchCase>,
 }
 
+/// Which GPU path a parity run holds to the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Path {
+    /// Every dispatch on the general interpreter.
+    Interpreter,
+    /// Every dispatch on its specialised pipeline for the mapping (built before the frame).
+    Specialised(Mapping),
+}
+
+impl Path {
+    pub fn name(self) -> String {
+        match self {
+            Path::Interpreter => "interpreter".into(),
+            Path::Specialised(m) => format!("specialised, {} mapping", m.name()),
+        }
+    }
+}
+
 /// What [`evaluate`] builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     pub seed: u64,
     /// Instances per skeleton (the second one of each skinned batch is a hero).
     pub instances: u32,
-    /// Storage binding limit override, to force chunking ([`Capacities::binding_limit`]).
+    /// Storage binding limit override, to force pages ([`Capacities::binding_limit`]).
     pub binding_limit: Option<u64>,
+    pub path: Path,
 }
 
 /// The worst error of one stage.
@@ -102,118 +117,17 @@ pub struct BatchParity {
 pub struct ParityReport {
     pub adapter: AdapterReport,
     pub seed: u64,
+    pub path: Path,
     pub frame: FrameReport,
     pub batches: Vec<BatchParity>,
     pub pass: bool,
 }
 
 /// Builds `instances` random programs (one of them a hero) per skeleton of every package,
-/// evaluates them in one GPU frame and on the CPU, and compares.
-pub fn run(
-    ctx: &GpuContext,
-    packages: &[PackageUnderTest],
-    seed: u64,
-    instances: u32,
-) -> Result<ParityReport, GpuError> {
-    Ok(compare(&evaluate(
-        ctx,
-        packages,
-        &Options {
-            seed,
-            instances,
-            binding_limit: None,
-        },
-    )?))
-}
-
-/// The GPU and CPU halves of [`run`], without the comparison.
-pub fn evaluate(
-    ctx: &GpuContext,
-    packages: &[PackageUnderTest],
-    options: &Options,
-) -> Result<ParityRun, GpuError> {
-    let Options {
-        seed,
-        instances,
-        binding_limit,
-    } = *options;
-    let mut rng = Rng::new(seed);
-    let all: Vec<&Package> = packages.iter().map(|p| p.package).collect();
-    let skeletons: u32 = all.iter().map(|p| p.skeletons.len() as u32).sum();
-    let mut capacities = Capacities::for_packages(&all, instances * skeletons.max(1));
-    capacities.chunks = capacities.chunks.max(skeletons * instances);
-    capacities.binding_limit = binding_limit;
-    let mut runtime = Runtime::new(ctx, capacities)?;
-    let mut plans = Vec::new();
-    for (p, put) in packages.iter().enumerate() {
-        let masks: Vec<Vec<Mask>> = put
-            .package
-            .skeletons
-            .iter()
-            .map(|s| random_masks(&mut rng, s))
-            .collect();
-        let id = runtime.add_package(put.package, &masks)?;
-        for s in 0..put.package.skeletons.len() as u32 {
-            let plan = BatchPlan::new(&mut rng, p, put.package, &masks, s, instances);
-            plans.push((id, plan));
-        }
-    }
-    let cpu: Vec<CpuBatch> = plans
-        .iter()
-        .map(|(_, plan)| plan.evaluate_cpu(packages, &runtime, &capacities))
-        .collect::<Result<_, _>>()?;
-    let instance_lists: Vec<Vec<Instance>> = plans
-        .iter()
-        .zip(&cpu)
-        .map(|((_, plan), c)| plan.instances(&c.hero_palettes))
-        .collect();
-    let batches: Vec<Batch> = plans
-        .iter()
-        .zip(&instance_lists)
-        .map(|((id, plan), list)| Batch {
-            package: *id,
-            skeleton: plan.skeleton,
-            skin: plan.skin,
-            instances: list,
-        })
-        .collect();
-    let frame = runtime.frame(&batches)?;
-    let gpu = runtime.readback()?;
-    let cases = plans
-        .into_iter()
-        .zip(cpu)
-        .zip(gpu)
-        .map(|(((_, plan), cpu), gpu)| BatchCase {
-            package: packages
-                .get(plan.package)
-                .map_or_else(String::new, |p| p.name.to_string()),
-            skeleton: plan.skeleton,
-            skin: plan.skin,
-            extent: plan.extent,
-            heroes: plan.hero.clone(),
-            gpu,
-            cpu: cpu.output,
-        })
-        .collect();
-    Ok(ParityRun {
-        adapter: ctx.adapter.clone(),
-        seed,
-        frame,
-        cases,
-    })
-}
-
-/// Compares every case of `run` stage by stage.
-pub fn compare(run: &ParityRun) -> ParityReport {
-    let batches: Vec<BatchParity> = run.cases.iter().map(compare_case).collect();
-    let pass = batches.iter().all(|b| b.pass);
-    ParityReport {
-        adapter: run.adapter.clone(),
-        seed: run.seed,
-        frame: run.frame.clone(),
-        batches,
-        pass,
-    }
+/// evaluates them in one GPU frame on `path` and on the CPU reference, and compares.
+pub fn run(ctx: &GpuContext, packages: &[PackageUnderTest], seed: u64, instances: u32, path: Path) -> Result<ParityReport, GpuError> {
+    let run = evaluate(ctx, packages, &Options { seed, instances, binding_limit: None, path })?;
+    Ok(compare(&run, path))
 }
 
 /// One batch's instances: programs, placements, and which one is a hero.
@@ -227,144 +141,124 @@ struct BatchPlan {
     hero: Vec<bool>,
 }
 
-/// CPU reference outputs of a batch, and the palettes its heroes upload.
-struct CpuBatch {
-    output: BatchOutput,
-    hero_palettes: Vec<Vec<Affine3A>>,
+/// The GPU and CPU halves of [`run`], without the comparison. Each package gets random masks
+/// per skeleton (a subtree, a uniform and a random one) before both runtimes see it.
+pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Options) -> Result<ParityRun, GpuError> {
+    let Options { seed, instances, binding_limit, path } = *options;
+    let mut rng = Rng::new(seed);
+    let masked: Vec<Package> = packages
+        .iter()
+        .map(|put| {
+            let mut p = put.package.clone();
+            for (s, skeleton) in put.package.skeletons.iter().enumerate() {
+                p.masks.extend(random_masks(&mut rng, s as u32, skeleton));
+            }
+            p
+        })
+        .collect();
+    let all: Vec<&Package> = masked.iter().collect();
+    let skeletons: u32 = all.iter().map(|p| p.skeletons.len() as u32).sum();
+    let mut capacities = Capacities::for_packages(&all, instances * skeletons.max(1));
+    capacities.binding_limit = binding_limit;
+    let runtime_options = RuntimeOptions {
+        mapping: match path {
+            Path::Specialised(m) => Some(m),
+            Path::Interpreter => None,
+        },
+        specialise: match path {
+            Path::Interpreter => Specialise::Never,
+            Path::Specialised(_) => Specialise::Blocking,
+        },
+        outputs: throng_cpu_ref::Outputs { locals: true },
+    };
+    let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
+    let mut cpu = CpuRuntime::new(capacities.program_limits(), throng_cpu_ref::Outputs { locals: true }, 1);
+    let mut plans = Vec::new();
+    for (p, package) in masked.iter().enumerate() {
+        let id = gpu.add_package(package)?;
+        cpu.add_package(package);
+        for s in 0..package.skeletons.len() as u32 {
+            plans.push((id, BatchPlan::new(&mut rng, p, package, s, instances)));
+        }
+    }
+    // Heroes bring CPU palettes: the reference evaluates their programs first.
+    let as_programs: Vec<Vec<Instance>> = plans.iter().map(|(_, plan)| plan.instances(None)).collect();
+    fn batches<'a>(plans: &[(crate::PackageId, BatchPlan)], lists: &'a [Vec<Instance<'a>>]) -> Vec<Batch<'a>> {
+        plans
+            .iter()
+            .zip(lists)
+            .map(|((id, plan), list)| Batch { package: *id, skeleton: plan.skeleton, skin: plan.skin, instances: list })
+            .collect()
+    }
+    cpu.frame(&batches(&plans, &as_programs))?;
+    let hero_palettes: Vec<Vec<Vec<Affine3A>>> = plans
+        .iter()
+        .zip(cpu.outputs())
+        .map(|((_, plan), out)| {
+            (0..plan.programs.len())
+                .map(|i| if plan.hero[i] { out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec() } else { Vec::new() })
+                .collect()
+        })
+        .collect();
+    let lists: Vec<Vec<Instance>> = plans.iter().zip(&hero_palettes).map(|((_, plan), h)| plan.instances(Some(h))).collect();
+    let frame_batches = batches(&plans, &lists);
+    let frame = gpu.frame(&frame_batches)?;
+    let gpu_out = gpu.readback()?;
+    cpu.frame(&frame_batches)?;
+    let cases = plans
+        .iter()
+        .zip(cpu.outputs())
+        .zip(gpu_out)
+        .map(|(((_, plan), cpu), gpu)| BatchCase {
+            package: packages.get(plan.package).map_or_else(String::new, |p| p.name.to_string()),
+            skeleton: plan.skeleton,
+            skin: plan.skin,
+            extent: plan.extent,
+            heroes: plan.hero.clone(),
+            gpu,
+            cpu: cpu.clone(),
+        })
+        .collect();
+    Ok(ParityRun { adapter: ctx.adapter.clone(), seed, frame, cases })
+}
+
+/// Compares every case of `run` stage by stage.
+pub fn compare(run: &ParityRun, path: Path) -> ParityReport {
+    let batches: Vec<BatchParity> = run.cases.iter().map(compare_case).collect();
+    let pass = batches.iter().all(|b| b.pass);
+    ParityReport { adapter: run.adapter.clone(), seed: run.seed, path, frame: run.frame.clone(), batches, pass }
 }
 
 impl BatchPlan {
-    fn new(
-        rng: &mut Rng,
-        package: usize,
-        p: &Package,
-        masks: &[Vec<Mask>],
-        skeleton: u32,
-        instances: u32,
-    ) -> Self {
+    fn new(rng: &mut Rng, package: usize, p: &Package, skeleton: u32, instances: u32) -> Self {
         let sk = &p.skeletons[skeleton as usize];
-        let skin = p
-            .skins
-            .iter()
-            .position(|s| s.skeleton == skeleton)
-            .map(|k| k as u32);
+        let skin = p.skins.iter().position(|s| s.skeleton == skeleton).map(|k| k as u32);
         let clips: Vec<u32> = (0..p.clips.len() as u32)
             .filter(|&c| {
                 let clip = &p.clips[c as usize];
                 clip.skeleton == skeleton && clip.sub_tracks.len() == 3 * sk.joint_count()
             })
             .collect();
-        let mask_count = masks.get(skeleton as usize).map_or(0, |m| m.len()) as u32;
+        let masks: Vec<u32> = (0..p.masks.len() as u32).filter(|&m| p.masks[m as usize].skeleton == skeleton).collect();
         let n = instances as usize;
-        let programs = (0..n)
-            .map(|_| random_program(rng, p, &clips, mask_count, skin))
-            .collect();
+        let programs = (0..n).map(|_| random_program(rng, p, &clips, &masks, skin)).collect();
         let placements = (0..n).map(|i| random_placement(rng, i)).collect();
         // The second instance is a hero when there is a skin to take its palette.
         let hero = (0..n).map(|i| i == 1 && skin.is_some()).collect();
-        BatchPlan {
-            package,
-            skeleton,
-            skin,
-            extent: component_extent(sk),
-            programs,
-            placements,
-            hero,
-        }
+        BatchPlan { package, skeleton, skin, extent: component_extent(sk), programs, placements, hero }
     }
 
-    fn instances<'a>(&'a self, hero_palettes: &'a [Vec<Affine3A>]) -> Vec<Instance<'a>> {
+    /// The batch's instances: heroes as programs without `palettes`, else with theirs.
+    fn instances<'a>(&'a self, palettes: Option<&'a [Vec<Affine3A>]>) -> Vec<Instance<'a>> {
         (0..self.programs.len())
             .map(|i| Instance {
-                pose: if self.hero[i] {
-                    Pose::Hero(&hero_palettes[i])
-                } else {
-                    Pose::Program(&self.programs[i])
+                pose: match palettes {
+                    Some(h) if self.hero[i] => Pose::Hero(&h[i]),
+                    _ => Pose::Program(&self.programs[i]),
                 },
                 placement: self.placements[i],
             })
             .collect()
-    }
-
-    /// Runs every program on the CPU reference: local, component, palette, skinned + placed.
-    fn evaluate_cpu(
-        &self,
-        packages: &[PackageUnderTest],
-        runtime: &Runtime,
-        caps: &Capacities,
-    ) -> Result<CpuBatch, GpuError> {
-        let p = packages[self.package].package;
-        let resident = runtime
-            .package(crate::PackageId(self.package))
-            .ok_or_else(|| GpuError::BadBatch {
-                batch: self.package,
-                what: "package not resident".into(),
-            })?;
-        let skeleton = &p.skeletons[self.skeleton as usize];
-        let joints = skeleton.joint_count();
-        let skin = self
-            .skin
-            .map(|k| (&p.skins[k as usize], &resident.skins[k as usize]));
-        let assets = Assets {
-            skeleton,
-            skeleton_index: self.skeleton,
-            clips: &p.clips,
-            skins: &p.skins,
-            masks: &resident.masks[self.skeleton as usize],
-        };
-        let palette_len = skin.map_or(0, |(s, _)| s.joints.len());
-        let mut eval = Evaluator::new(caps.program_limits(), joints, palette_len.max(1));
-        let mut out = BatchOutput {
-            joints,
-            palette_len,
-            vertex_count: skin.map_or(0, |(_, r)| r.vertex_count as usize),
-            ..BatchOutput::default()
-        };
-        let mut hero_palettes = Vec::with_capacity(self.programs.len());
-        for (i, program) in self.programs.iter().enumerate() {
-            eval.run(program, &assets)
-                .map_err(|source| GpuError::Program {
-                    batch: self.package,
-                    instance: i,
-                    source,
-                })?;
-            let final_register = program
-                .ops
-                .iter()
-                .rev()
-                .find(|o| o.code == throng_cpu_ref::program::op::TO_COMPONENT)
-                .map_or(0, |o| o.a);
-            out.locals
-                .extend_from_slice(eval.local(final_register).unwrap_or(&[]));
-            out.components.extend_from_slice(eval.component());
-            let mut palette = vec![Affine3A::IDENTITY; palette_len];
-            if let Some((s, range)) = skin {
-                build_palette(s, eval.component(), &mut palette);
-                out.palettes.extend_from_slice(&palette);
-                for &(m, _, count) in &range.meshes {
-                    let mesh = &p.meshes[m];
-                    let mut positions = vec![Vec3::ZERO; count as usize];
-                    let mut normals = vec![Vec3::ZERO; count as usize];
-                    skin_mesh(mesh, &palette, &mut positions, &mut normals);
-                    let place = &self.placements[i];
-                    let cof = cofactor(&place.matrix3);
-                    out.skinned
-                        .extend(positions.iter().zip(&normals).map(|(p, n)| {
-                            let p = place.transform_point3(*p);
-                            let n = Vec3::from(cof * Vec3A::from(*n)).normalize_or_zero();
-                            SkinnedVertex {
-                                position: p.extend(1.0).to_array(),
-                                normal: n.extend(0.0).to_array(),
-                            }
-                        }));
-                }
-            }
-            hero_palettes.push(if self.hero[i] { palette } else { Vec::new() });
-        }
-        Ok(CpuBatch {
-            output: out,
-            hero_palettes,
-        })
     }
 }
 
@@ -530,11 +424,11 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         let diagonal = bounds_diagonal(rs);
         for (v, (g, r)) in gs.iter().zip(rs).enumerate() {
             vertex.see(
-                (g.position() - r.position()).as_dvec3().length() / diagonal,
+                (g.position - r.position).as_dvec3().length() / diagonal,
                 i,
                 v,
             );
-            let (gn, rn) = (g.normal().as_dvec3(), r.normal().as_dvec3());
+            let (gn, rn) = (g.normal.as_dvec3(), r.normal.as_dvec3());
             normal.see(
                 gn.cross(rn).length().atan2(gn.dot(rn)) * f64::from(u8::from(rn.length() > 0.5)),
                 i,
@@ -570,7 +464,7 @@ fn bounds_diagonal(vertices: &[SkinnedVertex]) -> f64 {
     let (lo, hi) = vertices
         .iter()
         .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v.position()), hi.max(v.position()))
+            (lo.min(v.position), hi.max(v.position))
         });
     let d = f64::from((hi - lo).length());
     if d.is_finite() && d > 1e-12 {
@@ -585,8 +479,15 @@ impl fmt::Display for ParityReport {
         let fr = &self.frame;
         writeln!(
             f,
-            "parity on {} (seed {}; one frame: {} batches, {} chunks, {} dispatches, {} FK fallback chunks)",
-            self.adapter, self.seed, fr.batches, fr.chunks, fr.dispatches, fr.fk_fallback_chunks
+            "parity on {}, {} (seed {}; one frame: {} batches, {} shapes, {} dispatches: {} specialised, {} interpreter)",
+            self.adapter,
+            self.path.name(),
+            self.seed,
+            fr.batches,
+            fr.shapes,
+            fr.dispatches,
+            fr.specialised_dispatches,
+            fr.interpreter_dispatches
         )?;
         for b in &self.batches {
             writeln!(
@@ -626,19 +527,16 @@ impl fmt::Display for ParityReport {
 }
 
 
-/// A subtree mask, a uniform one and a random per-joint one.
-pub fn random_masks(rng: &mut Rng, skeleton: &Skeleton) -> Vec<Mask> {
+/// A subtree mask, a uniform one and a random per-joint one for skeleton `index`.
+pub fn random_masks(rng: &mut Rng, index: u32, skeleton: &Skeleton) -> Vec<Mask> {
     let joints = skeleton.joint_count();
     let root = rng.below(joints as u32) as usize;
     let mut masks = Vec::with_capacity(3);
-    if let Some(m) = Mask::subtree("subtree", skeleton, root, 1.0) {
+    if let Some(m) = Mask::subtree("subtree", index, skeleton, root, 1.0) {
         masks.push(m);
     }
-    masks.push(Mask::uniform("half", skeleton, 0.5));
-    masks.push(Mask {
-        name: "random".into(),
-        weights: (0..joints).map(|_| rng.unit()).collect(),
-    });
+    masks.push(Mask::uniform("half", index, skeleton, 0.5));
+    masks.push(Mask { name: "random".into(), skeleton: index, weights: (0..joints).map(|_| rng.unit()).collect() });
     masks
 }
 
@@ -670,13 +568,7 @@ fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
 
 /// A random valid program: 1-3 samples (or rest), an optional N-way blend, an optional masked
 /// override and an optional masked additive, then `ToComponent` and the skin's `Palette`.
-pub fn random_program(
-    rng: &mut Rng,
-    p: &Package,
-    clips: &[u32],
-    masks: u32,
-    skin: Option<u32>,
-) -> Program {
+pub fn random_program(rng: &mut Rng, p: &Package, clips: &[u32], masks: &[u32], skin: Option<u32>) -> Program {
     let mut ops = Vec::new();
     let mut weights = Vec::new();
     let source = |rng: &mut Rng, dst: u32, ops: &mut Vec<PoseOp>| {
@@ -705,10 +597,10 @@ pub fn random_program(
         ops.push(PoseOp::blend(base, 0, inputs, 0));
     }
     let mask = |rng: &mut Rng| {
-        if masks == 0 || rng.chance(0.3) {
+        if masks.is_empty() || rng.chance(0.3) {
             NO_MASK
         } else {
-            rng.below(masks)
+            masks[rng.index(masks.len())]
         }
     };
     if rng.chance(0.6) {

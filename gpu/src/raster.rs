@@ -2,8 +2,9 @@
 //! runtime's last frame into a colour (`Rgba8UnormSrgb`; 4× MSAA resolved on hardware, one
 //! sample on software adapters, see [`SAMPLES`]) + depth (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
 //!
-//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed draw per chunk —
-//! never one per instance — binding the chunk's range of its skinned-vertex page; the index
+//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed draw per skinned run
+//! (a skinned batch's instances on one page of the skinned stream, [`Runtime::skinned_runs`]) —
+//! never one per instance — binding the run's range of its page; the index
 //! buffer is the skin's triangle indices (every mesh bound to the skin, offset to the skin's
 //! vertex order), built once per (package, skin) the first time it is drawn. A raster pass
 //! therefore assumes a package's meshes do not change while it lives.
@@ -16,13 +17,14 @@ use std::num::NonZeroU64;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Affine3A, Mat4, Vec3};
+use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
 use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
 use crate::context::{map_read, scoped};
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
-use crate::{Batch, GpuContext, GpuError, PackageId, Runtime};
+use crate::{Batch, GpuContext, GpuError, PackageId, Runtime, SkinnedRun};
+pub use throng_cpu_ref::bounds::Bounds;
 
 /// Colour target format (linear shading, sRGB-encoded bytes).
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
@@ -36,59 +38,6 @@ pub const SAMPLES: u32 = 4;
 /// Background colour, linear RGB (the clear colour, and what fog fades toward).
 pub const BACKGROUND: [f32; 3] = [0.52, 0.60, 0.70];
 
-/// An axis-aligned box in scene space; `min > max` on some axis means empty.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bounds {
-    pub min: Vec3,
-    pub max: Vec3,
-}
-
-impl Bounds {
-    pub const EMPTY: Bounds = Bounds {
-        min: Vec3::splat(f32::INFINITY),
-        max: Vec3::splat(f32::NEG_INFINITY),
-    };
-
-    pub fn is_empty(&self) -> bool {
-        self.min.cmpgt(self.max).any()
-    }
-
-    /// The smallest box holding `points`.
-    pub fn of_points(points: impl IntoIterator<Item = Vec3>) -> Bounds {
-        points.into_iter().fold(Bounds::EMPTY, |b, p| Bounds {
-            min: b.min.min(p),
-            max: b.max.max(p),
-        })
-    }
-
-    pub fn union(&self, other: &Bounds) -> Bounds {
-        Bounds {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
-    }
-
-    /// The eight corners (none when empty).
-    pub fn corners(&self) -> impl Iterator<Item = Vec3> + '_ {
-        let n = if self.is_empty() { 0 } else { 8 };
-        (0..n).map(|i| {
-            Vec3::new(
-                if i & 1 == 0 { self.min.x } else { self.max.x },
-                if i & 2 == 0 { self.min.y } else { self.max.y },
-                if i & 4 == 0 { self.min.z } else { self.max.z },
-            )
-        })
-    }
-
-    /// The box holding this one's corners transformed by `m`.
-    pub fn transformed(&self, m: &Affine3A) -> Bounds {
-        Bounds::of_points(self.corners().map(|c| m.transform_point3(c)))
-    }
-
-    pub fn centre(&self) -> Vec3 {
-        (self.min + self.max) * 0.5
-    }
-}
 
 /// A perspective camera in scene space (+Y up).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -271,7 +220,7 @@ impl Image {
 /// What one render did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct RasterReport {
-    /// Instanced crowd draws (one per skinned chunk) plus the ground.
+    /// Instanced crowd draws (one per skinned run) plus the ground.
     pub draws: usize,
     pub instances: u64,
     pub triangles: u64,
@@ -302,22 +251,17 @@ struct FrameUniform {
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct DrawUniform {
-    vertex_count: u32,
+    stride: u32,
     instance_base: u32,
     highlight: u32,
     pad: u32,
 }
 
-/// One instanced draw: a skinned chunk of the last frame.
+/// One instanced draw: a skinned run of the last frame.
 struct PlannedDraw {
-    /// Index into the runtime's chunks.
-    chunk: usize,
+    run: SkinnedRun,
     /// Index into `Raster::indices`.
     indices: usize,
-    /// Number of the chunk's first instance in the frame (tint seed).
-    first_instance: u32,
-    instances: u32,
-    vertex_count: u32,
 }
 
 /// The triangle indices of one skin of one package.
@@ -426,7 +370,7 @@ impl Raster {
         self.width as f32 / self.height as f32
     }
 
-    /// Draws the skinned chunks of `runtime`'s last frame — `batches` must be the slice that
+    /// Draws the skinned runs of `runtime`'s last frame — `batches` must be the slice that
     /// frame was given — and the ground, then copies the image for [`Raster::read_image`].
     /// Submits without waiting; the queue orders it after the frame's compute passes.
     pub fn render(
@@ -515,50 +459,29 @@ impl Raster {
         })
     }
 
-    /// One draw per skinned chunk of the last frame; checks `batches` against the chunks.
-    fn plan_draws(
-        &mut self,
-        runtime: &Runtime,
-        batches: &[Batch],
-    ) -> Result<Vec<PlannedDraw>, GpuError> {
-        let mut first = Vec::with_capacity(batches.len());
-        let mut total = 0u32;
-        for b in batches {
-            first.push(total);
-            total = total.saturating_add(b.instances.len() as u32);
+    /// One draw per skinned run of the last frame; checks `batches` against the frame.
+    fn plan_draws(&mut self, runtime: &Runtime, batches: &[Batch]) -> Result<Vec<PlannedDraw>, GpuError> {
+        let slots = runtime.batches();
+        for (b, (batch, s)) in batches.iter().zip(slots).enumerate() {
+            if batch.package.0 != s.package || batch.instances.len() != s.count as usize || batch.skin != s.skin {
+                return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
+                    batch: b,
+                    what: "does not match the runtime's last frame (give render the batches of that frame)".into(),
+                }));
+            }
+        }
+        if batches.len() != slots.len() {
+            return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
+                batch: batches.len().min(slots.len()),
+                what: format!("the last frame had {} batches, render was given {}", slots.len(), batches.len()),
+            }));
         }
         let mut draws = Vec::new();
-        for (c, chunk) in runtime.chunks().iter().enumerate() {
-            let mismatch = |what: &str| GpuError::BadBatch {
-                batch: chunk.batch,
-                what: format!("{what} (give render the batches of the runtime's last frame)"),
-            };
-            let batch = batches
-                .get(chunk.batch)
-                .ok_or_else(|| mismatch("is missing"))?;
-            if batch.package.0 != chunk.package
-                || batch.instances.len() < chunk.first + chunk.count as usize
-            {
-                return Err(mismatch("does not match the frame's chunk"));
-            }
-            let Some(skin) = batch
-                .skin
-                .filter(|_| chunk.skinned && chunk.vertex_count > 0)
-            else {
-                continue;
-            };
-            if runtime.skinned_buffers().len() <= chunk.skinned_page {
-                return Err(mismatch("names a skinned page the runtime does not hold"));
-            }
+        for run in runtime.skinned_runs() {
+            let (batch, skin) = (&batches[run.batch], slots[run.batch].skin.unwrap_or(0));
             let indices = self.skin_indices(runtime, batch.package, skin)?;
             if self.indices[indices].count > 0 {
-                draws.push(PlannedDraw {
-                    chunk: c,
-                    indices,
-                    first_instance: first[chunk.batch] + chunk.first as u32,
-                    instances: chunk.count,
-                    vertex_count: chunk.vertex_count,
-                });
+                draws.push(PlannedDraw { run, indices });
             }
         }
         Ok(draws)
@@ -664,8 +587,8 @@ impl Raster {
         let mut bytes = vec![0u8; (slots * OFFSET_ALIGNMENT) as usize];
         for (slot, d) in draws.iter().enumerate() {
             let uniform = DrawUniform {
-                vertex_count: d.vertex_count,
-                instance_base: d.first_instance,
+                stride: d.run.stride,
+                instance_base: d.run.first_slot,
                 highlight: scene.highlight,
                 pad: 0,
             };
@@ -692,13 +615,10 @@ impl Raster {
             }],
         });
         let mut groups = Vec::with_capacity(draws.len());
-        let chunks = runtime.chunks();
-        let pages = runtime.skinned_buffers();
-        // `plan_draws` checked that every chunk and page exists.
-        for (chunk, page) in draws.iter().filter_map(|d| {
-            let chunk = chunks.get(d.chunk)?;
-            Some((chunk, pages.get(chunk.skinned_page)?))
-        }) {
+        let pages = runtime.skinned_pages();
+        // `plan_draws` took every run from the runtime, so its page exists.
+        for d in draws {
+            let Some(page) = pages.get(d.run.page) else { continue };
             groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("raster draw"),
                 layout: &self.draw_layout,
@@ -715,8 +635,8 @@ impl Raster {
                         binding: 1,
                         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                             buffer: page,
-                            offset: chunk.skinned_vertices.offset,
-                            size: NonZeroU64::new(chunk.skinned_vertices.size),
+                            offset: d.run.offset,
+                            size: NonZeroU64::new(d.run.size),
                         }),
                     },
                 ],
@@ -725,7 +645,7 @@ impl Raster {
         (frame, groups)
     }
 
-    /// Records the render pass: the ground, then one instanced draw per chunk.
+    /// Records the render pass: the ground, then one instanced draw per skinned run.
     fn record(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -776,9 +696,9 @@ impl Raster {
             };
             pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
             pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(0..count, 0, 0..d.instances);
-            report.instances += u64::from(d.instances);
-            report.triangles += u64::from(d.instances) * u64::from(count / 3);
+            pass.draw_indexed(0..count, 0, 0..d.run.count);
+            report.instances += u64::from(d.run.count);
+            report.triangles += u64::from(d.run.count) * u64::from(count / 3);
         }
         drop(pass);
         self.profiler.end_query(encoder, query);

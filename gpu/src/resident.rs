@@ -1,40 +1,48 @@
 //! Resident package data: uploaded once per package generation, read by every frame.
 //!
-//! One package becomes eight storage buffers: the clip table, sub-tracks (and, after them, the
-//! word streams of compressed clips, docs/codec.md), an f32 pool (rest poses, clip samples,
-//! mask weights), mask starts, the joint table (parent, depth), skin joint
-//! maps, inverse bind matrices, and bind-space vertices grouped by skin. Every index the shaders
-//! follow is checked here, so a malformed package is refused before any GPU work.
+//! One package becomes four storage buffers (docs/gpu.md, "Resident data"):
+//! - `tables` (u32): clip headers (`CLIP_WORDS` each, from 0), per skeleton its joints' parents
+//!   and depths, per skin its palette entries' joints, per joint the range of its entries in the
+//!   palette order and that order, per mask the pool vec4 of its weights, and the codec streams
+//!   of compressed clips;
+//! - `tracks` (vec4<u32>): per clip and joint, the t, q, s sub-track references (sample.wgsl);
+//! - `pool` (vec4<f32>): rest poses (three vec4s per joint), inverse binds (three rows per
+//!   entry), mask weights (four per vec4), reference clip samples (one vec4 per sample of an
+//!   animated sub-track, t and s in xyz) and the constants of both encodings;
+//! - `vertices` (vec4<u32>): three per skinned vertex, grouped by skin (skinning.wgsl).
+//!
+//! Every index a shader follows is checked here, so a malformed package is refused before any
+//! GPU work.
 
+use glam::Vec4;
 use throng_cpu_ref::codec::{decode_components, segment_count, CompressedClip};
-use throng_cpu_ref::{Clip, Mask, Package, SubTrackKind};
+use throng_cpu_ref::{Clip, Package, SubTrackKind, NO_PARENT};
+use throng_shaders::prelude::CLIP_WORDS;
 use wgpu::util::DeviceExt;
 
-use crate::layout::{AffineRows, ClipHeader, TrsRecord, Vertex, ENCODING_COMPRESSED, ENCODING_REFERENCE};
+use crate::layout::AffineRows;
 use crate::{GpuContext, GpuError};
-
-/// Handle of a package made resident in a [`crate::Runtime`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PackageId(pub usize);
 
 /// Where one skeleton lives in its package's buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SkeletonRange {
-    pub joint_base: u32,
+    pub joints: u32,
+    pub parent_base: u32,
+    pub depth_base: u32,
     pub rest_base: u32,
-    pub joint_count: u32,
     pub max_depth: u32,
-    pub mask_base: u32,
-    pub mask_count: u32,
 }
 
-/// Where one skin lives: its palette entries and the vertices of the meshes it binds.
+/// Where one skin lives: its palette tables and the vertices of the meshes it binds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkinRange {
     pub skeleton: u32,
-    pub(crate) base: u32,
     /// Palette entries.
     pub len: u32,
+    pub(crate) joint_base: u32,
+    pub(crate) range_base: u32,
+    pub(crate) order_base: u32,
+    pub(crate) ibm_base: u32,
     pub(crate) vertex_base: u32,
     /// Vertices of every mesh bound to this skin, in mesh order.
     pub vertex_count: u32,
@@ -43,23 +51,19 @@ pub struct SkinRange {
 }
 
 pub(crate) struct ResidentBuffers {
-    pub clips: wgpu::Buffer,
+    pub tables: wgpu::Buffer,
     pub tracks: wgpu::Buffer,
-    pub values: wgpu::Buffer,
-    pub masks: wgpu::Buffer,
-    pub joint_table: wgpu::Buffer,
-    pub skin_joints: wgpu::Buffer,
-    pub inverse_bind: wgpu::Buffer,
+    pub pool: wgpu::Buffer,
     pub vertices: wgpu::Buffer,
 }
 
 /// A package on the GPU, with the CPU copy programs are validated against.
 pub struct ResidentPackage {
     pub package: Package,
-    /// Masks per skeleton: `masks[skeleton]` is what `Override` / `Additive` ops index.
-    pub masks: Vec<Vec<Mask>>,
     pub(crate) skeletons: Vec<SkeletonRange>,
     pub skins: Vec<SkinRange>,
+    /// `tables`: the first of each mask's pool index.
+    pub(crate) mask_base: u32,
     pub(crate) buffers: ResidentBuffers,
     /// Bytes of GPU memory the package occupies.
     pub bytes: u64,
@@ -68,86 +72,69 @@ pub struct ResidentPackage {
 /// The flat arrays uploaded for one package.
 #[derive(Default)]
 struct Arrays {
-    clips: Vec<ClipHeader>,
-    tracks: Vec<[u32; 2]>,
-    values: Vec<f32>,
-    masks: Vec<u32>,
-    joint_table: Vec<[u32; 2]>,
-    skin_joints: Vec<u32>,
-    inverse_bind: Vec<AffineRows>,
-    vertices: Vec<Vertex>,
+    tables: Vec<u32>,
+    tracks: Vec<[u32; 4]>,
+    pool: Vec<[f32; 4]>,
+    vertices: Vec<[u32; 4]>,
+}
+
+impl Arrays {
+    fn table_at(&self) -> Result<u32, String> {
+        index(self.tables.len(), "table word")
+    }
+
+    fn pool_at(&self) -> Result<u32, String> {
+        index(self.pool.len(), "pool vec4")
+    }
+}
+
+fn index(n: usize, what: &str) -> Result<u32, String> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&i| i < 1 << 30)
+        .ok_or_else(|| format!("{what} index {n} does not fit 30 bits"))
+}
+
+/// A sub-track reference: `(index << 2) | kind` (sample.wgsl).
+fn track_ref(kind: SubTrackKind, index: u32) -> u32 {
+    (index << 2) | kind as u32
 }
 
 impl ResidentPackage {
-    /// Checks and uploads `package` with `masks[skeleton]` for each of its skeletons (missing
-    /// entries mean no masks). `id` names the package in errors.
-    pub fn upload(
-        ctx: &GpuContext,
-        id: usize,
-        package: &Package,
-        masks: &[Vec<Mask>],
-    ) -> Result<ResidentPackage, GpuError> {
+    /// Checks and uploads `package`; `id` names it in errors.
+    pub fn upload(ctx: &GpuContext, id: usize, package: &Package) -> Result<ResidentPackage, GpuError> {
         let bad = |what: String| GpuError::BadPackage { package: id, what };
-        let mut arrays = Arrays::default();
-        let masks: Vec<Vec<Mask>> = (0..package.skeletons.len())
-            .map(|s| masks.get(s).cloned().unwrap_or_default())
-            .collect();
-        let skeletons = add_skeletons(&mut arrays, package, &masks).map_err(bad)?;
-        add_clips(&mut arrays, package).map_err(bad)?;
-        let skins = add_skins(&mut arrays, package).map_err(bad)?;
-        if u32::try_from(arrays.values.len()).is_err()
-            || u32::try_from(arrays.vertices.len()).is_err()
-        {
-            return Err(bad("more than 2^32 values or vertices".into()));
+        let mut a = Arrays::default();
+        a.tables.resize(CLIP_WORDS as usize * package.clips.len(), 0);
+        let skeletons = add_skeletons(&mut a, package).map_err(bad)?;
+        let skins = add_skins(&mut a, package).map_err(bad)?;
+        let mask_base = add_masks(&mut a, package).map_err(bad)?;
+        for (c, clip) in package.clips.iter().enumerate() {
+            add_clip(&mut a, c, clip, package).map_err(bad)?;
         }
         let limit = ctx.limits.max_storage_buffer_binding_size;
         let mut bytes = 0;
         let mut buffer = |what: &'static str, data: &[u8]| -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;
             if size > limit {
-                return Err(GpuError::ResidentTooLarge {
-                    package: id,
-                    what,
-                    bytes: size,
-                    limit,
-                });
+                return Err(GpuError::ResidentTooLarge { package: id, what, bytes: size, limit });
             }
             // A binding may not be empty: an unused array gets 16 zero bytes.
-            let contents = if data.is_empty() {
-                &[0u8; 16][..]
-            } else {
-                data
-            };
+            let contents = if data.is_empty() { &[0u8; 16][..] } else { data };
             bytes += contents.len() as u64;
-            Ok(ctx
-                .device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(what),
-                    contents,
-                    usage: wgpu::BufferUsages::STORAGE,
-                }))
+            Ok(ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(what),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE,
+            }))
         };
         let buffers = ResidentBuffers {
-            clips: buffer("clip headers", bytemuck::cast_slice(&arrays.clips))?,
-            tracks: buffer("sub-tracks", bytemuck::cast_slice(&arrays.tracks))?,
-            values: buffer("values", bytemuck::cast_slice(&arrays.values))?,
-            masks: buffer("mask starts", bytemuck::cast_slice(&arrays.masks))?,
-            joint_table: buffer("joint table", bytemuck::cast_slice(&arrays.joint_table))?,
-            skin_joints: buffer("skin joints", bytemuck::cast_slice(&arrays.skin_joints))?,
-            inverse_bind: buffer(
-                "inverse bind matrices",
-                bytemuck::cast_slice(&arrays.inverse_bind),
-            )?,
-            vertices: buffer("vertices", bytemuck::cast_slice(&arrays.vertices))?,
+            tables: buffer("package tables", bytemuck::cast_slice(&a.tables))?,
+            tracks: buffer("sub-track references", bytemuck::cast_slice(&a.tracks))?,
+            pool: buffer("package pool", bytemuck::cast_slice(&a.pool))?,
+            vertices: buffer("skinning vertices", bytemuck::cast_slice(&a.vertices))?,
         };
-        Ok(ResidentPackage {
-            package: package.clone(),
-            masks,
-            skeletons,
-            skins,
-            buffers,
-            bytes,
-        })
+        Ok(ResidentPackage { package: package.clone(), skeletons, skins, mask_base, buffers, bytes })
     }
 
     pub(crate) fn skeleton(&self, s: u32) -> Option<&SkeletonRange> {
@@ -155,140 +142,65 @@ impl ResidentPackage {
     }
 }
 
-fn index(n: usize, what: &str) -> Result<u32, String> {
-    u32::try_from(n).map_err(|_| format!("{what} index {n} does not fit 32 bits"))
-}
-
-/// Rest poses and masks into the f32 pool, parents and depths into the joint table.
-fn add_skeletons(
-    a: &mut Arrays,
-    package: &Package,
-    masks: &[Vec<Mask>],
-) -> Result<Vec<SkeletonRange>, String> {
+/// Rest poses into the pool, parents and depths into the tables.
+fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>, String> {
     let mut ranges = Vec::with_capacity(package.skeletons.len());
     for (s, skeleton) in package.skeletons.iter().enumerate() {
         let joints = skeleton.joint_count();
-        let joint_base = index(a.joint_table.len(), "joint")?;
-        let rest_base = index(a.values.len(), "value")?;
-        for (j, rest) in skeleton.rest.iter().enumerate() {
-            let r = TrsRecord::from(rest);
-            a.values.extend(r.t.iter().chain(&r.q).chain(&r.s));
-            let parent = skeleton.parents.get(j).copied().unwrap_or(u32::MAX);
-            let depth = skeleton.depth.get(j).copied().unwrap_or(0);
-            a.joint_table.push([parent, depth]);
+        if skeleton.parents.len() != joints || skeleton.depth.len() != joints {
+            return Err(format!("skeleton {s} has {} parents and {} depths for {joints} joints", skeleton.parents.len(), skeleton.depth.len()));
         }
-        let mask_base = index(a.masks.len(), "mask")?;
-        let skeleton_masks = masks.get(s).map_or(&[][..], |m| &m[..]);
-        for (m, mask) in skeleton_masks.iter().enumerate() {
-            if mask.weights.len() != joints || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w))
-            {
-                return Err(format!(
-                    "mask {m} ('{}') of skeleton {s} has {} weights for {joints} joints, or a weight outside [0, 1]",
-                    mask.name,
-                    mask.weights.len()
-                ));
-            }
-            a.masks.push(index(a.values.len(), "value")?);
-            a.values.extend(&mask.weights);
+        if let Some(j) = (0..joints).find(|&j| skeleton.parents[j] != NO_PARENT && skeleton.parents[j] as usize >= j) {
+            return Err(format!("skeleton {s} joint {j} comes before its parent {}", skeleton.parents[j]));
         }
+        let rest_base = a.pool_at()?;
+        for rest in &skeleton.rest {
+            a.pool.push(rest.translation.extend(0.0).to_array());
+            a.pool.push(rest.rotation.to_array());
+            a.pool.push(rest.scale.extend(0.0).to_array());
+        }
+        let parent_base = a.table_at()?;
+        a.tables.extend(&skeleton.parents);
+        let depth_base = a.table_at()?;
+        a.tables.extend(&skeleton.depth);
         ranges.push(SkeletonRange {
-            joint_base,
+            joints: index(joints, "joint")?,
+            parent_base,
+            depth_base,
             rest_base,
-            joint_count: index(joints, "joint")?,
             max_depth: skeleton.depth.iter().copied().max().unwrap_or(0),
-            mask_base,
-            mask_count: index(skeleton_masks.len(), "mask")?,
         });
     }
     Ok(ranges)
 }
 
-/// Clip headers, sub-tracks and samples; every sub-track's values must lie inside the clip.
-fn add_clips(a: &mut Arrays, package: &Package) -> Result<(), String> {
-    for (c, clip) in package.clips.iter().enumerate() {
-        if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
+/// Per mask its weights (four per pool vec4) and, in the tables, where they start.
+fn add_masks(a: &mut Arrays, package: &Package) -> Result<u32, String> {
+    let mut starts = Vec::with_capacity(package.masks.len());
+    for (m, mask) in package.masks.iter().enumerate() {
+        let joints = package.skeletons.get(mask.skeleton as usize).map(|s| s.joint_count());
+        if joints != Some(mask.weights.len()) || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w)) {
             return Err(format!(
-                "clip {c} ('{}') has sample rate {} and {} samples",
-                clip.name, clip.sample_rate, clip.sample_count
+                "mask {m} ('{}') has {} weights for skeleton {} ({joints:?} joints), or a weight outside [0, 1]",
+                mask.name,
+                mask.weights.len(),
+                mask.skeleton
             ));
         }
-        if let Some(compressed) = &clip.compressed {
-            add_compressed(a, c, clip, compressed)?;
-            continue;
+        starts.push(a.pool_at()?);
+        for four in mask.weights.chunks(4) {
+            let mut v = [0.0; 4];
+            v[..four.len()].copy_from_slice(four);
+            a.pool.push(v);
         }
-        let track_base = index(a.tracks.len(), "sub-track")?;
-        let value_base = index(a.values.len(), "value")?;
-        for (t, st) in clip.sub_tracks.iter().enumerate() {
-            let width = if t % 3 == 1 { 4 } else { 3 };
-            let count = match st.kind {
-                SubTrackKind::Default => 0,
-                SubTrackKind::Constant => width,
-                SubTrackKind::Animated => width * clip.sample_count as usize,
-            };
-            if st.offset as usize + count > clip.values.len() {
-                return Err(format!(
-                    "clip {c} ('{}') sub-track {t} reads values {}..{} of {}",
-                    clip.name,
-                    st.offset,
-                    st.offset as usize + count,
-                    clip.values.len()
-                ));
-            }
-            a.tracks.push([st.kind as u32, st.offset]);
-        }
-        a.values.extend(&clip.values);
-        a.clips.push(ClipHeader {
-            duration: clip.duration as f32,
-            sample_rate: clip.sample_rate,
-            sample_count: clip.sample_count,
-            track_base,
-            value_base,
-            encoding: ENCODING_REFERENCE,
-            segment_length: 0,
-            animated: 0,
-        });
     }
-    Ok(())
+    let base = a.table_at()?;
+    a.tables.extend(starts);
+    Ok(base)
 }
 
-/// A compressed clip: its sub-track table, then its word stream at an even word of the
-/// sub-track buffer. Every read the shader makes is checked first by decoding every sample on
-/// the CPU (the shader follows the same offsets), and stream bit positions fit 32 bits.
-fn add_compressed(a: &mut Arrays, c: usize, clip: &Clip, z: &CompressedClip) -> Result<(), String> {
-    let bad = |what: String| format!("clip {c} ('{}'), compressed: {what}", clip.name);
-    if z.words.len() >= 1 << 27 || segment_count(clip.sample_count, z.segment_length).is_none() {
-        return Err(bad(format!("{} words, segment length {}", z.words.len(), z.segment_length)));
-    }
-    for (t, st) in clip.sub_tracks.iter().enumerate() {
-        let readable = match st.kind {
-            SubTrackKind::Default => true,
-            SubTrackKind::Constant => z.words.len() >= st.offset as usize + if t % 3 == 1 { 4 } else { 3 },
-            SubTrackKind::Animated => {
-                st.offset < z.animated && (0..clip.sample_count).all(|i| decode_components(z, st.offset, i).is_some())
-            }
-        };
-        if !readable {
-            return Err(bad(format!("sub-track {t} reads past its {} words", z.words.len())));
-        }
-    }
-    let track_base = index(a.tracks.len(), "sub-track")?;
-    a.tracks.extend(clip.sub_tracks.iter().map(|st| [st.kind as u32, st.offset]));
-    let value_base = index(2 * a.tracks.len(), "codec word")?;
-    a.tracks.extend(z.words.chunks(2).map(|w| [w[0], w.get(1).copied().unwrap_or(0)]));
-    a.clips.push(ClipHeader {
-        duration: clip.duration as f32,
-        sample_rate: clip.sample_rate,
-        sample_count: clip.sample_count,
-        track_base,
-        value_base,
-        encoding: ENCODING_COMPRESSED,
-        segment_length: z.segment_length,
-        animated: z.animated,
-    });
-    Ok(())
-}
-
-/// Skin joint maps, inverse bind matrices, and the vertices of the meshes bound to each skin.
+/// Skin joint maps, palette orders and inverse binds; the vertices of the meshes bound to each
+/// skin.
 fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String> {
     let mut ranges = Vec::with_capacity(package.skins.len());
     for (k, skin) in package.skins.iter().enumerate() {
@@ -296,78 +208,167 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             .skeletons
             .get(skin.skeleton as usize)
             .map(|s| s.joint_count())
-            .ok_or_else(|| {
-                format!(
-                    "skin {k} ('{}') names missing skeleton {}",
-                    skin.name, skin.skeleton
-                )
-            })?;
-        if skin.joints.len() != skin.inverse_bind.len()
-            || skin.joints.iter().any(|&j| j as usize >= joints)
-        {
-            return Err(format!(
-                "skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix",
-                skin.name
-            ));
+            .ok_or_else(|| format!("skin {k} ('{}') names missing skeleton {}", skin.name, skin.skeleton))?;
+        if skin.joints.len() != skin.inverse_bind.len() || skin.joints.iter().any(|&j| j as usize >= joints) {
+            return Err(format!("skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix", skin.name));
         }
-        let base = index(a.skin_joints.len(), "palette entry")?;
-        a.skin_joints.extend(&skin.joints);
-        a.inverse_bind
-            .extend(skin.inverse_bind.iter().map(AffineRows::from));
-        let vertex_base = index(a.vertices.len(), "vertex")?;
+        if skin.joints.len() > u16::MAX as usize {
+            return Err(format!("skin {k} ('{}') has {} palette entries; vertices index at most 65 535", skin.name, skin.joints.len()));
+        }
+        let joint_base = a.table_at()?;
+        a.tables.extend(&skin.joints);
+        let mut order: Vec<u32> = (0..skin.joints.len() as u32).collect();
+        order.sort_by_key(|&e| skin.joints[e as usize]);
+        let range_base = a.table_at()?;
+        let mut first = 0;
+        for j in 0..joints as u32 {
+            let count = order[first..].iter().take_while(|&&e| skin.joints[e as usize] == j).count();
+            a.tables.extend([first as u32, count as u32]);
+            first += count;
+        }
+        let order_base = a.table_at()?;
+        a.tables.extend(order);
+        let ibm_base = a.pool_at()?;
+        a.pool.extend(skin.inverse_bind.iter().flat_map(|m| AffineRows::from(m).rows));
+        let vertex_base = index(a.vertices.len() / 3, "vertex")?;
         let mut meshes = Vec::new();
-        for (m, mesh) in package
-            .meshes
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.skin as usize == k)
-        {
+        let mut count = 0u32;
+        for (m, mesh) in package.meshes.iter().enumerate().filter(|(_, m)| m.skin as usize == k) {
             let n = mesh.positions.len();
-            if mesh.joints.len() != n || mesh.weights.len() != n {
+            if mesh.joints.len() != n || mesh.weights.len() != n || !(mesh.normals.is_empty() || mesh.normals.len() == n) {
                 return Err(format!(
-                    "mesh {m} ('{}') has {n} positions but {} joint and {} weight sets",
+                    "mesh {m} ('{}') has {n} positions but {} joint, {} weight and {} normal sets",
                     mesh.name,
                     mesh.joints.len(),
-                    mesh.weights.len()
+                    mesh.weights.len(),
+                    mesh.normals.len()
                 ));
             }
-            if mesh
-                .joints
-                .iter()
-                .flatten()
-                .any(|&j| j as usize >= skin.joints.len())
-            {
-                return Err(format!(
-                    "mesh {m} ('{}') names a palette entry outside skin {k}",
-                    mesh.name
-                ));
+            if mesh.joints.iter().flatten().any(|&j| j as usize >= skin.joints.len()) {
+                return Err(format!("mesh {m} ('{}') names a palette entry outside skin {k}", mesh.name));
             }
-            let first = index(a.vertices.len(), "vertex")? - vertex_base;
-            let has_normals = mesh.normals.len() == n;
             for v in 0..n {
-                let normal = if has_normals {
-                    mesh.normals[v].extend(1.0)
-                } else {
-                    glam::Vec4::ZERO
-                };
-                let j = mesh.joints[v];
-                a.vertices.push(Vertex {
-                    position: mesh.positions[v].extend(1.0).to_array(),
-                    normal: normal.to_array(),
-                    joints: [j[0].into(), j[1].into(), j[2].into(), j[3].into()],
-                    weights: mesh.weights[v],
-                });
+                let p = mesh.positions[v];
+                let normal = mesh.normals.get(v).copied().unwrap_or(glam::Vec3::ZERO);
+                let j = mesh.joints[v].map(u32::from);
+                a.vertices.push([p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), j[0] | (j[1] << 16)]);
+                a.vertices.push([normal.x.to_bits(), normal.y.to_bits(), normal.z.to_bits(), j[2] | (j[3] << 16)]);
+                a.vertices.push(mesh.weights[v].map(f32::to_bits));
             }
-            meshes.push((m, first, index(n, "vertex")?));
+            meshes.push((m, count, index(n, "vertex")?));
+            count += n as u32;
         }
         ranges.push(SkinRange {
             skeleton: skin.skeleton,
-            base,
             len: index(skin.joints.len(), "palette entry")?,
+            joint_base,
+            range_base,
+            order_base,
+            ibm_base,
             vertex_base,
-            vertex_count: index(a.vertices.len(), "vertex")? - vertex_base,
+            vertex_count: count,
             meshes,
         });
     }
     Ok(ranges)
+}
+
+/// Clip `c`'s header, sub-track references and samples; every sub-track's values must lie
+/// inside the clip.
+fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<(), String> {
+    let bad = |what: String| format!("clip {c} ('{}'): {what}", clip.name);
+    if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
+        return Err(bad(format!("sample rate {} and {} samples", clip.sample_rate, clip.sample_count)));
+    }
+    let skeleton = package
+        .skeletons
+        .get(clip.skeleton as usize)
+        .ok_or_else(|| bad(format!("names missing skeleton {}", clip.skeleton)))?;
+    let joints = skeleton.joint_count();
+    if clip.sub_tracks.len() != 3 * joints {
+        return Err(bad(format!("{} sub-tracks for {joints} joints", clip.sub_tracks.len())));
+    }
+    let track_base = index(a.tracks.len(), "sub-track")?;
+    let mut words_base = 0;
+    let (mut segment_length, mut animated) = (0, 0);
+    let mut refs = Vec::with_capacity(clip.sub_tracks.len());
+    match &clip.compressed {
+        None => {
+            for (t, st) in clip.sub_tracks.iter().enumerate() {
+                let width = if t % 3 == 1 { 4 } else { 3 };
+                let count = match st.kind {
+                    SubTrackKind::Default => 0,
+                    SubTrackKind::Constant => 1,
+                    SubTrackKind::Animated => clip.sample_count as usize,
+                };
+                let start = st.offset as usize;
+                let values = clip
+                    .values
+                    .get(start..start + width * count)
+                    .ok_or_else(|| bad(format!("sub-track {t} reads values {start}..{} of {}", start + width * count, clip.values.len())))?;
+                let at = a.pool_at()?;
+                a.pool.extend(values.chunks(width).map(|v| {
+                    let mut x = [0.0; 4];
+                    x[..width].copy_from_slice(v);
+                    x
+                }));
+                refs.push(track_ref(st.kind, at));
+            }
+        }
+        Some(z) => {
+            check_compressed(z, clip).map_err(bad)?;
+            for (t, st) in clip.sub_tracks.iter().enumerate() {
+                let r = match st.kind {
+                    SubTrackKind::Default => track_ref(st.kind, 0),
+                    SubTrackKind::Animated => track_ref(st.kind, st.offset),
+                    SubTrackKind::Constant => {
+                        let width = if t % 3 == 1 { 4 } else { 3 };
+                        let start = st.offset as usize;
+                        let words = z.words.get(start..start + width).ok_or_else(|| bad(format!("sub-track {t} reads past its {} words", z.words.len())))?;
+                        let mut v = Vec4::ZERO.to_array();
+                        for (o, w) in v.iter_mut().zip(words) {
+                            *o = f32::from_bits(*w);
+                        }
+                        a.pool.push(v);
+                        track_ref(st.kind, a.pool_at()? - 1)
+                    }
+                };
+                refs.push(r);
+            }
+            words_base = a.table_at()?;
+            a.tables.extend(&z.words);
+            index(a.tables.len(), "codec word")?;
+            (segment_length, animated) = (z.segment_length, z.animated);
+        }
+    }
+    a.tracks.extend(refs.chunks(3).map(|r| [r[0], r[1], r[2], 0]));
+    let header = [
+        (clip.duration as f32).to_bits(),
+        clip.sample_rate.to_bits(),
+        clip.sample_count,
+        track_base,
+        words_base,
+        segment_length,
+        animated,
+        clip.encoding(),
+    ];
+    let at = CLIP_WORDS as usize * c;
+    a.tables[at..at + CLIP_WORDS as usize].copy_from_slice(&header);
+    Ok(())
+}
+
+/// Every read the shader makes of a compressed clip is checked first by decoding every sample
+/// on the CPU (the shader follows the same offsets), and stream bit positions fit 32 bits.
+fn check_compressed(z: &CompressedClip, clip: &Clip) -> Result<(), String> {
+    if z.words.len() >= 1 << 27 || segment_count(clip.sample_count, z.segment_length).is_none() {
+        return Err(format!("compressed: {} words, segment length {}", z.words.len(), z.segment_length));
+    }
+    for (t, st) in clip.sub_tracks.iter().enumerate() {
+        let readable = st.kind != SubTrackKind::Animated
+            || (st.offset < z.animated && (0..clip.sample_count).all(|i| decode_components(z, st.offset, i).is_some()));
+        if !readable {
+            return Err(format!("compressed: sub-track {t} reads past its {} words", z.words.len()));
+        }
+    }
+    Ok(())
 }

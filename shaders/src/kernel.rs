@@ -4,10 +4,10 @@
 //! - [`interpreter`]: one thread per instance; any shape (read from the resident shape table),
 //!   any skeleton; walks the joints parent-first, running the whole program per joint over a
 //!   private register file, composing FK through the component output and writing the palette.
-//! - [`thread`]: one thread per instance, straight-line code for one shape *and* one skeleton:
-//!   the rest pose, hierarchy, inverse binds and mask weights are literals and each joint's
-//!   component transform a value, so nothing but clip samples and records is read from memory.
-//!   The mapping for software adapters, where every lane's load and store costs alike.
+//! - [`thread`]: one thread per instance, straight-line code for one shape, walking the joints
+//!   parent-first with FK through the component stream and the palette inline, per-instance
+//!   values (clip headers, brackets, normalised weights) hoisted out of the joint loop. The
+//!   mapping for software adapters, where every lane's load and store costs alike.
 //! - [`group`]: one workgroup per instance (or a few small ones), lanes over joints padded to
 //!   [`SUBGROUP`], straight-line code for one shape, FK level by level in workgroup memory.
 //!   The mapping for hardware GPUs.
@@ -18,9 +18,7 @@
 
 use std::fmt::Write;
 
-use glam::Affine3A;
 use throng_cpu_ref::program::{op, NO_MASK};
-use throng_cpu_ref::{Mask, Trs, NO_PARENT};
 
 use crate::prelude::{MAX_GROUP_LANES, SUBGROUP, WORKGROUP};
 use crate::shape::Shape;
@@ -165,50 +163,6 @@ pub struct Outputs {
     pub components: bool,
     /// The palette of the batch's skin (needs `components`).
     pub palettes: bool,
-}
-
-/// The rig a [`thread`] kernel is specialised for: one skeleton, optionally one skin, and the
-/// package's masks (those the shape names are baked in).
-#[derive(Clone, Copy, Debug)]
-pub struct Rig<'a> {
-    pub parents: &'a [u32],
-    pub rest: &'a [Trs],
-    /// Palette entries: skeleton joint and inverse bind matrix of each.
-    pub skin: Option<(&'a [u32], &'a [Affine3A])>,
-    pub masks: &'a [Mask],
-}
-
-/// A WGSL f32 literal that parses back to `x` exactly.
-fn float(x: f32) -> String {
-    format!("{x:?}f")
-}
-
-fn vec3_literal(v: glam::Vec3) -> String {
-    format!("vec3<f32>({}, {}, {})", float(v.x), float(v.y), float(v.z))
-}
-
-fn trs_literal(t: &Trs) -> String {
-    let q = t.rotation;
-    format!(
-        "Trs({}, vec4<f32>({}, {}, {}, {}), {})",
-        vec3_literal(t.translation),
-        float(q.x),
-        float(q.y),
-        float(q.z),
-        float(q.w),
-        vec3_literal(t.scale)
-    )
-}
-
-fn affine_literal(m: &Affine3A) -> String {
-    let (x, y, z, t) = (m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis, m.translation);
-    let row = |a: f32, b: f32, c: f32, d: f32| format!("vec4<f32>({}, {}, {}, {})", float(a), float(b), float(c), float(d));
-    format!(
-        "Affine({}, {}, {})",
-        row(x.x, y.x, z.x, t.x),
-        row(x.y, y.y, z.y, t.y),
-        row(x.z, y.z, z.z, t.z)
-    )
 }
 
 /// Declarations and accessors (`load_<stream>`, `store_<stream>`) of the streams in `streams`,
@@ -537,42 +491,22 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
     (s, masks)
 }
 
-/// The thread mapping for `shape` on `rig`: one thread per instance, straight-line over the
-/// rig's joints in order (parent before child).
-pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape, rig: &Rig) -> Kernel {
+/// The thread mapping for `shape`: one thread per instance walking the skeleton's joints in
+/// order (parent before child), FK through the component stream, the palette written inline.
+pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
     let (head, bindings) = pose_head(layout, outputs, false);
     let (functions, masks) = shape_functions(shape);
+    let weights: String = masks.iter().map(|m| format!(", mask_weight({m}u, j)")).collect();
     let mut body = String::new();
-    for (j, rest) in rig.rest.iter().enumerate() {
-        let weights: String = masks
-            .iter()
-            .map(|&m| {
-                let w = rig.masks.get(m as usize).and_then(|mask| mask.weights.get(j)).copied().unwrap_or(0.0);
-                format!(", {}", float(w))
-            })
-            .collect();
-        let _ = writeln!(body, "    let l{j} = shape_joint(h, {j}u, {}{weights});", trs_literal(rest));
-        if outputs.locals {
-            let _ = writeln!(body, "    store_locals(slot, {j}u, trs_store(l{j}));");
-        }
-        if !outputs.components {
-            continue;
-        }
-        match rig.parents.get(j).copied().unwrap_or(NO_PARENT) {
-            p if (p as usize) < j => {
-                let _ = writeln!(body, "    let c{j} = affine_mul(c{p}, trs_to_affine(l{j}));");
-            }
-            _ => {
-                let _ = writeln!(body, "    let c{j} = trs_to_affine(l{j});");
-            }
-        }
-        let _ = writeln!(body, "    store_components(slot, {j}u, c{j});");
-        if let (true, Some((joints, ibm))) = (outputs.palettes, rig.skin) {
-            for (k, (&joint, m)) in joints.iter().zip(ibm).enumerate() {
-                if joint as usize == j {
-                    let _ = writeln!(body, "    store_palettes(slot, {k}u, affine_mul(c{j}, {}));", affine_literal(m));
-                }
-            }
+    if outputs.locals {
+        body.push_str("        store_locals(slot, j, trs_store(local));\n");
+    }
+    if outputs.components {
+        body.push_str(
+            "        let m = trs_to_affine(local);\n        let parent = tables[params.parent_base + j];\n        var c = m;\n        if parent != NO_PARENT {\n            c = affine_mul(load_components(slot, parent), m);\n        }\n        store_components(slot, j, c);\n",
+        );
+        if outputs.palettes {
+            body.push_str("        let first = tables[params.skin_range_base + 2u * j];\n        let count = tables[params.skin_range_base + 2u * j + 1u];\n        for (var e = first; e < first + count; e++) {\n            let k = tables[params.skin_order_base + e];\n            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));\n        }\n");
         }
     }
     let stride = shape.record_stride();
@@ -588,15 +522,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let rec = params.record_base + k * {stride}u;
     let slot = records[rec].x;
     let h = hoist(rec);
-{body}}}
+    for (var j = 0u; j < params.joint_count; j++) {{
+        let local = shape_joint(h, j, rest_joint(j){weights});
+{body}    }}
+}}
 "
     );
-    Kernel {
-        label: format!("pose thread {} joints {}", rig.rest.len(), variant(outputs)),
-        source,
-        bindings,
-        workgroup: WORKGROUP,
-    }
+    Kernel { label: format!("pose thread {}", variant(outputs)), source, bindings, workgroup: WORKGROUP }
 }
 
 /// Lanes per instance and instances per workgroup of the workgroup mapping for `joints`

@@ -15,7 +15,7 @@ pub mod layout;
 pub mod prelude;
 pub mod shape;
 
-pub use kernel::{Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Rig, Stream, ENTRY};
+pub use kernel::{Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY};
 pub use layout::{PoseParams, SkinParams};
 pub use shape::{write_record, Shape, ShapeOp};
 

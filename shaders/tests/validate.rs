@@ -1,13 +1,12 @@
 //! Every kernel the runtime can build parses and validates with naga, and the host structs
 //! match naga's layout of their WGSL twins; needs no GPU.
 
-use glam::{Affine3A, Quat, Vec3};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use throng_cpu_ref::clip::encoding::{COMPRESSED, REFERENCE};
 use throng_cpu_ref::program::NO_MASK;
-use throng_cpu_ref::{Mask, PoseOp, Program, Trs, NO_PARENT};
+use throng_cpu_ref::{PoseOp, Program};
 use throng_shaders::kernel::{self, group_size};
-use throng_shaders::{FrameLayout, Kernel, Outputs, Paging, Resource, Rig, Shape, Stream};
+use throng_shaders::{FrameLayout, Kernel, Outputs, Paging, Resource, Shape, Stream};
 
 fn validate(name: &str, source: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
@@ -69,24 +68,8 @@ fn programs() -> Vec<Program> {
     ]
 }
 
-fn rig_parts() -> (Vec<u32>, Vec<Trs>, Vec<u32>, Vec<Affine3A>, Vec<Mask>) {
-    let parents = vec![NO_PARENT, 0, 1, 1, 3];
-    let rest = (0..5)
-        .map(|j| Trs { translation: Vec3::new(0.0, 0.1 * j as f32, 0.0), rotation: Quat::from_rotation_z(0.1), scale: Vec3::ONE })
-        .collect();
-    let joints = vec![0, 2, 4];
-    let ibm = vec![Affine3A::from_translation(Vec3::Y); 3];
-    let masks = vec![
-        Mask { name: "a".into(), skeleton: 0, weights: vec![1.0; 5] },
-        Mask { name: "b".into(), skeleton: 0, weights: vec![0.0, 0.5, 1.0, 1.0, 0.25] },
-    ];
-    (parents, rest, joints, ibm, masks)
-}
-
 #[test]
 fn every_pose_kernel_validates_with_the_bindings_it_lists() {
-    let (parents, rest, joints, ibm, masks) = rig_parts();
-    let rig = Rig { parents: &parents, rest: &rest, skin: Some((&joints, &ibm)), masks: &masks };
     for pages in [1, 3] {
         for outputs in OUTPUTS {
             let k = kernel::interpreter(&layout(pages), outputs);
@@ -94,7 +77,7 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
             for program in programs() {
                 for encoding in [REFERENCE, COMPRESSED] {
                     let shape = Shape::of(&program, |c| if c == 1 { encoding } else { REFERENCE });
-                    let k = kernel::thread(&layout(pages), outputs, &shape, &rig);
+                    let k = kernel::thread(&layout(pages), outputs, &shape);
                     check_bindings(&k, &validate(&k.label, &k.source));
                     if outputs.components {
                         let k = kernel::group(&layout(pages), outputs, &shape, group_size(5).unwrap());
@@ -128,18 +111,17 @@ fn a_broken_kernel_is_rejected() {
 }
 
 #[test]
-fn the_thread_kernel_bakes_the_rig_and_reads_no_hierarchy() {
-    let (parents, rest, joints, ibm, masks) = rig_parts();
-    let rig = Rig { parents: &parents, rest: &rest, skin: Some((&joints, &ibm)), masks: &masks };
+fn specialised_kernels_run_their_shape_without_an_op_switch() {
     let shape = Shape::of(&programs()[2], |_| REFERENCE);
-    let k = kernel::thread(&layout(1), OUTPUTS[1], &shape, &rig);
-    let main = &k.source[k.source.find("fn main").unwrap()..];
-    assert!(!main.contains("parent_base") && !main.contains("rest_joint") && !main.contains("inverse_bind("), "{main}");
-    // Joint 4's parent is 3, and palette entry 2 is joint 4.
-    assert!(main.contains("let c4 = affine_mul(c3, trs_to_affine(l4));"), "{main}");
-    assert!(main.contains("store_palettes(slot, 2u, affine_mul(c4,"), "{main}");
-    // Mask 1's weight of joint 4 is a literal argument.
-    assert!(main.contains("let l4 = shape_joint(h, 4u,") && main.contains(", 0.25f);"), "{main}");
+    let interpreter = kernel::interpreter(&layout(1), OUTPUTS[1]);
+    assert!(interpreter.source.contains("switch o.x"));
+    for k in [kernel::thread(&layout(1), OUTPUTS[1], &shape), kernel::group(&layout(1), OUTPUTS[1], &shape, (32, 2))] {
+        assert!(!k.source.contains("switch o.x") && !k.source.contains("shapes["), "{}", k.label);
+        // The layered shape: a blend of two samples, an override through mask 1, an additive.
+        assert!(k.source.contains("fn blend_") && k.source.contains("override_joint(") && k.source.contains("additive_joint("));
+        assert!(k.source.contains("mask_weight(1u, j)"), "{}", k.label);
+        assert!(!k.source.contains("sample_compressed(h."), "reference clips only: {}", k.label);
+    }
 }
 
 #[test]

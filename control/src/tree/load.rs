@@ -81,7 +81,8 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         .get(skeleton as usize)
         .ok_or_else(|| ctx.invalid(0..0, "", format!("the package has no skeleton {skeleton}")))?;
     let inputs = inputs(&ctx, &doc)?;
-    let masks = masks(&ctx, &doc, rig)?;
+    let masks = masks(&ctx, &doc, skeleton, rig)?;
+    let mask_base = package.masks.len() as u32;
     if doc.regions.is_empty() || doc.regions.len() > MAX_REGIONS {
         return Err(ctx.invalid(
             0..0,
@@ -95,6 +96,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         skeleton,
         inputs: &inputs,
         masks: &masks,
+        mask_base,
     };
     let mut sync_groups = Vec::new();
     let mut regions = Vec::new();
@@ -119,6 +121,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         skeleton,
         inputs,
         masks,
+        mask_base,
         regions,
         sync_groups,
     };
@@ -209,7 +212,7 @@ fn typed(ctx: &Ctx, v: &S<toml::Value>, ty: InputType, key: &str) -> Result<Valu
     Ok(value)
 }
 
-fn masks(ctx: &Ctx, doc: &Doc, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Mask>, TreeError> {
+fn masks(ctx: &Ctx, doc: &Doc, skeleton: u32, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Mask>, TreeError> {
     let mut out = Vec::new();
     for (name, mask) in &doc.masks {
         let key = format!("masks.{name}");
@@ -238,6 +241,7 @@ fn masks(ctx: &Ctx, doc: &Doc, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Mas
         }
         out.push(Mask {
             name: name.clone(),
+            skeleton,
             weights,
         });
     }
@@ -253,6 +257,8 @@ struct Binder<'a> {
     skeleton: u32,
     inputs: &'a [InputDef],
     masks: &'a [Mask],
+    /// Package index of `masks[0]`.
+    mask_base: u32,
 }
 
 impl Binder<'_> {
@@ -304,7 +310,8 @@ impl Binder<'_> {
                             format!("{key}.mask"),
                             TreeErrorKind::UnknownMask(m.get_ref().clone()),
                         )
-                    })? as u32,
+                    })? as u32
+                    + self.mask_base,
             ),
         };
         let weight = d.weight.as_ref().map_or(1.0, |w| *w.get_ref());

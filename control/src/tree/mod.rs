@@ -233,7 +233,7 @@ pub struct Transition {
 pub struct Region {
     pub name: String,
     pub blend: LayerBlend,
-    /// Index into [`Tree::masks`].
+    /// Package mask index (`Tree::mask_base` + its index in [`Tree::masks`]).
     pub mask: Option<u32>,
     /// Layer weight in [0, 1] (1 for the base).
     pub weight: f32,
@@ -254,8 +254,12 @@ pub struct Tree {
     pub skeleton: u32,
     /// Sorted by name.
     pub inputs: Vec<InputDef>,
-    /// Sorted by name.
+    /// The tree's masks, sorted by name. They belong in the package: mask `k` here is package
+    /// mask `mask_base + k`, which is what layers name; [`crate::instance::Controller::new`]
+    /// adds them to its package.
     pub masks: Vec<Mask>,
+    /// How many masks the package held when the tree was loaded against it.
+    pub mask_base: u32,
     pub regions: Vec<Region>,
     pub sync_groups: Vec<String>,
 }

@@ -173,5 +173,6 @@ pub fn chain_package(joints: usize) -> Package {
         skins: vec![skin],
         meshes: vec![mesh],
         clips: vec![clip],
+        masks: Vec::new(),
     }
 }

@@ -1,0 +1,145 @@
+//! The frame's buffers, sized once from [`Capacities`]: four per-instance output streams, cut
+//! into pages (throng-shaders `FrameLayout`), and the per-frame inputs (records, placements,
+//! dispatch parameters).
+//!
+//! [`STREAMS`] is the one table of per-instance outputs: each stream's element, elements per
+//! instance and instance capacity. Buffer sizes, page sizes, the shaders' strides and readback
+//! all derive from it.
+
+use throng_shaders::{FrameLayout, Paging, Stream};
+
+use crate::capacity::Capacities;
+use crate::layout::{align_up, OFFSET_ALIGNMENT};
+use crate::GpuError;
+
+/// Per stream: elements per instance and instances, from the capacities; `locals` says whether
+/// the runtime keeps local poses at all.
+pub(crate) fn stream_extent(s: Stream, c: &Capacities, locals: bool) -> (u32, u32) {
+    match s {
+        Stream::Locals => (c.joints, if locals { c.instances } else { 0 }),
+        Stream::Components => (c.joints, c.instances),
+        Stream::Palettes => (c.palette, c.instances),
+        Stream::Skinned => (c.vertices, c.skinned_instances),
+    }
+}
+
+/// The output streams as a table: `(stream, label)`; element types and sizes come from
+/// [`Stream::element`], counts from [`stream_extent`].
+pub(crate) const STREAMS: [(Stream, &str); 4] = [
+    (Stream::Locals, "local poses"),
+    (Stream::Components, "component transforms"),
+    (Stream::Palettes, "palettes"),
+    (Stream::Skinned, "skinned vertices"),
+];
+
+/// One stream's pages.
+pub(crate) struct StreamBuffers {
+    pub paging: Paging,
+    pub pages: Vec<wgpu::Buffer>,
+    /// Bytes per instance.
+    pub instance_bytes: u64,
+}
+
+impl StreamBuffers {
+    /// Page and byte offset of element `e` of slot `slot`.
+    pub fn locate(&self, slot: u32, e: u32) -> (usize, u64) {
+        let per = self.paging.page_instances.max(1);
+        let page = slot / per;
+        let element = self.instance_bytes / u64::from(self.paging.stride.max(1));
+        let at = u64::from(slot - page * per) * self.instance_bytes + u64::from(e) * element;
+        (page as usize, at)
+    }
+}
+
+/// Every buffer a frame writes.
+pub(crate) struct FrameBuffers {
+    pub layout: FrameLayout,
+    pub streams: [StreamBuffers; 4],
+    /// Instance records (vec4<u32>).
+    pub records: wgpu::Buffer,
+    /// Placements: three rows per slot.
+    pub placements: wgpu::Buffer,
+    /// Dispatch parameters, one 256-byte slot per dispatch.
+    pub params: wgpu::Buffer,
+}
+
+impl FrameBuffers {
+    pub fn stream(&self, s: Stream) -> &StreamBuffers {
+        &self.streams[STREAMS.iter().position(|(x, _)| *x == s).unwrap_or(0)]
+    }
+
+    /// Creates the buffers for `c` under `binding_limit` bytes per binding and `max_buffer`
+    /// bytes per buffer; `locals` keeps local poses.
+    pub fn new(
+        device: &wgpu::Device,
+        c: &Capacities,
+        binding_limit: u64,
+        locals: bool,
+        adapter: &str,
+    ) -> Result<FrameBuffers, GpuError> {
+        let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: align_up(size.max(16), 16),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let build = |(s, label): (Stream, &str)| {
+            let (per, instances) = stream_extent(s, c, locals);
+            let instance_bytes = s.element().1 * u64::from(per.max(1));
+            let page_instances = (binding_limit / instance_bytes).min(u64::from(u32::MAX)) as u32;
+            if page_instances == 0 {
+                return Err(GpuError::BindingLimit {
+                    what: s.name(),
+                    bytes: instance_bytes,
+                    limit: binding_limit,
+                    adapter: adapter.to_string(),
+                });
+            }
+            let pages = instances.div_ceil(page_instances).max(1);
+            let paging = Paging { pages, page_instances, stride: per.max(1) };
+            let pages = (0..pages)
+                .map(|p| {
+                    let n = instances.saturating_sub(p * page_instances).min(page_instances);
+                    make(label, u64::from(n) * instance_bytes, output)
+                })
+                .collect();
+            Ok(StreamBuffers { paging, pages, instance_bytes })
+        };
+        let [l, m, p, k] = STREAMS.map(build);
+        let streams = [l?, m?, p?, k?];
+        let layout = FrameLayout {
+            locals: streams[0].paging,
+            components: streams[1].paging,
+            palettes: streams[2].paging,
+            skinned: streams[3].paging,
+        };
+        let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
+        let placement_bytes = 48 * u64::from(c.instances);
+        for (what, bytes) in [("instance records", record_bytes), ("placements", placement_bytes)] {
+            if bytes > binding_limit {
+                return Err(GpuError::BindingLimit { what, bytes, limit: binding_limit, adapter: adapter.to_string() });
+            }
+        }
+        Ok(FrameBuffers {
+            layout,
+            streams,
+            records: make("instance records", record_bytes, input),
+            placements: make("placements", placement_bytes, input),
+            params: make(
+                "dispatch parameters",
+                u64::from(c.dispatches) * OFFSET_ALIGNMENT,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+        })
+    }
+
+    /// GPU memory the frame buffers hold.
+    pub fn bytes(&self) -> u64 {
+        let streams: u64 = self.streams.iter().flat_map(|s| &s.pages).map(|b| b.size()).sum();
+        streams + self.records.size() + self.placements.size() + self.params.size()
+    }
+}

@@ -1,0 +1,132 @@
+//! Planning a frame: frame slots per batch, instances binned by program shape, and the
+//! dispatch list (one pose dispatch per (batch, shape), one skinning dispatch per skinned batch).
+//!
+//! Within a shape's bin, instances are sorted by the page of their outputs and the clip of
+//! their first `Sample` op, so neighbouring lanes sample the same clip and take the same
+//! sub-track branches (sample.wgsl) and write the same page. A plan is rebuilt each frame into
+//! vectors kept from the last one: a steady frame allocates nothing.
+
+use serde::Serialize;
+use throng_cpu_ref::program::op;
+use throng_cpu_ref::{Batch, Pose, Program};
+
+use crate::resident::ResidentPackage;
+use crate::shapes::Shapes;
+
+/// Where one batch's instances live in the frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BatchSlots {
+    pub package: usize,
+    pub skeleton: u32,
+    pub skin: Option<u32>,
+    /// Slot of the batch's first instance; instance `i` is slot `first_slot + i`.
+    pub first_slot: u32,
+    pub count: u32,
+    pub joints: u32,
+    pub palette_len: u32,
+    pub vertex_count: u32,
+    pub heroes: u32,
+}
+
+/// How a pose dispatch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PosePath {
+    Interpreter,
+    Thread,
+    Workgroup,
+}
+
+/// One pose dispatch: the instances of one shape in one batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PoseDispatch {
+    pub batch: usize,
+    pub shape: u32,
+    /// First record (vec4 index) and instance count.
+    pub record_base: u32,
+    pub count: u32,
+    pub stride: u32,
+    pub path: PosePath,
+}
+
+/// Everything a frame dispatches, and how its instances are laid out.
+#[derive(Default)]
+pub(crate) struct Plan {
+    pub batches: Vec<BatchSlots>,
+    pub poses: Vec<PoseDispatch>,
+    /// Scratch: (shape, page, clip, instance) of one batch's program instances.
+    bins: Vec<(u32, u32, u32, u32)>,
+    /// Instance order of the records: `order[k]` is the batch instance of record `k` of the
+    /// pose dispatches, in dispatch order.
+    pub order: Vec<(usize, u32)>,
+    /// Records, in vec4s.
+    pub records: u32,
+}
+
+/// The clip of a program's first `Sample` op (0 without one).
+fn first_clip(p: &Program) -> u32 {
+    p.ops.iter().find(|o| o.code == op::SAMPLE).map_or(0, |o| o.a)
+}
+
+impl Plan {
+    /// Lays out `batches` (already validated) over `packages`: slots in batch order, shapes,
+    /// bins and records. `page_instances` is the component stream's page size.
+    pub fn build(&mut self, batches: &[Batch], packages: &[ResidentPackage], shapes: &mut Shapes, page_instances: u32) {
+        self.batches.clear();
+        self.poses.clear();
+        self.order.clear();
+        self.records = 0;
+        let mut slot = 0u32;
+        for (b, batch) in batches.iter().enumerate() {
+            let Some(package) = packages.get(batch.package.0) else { continue };
+            let skin = batch.skin.and_then(|k| package.skins.get(k as usize));
+            let joints = package.skeleton(batch.skeleton).map_or(0, |s| s.joints);
+            let heroes = batch.instances.iter().filter(|x| matches!(x.pose, Pose::Hero(_))).count() as u32;
+            self.batches.push(BatchSlots {
+                package: batch.package.0,
+                skeleton: batch.skeleton,
+                skin: batch.skin,
+                first_slot: slot,
+                count: batch.instances.len() as u32,
+                joints,
+                palette_len: skin.map_or(0, |s| s.len),
+                vertex_count: skin.map_or(0, |s| s.vertex_count),
+                heroes,
+            });
+            self.bins.clear();
+            let mut hint = None;
+            for (i, x) in batch.instances.iter().enumerate() {
+                if let Pose::Program(p) = x.pose {
+                    let shape = shapes.id(p, &package.package, hint);
+                    hint = Some(shape);
+                    let page = (slot + i as u32) / page_instances.max(1);
+                    self.bins.push((shape, page, first_clip(p), i as u32));
+                }
+            }
+            self.bins.sort_unstable();
+            let mut start = 0;
+            while start < self.bins.len() {
+                let shape = self.bins[start].0;
+                let end = start + self.bins[start..].iter().take_while(|e| e.0 == shape).count();
+                let stride = shapes.entries[shape as usize].shape.record_stride();
+                self.poses.push(PoseDispatch {
+                    batch: b,
+                    shape,
+                    record_base: self.records,
+                    count: (end - start) as u32,
+                    stride,
+                    path: PosePath::Interpreter,
+                });
+                self.records += stride * (end - start) as u32;
+                self.order.extend(self.bins[start..end].iter().map(|e| (b, e.3)));
+                start = end;
+            }
+            slot += batch.instances.len() as u32;
+        }
+    }
+
+    /// Frame slots used.
+    pub fn slots(&self) -> u32 {
+        self.batches.last().map_or(0, |b| b.first_slot + b.count)
+    }
+}

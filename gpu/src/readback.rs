@@ -1,0 +1,101 @@
+//! Readback of a frame's outputs into throng-cpu-ref's `BatchOutput`, the form the CPU oracle
+//! writes (for parity, tests and tools; it waits for the GPU).
+
+use glam::Affine3A;
+use throng_cpu_ref::{BatchOutput, SkinnedVertex, Trs};
+use throng_shaders::Stream;
+
+use crate::context::{map_read, scoped};
+use crate::frame_buffers::FrameBuffers;
+use crate::layout::{AffineRows, SkinnedRecord, TrsRecord};
+use crate::plan::BatchSlots;
+use crate::{GpuContext, GpuError};
+
+/// One copy: a stream's page range holding `count` instances from slot `slot`.
+struct Copy {
+    batch: usize,
+    stream: Stream,
+    page: usize,
+    offset: u64,
+    bytes: u64,
+}
+
+/// The page runs of `count` instances from `slot` in `stream`.
+fn runs(buffers: &FrameBuffers, batch: usize, stream: Stream, slot: u32, count: u32, out: &mut Vec<Copy>) {
+    let s = buffers.stream(stream);
+    let per = s.paging.page_instances;
+    let (mut at, end) = (slot, slot + count);
+    while at < end {
+        let n = ((at / per + 1) * per).min(end) - at;
+        let (page, offset) = s.locate(at, 0);
+        out.push(Copy { batch, stream, page, offset, bytes: u64::from(n) * s.instance_bytes });
+        at += n;
+    }
+}
+
+/// Reads every batch of `batches`: components, and locals, palettes and skinned vertices where
+/// the frame wrote them.
+pub(crate) fn read(ctx: &GpuContext, buffers: &FrameBuffers, batches: &[BatchSlots], locals: bool) -> Result<Vec<BatchOutput>, GpuError> {
+    let mut copies = Vec::new();
+    for (index, b) in batches.iter().enumerate() {
+        let mut streams = vec![Stream::Components];
+        if locals {
+            streams.push(Stream::Locals);
+        }
+        if b.skin.is_some() {
+            streams.extend([Stream::Palettes, Stream::Skinned]);
+        }
+        for s in streams {
+            runs(buffers, index, s, b.first_slot, b.count, &mut copies);
+        }
+    }
+    let total: u64 = copies.iter().map(|c| c.bytes).sum();
+    let device = &ctx.device;
+    let staging = scoped(device, "readback copy", || {
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: total.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        let mut at = 0;
+        for c in &copies {
+            encoder.copy_buffer_to_buffer(&buffers.stream(c.stream).pages[c.page], c.offset, &staging, at, c.bytes);
+            at += c.bytes;
+        }
+        ctx.queue.submit([encoder.finish()]);
+        staging
+    })?;
+    let bytes = map_read(ctx, &staging, "frame outputs")?;
+    let mut out: Vec<BatchOutput> = batches
+        .iter()
+        .map(|b| BatchOutput {
+            joints: b.joints as usize,
+            palette_len: b.palette_len as usize,
+            vertex_count: b.vertex_count as usize,
+            ..BatchOutput::default()
+        })
+        .collect();
+    let mut at = 0usize;
+    for c in &copies {
+        let s = buffers.stream(c.stream);
+        let chunk = bytes.get(at..at + c.bytes as usize).unwrap_or(&[]);
+        at += c.bytes as usize;
+        let o = &mut out[c.batch];
+        for one in chunk.chunks(s.instance_bytes.max(1) as usize) {
+            match c.stream {
+                Stream::Locals => o.locals.extend(elements::<TrsRecord>(one, o.joints).map(Trs::from)),
+                Stream::Components => o.components.extend(elements::<AffineRows>(one, o.joints).map(Affine3A::from)),
+                Stream::Palettes => o.palettes.extend(elements::<AffineRows>(one, o.palette_len).map(Affine3A::from)),
+                Stream::Skinned => o.skinned.extend(elements::<SkinnedRecord>(one, o.vertex_count).map(SkinnedVertex::from)),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The first `n` elements of one instance's bytes.
+fn elements<T: bytemuck::Pod>(bytes: &[u8], n: usize) -> impl Iterator<Item = T> {
+    bytemuck::pod_collect_to_vec::<u8, T>(bytes).into_iter().take(n)
+}

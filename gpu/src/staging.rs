@@ -1,0 +1,102 @@
+//! Staging and upload: the bytes one frame writes to the GPU. Per instance only what varies:
+//! its record (slot and program values, 16 bytes for one clip) and, in a skinned batch, its
+//! placement (48 bytes); per dispatch a 256-byte parameter slot; per hero its palette, straight
+//! into its slot of the palette stream. Vectors are kept from frame to frame.
+
+use throng_cpu_ref::{Batch, Pose};
+use throng_shaders::{write_record, Stream};
+
+use crate::frame_buffers::FrameBuffers;
+use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
+use crate::plan::Plan;
+use crate::FrameReport;
+
+#[derive(Default)]
+pub(crate) struct Staging {
+    records: Vec<u32>,
+    placements: Vec<AffineRows>,
+    params: Vec<u8>,
+    /// Per hero: (page, byte offset in it, first entry in `palettes`, entries).
+    heroes: Vec<(usize, u64, usize, usize)>,
+    palettes: Vec<AffineRows>,
+    /// First placement slot written and how many, per run of skinned batches.
+    placement_runs: Vec<(u32, usize, usize)>,
+}
+
+impl Staging {
+    /// Stages `plan`'s records, the placements of skinned batches and the heroes' palettes.
+    pub fn stage(&mut self, plan: &Plan, batches: &[Batch], buffers: &FrameBuffers, report: &mut FrameReport) {
+        self.records.clear();
+        self.records.resize(4 * plan.records as usize, 0);
+        self.params.clear();
+        self.heroes.clear();
+        self.palettes.clear();
+        self.placements.clear();
+        self.placement_runs.clear();
+        // Records, in dispatch order.
+        let mut k = 0usize;
+        for d in &plan.poses {
+            let stride = 4 * d.stride as usize;
+            let first = plan.batches[d.batch].first_slot;
+            for n in 0..d.count as usize {
+                let (b, i) = plan.order[k];
+                k += 1;
+                let Some(Pose::Program(p)) = batches.get(b).and_then(|x| x.instances.get(i as usize)).map(|x| x.pose) else {
+                    continue;
+                };
+                let start = 4 * d.record_base as usize + stride * n;
+                write_record(p, first + i, &mut self.records[start..start + stride]);
+                report.instance_bytes += 4 * stride as u64;
+            }
+        }
+        let palettes = buffers.stream(Stream::Palettes);
+        for (slots, batch) in plan.batches.iter().zip(batches) {
+            if slots.skin.is_none() {
+                continue;
+            }
+            self.placement_runs.push((slots.first_slot, self.placements.len(), batch.instances.len()));
+            self.placements.extend(batch.instances.iter().map(|x| AffineRows::from(&x.placement)));
+            report.instance_bytes += 48 * batch.instances.len() as u64;
+            for (i, x) in batch.instances.iter().enumerate() {
+                if let Pose::Hero(palette) = x.pose {
+                    let (page, offset) = palettes.locate(slots.first_slot + i as u32, 0);
+                    self.heroes.push((page, offset, self.palettes.len(), palette.len()));
+                    self.palettes.extend(palette.iter().map(AffineRows::from));
+                    report.heroes += 1;
+                }
+            }
+        }
+    }
+
+    /// Puts `params` (a `PoseParams` or `SkinParams`) in the next parameter slot; its index.
+    pub fn params(&mut self, params: &[u8]) -> u32 {
+        let slot = self.params.len() / OFFSET_ALIGNMENT as usize;
+        self.params.resize(self.params.len() + OFFSET_ALIGNMENT as usize, 0);
+        let at = slot * OFFSET_ALIGNMENT as usize;
+        self.params[at..at + params.len()].copy_from_slice(params);
+        slot as u32
+    }
+
+    /// Writes everything staged.
+    pub fn upload(&self, queue: &wgpu::Queue, buffers: &FrameBuffers, report: &mut FrameReport) {
+        let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
+            if !bytes.is_empty() {
+                queue.write_buffer(buffer, offset, bytes);
+                report.upload_bytes += bytes.len() as u64;
+            }
+        };
+        write(&buffers.params, 0, &self.params);
+        write(&buffers.records, 0, bytemuck::cast_slice(&self.records));
+        for &(slot, first, count) in &self.placement_runs {
+            write(&buffers.placements, 48 * u64::from(slot), bytemuck::cast_slice(&self.placements[first..first + count]));
+        }
+        let pages = &buffers.stream(Stream::Palettes).pages;
+        for &(page, offset, first, count) in &self.heroes {
+            if let Some(buffer) = pages.get(page) {
+                let bytes: &[u8] = bytemuck::cast_slice(&self.palettes[first..first + count]);
+                write(buffer, offset, bytes);
+                report.hero_bytes += bytes.len() as u64;
+            }
+        }
+    }
+}
