@@ -8,7 +8,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Vec3};
-use throng_bench::{Shape, Subject};
+use throng_bench::Subject;
+use throng_fixtures::BenchShape as Shape;
 use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::interpreter::blend_joint;
@@ -78,10 +79,10 @@ fn kernels(c: &mut Criterion) {
             black_box(&component);
         })
     });
-    let assets = s.subject.assets().expect("the skeleton exists");
+    let assets = s.subject.package.assets(s.subject.skeleton).expect("the skeleton exists");
     let mut evaluator = Evaluator::new(ProgramLimits::default(), skeleton.joint_count(), 0);
     for shape in Shape::ALL {
-        let program = shape.program(&s.subject, 1);
+        let program = shape.program(&s.subject.package, &s.subject.clips, s.subject.mask, 1);
         g.bench_function(BenchmarkId::new("program", shape.label()), |bench| {
             bench.iter(|| {
                 evaluator.run(black_box(&program), &assets).expect("valid program");

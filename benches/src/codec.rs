@@ -11,7 +11,9 @@ use throng_cpu_ref::Package;
 use throng_gpu::GpuContext;
 
 use crate::timing::{measure, median, ms_since};
-use crate::{BenchError, CpuCrowd, Crowd, GpuCrowd, Options, Shape, Subject};
+use throng_fixtures::BenchShape;
+
+use crate::{BenchError, CpuCrowd, GpuCrowd, Options, Subject};
 
 /// The same subject in both encodings (same skeleton, skin, clips in the same order).
 #[derive(Clone, Debug)]
@@ -31,7 +33,7 @@ pub struct Codec {
 #[derive(Clone, Debug, Serialize)]
 pub struct CodecRow {
     pub subject: String,
-    pub shape: Shape,
+    pub shape: BenchShape,
     pub instances: usize,
     pub joints: usize,
     pub reference: Encoding,
@@ -43,9 +45,8 @@ pub struct CodecRow {
 /// One encoding's pose cost and footprint. Times are medians of pose-only frames, ms.
 #[derive(Clone, Debug, Serialize)]
 pub struct Encoding {
-    /// The subject's clip data as held resident on the GPU: the sub-track table (8 B per
-    /// sub-track) and the samples (4 B per reference value, or the codec words padded to an
-    /// even count). Clip headers, the same in both encodings, are left out.
+    /// The subject's clip data as held resident on the GPU ([`clip_bytes`]). Clip headers, the
+    /// same in both encodings, are left out.
     pub clip_bytes: u64,
     /// GPU memory held by the whole package (skins and meshes are the same in both encodings);
     /// `None` without a GPU.
@@ -56,8 +57,10 @@ pub struct Encoding {
     /// Wall time of a GPU pose-only frame.
     pub gpu_pose_ms: Option<f64>,
     pub gpu_ns_per_joint: Option<f64>,
-    /// GPU program and FK stages from timestamp queries (`None` without timestamps).
+    /// The GPU pose pass from timestamp queries (`None` without timestamps): program, FK and
+    /// palette fused, so it holds the decoding.
     pub gpu_program_ms: Option<f64>,
+    /// No longer measured apart (FK is fused into the pose pass): always `None`.
     pub gpu_fk_ms: Option<f64>,
 }
 
@@ -123,16 +126,19 @@ pub fn run(
     for pair in pairs {
         let encodings = [&pair.reference, &pair.compressed];
         let mut runtimes = match gpu {
-            Some(ctx) => Some([GpuCrowd::new(ctx, encodings[0], most, 0)?, GpuCrowd::new(ctx, encodings[1], most, 0)?]),
+            Some(ctx) => Some([
+                GpuCrowd::new(ctx, encodings[0], most, 0, options.mapping, false)?,
+                GpuCrowd::new(ctx, encodings[1], most, 0, options.mapping, false)?,
+            ]),
             None => None,
         };
         for &n in &options.instances {
             for &shape in &options.shapes {
-                let mut crowd = Crowd::new(&pair.reference, shape, n);
+                let mut set = pair.reference.programs(shape, n);
                 let mut measured = Vec::with_capacity(2);
                 for (k, subject) in encodings.into_iter().enumerate() {
                     let runtime = runtimes.as_mut().and_then(|r| r.get_mut(k));
-                    measured.push(measure_encoding(subject, &mut crowd, runtime, options)?);
+                    measured.push(measure_encoding(subject, &mut set, runtime, options)?);
                 }
                 let [reference, compressed]: [Encoding; 2] = measured.try_into().map_err(|_| BenchError::Unusable {
                     subject: pair.reference.name.clone(),
@@ -158,18 +164,18 @@ pub fn run(
 /// One encoding's pose-only frames on the CPU (one thread) and on the GPU.
 fn measure_encoding(
     subject: &Subject,
-    crowd: &mut Crowd,
+    set: &mut throng_fixtures::ProgramSet,
     gpu: Option<&mut GpuCrowd>,
     options: &Options,
 ) -> Result<Encoding, BenchError> {
-    let n = crowd.programs.len();
+    let n = set.programs.len();
     let joint_count = (n * subject.joints()) as f64;
     let per_joint = |ms: f64| if joint_count > 0.0 { ms * 1e6 / joint_count } else { 0.0 };
     let mut cpu = CpuCrowd::new(subject, n, 1);
     let cpu_ms = measure(options.frames, options.budget_ms, |f| {
-        crowd.advance(subject, f);
+        set.advance(&subject.package, f);
         let start = Instant::now();
-        cpu.pose(subject, &crowd.programs)?;
+        cpu.frame(subject, &set.programs, false, false)?;
         let ms = ms_since(start);
         Ok::<_, BenchError>((ms, ms))
     })?;
@@ -185,9 +191,13 @@ fn measure_encoding(
         gpu_fk_ms: None,
     };
     let Some(gpu) = gpu else { return Ok(encoding) };
+    for _ in 0..2 {
+        gpu.frame(subject, &set.programs, false)?;
+        gpu.wait_for_pipelines()?;
+    }
     let frames = measure(options.frames, options.budget_ms, |f| {
-        crowd.advance(subject, f);
-        let frame = gpu.frame(subject, &crowd.programs, false)?;
+        set.advance(&subject.package, f);
+        let frame = gpu.frame(subject, &set.programs, false)?;
         Ok::<_, BenchError>((frame.wall_ms, frame))
     })?;
     let wall = median(frames.iter().map(|f| f.wall_ms));
@@ -195,24 +205,28 @@ fn measure_encoding(
     encoding.resident_bytes = Some(gpu.resident_bytes());
     encoding.gpu_pose_ms = Some(wall);
     encoding.gpu_ns_per_joint = Some(per_joint(wall));
-    encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.program_ms)));
-    encoding.gpu_fk_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.fk_ms)));
+    encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.pose_ms)));
     Ok(encoding)
 }
 
-/// The subject's clips as `throng_gpu` uploads them: 8 B per sub-track, then 4 B per reference
-/// value or per codec word (padded to an even count).
-fn clip_bytes(subject: &Subject) -> u64 {
+/// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track
+/// references per joint; per animated reference sub-track 16 B per sample, per constant 16 B
+/// (either encoding); the codec words of compressed clips, 4 B each.
+pub fn clip_bytes(subject: &Subject) -> u64 {
+    use throng_cpu_ref::SubTrackKind;
     subject
         .clips
         .iter()
         .filter_map(|&c| subject.package.clips.get(c as usize))
         .map(|clip| {
-            let samples = match &clip.compressed {
-                Some(z) => z.words.len().next_multiple_of(2),
-                None => clip.values.len(),
+            let per_track = |kind| match (kind, &clip.compressed) {
+                (SubTrackKind::Constant, _) => 16,
+                (SubTrackKind::Animated, None) => 16 * clip.sample_count as u64,
+                _ => 0,
             };
-            (8 * clip.sub_tracks.len() + 4 * samples) as u64
+            let tracks: u64 = clip.sub_tracks.iter().map(|st| per_track(st.kind)).sum();
+            let words = clip.compressed.as_ref().map_or(0, |z| 4 * z.words.len() as u64);
+            16 * (clip.sub_tracks.len() as u64 / 3) + tracks + words
         })
         .sum()
 }

@@ -1,13 +1,13 @@
-//! The GPU path over a crowd: one [`Runtime`] per subject with its package resident, and
-//! frames of one batch, either pose only (program + FK: the batch has no skin) or whole
-//! (program, FK, palette, skinning).
+//! The GPU path over a crowd: one [`Runtime`] per subject and mapping with its package
+//! resident, and frames of one batch, either pose only (the batch has no skin) or whole (pose,
+//! palette, skinning).
 
 use std::time::Instant;
 
-use glam::{Affine3A, Vec3};
-use throng_cpu_ref::Program;
-use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, Instance, PackageId, Pose, Runtime, StageTimes};
+use throng_cpu_ref::{Outputs, Program};
+use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, Instance, Mapping, PackageId, Pose, Runtime, RuntimeOptions, Specialise, StageTimes};
 
+use crate::cpu::grid;
 use crate::timing::ms_since;
 use crate::{BenchError, Subject};
 
@@ -17,8 +17,8 @@ pub struct GpuCrowd {
     package: PackageId,
 }
 
-/// One GPU frame: wall time from `Runtime::frame` to the queue going idle (upload, recording,
-/// submission and execution), what the runtime reported, and its stage times.
+/// One GPU frame: wall time from `Runtime::frame` to the queue going idle (validation, upload,
+/// recording, submission and execution), what the runtime reported, and its pass times.
 #[derive(Clone, Debug)]
 pub struct GpuFrame {
     pub wall_ms: f64,
@@ -27,19 +27,33 @@ pub struct GpuFrame {
 }
 
 impl GpuCrowd {
-    /// Frame buffers for up to `instances` instances, of which up to `skinned` are skinned.
+    /// Frame buffers for up to `instances` instances, of which up to `skinned` are skinned;
+    /// `mapping` `None` is the adapter's choice. With `program_only` the pose pass stops after
+    /// the program and writes local poses (measuring the FK part).
     pub fn new(
         ctx: &GpuContext,
         subject: &Subject,
         instances: usize,
         skinned: usize,
+        mapping: Option<Mapping>,
+        program_only: bool,
     ) -> Result<GpuCrowd, BenchError> {
         let n = u32::try_from(instances).map_err(|_| BenchError::TooMany(instances))?;
         let mut capacities = Capacities::for_packages(&[&subject.package], n);
-        capacities.vertices = (skinned * subject.vertices()) as u64;
-        let mut runtime = Runtime::new(ctx, capacities)?;
-        let package = runtime.add_package(&subject.package, &subject.masks_per_skeleton())?;
+        capacities.skinned_instances = skinned as u32;
+        let options = RuntimeOptions {
+            mapping,
+            specialise: Specialise::Background,
+            outputs: Outputs { locals: program_only },
+            fk: !program_only,
+        };
+        let mut runtime = Runtime::with_options(ctx, capacities, options)?;
+        let package = runtime.add_package(&subject.package)?;
         Ok(GpuCrowd { runtime, package })
+    }
+
+    pub fn mapping(&self) -> Mapping {
+        self.runtime.mapping()
     }
 
     /// Bytes the subject's package holds on the GPU.
@@ -49,39 +63,19 @@ impl GpuCrowd {
 
     /// Evaluates `programs` (and skins them when `skin` and the subject has a skin) and waits
     /// for the result.
-    pub fn frame(
-        &mut self,
-        subject: &Subject,
-        programs: &[Program],
-        skin: bool,
-    ) -> Result<GpuFrame, BenchError> {
-        let instances: Vec<Instance> = programs
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Instance {
-                pose: Pose::Program(p),
-                placement: grid(i),
-            })
-            .collect();
-        let batch = Batch {
-            package: self.package,
-            skeleton: subject.skeleton,
-            skin: subject.skin.filter(|_| skin),
-            instances: &instances,
-        };
+    pub fn frame(&mut self, subject: &Subject, programs: &[Program], skin: bool) -> Result<GpuFrame, BenchError> {
+        let instances: Vec<Instance> =
+            programs.iter().enumerate().map(|(i, p)| Instance { pose: Pose::Program(p), placement: grid(i) }).collect();
+        let batch = Batch { package: self.package, skeleton: subject.skeleton, skin: subject.skin.filter(|_| skin), instances: &instances };
         let start = Instant::now();
         let report = self.runtime.frame(&[batch])?;
         let times = self.runtime.finish()?;
-        Ok(GpuFrame {
-            wall_ms: ms_since(start),
-            report,
-            times,
-        })
+        Ok(GpuFrame { wall_ms: ms_since(start), report, times })
     }
-}
 
-/// Instance `i`'s place on a square grid 2 m apart.
-fn grid(i: usize) -> Affine3A {
-    let side = 100;
-    Affine3A::from_translation(Vec3::new((i % side) as f32 * 2.0, 0.0, (i / side) as f32 * 2.0))
+    /// Waits for the specialised pipelines requested so far (after a warm-up frame, so the
+    /// timed frames run them).
+    pub fn wait_for_pipelines(&mut self) -> Result<(), BenchError> {
+        Ok(self.runtime.wait_for_pipelines()?)
+    }
 }

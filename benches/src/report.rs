@@ -8,7 +8,8 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
-use crate::{Codec, Shape};
+use crate::Codec;
+use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
 #[derive(Clone, Debug, Serialize)]
@@ -29,7 +30,7 @@ pub struct Report {
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub subject: String,
-    pub shape: Shape,
+    pub shape: BenchShape,
     pub ops_per_program: usize,
     pub instances: usize,
     pub joints: usize,
@@ -43,15 +44,16 @@ pub struct Row {
     pub derived: Derived,
 }
 
-/// Medians of the CPU passes.
+/// Medians of the CPU frame oracle's frames.
 #[derive(Clone, Debug, Serialize)]
 pub struct CpuTiming {
-    /// Program + FK of every instance.
+    /// A pose-only frame: program + FK of every instance.
     pub pose_ms: f64,
-    /// Palette + skinning (positions and normals) of every instance.
+    /// `frame_ms - pose_ms`: palette + skinning (positions and normals, placed, written out).
     pub skin_ms: f64,
-    /// Median of pose + skin per frame.
+    /// A whole frame (the pose-only one when skinning was skipped).
     pub frame_ms: f64,
+    /// Timed pose-only frames.
     pub frames: usize,
 }
 
@@ -59,7 +61,7 @@ pub struct CpuTiming {
 /// stage times of timestamp queries where the adapter has them, and what a frame moves.
 #[derive(Clone, Debug, Serialize)]
 pub struct GpuTiming {
-    /// Wall time of a pose-only frame (program + FK dispatches; the batch has no skin).
+    /// Wall time of a pose-only frame (the batch has no skin) in the measured mapping.
     pub pose_ms: f64,
     pub pose_frames: usize,
     /// Wall time of a whole frame (program, FK, palette, skinning); `None` when skinning was
@@ -85,15 +87,41 @@ pub struct GpuTiming {
     /// palette, skinned vertices.
     pub output_bytes_per_instance: u64,
     pub skinning_skipped: Option<String>,
+    /// The mapping of the fields above (the adapter's choice unless `--mapping` forced one).
+    pub mapping: throng_gpu::Mapping,
+    /// True when every timed frame ran specialised pipelines only (no interpreter dispatch).
+    pub specialised: bool,
+    /// The pose of each mapping measured, the measured one first.
+    pub poses: Vec<MappingPose>,
+    /// `stages.fk_ms` per joint, ns.
+    pub fk_ns_per_joint: Option<f64>,
 }
 
-/// Stage medians from timestamp queries, ms.
+/// Pose-only frames of one mapping.
+#[derive(Clone, Debug, Serialize)]
+pub struct MappingPose {
+    pub mapping: throng_gpu::Mapping,
+    /// Wall time of a pose-only frame, ms, and per joint, ns.
+    pub pose_ms: f64,
+    pub pose_ns_per_joint: f64,
+    /// The pose pass alone (timestamps), ms.
+    pub pose_pass_ms: Option<f64>,
+    /// Every timed frame ran specialised pipelines.
+    pub specialised: bool,
+}
+
+/// Stage medians from timestamp queries, ms. The pose pass fuses program, FK and palette; the
+/// parts are measured apart in the same run: `program_ms` by a runtime whose pose pass stops
+/// after the program, `fk_ms` as the pose-only pass minus that, `palette_ms` as a whole frame's
+/// pose pass minus the pose-only one.
 #[derive(Clone, Debug, Serialize)]
 pub struct Stages {
     pub program_ms: f64,
     pub fk_ms: f64,
     pub palette_ms: f64,
     pub skinning_ms: f64,
+    /// The pose-only frame's pose pass.
+    pub pose_ms: f64,
 }
 
 /// Figures derived from the timings.

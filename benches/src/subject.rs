@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use throng_cpu_ref::{Assets, Mask, Package, SkinnedMesh};
+use throng_cpu_ref::{Mask, Package, SkinnedMesh};
+use throng_fixtures::{BenchShape, ProgramSet};
 
 use crate::BenchError;
 
@@ -17,8 +18,9 @@ pub struct Subject {
     pub skin: Option<u32>,
     /// Clips cooked for `skeleton`, in package order (at least one).
     pub clips: Vec<u32>,
-    /// `masks[0]`: the subtree of about a quarter of the joints, the override layer's mask.
-    pub masks: Vec<Mask>,
+    /// The package mask of the override layer: the subtree of about a quarter of the joints,
+    /// added to the package by [`Subject::new`].
+    pub mask: u32,
 }
 
 impl Subject {
@@ -52,7 +54,7 @@ impl Subject {
     }
 
     /// The package's first skeleton that has clips (preferring one bound by a skin).
-    pub fn new(name: &str, package: Package) -> Result<Subject, BenchError> {
+    pub fn new(name: &str, mut package: Package) -> Result<Subject, BenchError> {
         let clips_of = |s: u32| -> Vec<u32> {
             (0..package.clips.len() as u32)
                 .filter(|&c| package.clips[c as usize].skeleton == s)
@@ -79,15 +81,16 @@ impl Subject {
                 subject: name.into(),
                 why: format!("skeleton {skeleton} is missing"),
             })?;
-        let masks = vec![quarter_mask(rig)];
+        let mask = quarter_mask(skeleton, rig);
         let clips = clips_of(skeleton);
+        package.masks.push(mask);
         Ok(Subject {
             name: name.into(),
+            mask: package.masks.len() as u32 - 1,
             package,
             skeleton,
             skin,
             clips,
-            masks,
         })
     }
 
@@ -118,28 +121,10 @@ impl Subject {
             .iter()
             .filter(move |m| Some(m.skin) == self.skin)
     }
-
-    /// What programs of this subject run against. `None` only if the skeleton vanished.
-    pub fn assets(&self) -> Option<Assets<'_>> {
-        Some(Assets {
-            skeleton: self.package.skeletons.get(self.skeleton as usize)?,
-            skeleton_index: self.skeleton,
-            clips: &self.package.clips,
-            skins: &self.package.skins,
-            masks: &self.masks,
-        })
-    }
-
-    /// Masks per skeleton of the package, as `Runtime::add_package` takes them.
-    pub fn masks_per_skeleton(&self) -> Vec<Vec<Mask>> {
-        (0..self.package.skeletons.len() as u32)
-            .map(|s| if s == self.skeleton { self.masks.clone() } else { Vec::new() })
-            .collect()
-    }
 }
 
 /// The subtree whose size is closest to a quarter of the joints (an arm on a humanoid).
-fn quarter_mask(skeleton: &throng_cpu_ref::Skeleton) -> Mask {
+fn quarter_mask(index: u32, skeleton: &throng_cpu_ref::Skeleton) -> Mask {
     let n = skeleton.joint_count();
     let target = n.div_ceil(4);
     let joint = (0..n)
@@ -148,6 +133,12 @@ fn quarter_mask(skeleton: &throng_cpu_ref::Skeleton) -> Mask {
             end.saturating_sub(j).abs_diff(target)
         })
         .unwrap_or(0);
-    Mask::subtree("quarter", skeleton, joint, 1.0)
-        .unwrap_or_else(|| Mask::uniform("quarter", skeleton, 1.0))
+    Mask::subtree("quarter", index, skeleton, joint, 1.0).unwrap_or_else(|| Mask::uniform("quarter", index, skeleton, 1.0))
+}
+
+impl Subject {
+    /// Programs of `n` instances of `shape` over this subject's clips and mask.
+    pub fn programs(&self, shape: BenchShape, n: usize) -> ProgramSet {
+        ProgramSet::new(&self.package, &self.clips, self.mask, shape, n)
+    }
 }

@@ -1,8 +1,8 @@
 //! Steady-state frames allocate nothing that grows with the crowd: a counting global allocator
 //! counts the allocations made on the test thread during one frame.
 //!
-//! The CPU reference's passes must allocate nothing at all. A GPU frame's own bookkeeping
-//! (staging bytes, chunk list, bind groups) is reused, but wgpu, wgpu-profiler and pollster
+//! The CPU frame oracle must allocate nothing at all, on one thread and over rayon. A GPU
+//! frame's own bookkeeping (plan, staging bytes, bind groups, shapes) is reused, but wgpu, wgpu-profiler and pollster
 //! allocate internally on every submission (command encoders, passes, queue writes, error
 //! scopes), so for the GPU path the test asserts that the count is the same for 4 and for 256
 //! instances, and prints it.
@@ -11,7 +11,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use glam::Affine3A;
-use throng_bench::{CpuCrowd, Crowd, Shape, Subject};
+use throng_bench::Subject;
+use throng_cpu_ref::{CpuRuntime, Outputs};
+use throng_fixtures::BenchShape as Shape;
 use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime};
 
 struct Counting;
@@ -58,18 +60,25 @@ fn allocations(f: impl FnOnce()) -> u64 {
 }
 
 #[test]
-fn cpu_passes_allocate_nothing_in_steady_state() {
+fn cpu_frames_allocate_nothing_in_steady_state() {
     let subject = Subject::character().unwrap();
-    let mut crowd = Crowd::new(&subject, Shape::Layered, 8);
-    let mut cpu = CpuCrowd::new(&subject, 8, 1);
-    cpu.pose(&subject, &crowd.programs).unwrap();
-    cpu.skin(&subject);
-    let count = allocations(|| {
-        crowd.advance(&subject, 1);
-        cpu.pose(&subject, &crowd.programs).unwrap();
-        cpu.skin(&subject);
-    });
-    assert_eq!(count, 0, "the CPU passes allocated {count} times");
+    let mut set = subject.programs(Shape::Layered, 8);
+    for parallel in [false, true] {
+        let mut cpu = CpuRuntime::new(Default::default(), Outputs { locals: true }, 3);
+        let id = cpu.add_package(&subject.package);
+        let mut counts = Vec::new();
+        for f in 0..3 {
+            set.advance(&subject.package, f);
+            let instances: Vec<Instance> =
+                set.programs.iter().map(|p| Instance { pose: Pose::Program(p), placement: Affine3A::IDENTITY }).collect();
+            let batch = [Batch { package: id, skeleton: subject.skeleton, skin: subject.skin, instances: &instances }];
+            counts.push(allocations(|| {
+                if parallel { cpu.frame_parallel(&batch) } else { cpu.frame(&batch) }.unwrap();
+            }));
+        }
+        // The first frame sizes the outputs; the next ones reuse them.
+        assert_eq!(&counts[1..], [0, 0], "parallel {parallel}: allocations per frame {counts:?}");
+    }
 }
 
 fn gpu() -> Option<GpuContext> {
@@ -88,13 +97,13 @@ fn gpu_frame_allocations_do_not_grow_with_instances() {
     let Some(ctx) = gpu() else { return };
     let subject = Subject::character().unwrap();
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 256)).unwrap();
-    let id = runtime.add_package(&subject.package, &subject.masks_per_skeleton()).unwrap();
+    let id = runtime.add_package(&subject.package).unwrap();
     let mut per_frame = Vec::new();
     for n in [4, 256] {
-        let mut crowd = Crowd::new(&subject, Shape::Layered, n);
+        let mut crowd = subject.programs(Shape::Layered, n);
         let mut counts = Vec::new();
         for f in 0..6 {
-            crowd.advance(&subject, f);
+            crowd.advance(&subject.package, f);
             let instances: Vec<Instance> = crowd
                 .programs
                 .iter()

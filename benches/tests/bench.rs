@@ -3,7 +3,8 @@
 //! program sizes, and the rayon passes compute what the single-threaded ones do. Nothing here
 //! asserts on a timing.
 
-use throng_bench::{Codec, CpuCrowd, Crowd, Options, Pair, Report, Shape, Subject};
+use throng_bench::{Codec, CpuCrowd, Options, Pair, Report, Subject};
+use throng_fixtures::BenchShape as Shape;
 use throng_gpu::GpuContext;
 
 fn gpu() -> Option<GpuContext> {
@@ -17,14 +18,15 @@ fn gpu() -> Option<GpuContext> {
     }
 }
 
-/// 16-byte header + 48-byte placement + 32 bytes per op + 4 per blend weight.
+/// A whole frame's upload per instance: the record (slot, 2 words per sample, blend and layer
+/// weights, rounded up to whole 16-byte vec4s) and a 48-byte placement.
 fn expected_bytes(shape: Shape) -> f64 {
-    let (ops, weights) = match shape {
-        Shape::OneClip => (2, 0),
-        Shape::Blend2 => (4, 2),
-        Shape::Layered => (9, 2),
+    let words: u32 = match shape {
+        Shape::OneClip => 1 + 2,
+        Shape::Blend2 => 1 + 4 + 2,
+        Shape::Layered => 1 + 8 + 2 + 2,
     };
-    (16 + 48 + 32 * ops + 4 * weights) as f64
+    (16 * words.div_ceil(4) + 48) as f64
 }
 
 #[test]
@@ -80,9 +82,15 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         assert_eq!(g4["dispatches"], g9["dispatches"], "dispatches grew with instances");
         assert_eq!(g4["chunks"].as_u64(), Some(1));
         assert_eq!(g9["chunks"].as_u64(), Some(1));
-        assert_eq!(g4["dispatches"].as_u64(), Some(4), "program, FK, palette, skinning");
-        assert_eq!(g4["pose_dispatches"].as_u64(), Some(2), "program, FK");
+        assert_eq!(g4["dispatches"].as_u64(), Some(2), "one pose dispatch (one shape), one skinning");
+        assert_eq!(g4["pose_dispatches"].as_u64(), Some(1), "one pose dispatch");
         assert_eq!(g4["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
+        assert_eq!(g4["specialised"].as_bool(), Some(true), "timed frames run the specialised pipelines");
+        let poses = g4["poses"].as_array().unwrap();
+        let mappings: Vec<&str> = poses.iter().map(|p| p["mapping"].as_str().unwrap()).collect();
+        assert_eq!(mappings.len(), 2, "both mappings side by side");
+        assert_ne!(mappings[0], mappings[1]);
+        assert_eq!(g4["mapping"].as_str(), Some(mappings[0]));
         assert_eq!(g9["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
         assert!(g4["resident_bytes"].as_u64().unwrap() > 0);
         assert!(g4["skinning_skipped"].is_null());
@@ -91,6 +99,12 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
             assert!(g["frame_ms"].as_f64().unwrap() > 0.0);
             let timing = g["stage_timing"].as_str().unwrap();
             assert_eq!(timing == "timestamps", g["stages"].is_object(), "{g}");
+            if g["stages"].is_object() {
+                for field in ["program_ms", "fk_ms", "palette_ms", "skinning_ms", "pose_ms"] {
+                    assert!(g["stages"][field].as_f64().unwrap() >= 0.0, "{field} in {g}");
+                }
+                assert!(g["fk_ns_per_joint"].is_number());
+            }
         }
     }
 }
@@ -99,12 +113,12 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
 fn rayon_passes_match_the_single_threaded_ones() {
     let subject = Subject::character().unwrap();
     for shape in Shape::ALL {
-        // 7 instances over 3 workers: blocks of 3, 3 and 1.
-        let crowd = Crowd::new(&subject, shape, 7);
+        // 7 instances over 3 workers: blocks of 3, 2 and 2.
+        let set = subject.programs(shape, 7);
         let mut single = CpuCrowd::new(&subject, 7, 1);
         let mut parallel = CpuCrowd::new(&subject, 7, 3);
-        single.pose(&subject, &crowd.programs).unwrap();
-        parallel.pose_parallel(&subject, &crowd.programs).unwrap();
+        single.frame(&subject, &set.programs, true, false).unwrap();
+        parallel.frame(&subject, &set.programs, true, true).unwrap();
         for i in 0..7 {
             assert_eq!(single.components(i), parallel.components(i), "{shape:?}, instance {i}");
             assert_eq!(single.components(i).len(), subject.joints());
@@ -124,12 +138,13 @@ fn a_skinned_limit_skips_gpu_skinning_but_keeps_the_pose() {
         frames: 1,
         budget_ms: 0.0,
         skinned_bytes_limit: 1,
+        mapping: None,
     };
     let report = throng_bench::run(std::slice::from_ref(&subject), Some(&ctx), &options, |_| {}).unwrap();
     let g = report.rows[0].gpu.as_ref().unwrap();
     assert!(g.frame_ms.is_none());
     assert!(g.skinning_skipped.as_deref().unwrap().contains("exceed"));
-    assert_eq!(g.dispatches, 2, "pose-only frame: program and FK");
+    assert_eq!(g.dispatches, 1, "pose-only frame: one pose dispatch");
     assert!(g.pose_ms > 0.0);
 }
 
@@ -179,13 +194,24 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             let joints = 3.0 * pair.reference.joints() as f64;
             assert!((ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.max(1.0), "{e}");
         }
-        // Clip bytes by hand: 8 B per sub-track, 4 per value or per (even-padded) codec word.
+        // Clip bytes by hand: 16 B of references per joint, 16 B per reference sample or
+        // constant (either encoding), 4 B per codec word.
         let bytes = |p: &throng_cpu_ref::Package| -> u64 {
+            use throng_cpu_ref::SubTrackKind::{Animated, Constant};
             p.clips
                 .iter()
                 .map(|c| {
-                    let words = c.compressed.as_ref().map_or(c.values.len(), |z| z.words.len() + z.words.len() % 2);
-                    (8 * c.sub_tracks.len() + 4 * words) as u64
+                    let vec4s: u64 = c
+                        .sub_tracks
+                        .iter()
+                        .map(|st| match (st.kind, &c.compressed) {
+                            (Constant, _) => 1,
+                            (Animated, None) => u64::from(c.sample_count),
+                            _ => 0,
+                        })
+                        .sum();
+                    let words = c.compressed.as_ref().map_or(0, |z| z.words.len() as u64);
+                    16 * (c.sub_tracks.len() as u64 / 3) + 16 * vec4s + 4 * words
                 })
                 .sum()
         };
@@ -200,7 +226,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             let (ga, gb) = (a["resident_bytes"].as_u64().unwrap(), b["resident_bytes"].as_u64().unwrap());
             assert!(gb < ga, "GPU resident: compressed {gb} B vs reference {ga} B");
             assert!(a["gpu_pose_ms"].as_f64().unwrap() > 0.0 && b["gpu_pose_ms"].as_f64().unwrap() > 0.0);
-            assert_eq!(a["gpu_program_ms"].is_number(), a["gpu_fk_ms"].is_number());
+            assert!(a["gpu_fk_ms"].is_null(), "FK is fused into the pose pass");
         } else {
             assert!(a["resident_bytes"].is_null() && b["gpu_pose_ms"].is_null());
         }

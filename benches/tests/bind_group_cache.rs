@@ -1,9 +1,10 @@
-//! The runtime reuses bind groups across frames while what they bind is unchanged: frames whose
-//! program sizes change (so the ops regions move) and a replaced package must still read the
-//! right bytes. Each frame's component transforms are checked against the CPU reference.
+//! The runtime reuses bind groups and pipelines across frames while what they bind is
+//! unchanged: frames whose shapes and instance counts change, and a replaced package, must still
+//! read the right bytes. Each frame's component transforms are checked against the CPU reference.
 
 use glam::Affine3A;
-use throng_bench::{CpuCrowd, Crowd, Shape, Subject};
+use throng_bench::{CpuCrowd, Subject};
+use throng_fixtures::BenchShape as Shape;
 use throng_gpu::{Batch, Capacities, GpuContext, Instance, PackageId, Pose, Runtime};
 
 fn gpu() -> Option<GpuContext> {
@@ -20,7 +21,7 @@ fn gpu() -> Option<GpuContext> {
 /// Runs `shape` for `n` instances on the GPU and on the CPU and returns the worst component
 /// translation difference.
 fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: Shape, n: usize) -> f32 {
-    let crowd = Crowd::new(subject, shape, n);
+    let crowd = subject.programs(shape, n);
     let instances: Vec<Instance> = crowd
         .programs
         .iter()
@@ -39,7 +40,7 @@ fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: S
     runtime.finish().unwrap();
     let out = runtime.readback().unwrap();
     let mut cpu = CpuCrowd::new(subject, n, 1);
-    cpu.pose(subject, &crowd.programs).unwrap();
+    cpu.frame(subject, &crowd.programs, false, false).unwrap();
     let joints = subject.joints();
     let mut worst = 0.0f32;
     for i in 0..n {
@@ -51,11 +52,11 @@ fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: S
 }
 
 #[test]
-fn cached_bind_groups_follow_moved_regions_and_replaced_packages() {
+fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages() {
     let Some(ctx) = gpu() else { return };
     let subject = Subject::character().unwrap();
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 16)).unwrap();
-    let id = runtime.add_package(&subject.package, &subject.masks_per_skeleton()).unwrap();
+    let id = runtime.add_package(&subject.package).unwrap();
     // The character is about 1.8 m tall: DESIGN.md §6 allows 1e-4 of its extent.
     let tolerance = 1e-4 * 2.0;
     for (shape, n) in [
@@ -74,15 +75,15 @@ fn cached_bind_groups_follow_moved_regions_and_replaced_packages() {
     let mut reversed = subject.clone();
     reversed.package.clips.reverse();
     reversed.clips = (0..reversed.package.clips.len() as u32).collect();
-    runtime.replace_package(id, &reversed.package, &reversed.masks_per_skeleton()).unwrap();
+    runtime.replace_package(id, &reversed.package).unwrap();
     let e = worst_error(&mut runtime, id, &reversed, Shape::OneClip, 5);
     assert!(e < tolerance, "after replace_package the GPU differs from the CPU by {e} m");
     // And the old package's poses really differ from the new one's.
     let stale = {
-        let crowd = Crowd::new(&reversed, Shape::OneClip, 5);
+        let crowd = reversed.programs(Shape::OneClip, 5);
         let (mut a, mut b) = (CpuCrowd::new(&subject, 5, 1), CpuCrowd::new(&reversed, 5, 1));
-        a.pose(&subject, &crowd.programs).unwrap();
-        b.pose(&reversed, &crowd.programs).unwrap();
+        a.frame(&subject, &crowd.programs, false, false).unwrap();
+        b.frame(&reversed, &crowd.programs, false, false).unwrap();
         let mut worst = 0.0f32;
         for i in 0..5 {
             for (x, y) in a.components(i).iter().zip(b.components(i)) {

@@ -46,7 +46,7 @@ fn run_does_not_allocate() {
         joints: vec![0, 1, 2, 3, 4, 5],
         inverse_bind: vec![Affine3A::IDENTITY; 6],
     }];
-    let masks = [Mask::subtree("arm", &rig, 3, 1.0).expect("joint 3")];
+    let masks = [Mask::subtree("arm", 0, &rig, 3, 1.0).expect("joint 3")];
     let assets = Assets {
         skeleton: &rig,
         skeleton_index: 0,

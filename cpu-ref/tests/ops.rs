@@ -113,7 +113,7 @@ proptest! {
     #[test]
     fn override_mask_zero_keeps_dst_and_full_weight_takes_src(a in poses(), b in poses()) {
         let rig = rig();
-        let masks = [Mask::uniform("none", &rig, 0.0), Mask::uniform("all", &rig, 1.0)];
+        let masks = [Mask::uniform("none", 0, &rig, 0.0), Mask::uniform("all", 0, &rig, 1.0)];
         let load = || vec![PoseOp::sample(0, 0, 0.0), PoseOp::sample(1, 1, 0.0)];
         let mut ops = load();
         ops.push(PoseOp::overriding(0, 1, 1.0, 0));
@@ -174,7 +174,7 @@ fn override_with_a_subtree_mask_replaces_only_that_subtree() {
     let a = [Trs::IDENTITY; JOINTS];
     let b = [trs([1.0, 0.0, 0.0], Quat::from_rotation_x(1.0), [2.0, 1.0, 1.0]); JOINTS];
     // Joint 3 (arm) and its child 4 (hand), at half weight.
-    let mask = Mask::subtree("arm", &rig, 3, 1.0).expect("joint 3 exists");
+    let mask = Mask::subtree("arm", 0, &rig, 3, 1.0).expect("joint 3 exists");
     assert_eq!(mask.weights, vec![0.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
     let ops = vec![
         PoseOp::sample(0, 0, 0.0),
@@ -190,7 +190,7 @@ fn override_with_a_subtree_mask_replaces_only_that_subtree() {
         };
         assert!(trs_err(p, &want) < 1e-6, "joint {j}: {p:?}");
     }
-    assert!(Mask::subtree("x", &rig, JOINTS, 1.0).is_none());
+    assert!(Mask::subtree("x", 0, &rig, JOINTS, 1.0).is_none());
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn additive_mask_scales_the_weight_per_joint() {
     let rig = rig();
     let r = [Trs::IDENTITY; JOINTS];
     let a = [trs([2.0, 0.0, 0.0], Quat::IDENTITY, [1.0, 1.0, 1.0]); JOINTS];
-    let mut mask = Mask::uniform("m", &rig, 0.0);
+    let mut mask = Mask::uniform("m", 0, &rig, 0.0);
     mask.weights[2] = 0.5;
     let ops = vec![
         PoseOp::sample(0, 0, 0.0),

@@ -22,7 +22,7 @@ struct Fixture {
 
 /// Skeleton 0 (the branching rig) with clip 0 for it and clip 1 for skeleton 1; skin 0 binds
 /// joints 0, 2, 4 of it and skin 1 binds skeleton 1; mask 0 is valid, mask 1 too short, mask 2
-/// has a weight above 1, mask 3 a NaN.
+/// has a weight above 1, mask 3 a NaN, mask 4 belongs to skeleton 1.
 fn fixture() -> Fixture {
     let skeleton = common::branching_rig();
     let clip = common::pose_clip(&skeleton.rest, 0);
@@ -33,18 +33,20 @@ fn fixture() -> Fixture {
         joints: vec![0, 2, 4],
         inverse_bind: vec![Affine3A::from_translation(glam::Vec3::Y); 3],
     };
-    let mut over = Mask::uniform("over", &skeleton, 0.5);
+    let mut over = Mask::uniform("over", 0, &skeleton, 0.5);
     over.weights[1] = 1.5;
-    let mut nan = Mask::uniform("nan", &skeleton, 0.5);
+    let mut nan = Mask::uniform("nan", 0, &skeleton, 0.5);
     nan.weights[5] = f32::NAN;
     let masks = vec![
-        Mask::uniform("ok", &skeleton, 0.5),
+        Mask::uniform("ok", 0, &skeleton, 0.5),
         Mask {
             name: "short".into(),
+            skeleton: 0,
             weights: vec![1.0; JOINTS - 1],
         },
         over,
         nan,
+        Mask::uniform("other skeleton", 1, &skeleton, 0.5),
     ];
     Fixture {
         skeleton,
@@ -242,12 +244,17 @@ fn masks_must_exist_and_hold_one_unit_weight_per_joint() {
         ]
     };
     assert_eq!(
-        err(with_mask(4), vec![]),
+        err(with_mask(5), vec![]),
         ProgramError::MissingMask {
             op: 2,
-            mask: 4,
-            count: 4
+            mask: 5,
+            count: 5
         }
+    );
+    assert_eq!(
+        err(with_mask(4), vec![]),
+        ProgramError::MaskSkeleton { op: 2, mask: 4, skeleton: 1 },
+        "a mask of another skeleton"
     );
     assert_eq!(
         err(with_mask(1), vec![]),

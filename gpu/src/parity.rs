@@ -170,6 +170,7 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
             Path::Specialised(_) => Specialise::Blocking,
         },
         outputs: throng_cpu_ref::Outputs { locals: true },
+        fk: true,
     };
     let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
     let mut cpu = CpuRuntime::new(capacities.program_limits(), throng_cpu_ref::Outputs { locals: true }, 1);

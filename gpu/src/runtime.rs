@@ -37,11 +37,14 @@ pub struct RuntimeOptions {
     pub mapping: Option<Mapping>,
     pub specialise: Specialise,
     pub outputs: throng_cpu_ref::Outputs,
+    /// `false` stops the pose pass after the program: it writes local poses only (no FK,
+    /// palette or skinning), which needs `outputs.locals`. For measuring the FK part.
+    pub fk: bool,
 }
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions { mapping: None, specialise: Specialise::Background, outputs: Default::default() }
+        RuntimeOptions { mapping: None, specialise: Specialise::Background, outputs: Default::default(), fk: true }
     }
 }
 
@@ -173,13 +176,15 @@ impl Runtime {
                 need: streams.into(),
             });
         }
-        let mut interpreters = HashMap::new();
-        let mut variants = vec![(false, false), (false, true)];
-        if options.outputs.locals {
-            variants.extend([(true, false), (true, true)]);
+        if !options.fk && !options.outputs.locals {
+            return Err(GpuError::Wgpu {
+                what: "runtime options",
+                reason: "a pose pass without FK writes local poses only: enable outputs.locals".into(),
+            });
         }
-        for (locals, palettes) in variants {
-            let outputs = Outputs { locals, components: true, palettes };
+        let mut interpreters = HashMap::new();
+        for skinned in [false, true] {
+            let outputs = pose_outputs(skinned, &options);
             let built = crate::pipelines::build(device, &kernel::interpreter(&layout, outputs))
                 .map_err(|reason| GpuError::Wgpu { what: "interpreter pipeline", reason })?;
             interpreters.insert(outputs, built);
@@ -322,6 +327,14 @@ impl Runtime {
         if let Some(e) = over("instances", instances, c.instances) {
             return Err(e);
         }
+        if !self.options.fk {
+            if let Some(b) = batches.iter().position(|b| b.skin.is_some()) {
+                return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
+                    batch: b,
+                    what: "this runtime's pose pass stops before FK, so it skins nothing: give batches without a skin".into(),
+                }));
+            }
+        }
         let mut slot = 0u64;
         for b in batches {
             let Some(p) = self.packages.get(b.package.0) else { continue };
@@ -351,7 +364,7 @@ impl Runtime {
                 continue;
             }
             let slots = self.plan.batches[d.batch];
-            let Some(key) = specialised_key(self.mapping, d.shape, &slots, self.options.outputs) else {
+            let Some(key) = specialised_key(self.mapping, d.shape, &slots, &self.options) else {
                 continue;
             };
             let (layout, shape) = (&self.buffers.layout, &self.shapes.entries[d.shape as usize].shape);
@@ -443,9 +456,9 @@ impl Runtime {
 
     /// The pipeline of a pose dispatch.
     fn pose_pipeline(&self, batch: &BatchSlots, shape: u32, path: PosePath) -> Option<(PipelineId, &Built)> {
-        let outputs = pose_outputs(batch, self.options.outputs);
+        let outputs = pose_outputs(batch.skin.is_some(), &self.options);
         if path != PosePath::Interpreter {
-            let key = specialised_key(self.mapping, shape, batch, self.options.outputs)?;
+            let key = specialised_key(self.mapping, shape, batch, &self.options)?;
             return self.pipelines.ready(&key).map(|b| (PipelineId::Specialised(key), b));
         }
         self.interpreters.get(&outputs).map(|b| (PipelineId::Interpreter(outputs), b))
@@ -587,15 +600,15 @@ impl Runtime {
     }
 }
 
-/// The outputs a batch's pose dispatches write.
-fn pose_outputs(batch: &BatchSlots, outputs: throng_cpu_ref::Outputs) -> Outputs {
-    Outputs { locals: outputs.locals, components: true, palettes: batch.skin.is_some() }
+/// The outputs the pose dispatches of a batch (with a skin when `skinned`) write.
+fn pose_outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
+    Outputs { locals: options.outputs.locals, components: options.fk, palettes: options.fk && skinned }
 }
 
 /// The specialised pipeline a dispatch of `shape` in `batch` would use under `mapping`; `None`
 /// when its skeleton is too large for the mapping.
-fn specialised_key(mapping: Mapping, shape: u32, batch: &BatchSlots, outputs: throng_cpu_ref::Outputs) -> Option<Key> {
-    let outputs = pose_outputs(batch, outputs);
+fn specialised_key(mapping: Mapping, shape: u32, batch: &BatchSlots, options: &RuntimeOptions) -> Option<Key> {
+    let outputs = pose_outputs(batch.skin.is_some(), options);
     let form = match mapping {
         Mapping::Thread => Form::Thread { shape },
         Mapping::Workgroup => {

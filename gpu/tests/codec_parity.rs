@@ -9,8 +9,8 @@ use glam::Affine3A;
 use throng_cook::{compress, cook, import_slice, CookReport, Profile};
 use throng_cpu_ref::codec::decode_components;
 use throng_cpu_ref::{Package, PoseOp, Program, SubTrackKind};
-use throng_gpu::parity::{self, PackageUnderTest};
-use throng_gpu::{Batch, Capacities, Instance, Pose, Runtime};
+use throng_gpu::parity::{self, PackageUnderTest, Path};
+use throng_gpu::{Batch, Capacities, Instance, Mapping, Pose, Runtime, RuntimeOptions, Specialise};
 
 fn character(profile: &Profile) -> Package {
     let imported = import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
@@ -27,10 +27,12 @@ fn compressed_character_parity_with_every_profile() {
         Profile::ALL.iter().map(|p| (format!("character/{}", p.name), character(p))).collect();
     let under_test: Vec<PackageUnderTest> =
         packages.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
-    let report = parity::run(&ctx, &under_test, 5, 16).unwrap();
-    println!("{report}");
-    assert_eq!(report.batches.len(), 3);
-    assert!(report.pass, "{report}");
+    for path in [Path::Interpreter, Path::Specialised(Mapping::for_adapter(ctx.adapter.software))] {
+        let report = parity::run(&ctx, &under_test, 5, 16, path).unwrap();
+        println!("{report}");
+        assert_eq!(report.batches.len(), 3);
+        assert!(report.pass, "{report}");
+    }
 }
 
 #[test]
@@ -54,7 +56,7 @@ fn compressed_shared_assets_parity() {
     }
     let under_test: Vec<PackageUnderTest> =
         cooked.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
-    let report = parity::run(&ctx, &under_test, 13, 8).unwrap();
+    let report = parity::run(&ctx, &under_test, 13, 8, Path::Specialised(Mapping::for_adapter(ctx.adapter.software))).unwrap();
     println!("{report}");
     assert!(report.pass, "{report}");
 }
@@ -83,8 +85,13 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
     }
     let instances: Vec<Instance> =
         programs.iter().map(|(_, _, p)| Instance { pose: Pose::Program(p), placement: Affine3A::IDENTITY }).collect();
-    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], instances.len() as u32)).unwrap();
-    let id = runtime.add_package(&package, &[]).unwrap();
+    let options = RuntimeOptions {
+        specialise: Specialise::Blocking,
+        outputs: throng_cpu_ref::Outputs { locals: true },
+        ..RuntimeOptions::default()
+    };
+    let mut runtime = Runtime::with_options(&ctx, Capacities::for_packages(&[&package], instances.len() as u32), options).unwrap();
+    let id = runtime.add_package(&package).unwrap();
     runtime.frame(&[Batch { package: id, skeleton: 0, skin: None, instances: &instances }]).unwrap();
     runtime.finish().unwrap();
     let out = runtime.readback().unwrap().remove(0);

@@ -5,6 +5,7 @@ mod common;
 
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::{Package, PoseOp, Program};
+use throng_cpu_ref::FrameError;
 use throng_gpu::raster::{Bounds, Image, Raster, Scene, BACKGROUND};
 use throng_gpu::{Batch, Capacities, GpuContext, GpuError, Instance, PackageId, Pose, Runtime};
 
@@ -65,7 +66,7 @@ fn setup() -> Option<Setup> {
     let ctx = common::gpu()?;
     let package = common::character();
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 16)).unwrap();
-    let id = runtime.add_package(&package, &[]).unwrap();
+    let id = runtime.add_package(&package).unwrap();
     let raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
     Some(Setup {
         ctx,
@@ -283,9 +284,9 @@ fn batches_that_do_not_match_the_frame_are_refused() {
         ..batches[0]
     }];
     let err = s.raster.render(&s.runtime, &fewer, &scene).unwrap_err();
-    assert!(matches!(err, GpuError::BadBatch { batch: 0, .. }), "{err}");
+    assert!(matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })), "{err}");
     let err = s.raster.render(&s.runtime, &[], &scene).unwrap_err();
-    assert!(matches!(err, GpuError::BadBatch { .. }), "{err}");
+    assert!(matches!(err, GpuError::Frame(FrameError::BadBatch { .. })), "{err}");
     s.raster.render(&s.runtime, &batches, &scene).unwrap();
     s.ctx.wait().unwrap();
     assert!(coverage(&s.raster.read_image().unwrap()) > 0.0);

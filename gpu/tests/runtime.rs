@@ -1,11 +1,12 @@
 //! The runtime's contract: typed errors for bad input (and unchanged state after them),
-//! dispatches per frame independent of the instance count, heroes, capacities.
+//! dispatches per frame independent of the instance count, shapes built once, heroes,
+//! capacities.
 
 mod common;
 
 use glam::Affine3A;
-use throng_cpu_ref::{PoseOp, Program, ProgramError};
-use throng_gpu::{Batch, Capacities, GpuError, Instance, Pose, Runtime};
+use throng_cpu_ref::{FrameError, PoseOp, Program, ProgramError};
+use throng_gpu::{Batch, Capacities, GpuError, Instance, Pose, Runtime, RuntimeOptions, Specialise};
 
 fn walk(package: &throng_cpu_ref::Package, time: f32) -> Program {
     let clip = package.find_clip("walk").expect("character has a walk") as u32;
@@ -33,7 +34,7 @@ fn dispatch_count_does_not_grow_with_instances() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 64)).unwrap();
-    let id = runtime.add_package(&package, &[]).unwrap();
+    let id = runtime.add_package(&package).unwrap();
     let program = walk(&package, 0.3);
     let mut counts = Vec::new();
     for n in [1, 4, 64] {
@@ -50,26 +51,19 @@ fn dispatch_count_does_not_grow_with_instances() {
         println!("{n} instances: {report:?}\n  {times:?}");
         assert!(times.wall_ms > 0.0);
         if times.gpu_timestamps {
-            assert!(
-                times.program_ms > 0.0 && times.skinning_ms > 0.0,
-                "{times:?}"
-            );
+            assert!(times.pose_ms > 0.0 && times.skinning_ms > 0.0, "{times:?}");
         }
         assert_eq!(report.instances, n);
-        // 16-byte header + 48-byte placement + three 32-byte ops.
-        assert_eq!(report.bytes_per_instance(), 16.0 + 48.0 + 3.0 * 32.0);
+        // A 16-byte record (slot, clip, time, padding) and a 48-byte placement.
+        assert_eq!(report.bytes_per_instance(), 16.0 + 48.0);
         counts.push(report.dispatches);
     }
-    assert_eq!(
-        counts,
-        vec![4, 4, 4],
-        "program, FK, palette, skinning: one dispatch each"
-    );
+    assert_eq!(counts, vec![2, 2, 2], "one pose dispatch (one shape) and one skinning dispatch");
     let out = runtime.readback().unwrap();
     assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
     // Same program, placements one unit apart along x: vertex v of instance 5 is instance 0's plus 5 x.
     let v = out[0].vertex_count / 2;
-    let d = out[0].skinned[5 * out[0].vertex_count + v].position() - out[0].skinned[v].position();
+    let d = out[0].skinned[5 * out[0].vertex_count + v].position - out[0].skinned[v].position;
     assert!((d - glam::Vec3::new(5.0, 0.0, 0.0)).length() < 1e-4, "{d}");
 }
 
@@ -81,7 +75,7 @@ fn with_good_frame(
     let ctx = common::gpu()?;
     let package = common::character();
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], capacity)).unwrap();
-    let id = runtime.add_package(&package, &[]).unwrap();
+    let id = runtime.add_package(&package).unwrap();
     let program = walk(&package, 0.5);
     let list = instances(&program, n);
     runtime
@@ -134,47 +128,47 @@ fn bad_programs_are_refused_naming_the_instance_and_leave_the_last_frame_intact(
         (&missing_clip, |e| {
             matches!(
                 e,
-                GpuError::Program {
+                GpuError::Frame(FrameError::Program {
                     batch: 0,
                     instance: 2,
                     source: ProgramError::MissingClip { clip: 99, .. }
-                }
+                })
             )
         }),
         (&nan_weight, |e| {
             matches!(
                 e,
-                GpuError::Program {
+                GpuError::Frame(FrameError::Program {
                     batch: 0,
                     instance: 2,
                     source: ProgramError::BadValue {
                         what: "blend weight",
                         ..
                     }
-                }
+                })
             )
         }),
         (&nan_layer, |e| {
             matches!(
                 e,
-                GpuError::Program {
+                GpuError::Frame(FrameError::Program {
                     batch: 0,
                     instance: 2,
                     source: ProgramError::BadValue {
                         what: "layer weight",
                         ..
                     }
-                }
+                })
             )
         }),
         (&no_component, |e| {
             matches!(
                 e,
-                GpuError::BadInstance {
+                GpuError::Frame(FrameError::BadInstance {
                     batch: 0,
                     instance: 2,
                     ..
-                }
+                })
             )
         }),
     ];
@@ -249,7 +243,7 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
         }])
         .unwrap_err();
     assert!(
-        matches!(err, GpuError::BadBatch { batch: 0, .. }),
+        matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })),
         "{err:?}"
     );
     let err = runtime
@@ -261,7 +255,7 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
         }])
         .unwrap_err();
     assert!(
-        matches!(err, GpuError::BadBatch { batch: 0, .. }),
+        matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })),
         "{err:?}"
     );
 
@@ -281,11 +275,11 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
     assert!(
         matches!(
             err,
-            GpuError::BadInstance {
+            GpuError::Frame(FrameError::BadInstance {
                 batch: 0,
                 instance: 0,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -305,32 +299,20 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
     assert!(
         matches!(
             err,
-            GpuError::BadInstance {
+            GpuError::Frame(FrameError::BadInstance {
                 batch: 0,
                 instance: 0,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
 
-    // A binding limit below one instance's skinned vertices cannot be chunked around.
+    // A binding limit below one instance's skinned vertices cannot be paged around.
     let mut caps = Capacities::for_packages(&[&package], 4);
     caps.binding_limit = Some(4096);
-    let mut small = Runtime::new(runtime.context(), caps).unwrap();
-    let id = small.add_package(&package, &[]).unwrap();
-    let err = small
-        .frame(&[Batch {
-            package: id,
-            skeleton: 0,
-            skin: Some(0),
-            instances: &two,
-        }])
-        .unwrap_err();
-    assert!(
-        matches!(err, GpuError::BindingLimit { batch: 0, .. }),
-        "{err:?}"
-    );
+    let err = Runtime::new(runtime.context(), caps).err().unwrap();
+    assert!(matches!(err, GpuError::BindingLimit { what: "skinned", .. }), "{err:?}");
     println!("{err}");
 }
 
@@ -340,7 +322,7 @@ fn malformed_packages_are_refused_at_upload() {
     let mut package = common::chain_package(4);
     package.clips[0].values.truncate(10);
     let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 4)).unwrap();
-    let err = runtime.add_package(&package, &[]).unwrap_err();
+    let err = runtime.add_package(&package).unwrap_err();
     assert!(
         matches!(err, GpuError::BadPackage { package: 0, .. }),
         "{err:?}"
@@ -348,29 +330,23 @@ fn malformed_packages_are_refused_at_upload() {
     println!("{err}");
     let mut package = common::chain_package(4);
     package.meshes[0].joints[0][0] = 9;
-    let err = runtime.add_package(&package, &[]).unwrap_err();
+    let err = runtime.add_package(&package).unwrap_err();
     assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
     // A new generation replaces the old one in place; a bad one leaves the old one resident.
-    let id = runtime.add_package(&common::chain_package(4), &[]).unwrap();
-    runtime
-        .replace_package(id, &common::chain_package(6), &[])
-        .unwrap();
+    let id = runtime.add_package(&common::chain_package(4)).unwrap();
+    runtime.replace_package(id, &common::chain_package(6)).unwrap();
     assert_eq!(
         runtime.package(id).unwrap().package.skeletons[0].joint_count(),
         6
     );
-    assert!(runtime.replace_package(id, &package, &[]).is_err());
+    assert!(runtime.replace_package(id, &package).is_err());
     assert_eq!(
         runtime.package(id).unwrap().package.skeletons[0].joint_count(),
         6
     );
-    let bad_mask = throng_cpu_ref::Mask {
-        name: "short".into(),
-        weights: vec![1.0; 2],
-    };
-    let err = runtime
-        .add_package(&common::chain_package(4), &[vec![bad_mask]])
-        .unwrap_err();
+    let mut masked = common::chain_package(4);
+    masked.masks.push(throng_cpu_ref::Mask { name: "short".into(), skeleton: 0, weights: vec![1.0; 2] });
+    let err = runtime.add_package(&masked).unwrap_err();
     assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
 }
 
@@ -400,17 +376,51 @@ fn a_hero_palette_skins_exactly_like_the_cpu() {
             instances: &list,
         }])
         .unwrap();
-    assert_eq!((report.heroes, report.dispatches), (1, 4));
+    assert_eq!((report.heroes, report.dispatches), (1, 2));
     assert_eq!(report.hero_bytes, 48 * palette.len() as u64);
     let out = runtime.readback().unwrap();
     let n = out[0].vertex_count;
     let mesh = &package.meshes[0];
     for v in (0..mesh.positions.len()).step_by(97) {
-        let got = out[0].skinned[n + v].position();
+        let got = out[0].skinned[n + v].position;
         assert!(
             (got - (mesh.positions[v] + glam::Vec3::Y)).length() < 1e-5,
             "vertex {v}: {got}"
         );
     }
     assert_eq!(&out[0].palettes[out[0].palette_len..], &palette[..]);
+}
+
+#[test]
+fn a_shapes_pipeline_is_built_once_and_reused() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let options = RuntimeOptions { specialise: Specialise::Background, ..RuntimeOptions::default() };
+    let mut runtime = Runtime::with_options(&ctx, Capacities::for_packages(&[&package], 16), options).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    let mut paths = Vec::new();
+    for frame in 0..4 {
+        // Other clips and times each frame: the same shape.
+        let program = walk(&package, 0.1 * frame as f32);
+        let list = instances(&program, 16);
+        let report = runtime.frame(&[Batch { package: id, skeleton: 0, skin: Some(0), instances: &list }]).unwrap();
+        runtime.finish().unwrap();
+        paths.push((report.specialised_dispatches, report.interpreter_dispatches));
+        if frame == 0 {
+            runtime.wait_for_pipelines().unwrap();
+        }
+    }
+    // The first frame requests the pipeline and runs the interpreter; the rest run it.
+    assert_eq!(paths, [(0, 1), (1, 0), (1, 0), (1, 0)]);
+    assert_eq!(runtime.pipelines_built().0, 1, "one shape, one pipeline");
+    // A second shape gets a second pipeline.
+    let clip = package.find_clip("run").unwrap() as u32;
+    let blend = Program {
+        ops: vec![PoseOp::sample(0, clip, 0.1), PoseOp::sample(1, clip, 0.2), PoseOp::blend(2, 0, 2, 0), PoseOp::to_component(2)],
+        weights: vec![0.5, 0.5],
+    };
+    let list = instances(&blend, 4);
+    runtime.frame(&[Batch { package: id, skeleton: 0, skin: Some(0), instances: &list }]).unwrap();
+    runtime.wait_for_pipelines().unwrap();
+    assert_eq!(runtime.pipelines_built().0, 2);
 }

@@ -3,7 +3,7 @@
 //! Per frame: control poses the crowd ([`drive`]: by default the generated character's state
 //! tree `fixtures/trees/crowd.toml`, ticked once per frame at 30 Hz with per-member speed and
 //! wave inputs and root motion moving the placements; `--programs fixed` or `--asset` use
-//! throng-gpu's fixed per-instance programs instead), the heroes (`--heroes N`, [`hero`]) are
+//! throng-fixtures' formation of fixed per-instance programs instead), the heroes (`--heroes N`, [`hero`]) are
 //! evaluated on the CPU with IK into palettes, the runtime uploads programs, palettes and
 //! placements of one batch and runs program → FK → palette → skinning, the raster pass draws
 //! the skinned chunks (heroes in gold), and the image is read back and written as PNG.
@@ -19,10 +19,10 @@ use glam::{Affine3A, Vec3};
 use serde_json::json;
 use throng_control::instance::Controller;
 use throng_cpu_ref::ik::IkResult;
-use throng_cpu_ref::{Assets, Mask, Package, Program, ProgramLimits};
-use throng_gpu::crowd::Crowd;
+use throng_cpu_ref::{Package, Program, ProgramLimits};
+use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
-use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Pose, Runtime, StageTimes};
+use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime, RuntimeOptions, StageTimes};
 
 use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
 use self::hero::{HeroIk, Heroes};
@@ -76,9 +76,29 @@ pub struct Args {
     /// Image height in pixels.
     #[arg(long, default_value_t = 720)]
     height: u32,
+    /// Pose mapping: `thread` (one thread per instance) or `workgroup` (one workgroup per
+    /// instance); by default the adapter's choice (thread on a software adapter).
+    #[arg(long, value_enum)]
+    mapping: Option<MappingArg>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// `--mapping` of `demo`, `bench` and `parity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MappingArg {
+    Thread,
+    Workgroup,
+}
+
+impl From<MappingArg> for Mapping {
+    fn from(m: MappingArg) -> Mapping {
+        match m {
+            MappingArg::Thread => Mapping::Thread,
+            MappingArg::Workgroup => Mapping::Workgroup,
+        }
+    }
 }
 
 /// Measurements of one frame.
@@ -126,11 +146,11 @@ impl Driver {
         }
     }
 
-    /// Masks of the crowd's skeleton.
-    fn masks(&self) -> &[Mask] {
+    /// The package the programs run against (the tree's masks joined it).
+    fn package<'a>(&'a self, fixed: &'a Package) -> &'a Package {
         match self {
-            Driver::Tree(c) => &c.ctl.tree.masks,
-            Driver::Fixed(c) => c.masks(),
+            Driver::Tree(c) => &c.ctl.package,
+            Driver::Fixed(_) => fixed,
         }
     }
 
@@ -174,12 +194,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, None) => Programs::Tree,
         (None, Some(_)) => Programs::Fixed,
     };
-    let (package, name) = match &args.asset {
+    let (mut package, name) = match &args.asset {
         Some(path) => (load_any(path)?, path.display().to_string()),
         None => (builtin_character()?, "generated character".to_string()),
     };
     let layout =
-        Crowd::new(&package, 0, args.instances as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+        Crowd::new(&mut package, 0, args.instances as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
     let (skeleton, skin, spacing) = (layout.skeleton, layout.skin, layout.spacing);
     let hero_placements = front_row(&layout, args.heroes as usize);
     let mut bounds = hero_bounds(&layout, &hero_placements);
@@ -196,7 +216,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Programs::Fixed => {
             bounds = bounds.union(&layout.bounds());
             let hero_programs =
-                Crowd::new(&package, 0, args.heroes as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+                Crowd::new(&mut package, 0, args.heroes as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
             Driver::Fixed(FixedCrowd::new(layout, hero_programs, &hero_placements))
         }
     };
@@ -207,25 +227,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let members = driver.programs().len();
     let ctx = GpuContext::new().map_err(no_gpu)?;
+    let package = driver.package(&package).clone();
     let mut capacities = Capacities::for_packages(&[&package], members as u32);
     capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
     capacities.weights_per_program = capacities.weights_per_program.max(limits.max_weights as u32);
-    let mut runtime = Runtime::new(&ctx, capacities)?;
-    let masks = package_masks(&package, skeleton, driver.masks());
-    let id = runtime.add_package(&package, &masks)?;
+    let options = RuntimeOptions { mapping: args.mapping.map(Mapping::from), ..RuntimeOptions::default() };
+    let mut runtime = Runtime::with_options(&ctx, capacities, options)?;
+    let id = runtime.add_package(&package)?;
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
     let hero_count = heroes.as_ref().map_or(0, Heroes::len);
     let scene = Scene { highlight: hero_count as u32, ..Scene::framing(&bounds, raster.aspect(), spacing) };
-    let assets = Assets {
-        skeleton: package
-            .skeletons
-            .get(skeleton as usize)
-            .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?,
-        skeleton_index: skeleton,
-        clips: &package.clips,
-        skins: &package.skins,
-        masks: &masks[skeleton as usize],
-    };
+    let assets = package.assets(skeleton).ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -270,11 +282,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         });
     }
     let resident = runtime.resident_bytes();
-    let chunk = runtime.chunks().first().cloned().unwrap_or_default();
-    // Frame outputs each instance keeps on the GPU: local and component transforms, palette,
-    // skinned vertices.
-    let outputs =
-        48 * 2 * u64::from(chunk.joints) + 48 * u64::from(chunk.palette_len) + 32 * u64::from(chunk.vertex_count);
+    let batch = runtime.batches().first().copied().unwrap_or_default();
+    // Frame outputs each instance keeps on the GPU: component transforms, palette, skinned
+    // vertices (16 bytes each).
+    let outputs = 48 * u64::from(batch.joints) + 48 * u64::from(batch.palette_len) + 16 * u64::from(batch.vertex_count);
     let summary = Summary {
         name: &name,
         ctx: &ctx,
@@ -285,7 +296,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args: &args,
         resident,
         outputs,
-        fast_fk: chunk.fast_fk,
+        mapping: runtime.mapping(),
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -330,11 +341,6 @@ fn area_bounds(layout: &Crowd, min: Vec3, max: Vec3) -> Bounds {
     let body = layout.motion_bounds.transformed(&layout.ground);
     let r = body.corners().map(|c| c.x.hypot(c.z)).fold(0.0, f32::max);
     Bounds { min: Vec3::new(min.x - r, body.min.y, min.z - r), max: Vec3::new(max.x + r, body.max.y, max.z + r) }
-}
-
-/// Masks per skeleton of `package`: `masks` on `skeleton`.
-fn package_masks(package: &Package, skeleton: u32, masks: &[Mask]) -> Vec<Vec<Mask>> {
-    (0..package.skeletons.len() as u32).map(|s| if s == skeleton { masks.to_vec() } else { Vec::new() }).collect()
 }
 
 /// A missing adapter gets the one-line install hint; other errors pass through.
@@ -387,7 +393,7 @@ struct Summary<'a> {
     args: &'a Args,
     resident: u64,
     outputs: u64,
-    fast_fk: bool,
+    mapping: Mapping,
 }
 
 /// Names of a hero's solves, in [`HeroIk`] order.
@@ -407,10 +413,7 @@ impl Summary<'_> {
             self.crowd, self.heroes, self.name, self.spacing, self.args.width, self.args.height
         );
         println!("control: {}", self.driver);
-        println!(
-            "FK: {}",
-            if self.fast_fk { "workgroup fast path" } else { "fallback (skeleton larger than a workgroup)" }
-        );
+        println!("pose: fused pass, {} mapping", self.mapping.name());
         for f in frames {
             let r = &f.report;
             let s = &f.stages;
@@ -450,8 +453,15 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute in {} chunk(s), {} draw(s) ({} triangles)",
-                r.dispatches, r.chunks, f.draws, f.triangles
+                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} skinning), {} draw(s) ({} triangles)",
+                r.dispatches,
+                r.pose_dispatches,
+                r.shapes,
+                r.specialised_dispatches,
+                r.interpreter_dispatches,
+                r.skinning_dispatches,
+                f.draws,
+                f.triangles
             );
             println!(
                 "  uploaded: {:.1} bytes per instance ({} bytes this frame in all, {} of hero palettes)",
@@ -461,10 +471,8 @@ impl Summary<'_> {
             );
             if s.gpu_timestamps {
                 println!(
-                    "  GPU ms (timestamps): program {:.3}, fk {:.3}, palette {:.3}, skinning {:.3}, raster {}",
-                    s.program_ms,
-                    s.fk_ms,
-                    s.palette_ms,
+                    "  GPU ms (timestamps): pose (program, FK, palette) {:.3}, skinning {:.3}, raster {}",
+                    s.pose_ms,
                     s.skinning_ms,
                     f.raster.gpu_ms.map_or("n/a".into(), |ms| format!("{ms:.3}"))
                 );
@@ -529,7 +537,7 @@ impl Summary<'_> {
             "spacing_m": self.spacing,
             "width": self.args.width,
             "height": self.args.height,
-            "fast_fk": self.fast_fk,
+            "mapping": self.mapping,
             "resident_package_bytes": self.resident,
             "output_bytes_per_instance": self.outputs,
             "frames": frames,

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use throng_gpu::parity::{self, PackageUnderTest};
-use throng_gpu::GpuContext;
+use throng_gpu::parity::{self, PackageUnderTest, Path};
+use throng_gpu::{GpuContext, Mapping};
 
+use super::demo::MappingArg;
 use super::{builtin_character, load_any, print_json, CliError};
 
 #[derive(clap::Args)]
@@ -19,7 +20,14 @@ pub struct Args {
     /// Instances per skeleton (one of them a hero with a CPU palette).
     #[arg(long, default_value_t = 16)]
     instances: u32,
-    /// Print the report as JSON.
+    /// Check only the specialised pipelines of this mapping (`thread` or `workgroup`); by
+    /// default the interpreter and both mappings are checked, one frame each.
+    #[arg(long, value_enum, conflicts_with = "interpreter")]
+    mapping: Option<MappingArg>,
+    /// Check only the general interpreter.
+    #[arg(long)]
+    interpreter: bool,
+    /// Print the reports as a JSON array (one per path).
     #[arg(long)]
     json: bool,
 }
@@ -32,13 +40,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let under_test: Vec<PackageUnderTest> =
         packages.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
     let ctx = GpuContext::new()?;
-    let report = parity::run(&ctx, &under_test, args.seed, args.instances)?;
-    if args.json {
-        print_json(&serde_json::to_value(&report).map_err(|e| CliError::Usage(e.to_string()))?);
-    } else {
-        print!("{report}");
+    let paths = match (args.interpreter, args.mapping) {
+        (true, _) => vec![Path::Interpreter],
+        (false, Some(m)) => vec![Path::Specialised(m.into())],
+        (false, None) => vec![Path::Interpreter, Path::Specialised(Mapping::Thread), Path::Specialised(Mapping::Workgroup)],
+    };
+    let mut reports = Vec::new();
+    for path in paths {
+        let report = parity::run(&ctx, &under_test, args.seed, args.instances, path)?;
+        if !args.json {
+            println!("{report}");
+        }
+        reports.push(report);
     }
-    if report.pass {
+    if args.json {
+        print_json(&serde_json::to_value(&reports).map_err(|e| CliError::Usage(e.to_string()))?);
+    }
+    if reports.iter().all(|r| r.pass) {
         Ok(())
     } else {
         Err(CliError::ParityFailed)

@@ -115,5 +115,6 @@ pub fn package(clips: Vec<Clip>) -> Package {
         skins: Vec::new(),
         meshes: Vec::new(),
         clips,
+        masks: Vec::new(),
     }
 }

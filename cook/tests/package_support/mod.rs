@@ -265,6 +265,7 @@ pub fn sample_package() -> Package {
         skins,
         meshes,
         clips: vec![walk, pose],
+        masks: Vec::new(),
     }
 }
 

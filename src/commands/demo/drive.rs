@@ -1,6 +1,6 @@
 //! What poses the demo crowd each frame: the state tree through throng-control's crowd driver
-//! ([`TreeCrowd`], the default for the generated character) or throng-gpu's fixed per-instance
-//! programs ([`FixedCrowd`], for real assets, which have no tree).
+//! ([`TreeCrowd`], the default for the generated character) or throng-fixtures' formation of
+//! fixed per-instance programs ([`FixedCrowd`], for real assets, which have no tree).
 //!
 //! Members are numbered heroes first (`0..heroes`, posed on the CPU by the caller) and the crowd
 //! after them; both drivers write one [`Program`] and one placement (component space → scene)
@@ -16,15 +16,14 @@
 //! frame. Before the first frame each member runs a few seconds of its plan (a different number
 //! of ticks each), so the crowd does not start in step.
 
-use throng_gpu::random::SplitMix64;
 use std::time::Instant;
 
 use glam::{Affine3A, Vec3};
 use throng_control::crowd::Crowd as ControlCrowd;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
-use throng_cpu_ref::{Mask, Program, ProgramLimits};
-use throng_gpu::crowd::Crowd as Layout;
+use throng_cpu_ref::{Program, ProgramLimits};
+use throng_fixtures::{Formation as Layout, SplitMix64};
 
 use crate::commands::CliError;
 
@@ -253,8 +252,8 @@ fn area(layout: &Layout, anchor: Vec3) -> Area {
     Area { min: (min - half) * Vec3::new(1.0, 0.0, 1.0), max: (max + half) * Vec3::new(1.0, 0.0, 1.0) }
 }
 
-/// The fixed-program crowd: throng-gpu's demo crowd for the members after the heroes, and a
-/// second one of `heroes` members for the heroes' programs; time advances by the frame step.
+/// The fixed-program crowd: a formation for the members after the heroes, and a second one of
+/// `heroes` members for the heroes' programs; time advances by the frame step.
 pub struct FixedCrowd {
     layout: Layout,
     heroes: Layout,
@@ -267,10 +266,6 @@ impl FixedCrowd {
         let count = heroes.members.len() + layout.members.len();
         let placements = hero_placements.iter().copied().chain(layout.members.iter().map(|m| m.placement)).collect();
         FixedCrowd { layout, heroes, programs: vec![Program::default(); count], placements }
-    }
-
-    pub fn masks(&self) -> &[Mask] {
-        &self.layout.masks
     }
 
     /// Writes every member's program at crowd time `time` (seconds).
@@ -302,9 +297,9 @@ mod tests {
     const TREE: &str = throng_fixtures::CROWD_TREE;
 
     fn tree_crowd(members: usize, heroes: usize) -> TreeCrowd {
-        let package = builtin_character().unwrap();
+        let mut package = builtin_character().unwrap();
+        let layout = Layout::new(&mut package, 0, members).unwrap();
         let tree = throng_control::tree::load(TREE, "crowd.toml", &package, 0).unwrap();
-        let layout = Layout::new(&package, 0, members).unwrap();
         let ctl = Controller::new(tree, package, 30.0, 64).unwrap();
         let still: Vec<Affine3A> = (0..heroes)
             .map(|h| Affine3A::from_translation(Vec3::new(h as f32 * 2.0, 0.0, 20.0)) * layout.ground)

@@ -22,7 +22,6 @@ use glam::{Affine3A, Vec3};
 use throng_cpu_ref::ik::chain::rotation_of;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
 use throng_cpu_ref::palette::build_palette;
-use throng_cpu_ref::program::op;
 use throng_cpu_ref::{fk, Assets, Evaluator, Package, Program, ProgramLimits, Skeleton, Trs};
 
 use crate::commands::CliError;
@@ -145,9 +144,8 @@ impl Heroes {
             return Ok(());
         };
         self.evaluator.run(program, assets)?;
-        let last = program.ops.iter().rev().find(|o| o.code == op::TO_COMPONENT).map_or(0, |o| o.a);
         let local =
-            self.evaluator.local(last).filter(|l| l.len() == self.local.len()).ok_or_else(|| {
+            self.evaluator.final_local(program).filter(|l| l.len() == self.local.len()).ok_or_else(|| {
                 usage(format!("hero {h}: the program's final pose is not one of the heroes' skeleton"))
             })?;
         self.local.copy_from_slice(local);
@@ -304,8 +302,8 @@ mod tests {
     /// Two heroes 2 m apart facing +Z, and a program that breathes (non-uniform chest scale)
     /// on top of a walk.
     fn setup() -> (Package, Heroes, Program) {
-        let package = builtin_character().unwrap();
-        let layout = throng_gpu::crowd::Crowd::new(&package, 0, 1).unwrap();
+        let mut package = builtin_character().unwrap();
+        let layout = throng_fixtures::Formation::new(&mut package, 0, 1).unwrap();
         let placements =
             (0..2).map(|h| Affine3A::from_translation(Vec3::new(2.0 * h as f32, 0.0, 3.0)) * layout.ground).collect();
         let heroes = Heroes::new(&package, 0, ProgramLimits::default(), placements).unwrap();
@@ -325,13 +323,7 @@ mod tests {
     }
 
     fn assets(package: &Package) -> Assets<'_> {
-        Assets {
-            skeleton: &package.skeletons[0],
-            skeleton_index: 0,
-            clips: &package.clips,
-            skins: &package.skins,
-            masks: &[],
-        }
+        package.assets(0).unwrap()
     }
 
     #[test]
