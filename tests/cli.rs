@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng")).args(args).output().expect("the throng binary runs")
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .output()
+        .expect("the throng binary runs")
 }
 
 fn scratch_dir(name: &str) -> PathBuf {
@@ -18,8 +21,15 @@ fn assets() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    assert!(std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"), "THRONG_REQUIRE_ASSETS=1 but {} is missing", dir.display());
-    eprintln!("skipping: {} not found (real assets live in ../shared/assets)", dir.display());
+    assert!(
+        std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
+        "THRONG_REQUIRE_ASSETS=1 but {} is missing",
+        dir.display()
+    );
+    eprintln!(
+        "skipping: {} not found (real assets live in ../shared/assets)",
+        dir.display()
+    );
     None
 }
 
@@ -30,11 +40,24 @@ fn stderr(o: &Output) -> String {
 /// A failure is one `error:` line, a non-zero exit, and never a panic message.
 fn assert_clean_failure(o: &Output, expect: &str) {
     let err = stderr(o);
-    assert!(!o.status.success(), "expected failure, got success; stderr: {err}");
-    assert!(err.starts_with("error: "), "stderr should start with 'error: ': {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line of error expected: {err}");
+    assert!(
+        !o.status.success(),
+        "expected failure, got success; stderr: {err}"
+    );
+    assert!(
+        err.starts_with("error: "),
+        "stderr should start with 'error: ': {err}"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line of error expected: {err}"
+    );
     assert!(!err.contains("panicked"), "a panic reached the user: {err}");
-    assert!(err.contains(expect), "stderr should mention '{expect}': {err}");
+    assert!(
+        err.contains(expect),
+        "stderr should mention '{expect}': {err}"
+    );
 }
 
 fn pose_json(args: &[&str]) -> serde_json::Value {
@@ -44,7 +67,11 @@ fn pose_json(args: &[&str]) -> serde_json::Value {
 }
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array().expect("array").iter().map(|x| x.as_f64().expect("number")).collect()
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
 }
 
 #[test]
@@ -55,12 +82,24 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     let o = throng(&["character", "-o", glb.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let o = throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap(), "--json", "--codec", "reference"]);
+    let o = throng(&[
+        "cook",
+        glb.to_str().unwrap(),
+        "-o",
+        pkg.to_str().unwrap(),
+        "--json",
+        "--codec",
+        "reference",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("cook --json prints JSON");
+    let report: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("cook --json prints JSON");
     let clips = report["clips"].as_array().expect("clips list");
     for name in throng_fixtures::CHARACTER_CLIPS {
-        assert!(clips.iter().any(|c| c["name"] == name), "clip {name} missing from the cook report");
+        assert!(
+            clips.iter().any(|c| c["name"] == name),
+            "clip {name} missing from the cook report"
+        );
     }
 
     let o = throng(&["inspect", pkg.to_str().unwrap(), "--json"]);
@@ -70,9 +109,34 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     assert_eq!(inspect["clips"].as_array().unwrap().len(), 5);
 
     // Cooked pose from the package equals the cooked pose from the source; exact is close to it.
-    let cooked = pose_json(&["pose", pkg.to_str().unwrap(), "--clip", "walk", "--time", "0.5", "--json"]);
-    let from_glb = pose_json(&["pose", glb.to_str().unwrap(), "--clip", "walk", "--time", "0.5", "--json"]);
-    let exact = pose_json(&["pose", glb.to_str().unwrap(), "--clip", "walk", "--time", "0.5", "--exact", "--json"]);
+    let cooked = pose_json(&[
+        "pose",
+        pkg.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.5",
+        "--json",
+    ]);
+    let from_glb = pose_json(&[
+        "pose",
+        glb.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.5",
+        "--json",
+    ]);
+    let exact = pose_json(&[
+        "pose",
+        glb.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.5",
+        "--exact",
+        "--json",
+    ]);
     assert_eq!(cooked["joints"], from_glb["joints"]);
     assert_eq!(cooked["vertices"], from_glb["vertices"]);
     let joints = cooked["joints"].as_array().unwrap();
@@ -81,17 +145,32 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     let mut worst: f64 = 0.0;
     for (c, e) in joints.iter().zip(exact["joints"].as_array().unwrap()) {
         let (c, e) = (floats(&c["component"]), floats(&e["component"]));
-        let d = ((c[12] - e[12]).powi(2) + (c[13] - e[13]).powi(2) + (c[14] - e[14]).powi(2)).sqrt();
+        let d =
+            ((c[12] - e[12]).powi(2) + (c[13] - e[13]).powi(2) + (c[14] - e[14]).powi(2)).sqrt();
         worst = worst.max(d);
     }
     // 0.5 s is a cooked sample time at 30 Hz (sample 15): cooked and exact agree to f32 rounding.
-    assert!(worst < 1e-4, "cooked vs exact joint positions differ by {worst} m at a sample time");
+    assert!(
+        worst < 1e-4,
+        "cooked vs exact joint positions differ by {worst} m at a sample time"
+    );
 
     // The walk travels forward: the root's position changes over time.
-    let later = pose_json(&["pose", pkg.to_str().unwrap(), "--clip", "walk", "--time", "0.9", "--json"]);
+    let later = pose_json(&[
+        "pose",
+        pkg.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.9",
+        "--json",
+    ]);
     let a = floats(&joints[0]["component"]);
     let b = floats(&later["joints"][0]["component"]);
-    assert!((a[14] - b[14]).abs() > 1e-3, "walk should move the root along +Z");
+    assert!(
+        (a[14] - b[14]).abs() > 1e-3,
+        "walk should move the root along +Z"
+    );
 }
 
 #[test]
@@ -99,13 +178,46 @@ fn pose_exact_on_a_package_is_a_clear_error() {
     let dir = scratch_dir("cli_exact_package");
     let glb = dir.join("character.glb");
     let pkg = dir.join("character.throng");
-    assert!(throng(&["character", "-o", glb.to_str().unwrap()]).status.success());
-    assert!(throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()]).status.success());
-    let o = throng(&["pose", pkg.to_str().unwrap(), "--clip", "walk", "--time", "0.5", "--exact", "--json"]);
+    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
+        .status
+        .success());
+    assert!(
+        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let o = throng(&[
+        "pose",
+        pkg.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.5",
+        "--exact",
+        "--json",
+    ]);
     assert_clean_failure(&o, "--exact");
-    let o = throng(&["pose", pkg.to_str().unwrap(), "--clip", "moonwalk", "--time", "0.5", "--json"]);
+    let o = throng(&[
+        "pose",
+        pkg.to_str().unwrap(),
+        "--clip",
+        "moonwalk",
+        "--time",
+        "0.5",
+        "--json",
+    ]);
     assert_clean_failure(&o, "moonwalk");
-    let o = throng(&["pose", pkg.to_str().unwrap(), "--clip", "walk", "--time", "0.5", "--skin", "7", "--json"]);
+    let o = throng(&[
+        "pose",
+        pkg.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--time",
+        "0.5",
+        "--skin",
+        "7",
+        "--json",
+    ]);
     assert_clean_failure(&o, "--skin 7");
 }
 
@@ -114,37 +226,75 @@ fn damaged_and_missing_inputs_fail_with_one_line() {
     let dir = scratch_dir("cli_damaged");
     let glb = dir.join("character.glb");
     let pkg = dir.join("character.throng");
-    assert!(throng(&["character", "-o", glb.to_str().unwrap()]).status.success());
-    assert!(throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()]).status.success());
+    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
+        .status
+        .success());
+    assert!(
+        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
+            .status
+            .success()
+    );
     let bytes = std::fs::read(&pkg).unwrap();
 
     let truncated = dir.join("truncated.throng");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
-    assert_clean_failure(&throng(&["inspect", truncated.to_str().unwrap()]), "truncated.throng");
+    assert_clean_failure(
+        &throng(&["inspect", truncated.to_str().unwrap()]),
+        "truncated.throng",
+    );
 
     let flipped = dir.join("flipped.throng");
     let mut damaged = bytes.clone();
     let at = damaged.len() - 9;
     damaged[at] ^= 0x40;
     std::fs::write(&flipped, &damaged).unwrap();
-    assert_clean_failure(&throng(&["inspect", flipped.to_str().unwrap()]), "flipped.throng");
+    assert_clean_failure(
+        &throng(&["inspect", flipped.to_str().unwrap()]),
+        "flipped.throng",
+    );
 
-    assert_clean_failure(&throng(&["inspect", dir.join("absent.throng").to_str().unwrap()]), "absent.throng");
+    assert_clean_failure(
+        &throng(&["inspect", dir.join("absent.throng").to_str().unwrap()]),
+        "absent.throng",
+    );
 
     let bad_glb = dir.join("bad.glb");
     let mut src = std::fs::read(&glb).unwrap();
     src.truncate(src.len() / 3);
     std::fs::write(&bad_glb, &src).unwrap();
-    assert_clean_failure(&throng(&["cook", bad_glb.to_str().unwrap(), "-o", dir.join("x.throng").to_str().unwrap()]), "bad.glb");
+    assert_clean_failure(
+        &throng(&[
+            "cook",
+            bad_glb.to_str().unwrap(),
+            "-o",
+            dir.join("x.throng").to_str().unwrap(),
+        ]),
+        "bad.glb",
+    );
 
-    assert_clean_failure(&throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap(), "--profile", "ultra"]), "ultra");
+    assert_clean_failure(
+        &throng(&[
+            "cook",
+            glb.to_str().unwrap(),
+            "-o",
+            pkg.to_str().unwrap(),
+            "--profile",
+            "ultra",
+        ]),
+        "ultra",
+    );
 }
 
 #[test]
 fn unskinned_gltf_is_refused_with_a_clear_message() {
     let Some(assets) = assets() else { return };
     let dir = scratch_dir("cli_unskinned");
-    let o = throng(&["cook", assets.join("InterpolationTest.glb").to_str().unwrap(), "-o", dir.join("i.throng").to_str().unwrap()]);
+    let o = throng(&[
+        "cook",
+        assets.join("InterpolationTest.glb").to_str().unwrap(),
+        "-o",
+        dir.join("i.throng").to_str().unwrap(),
+    ]);
     assert_clean_failure(&o, "no skin");
 }
 
@@ -154,32 +304,55 @@ fn pose_of_a_real_asset_matches_between_cooked_and_exact_at_sample_times() {
     let fox = assets.join("Fox.glb");
     let fox = fox.to_str().unwrap();
     let cooked = pose_json(&["pose", fox, "--clip", "Walk", "--time", "0.4", "--json"]);
-    let exact = pose_json(&["pose", fox, "--clip", "Walk", "--time", "0.4", "--exact", "--json"]);
+    let exact = pose_json(&[
+        "pose", fox, "--clip", "Walk", "--time", "0.4", "--exact", "--json",
+    ]);
     let joints = cooked["joints"].as_array().unwrap();
     assert_eq!(joints.len(), 24, "Fox's skin has 24 joints");
     // glTF skin order: the first entry is the skin's first joint node.
     assert!(joints.iter().all(|j| j["node"].as_u64().is_some()));
     let vertices = cooked["vertices"].as_array().unwrap().len();
-    assert!(vertices > 1000, "Fox has a skinned mesh, got {vertices} vertices");
+    assert!(
+        vertices > 1000,
+        "Fox has a skinned mesh, got {vertices} vertices"
+    );
     let mut extent: f64 = 0.0;
     let mut worst: f64 = 0.0;
     for (c, e) in joints.iter().zip(exact["joints"].as_array().unwrap()) {
         let (c, e) = (floats(&c["component"]), floats(&e["component"]));
         extent = extent.max(c[12].abs()).max(c[13].abs()).max(c[14].abs());
-        worst = worst.max(((c[12] - e[12]).powi(2) + (c[13] - e[13]).powi(2) + (c[14] - e[14]).powi(2)).sqrt());
+        worst = worst.max(
+            ((c[12] - e[12]).powi(2) + (c[13] - e[13]).powi(2) + (c[14] - e[14]).powi(2)).sqrt(),
+        );
     }
-    assert!(worst <= 1e-4 * extent.max(1.0), "cooked vs exact at a sample time: {worst} (extent {extent})");
+    assert!(
+        worst <= 1e-4 * extent.max(1.0),
+        "cooked vs exact at a sample time: {worst} (extent {extent})"
+    );
 }
 
 #[test]
 fn inspect_instance_dumps_state_path_and_program() {
     let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
-    let o = throng(&["inspect", "--instance", "--ticks", "120", "--inputs", inputs.to_str().unwrap()]);
+    let o = throng(&[
+        "inspect",
+        "--instance",
+        "--ticks",
+        "120",
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("at tick 120"), "{text}");
     assert!(text.contains("region 0 'locomotion'"), "{text}");
-    assert!(text.contains("= sample '"), "the compiled program lists its samples: {text}");
+    assert!(
+        text.contains("= sample '"),
+        "the compiled program lists its samples: {text}"
+    );
     assert!(text.contains("component = fk("), "{text}");
-    assert_clean_failure(&throng(&["inspect", "--instance", "--tree", "/nonexistent/tree.toml"]), "tree.toml");
+    assert_clean_failure(
+        &throng(&["inspect", "--instance", "--tree", "/nonexistent/tree.toml"]),
+        "tree.toml",
+    );
 }

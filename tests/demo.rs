@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng")).args(args).output().expect("the throng binary runs")
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .output()
+        .expect("the throng binary runs")
 }
 
 fn scratch_dir(name: &str) -> PathBuf {
@@ -31,17 +34,25 @@ fn skipped_for_no_gpu(out: &Output) -> bool {
 /// Decodes a PNG into (width, height, RGBA8 bytes).
 fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("a PNG header");
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .expect("a PNG header");
     let mut pixels = vec![0; decoder.output_buffer_size().expect("a bounded image")];
     let info = decoder.next_frame(&mut pixels).expect("PNG image data");
-    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgba, png::BitDepth::Eight));
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgba, png::BitDepth::Eight)
+    );
     pixels.truncate(info.buffer_size());
     (info.width, info.height, pixels)
 }
 
 /// Distinct colours among the pixels.
 fn distinct_colours(rgba: &[u8]) -> usize {
-    let mut colours: Vec<[u8; 4]> = rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
+    let mut colours: Vec<[u8; 4]> = rgba
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1], p[2], p[3]])
+        .collect();
     colours.sort_unstable();
     colours.dedup();
     colours.len()
@@ -51,12 +62,26 @@ fn distinct_colours(rgba: &[u8]) -> usize {
 fn demo_writes_a_crowd_png_and_reports_adapter_and_bytes() {
     let dir = scratch_dir("demo");
     let png = dir.join("crowd.png");
-    let out = throng(&["demo", "--instances", "16", "--width", "320", "--height", "240", "--out", png.to_str().unwrap()]);
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "16",
+        "--width",
+        "320",
+        "--height",
+        "240",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
     if skipped_for_no_gpu(&out) {
         return;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "demo failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     println!("{stdout}");
     assert!(stdout.contains("adapter: "), "{stdout}");
     assert!(stdout.contains("bytes per instance"), "{stdout}");
@@ -73,11 +98,28 @@ fn demo_writes_a_crowd_png_and_reports_adapter_and_bytes() {
 fn demo_json_reports_the_frames_it_wrote() {
     let dir = scratch_dir("demo-json");
     let png = dir.join("seq.png");
-    let out = throng(&["demo", "--instances", "4", "--frames", "2", "--width", "64", "--height", "48", "--json", "--out", png.to_str().unwrap()]);
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "4",
+        "--frames",
+        "2",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
     if skipped_for_no_gpu(&out) {
         return;
     }
-    assert!(out.status.success(), "demo failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert!(report["adapter"]["name"].is_string(), "{report}");
     assert_eq!(report["instances"], 4);
@@ -92,17 +134,32 @@ fn demo_json_reports_the_frames_it_wrote() {
         assert!(f["bytes_per_instance"].as_f64().unwrap() >= 160.0, "{f}");
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }
-    assert!(!dir.join("seq.png").exists(), "a sequence writes numbered files only");
+    assert!(
+        !dir.join("seq.png").exists(),
+        "a sequence writes numbered files only"
+    );
     // Time advances between frames: the crowd moves.
-    assert_ne!(decode(&dir.join("seq_0000.png")).2, decode(&dir.join("seq_0001.png")).2);
+    assert_ne!(
+        decode(&dir.join("seq_0000.png")).2,
+        decode(&dir.join("seq_0001.png")).2
+    );
 }
 
 #[test]
 fn demo_refuses_bad_sizes_in_one_line() {
-    let out = throng(&["demo", "--instances", "0", "--out", "/nonexistent/never.png"]);
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "0",
+        "--out",
+        "/nonexistent/never.png",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
     assert!(err.contains("--instances"), "{err}");
 }
 
@@ -110,19 +167,33 @@ fn demo_refuses_bad_sizes_in_one_line() {
 fn demo_without_an_adapter_says_how_to_install_one() {
     // No DirectX 12 on this build: the adapter search finds nothing, as on a machine without Vulkan.
     let out = Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(["demo", "--instances", "2", "--out", "/nonexistent/never.png"])
+        .args([
+            "demo",
+            "--instances",
+            "2",
+            "--out",
+            "/nonexistent/never.png",
+        ])
         .env("WGPU_BACKEND", "dx12")
         .output()
         .expect("the throng binary runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("needs a Vulkan adapter") && err.contains("apt-get install -y mesa-vulkan-drivers libvulkan1"), "{err}");
+    assert!(
+        err.contains("needs a Vulkan adapter")
+            && err.contains("apt-get install -y mesa-vulkan-drivers libvulkan1"),
+        "{err}"
+    );
 }
 
 /// Lines of `stdout` that report one hero's IK: `hero N: head S ..., hand_l S ..., hand_r S ...`.
 fn hero_lines(stdout: &str) -> Vec<&str> {
-    stdout.lines().map(str::trim).filter(|l| l.starts_with("hero ")).collect()
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("hero "))
+        .collect()
 }
 
 #[test]
@@ -130,32 +201,78 @@ fn demo_heroes_report_ik_per_frame_and_join_the_crowd_batch() {
     let dir = scratch_dir("demo-heroes");
     let png = dir.join("heroes.png");
     let out = throng(&[
-        "demo", "--instances", "16", "--heroes", "2", "--frames", "2", "--width", "200", "--height", "150", "--out",
+        "demo",
+        "--instances",
+        "16",
+        "--heroes",
+        "2",
+        "--frames",
+        "2",
+        "--width",
+        "200",
+        "--height",
+        "150",
+        "--out",
         png.to_str().unwrap(),
     ]);
     if skipped_for_no_gpu(&out) {
         return;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "demo failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     println!("{stdout}");
-    assert!(stdout.contains("crowd: 16 instances + 2 heroes"), "{stdout}");
+    assert!(
+        stdout.contains("crowd: 16 instances + 2 heroes"),
+        "{stdout}"
+    );
     // Control ticks heroes and crowd together; the heroes' palettes go up with the programs.
-    assert_eq!(stdout.matches("control (CPU): 1 tick of 18 instances").count(), 2, "{stdout}");
-    assert_eq!(stdout.matches("heroes (CPU: program, FK, IK, palette): 2 in").count(), 2, "{stdout}");
+    assert_eq!(
+        stdout
+            .matches("control (CPU): 1 tick of 18 instances")
+            .count(),
+        2,
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .matches("heroes (CPU: program, FK, IK, palette): 2 in")
+            .count(),
+        2,
+        "{stdout}"
+    );
     let lines = hero_lines(&stdout);
-    assert_eq!(lines.len(), 4, "two heroes in each of two frames: {lines:?}");
+    assert_eq!(
+        lines.len(),
+        4,
+        "two heroes in each of two frames: {lines:?}"
+    );
     for (k, line) in lines.iter().enumerate() {
-        assert!(line.starts_with(&format!("hero {}: head ", k % 2)), "{line}");
+        assert!(
+            line.starts_with(&format!("hero {}: head ", k % 2)),
+            "{line}"
+        );
         for solve in ["head", "hand_l", "hand_r"] {
-            let status = line.split(&format!("{solve} ")).nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");
+            let status = line
+                .split(&format!("{solve} "))
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .unwrap_or("");
             // Targets are chosen within reach and within the aim limits most of the time.
-            assert!(["reached", "limited"].contains(&status), "{solve} {status:?} in {line}");
+            assert!(
+                ["reached", "limited"].contains(&status),
+                "{solve} {status:?} in {line}"
+            );
         }
     }
     // 2 heroes × 47 palette entries (the generated skin binds all 47 joints) × 48 bytes.
     assert!(stdout.contains("4512 of hero palettes"), "{stdout}");
-    let frames: Vec<_> = (0..2).map(|i| decode(&dir.join(format!("heroes_{i:04}.png"))).2).collect();
+    let frames: Vec<_> = (0..2)
+        .map(|i| decode(&dir.join(format!("heroes_{i:04}.png"))).2)
+        .collect();
     assert_ne!(frames[0], frames[1]);
 }
 
@@ -164,27 +281,57 @@ fn demo_state_tree_crowd_walks_runs_and_moves_between_frames() {
     let dir = scratch_dir("demo-tree");
     let png = dir.join("tree.png");
     let out = throng(&[
-        "demo", "--instances", "16", "--frames", "3", "--width", "96", "--height", "64", "--json", "--out",
+        "demo",
+        "--instances",
+        "16",
+        "--frames",
+        "3",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--json",
+        "--out",
         png.to_str().unwrap(),
     ]);
     if skipped_for_no_gpu(&out) {
         return;
     }
-    assert!(out.status.success(), "demo failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    assert!(report["control"].as_str().unwrap().starts_with("state tree"), "{report}");
+    assert!(
+        report["control"]
+            .as_str()
+            .unwrap()
+            .starts_with("state tree"),
+        "{report}"
+    );
     assert_eq!(report["heroes"], 0);
     for f in report["frames"].as_array().expect("frames") {
         let c = &f["control"];
-        assert_eq!((c["instances"].as_u64(), c["ticks"].as_u64()), (Some(16), Some(1)), "{c}");
+        assert_eq!(
+            (c["instances"].as_u64(), c["ticks"].as_u64()),
+            (Some(16), Some(1)),
+            "{c}"
+        );
         let count = |k: &str| c[k].as_u64().unwrap();
-        assert_eq!(count("standing") + count("walking") + count("running"), 16, "{c}");
+        assert_eq!(
+            count("standing") + count("walking") + count("running"),
+            16,
+            "{c}"
+        );
         assert!(count("walking") + count("running") > 0, "{c}");
         // Root motion moves the walkers: at least a few centimetres per member per tick.
         assert!(c["travelled"].as_f64().unwrap() > 0.2, "{c}");
         assert!(f["heroes"].as_array().unwrap().is_empty());
     }
-    let frames: Vec<_> = (0..3).map(|i| decode(&dir.join(format!("tree_{i:04}.png"))).2).collect();
+    let frames: Vec<_> = (0..3)
+        .map(|i| decode(&dir.join(format!("tree_{i:04}.png"))).2)
+        .collect();
     assert_ne!(frames[0], frames[1]);
     assert_ne!(frames[1], frames[2]);
 }
@@ -194,15 +341,33 @@ fn demo_fixed_programs_still_render_with_heroes() {
     let dir = scratch_dir("demo-fixed");
     let png = dir.join("fixed.png");
     let out = throng(&[
-        "demo", "--programs", "fixed", "--instances", "4", "--heroes", "1", "--width", "96", "--height", "64", "--out",
+        "demo",
+        "--programs",
+        "fixed",
+        "--instances",
+        "4",
+        "--heroes",
+        "1",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--out",
         png.to_str().unwrap(),
     ]);
     if skipped_for_no_gpu(&out) {
         return;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "demo failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("control: fixed per-instance programs"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("control: fixed per-instance programs"),
+        "{stdout}"
+    );
     assert!(stdout.contains("programs (CPU): 5 written"), "{stdout}");
     assert_eq!(hero_lines(&stdout).len(), 1, "{stdout}");
     assert_eq!(decode(&png).0, 96);
@@ -210,9 +375,20 @@ fn demo_fixed_programs_still_render_with_heroes() {
 
 #[test]
 fn demo_refuses_a_state_tree_for_a_real_asset() {
-    let out = throng(&["demo", "--asset", "/nonexistent/model.glb", "--programs", "tree", "--out", "/nonexistent/never.png"]);
+    let out = throng(&[
+        "demo",
+        "--asset",
+        "/nonexistent/model.glb",
+        "--programs",
+        "tree",
+        "--out",
+        "/nonexistent/never.png",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("--programs tree") && err.contains("no state tree"), "{err}");
+    assert!(
+        err.contains("--programs tree") && err.contains("no state tree"),
+        "{err}"
+    );
 }

@@ -13,7 +13,11 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
     let mut assets: Vec<String> = Vec::new();
     if dir.is_dir() {
         for sub in [dir.clone(), dir.join("mocap")] {
-            let mut files: Vec<_> = std::fs::read_dir(&sub).unwrap().flatten().map(|e| e.path()).collect();
+            let mut files: Vec<_> = std::fs::read_dir(&sub)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
             files.sort();
             for f in files {
                 let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -24,31 +28,62 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
             }
         }
     } else {
-        assert!(std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"), "THRONG_REQUIRE_ASSETS=1 but {} is missing", dir.display());
+        assert!(
+            std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
+            "THRONG_REQUIRE_ASSETS=1 but {} is missing",
+            dir.display()
+        );
         eprintln!("only the generated character: {} not found", dir.display());
     }
-    let mut args = vec!["parity".to_string(), "--json".into(), "--instances".into(), "6".into(), "--seed".into(), "7".into()];
+    let mut args = vec![
+        "parity".to_string(),
+        "--json".into(),
+        "--instances".into(),
+        "6".into(),
+        "--seed".into(),
+        "7".into(),
+    ];
     for a in &assets {
         args.push("--asset".into());
         args.push(a.clone());
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_throng")).args(&args).output().expect("throng runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(&args)
+        .output()
+        .expect("throng runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && stderr.contains("adapter") && no_gpu_allowed() {
         eprintln!("skipping: no GPU adapter and THRONG_ALLOW_NO_GPU=1 ({stderr})");
         return;
     }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
     let batches = report["batches"].as_array().expect("batches");
-    assert_eq!(batches.len(), 1 + assets.len(), "one batch per package skeleton");
+    assert_eq!(
+        batches.len(),
+        1 + assets.len(),
+        "one batch per package skeleton"
+    );
     for b in batches {
         for s in b["stages"].as_array().unwrap() {
-            eprintln!("{} {:<20} worst {:.3e} ({})", b["package"], s["stage"].as_str().unwrap(), s["worst"].as_f64().unwrap(), s["unit"].as_str().unwrap());
-            assert!(s["worst"].as_f64().unwrap() <= s["tolerance"].as_f64().unwrap(), "{b}");
+            eprintln!(
+                "{} {:<20} worst {:.3e} ({})",
+                b["package"],
+                s["stage"].as_str().unwrap(),
+                s["worst"].as_f64().unwrap(),
+                s["unit"].as_str().unwrap()
+            );
+            assert!(
+                s["worst"].as_f64().unwrap() <= s["tolerance"].as_f64().unwrap(),
+                "{b}"
+            );
         }
     }
     assert_eq!(report["pass"], true);
     assert!(out.status.success(), "{stderr}");
     // One dispatch per stage per chunk, never per instance.
-    assert!(report["frame"]["dispatches"].as_u64().unwrap() <= 4 * report["frame"]["chunks"].as_u64().unwrap());
+    assert!(
+        report["frame"]["dispatches"].as_u64().unwrap()
+            <= 4 * report["frame"]["chunks"].as_u64().unwrap()
+    );
 }

@@ -9,13 +9,13 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Vec3};
 use throng_bench::Subject;
-use throng_fixtures::BenchShape as Shape;
 use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::interpreter::blend_joint;
 use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::skinning::skin_mesh;
 use throng_cpu_ref::{Evaluator, ProgramLimits, Trs};
+use throng_fixtures::BenchShape as Shape;
 
 /// Subject, its skeleton's rest pose and two sampled poses.
 struct Setup {
@@ -79,13 +79,19 @@ fn kernels(c: &mut Criterion) {
             black_box(&component);
         })
     });
-    let assets = s.subject.package.assets(s.subject.skeleton).expect("the skeleton exists");
+    let assets = s
+        .subject
+        .package
+        .assets(s.subject.skeleton)
+        .expect("the skeleton exists");
     let mut evaluator = Evaluator::new(ProgramLimits::default(), skeleton.joint_count(), 0);
     for shape in Shape::ALL {
         let program = shape.program(&s.subject.package, &s.subject.clips, s.subject.mask, 1);
         g.bench_function(BenchmarkId::new("program", shape.label()), |bench| {
             bench.iter(|| {
-                evaluator.run(black_box(&program), &assets).expect("valid program");
+                evaluator
+                    .run(black_box(&program), &assets)
+                    .expect("valid program");
                 black_box(evaluator.component());
             })
         });

@@ -85,9 +85,10 @@ impl Pair {
     /// can only be compared from what it holds: one in the reference encoding is compressed
     /// here; one with compressed clips has no reference left, and gives `Ok(Err(why))`.
     pub fn from_file(path: &Path) -> Result<Result<Pair, String>, BenchError> {
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         if path.extension().is_some_and(|e| e == "throng") {
             let Subject { package, .. } = Subject::from_file(path)?;
             if package.clips.iter().any(|c| c.compressed.is_some()) {
@@ -95,7 +96,8 @@ impl Pair {
                     "{name}: the package holds compressed clips, so it has no reference encoding to compare with"
                 )));
             }
-            return Pair::from_reference(&name, package, throng_cook::CookReport::default()).map(Ok);
+            return Pair::from_reference(&name, package, throng_cook::CookReport::default())
+                .map(Ok);
         }
         let imported = throng_cook::import_file(path)?;
         let (package, report) = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?;
@@ -103,7 +105,11 @@ impl Pair {
     }
 
     /// `package` in the reference encoding and a copy compressed with the default profile.
-    fn from_reference(name: &str, package: Package, mut report: throng_cook::CookReport) -> Result<Pair, BenchError> {
+    fn from_reference(
+        name: &str,
+        package: Package,
+        mut report: throng_cook::CookReport,
+    ) -> Result<Pair, BenchError> {
         let mut compressed = package.clone();
         throng_cook::compress(&mut compressed, &mut report, &throng_cook::Profile::DEFAULT);
         Ok(Pair {
@@ -140,10 +146,11 @@ pub fn run(
                     let runtime = runtimes.as_mut().and_then(|r| r.get_mut(k));
                     measured.push(measure_encoding(subject, &mut set, runtime, options)?);
                 }
-                let [reference, compressed]: [Encoding; 2] = measured.try_into().map_err(|_| BenchError::Unusable {
-                    subject: pair.reference.name.clone(),
-                    why: "an encoding was not measured".into(),
-                })?;
+                let [reference, compressed]: [Encoding; 2] =
+                    measured.try_into().map_err(|_| BenchError::Unusable {
+                        subject: pair.reference.name.clone(),
+                        why: "an encoding was not measured".into(),
+                    })?;
                 let row = CodecRow {
                     subject: pair.reference.name.clone(),
                     shape,
@@ -170,7 +177,13 @@ fn measure_encoding(
 ) -> Result<Encoding, BenchError> {
     let n = set.programs.len();
     let joint_count = (n * subject.joints()) as f64;
-    let per_joint = |ms: f64| if joint_count > 0.0 { ms * 1e6 / joint_count } else { 0.0 };
+    let per_joint = |ms: f64| {
+        if joint_count > 0.0 {
+            ms * 1e6 / joint_count
+        } else {
+            0.0
+        }
+    };
     let mut cpu = CpuCrowd::new(subject, n, 1);
     let cpu_ms = measure(options.frames, options.budget_ms, |f| {
         set.advance(&subject.package, f);
@@ -225,7 +238,10 @@ pub fn clip_bytes(subject: &Subject) -> u64 {
                 _ => 0,
             };
             let tracks: u64 = clip.sub_tracks.iter().map(|st| per_track(st.kind)).sum();
-            let words = clip.compressed.as_ref().map_or(0, |z| 4 * z.words.len() as u64);
+            let words = clip
+                .compressed
+                .as_ref()
+                .map_or(0, |z| 4 * z.words.len() as u64);
             16 * (clip.sub_tracks.len() as u64 / 3) + tracks + words
         })
         .sum()

@@ -21,31 +21,62 @@ impl CpuCrowd {
     pub fn new(subject: &Subject, n: usize, threads: usize) -> CpuCrowd {
         let mut runtime = CpuRuntime::new(Default::default(), Outputs::default(), threads);
         let package = runtime.add_package(&subject.package);
-        CpuCrowd { runtime, package, placements: (0..n).map(grid).collect() }
+        CpuCrowd {
+            runtime,
+            package,
+            placements: (0..n).map(grid).collect(),
+        }
     }
 
     /// One frame of `programs`: skinned when `skin` (and the subject has a skin), over rayon
     /// when `parallel`.
-    pub fn frame(&mut self, subject: &Subject, programs: &[Program], skin: bool, parallel: bool) -> Result<(), BenchError> {
+    pub fn frame(
+        &mut self,
+        subject: &Subject,
+        programs: &[Program],
+        skin: bool,
+        parallel: bool,
+    ) -> Result<(), BenchError> {
         let instances: Vec<Instance> = programs
             .iter()
             .zip(&self.placements)
-            .map(|(p, &placement)| Instance { pose: Pose::Program(p), placement })
+            .map(|(p, &placement)| Instance {
+                pose: Pose::Program(p),
+                placement,
+            })
             .collect();
-        let batch = [Batch { package: self.package, skeleton: subject.skeleton, skin: subject.skin.filter(|_| skin), instances: &instances }];
-        let result = if parallel { self.runtime.frame_parallel(&batch) } else { self.runtime.frame(&batch) };
-        result.map_err(|source| BenchError::Frame { subject: subject.name.clone(), source })
+        let batch = [Batch {
+            package: self.package,
+            skeleton: subject.skeleton,
+            skin: subject.skin.filter(|_| skin),
+            instances: &instances,
+        }];
+        let result = if parallel {
+            self.runtime.frame_parallel(&batch)
+        } else {
+            self.runtime.frame(&batch)
+        };
+        result.map_err(|source| BenchError::Frame {
+            subject: subject.name.clone(),
+            source,
+        })
     }
 
     /// Component transforms of instance `i` after the last frame.
     pub fn components(&self, i: usize) -> &[Affine3A] {
         let out = &self.runtime.outputs()[0];
-        out.components.get(i * out.joints..(i + 1) * out.joints).unwrap_or(&[])
+        out.components
+            .get(i * out.joints..(i + 1) * out.joints)
+            .unwrap_or(&[])
     }
 }
 
 /// Instance `i`'s place on a square grid 2 m apart (the GPU path uses the same).
 pub fn grid(i: usize) -> Affine3A {
     let side = 100;
-    Affine3A::from_translation(Vec3::new((i % side) as f32 * 2.0, 0.0, (i / side) as f32 * 2.0))
+    Affine3A::from_translation(Vec3::new(
+        (i % side) as f32 * 2.0,
+        0.0,
+        (i / side) as f32 * 2.0,
+    ))
 }

@@ -5,7 +5,10 @@
 use std::time::Instant;
 
 use throng_cpu_ref::{Outputs, Program};
-use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, Instance, Mapping, PackageId, Pose, Runtime, RuntimeOptions, Specialise, StageTimes};
+use throng_gpu::{
+    Batch, Capacities, FrameReport, GpuContext, Instance, Mapping, PackageId, Pose, Runtime,
+    RuntimeOptions, Specialise, StageTimes,
+};
 
 use crate::cpu::grid;
 use crate::timing::ms_since;
@@ -44,7 +47,9 @@ impl GpuCrowd {
         let options = RuntimeOptions {
             mapping,
             specialise: Specialise::Background,
-            outputs: Outputs { locals: program_only },
+            outputs: Outputs {
+                locals: program_only,
+            },
             fk: !program_only,
         };
         let mut runtime = Runtime::with_options(ctx, capacities, options)?;
@@ -63,14 +68,34 @@ impl GpuCrowd {
 
     /// Evaluates `programs` (and skins them when `skin` and the subject has a skin) and waits
     /// for the result.
-    pub fn frame(&mut self, subject: &Subject, programs: &[Program], skin: bool) -> Result<GpuFrame, BenchError> {
-        let instances: Vec<Instance> =
-            programs.iter().enumerate().map(|(i, p)| Instance { pose: Pose::Program(p), placement: grid(i) }).collect();
-        let batch = Batch { package: self.package, skeleton: subject.skeleton, skin: subject.skin.filter(|_| skin), instances: &instances };
+    pub fn frame(
+        &mut self,
+        subject: &Subject,
+        programs: &[Program],
+        skin: bool,
+    ) -> Result<GpuFrame, BenchError> {
+        let instances: Vec<Instance> = programs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Instance {
+                pose: Pose::Program(p),
+                placement: grid(i),
+            })
+            .collect();
+        let batch = Batch {
+            package: self.package,
+            skeleton: subject.skeleton,
+            skin: subject.skin.filter(|_| skin),
+            instances: &instances,
+        };
         let start = Instant::now();
         let report = self.runtime.frame(&[batch])?;
         let times = self.runtime.finish()?;
-        Ok(GpuFrame { wall_ms: ms_since(start), report, times })
+        Ok(GpuFrame {
+            wall_ms: ms_since(start),
+            report,
+            times,
+        })
     }
 
     /// Waits for the specialised pipelines requested so far (after a warm-up frame, so the

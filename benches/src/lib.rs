@@ -39,15 +39,24 @@ use timing::{measure, median, ms_since};
 #[derive(Debug, Error)]
 pub enum BenchError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Cook(#[from] throng_cook::CookError),
     #[error("{path}: {source}")]
-    Package { path: PathBuf, source: throng_cook::PackageError },
+    Package {
+        path: PathBuf,
+        source: throng_cook::PackageError,
+    },
     #[error("{subject}: {why}")]
     Unusable { subject: String, why: String },
     #[error("{subject}: {source}")]
-    Frame { subject: String, source: throng_cpu_ref::FrameError },
+    Frame {
+        subject: String,
+        source: throng_cpu_ref::FrameError,
+    },
     #[error(transparent)]
     Gpu(#[from] GpuError),
     #[error("{0} instances is more than a frame can hold (u32)")]
@@ -99,24 +108,59 @@ struct GpuRuntimes {
 
 /// Measures every subject × instance count × shape; `gpu` `None` leaves the GPU columns empty.
 /// `on_row` sees each row as soon as it is measured (for progress output).
-pub fn run(subjects: &[Subject], gpu: Option<&GpuContext>, options: &Options, mut on_row: impl FnMut(&Row)) -> Result<Report, BenchError> {
+pub fn run(
+    subjects: &[Subject],
+    gpu: Option<&GpuContext>,
+    options: &Options,
+    mut on_row: impl FnMut(&Row),
+) -> Result<Report, BenchError> {
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     for subject in subjects {
-        let skinnable =
-            |n: usize| subject.skin.is_some() && (n * subject.vertices()) as u64 * SKINNED_VERTEX_BYTES <= options.skinned_bytes_limit;
+        let skinnable = |n: usize| {
+            subject.skin.is_some()
+                && (n * subject.vertices()) as u64 * SKINNED_VERTEX_BYTES
+                    <= options.skinned_bytes_limit
+        };
         let most = options.instances.iter().copied().max().unwrap_or(0);
-        let most_skinned = options.instances.iter().copied().filter(|&n| skinnable(n)).max().unwrap_or(0);
+        let most_skinned = options
+            .instances
+            .iter()
+            .copied()
+            .filter(|&n| skinnable(n))
+            .max()
+            .unwrap_or(0);
         let mut runtimes = match gpu {
             Some(ctx) => {
                 let main = GpuCrowd::new(ctx, subject, most, most_skinned, options.mapping, false)?;
                 let other = match options.mapping {
                     Some(_) => None,
-                    None => Some(GpuCrowd::new(ctx, subject, most, 0, Some(other_mapping(main.mapping())), false)?),
+                    None => Some(GpuCrowd::new(
+                        ctx,
+                        subject,
+                        most,
+                        0,
+                        Some(other_mapping(main.mapping())),
+                        false,
+                    )?),
                 };
-                let program_only =
-                    if ctx.timestamps { Some(GpuCrowd::new(ctx, subject, most, 0, Some(main.mapping()), true)?) } else { None };
-                Some(GpuRuntimes { main, other, program_only })
+                let program_only = if ctx.timestamps {
+                    Some(GpuCrowd::new(
+                        ctx,
+                        subject,
+                        most,
+                        0,
+                        Some(main.mapping()),
+                        true,
+                    )?)
+                } else {
+                    None
+                };
+                Some(GpuRuntimes {
+                    main,
+                    other,
+                    program_only,
+                })
             }
             None => None,
         };
@@ -139,7 +183,14 @@ pub fn run(subjects: &[Subject], gpu: Option<&GpuContext>, options: &Options, mu
                     joints: subject.joints(),
                     palette_entries: subject.palette_len(),
                     vertices: subject.vertices(),
-                    derived: Derived::new(n, subject.joints(), subject.vertices(), &single, &parallel, gpu.as_ref()),
+                    derived: Derived::new(
+                        n,
+                        subject.joints(),
+                        subject.vertices(),
+                        &single,
+                        &parallel,
+                        gpu.as_ref(),
+                    ),
                     cpu: single,
                     cpu_rayon: parallel,
                     gpu,
@@ -187,12 +238,22 @@ fn time_cpu(
     let poses = frames(false)?;
     let pose = median(poses.iter().copied());
     let frame = if skin { median(frames(true)?) } else { pose };
-    Ok(CpuTiming { pose_ms: pose, skin_ms: (frame - pose).max(0.0), frame_ms: frame, frames: poses.len() })
+    Ok(CpuTiming {
+        pose_ms: pose,
+        skin_ms: (frame - pose).max(0.0),
+        frame_ms: frame,
+        frames: poses.len(),
+    })
 }
 
 /// Frames until every dispatch runs its specialised pipeline (a request, then lavapipe's
 /// compile at the first dispatch), so the timed frames measure the steady state.
-fn warm(subject: &Subject, set: &ProgramSet, gpu: &mut GpuCrowd, skin: bool) -> Result<(), BenchError> {
+fn warm(
+    subject: &Subject,
+    set: &ProgramSet,
+    gpu: &mut GpuCrowd,
+    skin: bool,
+) -> Result<(), BenchError> {
     for _ in 0..2 {
         gpu.frame(subject, &set.programs, skin)?;
         gpu.wait_for_pipelines()?;
@@ -201,7 +262,13 @@ fn warm(subject: &Subject, set: &ProgramSet, gpu: &mut GpuCrowd, skin: bool) -> 
 }
 
 /// Timed frames of `gpu` (pose-only, or whole with `skin`).
-fn gpu_frames(subject: &Subject, set: &mut ProgramSet, gpu: &mut GpuCrowd, options: &Options, skin: bool) -> Result<Vec<GpuFrame>, BenchError> {
+fn gpu_frames(
+    subject: &Subject,
+    set: &mut ProgramSet,
+    gpu: &mut GpuCrowd,
+    options: &Options,
+    skin: bool,
+) -> Result<Vec<GpuFrame>, BenchError> {
     warm(subject, set, gpu, skin)?;
     measure(options.frames, options.budget_ms, |f| {
         set.advance(&subject.package, f);
@@ -212,17 +279,34 @@ fn gpu_frames(subject: &Subject, set: &mut ProgramSet, gpu: &mut GpuCrowd, optio
 
 /// Pose-only frames in each mapping, then whole frames (when `skin`), then the program-only
 /// breakdown, on the GPU.
-fn time_gpu(subject: &Subject, set: &mut ProgramSet, g: &mut GpuRuntimes, options: &Options, skin: bool) -> Result<GpuTiming, BenchError> {
+fn time_gpu(
+    subject: &Subject,
+    set: &mut ProgramSet,
+    g: &mut GpuRuntimes,
+    options: &Options,
+    skin: bool,
+) -> Result<GpuTiming, BenchError> {
     let pose = gpu_frames(subject, set, &mut g.main, options, false)?;
-    let whole = if skin { gpu_frames(subject, set, &mut g.main, options, true)? } else { Vec::new() };
+    let whole = if skin {
+        gpu_frames(subject, set, &mut g.main, options, true)?
+    } else {
+        Vec::new()
+    };
     let joint_count = (set.programs.len() * subject.joints()) as f64;
     let mapping_pose = |mapping: Mapping, frames: &[GpuFrame]| {
         let wall = median(frames.iter().map(|f| f.wall_ms));
         MappingPose {
             mapping,
             pose_ms: wall,
-            pose_ns_per_joint: if joint_count > 0.0 { wall * 1e6 / joint_count } else { 0.0 },
-            pose_pass_ms: frames.first().is_some_and(|f| f.times.gpu_timestamps).then(|| median(frames.iter().map(|f| f.times.pose_ms))),
+            pose_ns_per_joint: if joint_count > 0.0 {
+                wall * 1e6 / joint_count
+            } else {
+                0.0
+            },
+            pose_pass_ms: frames
+                .first()
+                .is_some_and(|f| f.times.gpu_timestamps)
+                .then(|| median(frames.iter().map(|f| f.times.pose_ms))),
             specialised: frames.iter().all(|f| f.report.interpreter_dispatches == 0),
         }
     };
@@ -232,10 +316,18 @@ fn time_gpu(subject: &Subject, set: &mut ProgramSet, g: &mut GpuRuntimes, option
         poses.push(mapping_pose(other.mapping(), &frames));
     }
     let program = match g.program_only.as_mut() {
-        Some(p) => Some(median(gpu_frames(subject, set, p, options, false)?.iter().map(|f| f.times.pose_ms))),
+        Some(p) => Some(median(
+            gpu_frames(subject, set, p, options, false)?
+                .iter()
+                .map(|f| f.times.pose_ms),
+        )),
         None => None,
     };
-    let last = whole.last().or(pose.last()).map(|f| f.report.clone()).unwrap_or_default();
+    let last = whole
+        .last()
+        .or(pose.last())
+        .map(|f| f.report.clone())
+        .unwrap_or_default();
     let timestamps = pose.first().is_some_and(|f| f.times.gpu_timestamps);
     let pose_pass = median(pose.iter().map(|f| f.times.pose_ms));
     let whole_pass = (!whole.is_empty()).then(|| median(whole.iter().map(|f| f.times.pose_ms)));
@@ -250,8 +342,12 @@ fn time_gpu(subject: &Subject, set: &mut ProgramSet, g: &mut GpuRuntimes, option
         }
     });
     let joints = subject.joints() as u64;
-    let output_bytes_per_instance =
-        48 * joints + if skin { 48 * subject.palette_len() as u64 + SKINNED_VERTEX_BYTES * subject.vertices() as u64 } else { 0 };
+    let output_bytes_per_instance = 48 * joints
+        + if skin {
+            48 * subject.palette_len() as u64 + SKINNED_VERTEX_BYTES * subject.vertices() as u64
+        } else {
+            0
+        };
     let skinning_skipped = match (subject.skin, skin) {
         (None, _) => Some("the subject has no skin".to_string()),
         (Some(_), false) => Some(format!(
@@ -268,7 +364,13 @@ fn time_gpu(subject: &Subject, set: &mut ProgramSet, g: &mut GpuRuntimes, option
         frame_ms: (!whole.is_empty()).then(|| median(whole.iter().map(|f| f.wall_ms))),
         frame_frames: whole.len(),
         stage_timing: if timestamps { "timestamps" } else { "wall" },
-        fk_ns_per_joint: stages.as_ref().map(|s| if joint_count > 0.0 { s.fk_ms * 1e6 / joint_count } else { 0.0 }),
+        fk_ns_per_joint: stages.as_ref().map(|s| {
+            if joint_count > 0.0 {
+                s.fk_ms * 1e6 / joint_count
+            } else {
+                0.0
+            }
+        }),
         stages,
         dispatches: last.dispatches,
         pose_dispatches: pose.last().map_or(0, |f| f.report.dispatches),
@@ -279,7 +381,8 @@ fn time_gpu(subject: &Subject, set: &mut ProgramSet, g: &mut GpuRuntimes, option
         output_bytes_per_instance,
         skinning_skipped,
         mapping: g.main.mapping(),
-        specialised: poses[0].specialised && whole.iter().all(|f| f.report.interpreter_dispatches == 0),
+        specialised: poses[0].specialised
+            && whole.iter().all(|f| f.report.interpreter_dispatches == 0),
         poses,
     })
 }

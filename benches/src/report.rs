@@ -164,7 +164,13 @@ impl Derived {
         let joint_count = (instances * joints) as f64;
         let vertex_count = (instances * vertices) as f64;
         let per = |ms: f64, count: f64| if count > 0.0 { ms * 1e6 / count } else { 0.0 };
-        let rate = |ms: f64| if ms > 0.0 { joint_count / (ms * 1e-3) } else { 0.0 };
+        let rate = |ms: f64| {
+            if ms > 0.0 {
+                joint_count / (ms * 1e-3)
+            } else {
+                0.0
+            }
+        };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         Derived {
             pose_ns_per_joint: Paths {
@@ -207,7 +213,7 @@ impl Report {
             "adapter: {adapter}\nrayon threads: {}; median of up to {} timed frames after a warm-up (a measurement stops once its frames pass {} ms)",
             self.rayon_threads, self.frames_max, self.budget_ms
         );
-        let _ = writeln!(s, "\npose = program + FK (ms per frame; GPU: wall time of a pose-only frame)");
+        let _ = writeln!(s, "\npose = program + FK (ms per frame; GPU: wall time of a pose-only frame in the adapter's mapping, or --mapping's)");
         let _ = writeln!(
             s,
             "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>7}",
@@ -235,14 +241,75 @@ impl Report {
                 times(d.gpu_over_cpu.as_ref().map(|x| x.pose)),
             );
         }
+        if self
+            .rows
+            .iter()
+            .any(|r| r.gpu.as_ref().is_some_and(|g| g.poses.len() > 1))
+        {
+            let _ = writeln!(s, "\nGPU pose by mapping (wall ms of a pose-only frame, ns per joint; pose pass from timestamps)");
+            let _ = writeln!(
+                s,
+                "{:<36} {:>7} | {:>10} {:>9} {:>8} {:>9} | {:>10} {:>9} {:>8} {:>9}",
+                "subject / shape",
+                "N",
+                "mapping",
+                "ms",
+                "ns/j",
+                "pass ms",
+                "mapping",
+                "ms",
+                "ns/j",
+                "pass ms"
+            );
+            for r in &self.rows {
+                let Some(g) = &r.gpu else { continue };
+                let cells: Vec<String> = g
+                    .poses
+                    .iter()
+                    .map(|p| {
+                        let name = if p.specialised {
+                            p.mapping.name().to_string()
+                        } else {
+                            format!("{}*", p.mapping.name())
+                        };
+                        format!(
+                            "{:>10} {:>9} {:>8} {:>9}",
+                            name,
+                            num(p.pose_ms),
+                            num(p.pose_ns_per_joint),
+                            opt(p.pose_pass_ms)
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "{:<36} {:>7} | {}",
+                    label(r),
+                    r.instances,
+                    cells.join(" | ")
+                );
+            }
+            let _ = writeln!(
+                s,
+                "(* a timed frame ran the interpreter: the specialised pipeline was not ready)"
+            );
+        }
         let _ = writeln!(
             s,
-            "\nframe = pose + palette + skinning (ms per frame; GPU: wall time of a whole frame; stages from timestamp queries)"
+            "\nframe = pose + palette + skinning (ms per frame; GPU: wall time of a whole frame; stages from timestamp queries: program / FK / palette measured apart, see docs/benchmark.md)"
         );
         let _ = writeln!(
             s,
             "{:<36} {:>7} | {:>9} {:>9} {:>9} | {:>6} {:>7} | {:>7} {:>7} | {:>31}",
-            "subject / shape", "N", "CPU ms", "rayon ms", "GPU ms", "ray/CPU", "GPU/CPU", "CPU ns/v", "GPU ns/v",
+            "subject / shape",
+            "N",
+            "CPU ms",
+            "rayon ms",
+            "GPU ms",
+            "ray/CPU",
+            "GPU/CPU",
+            "CPU ns/v",
+            "GPU ns/v",
             "GPU program/fk/palette/skin ms"
         );
         for r in &self.rows {
@@ -275,17 +342,25 @@ impl Report {
             );
         }
         if self.rows.iter().any(|r| r.gpu.is_some()) {
-            let _ = writeln!(s, "\nGPU frame: dispatches and chunks per frame (whole / pose-only), bytes");
+            let _ = writeln!(s, "\nGPU frame: dispatches per frame (whole / pose-only), batches, bytes; FK part per joint");
             let _ = writeln!(
                 s,
-                "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
-                "subject / shape", "N", "dispatches", "chunks", "up B/inst", "up B/frame", "resident B", "out B/inst"
+                "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10} | {:>8}",
+                "subject / shape",
+                "N",
+                "dispatches",
+                "chunks",
+                "up B/inst",
+                "up B/frame",
+                "resident B",
+                "out B/inst",
+                "FK ns/j"
             );
             for r in &self.rows {
                 let Some(g) = &r.gpu else { continue };
                 let _ = writeln!(
                     s,
-                    "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10}",
+                    "{:<36} {:>7} | {:>10} {:>6} | {:>8} {:>12} | {:>12} {:>10} | {:>8}",
                     label(r),
                     r.instances,
                     format!("{} / {}", g.dispatches, g.pose_dispatches),
@@ -294,6 +369,7 @@ impl Report {
                     g.upload_bytes,
                     g.resident_bytes,
                     g.output_bytes_per_instance,
+                    opt(g.fk_ns_per_joint),
                 );
             }
         }
@@ -325,7 +401,8 @@ impl Codec {
             let (a, b, q) = (&r.reference, &r.compressed, &r.compressed_over_reference);
             let program = |e: &crate::codec::Encoding| e.gpu_program_ms.or(e.gpu_pose_ms);
             let joints = (r.instances * r.joints) as f64;
-            let per_joint = |e| program(e).map(|ms| if joints > 0.0 { ms * 1e6 / joints } else { 0.0 });
+            let per_joint =
+                |e| program(e).map(|ms| if joints > 0.0 { ms * 1e6 / joints } else { 0.0 });
             let _ = writeln!(
                 s,
                 "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>11} {:>11} {:>6}",

@@ -35,9 +35,10 @@ impl Subject {
 
     /// A glTF file cooked with the default profile, or a cooked `.throng` package.
     pub fn from_file(path: &Path) -> Result<Subject, BenchError> {
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let package = if path.extension().is_some_and(|e| e == "throng") {
             let bytes = std::fs::read(path).map_err(|source| BenchError::Io {
                 path: path.to_owned(),
@@ -133,7 +134,8 @@ fn quarter_mask(index: u32, skeleton: &throng_cpu_ref::Skeleton) -> Mask {
             end.saturating_sub(j).abs_diff(target)
         })
         .unwrap_or(0);
-    Mask::subtree("quarter", index, skeleton, joint, 1.0).unwrap_or_else(|| Mask::uniform("quarter", index, skeleton, 1.0))
+    Mask::subtree("quarter", index, skeleton, joint, 1.0)
+        .unwrap_or_else(|| Mask::uniform("quarter", index, skeleton, 1.0))
 }
 
 impl Subject {

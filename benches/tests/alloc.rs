@@ -69,15 +69,35 @@ fn cpu_frames_allocate_nothing_in_steady_state() {
         let mut counts = Vec::new();
         for f in 0..3 {
             set.advance(&subject.package, f);
-            let instances: Vec<Instance> =
-                set.programs.iter().map(|p| Instance { pose: Pose::Program(p), placement: Affine3A::IDENTITY }).collect();
-            let batch = [Batch { package: id, skeleton: subject.skeleton, skin: subject.skin, instances: &instances }];
+            let instances: Vec<Instance> = set
+                .programs
+                .iter()
+                .map(|p| Instance {
+                    pose: Pose::Program(p),
+                    placement: Affine3A::IDENTITY,
+                })
+                .collect();
+            let batch = [Batch {
+                package: id,
+                skeleton: subject.skeleton,
+                skin: subject.skin,
+                instances: &instances,
+            }];
             counts.push(allocations(|| {
-                if parallel { cpu.frame_parallel(&batch) } else { cpu.frame(&batch) }.unwrap();
+                if parallel {
+                    cpu.frame_parallel(&batch)
+                } else {
+                    cpu.frame(&batch)
+                }
+                .unwrap();
             }));
         }
         // The first frame sizes the outputs; the next ones reuse them.
-        assert_eq!(&counts[1..], [0, 0], "parallel {parallel}: allocations per frame {counts:?}");
+        assert_eq!(
+            &counts[1..],
+            [0, 0],
+            "parallel {parallel}: allocations per frame {counts:?}"
+        );
     }
 }
 
@@ -96,7 +116,8 @@ fn gpu() -> Option<GpuContext> {
 fn gpu_frame_allocations_do_not_grow_with_instances() {
     let Some(ctx) = gpu() else { return };
     let subject = Subject::character().unwrap();
-    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 256)).unwrap();
+    let mut runtime =
+        Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 256)).unwrap();
     let id = runtime.add_package(&subject.package).unwrap();
     let mut per_frame = Vec::new();
     for n in [4, 256] {
@@ -129,5 +150,8 @@ fn gpu_frame_allocations_do_not_grow_with_instances() {
         // the steady state is the fewest of the later frames.
         per_frame.push(counts[1..].iter().copied().min().unwrap());
     }
-    assert_eq!(per_frame[0], per_frame[1], "allocations per frame grew with the instance count: {per_frame:?}");
+    assert_eq!(
+        per_frame[0], per_frame[1],
+        "allocations per frame grew with the instance count: {per_frame:?}"
+    );
 }

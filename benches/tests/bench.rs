@@ -40,38 +40,62 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         ..Options::default()
     };
     let mut seen = 0;
-    let report = throng_bench::run(std::slice::from_ref(&subject), ctx.as_ref(), &options, |_| seen += 1).unwrap();
+    let report = throng_bench::run(
+        std::slice::from_ref(&subject),
+        ctx.as_ref(),
+        &options,
+        |_| seen += 1,
+    )
+    .unwrap();
     assert_eq!(seen, 6, "on_row sees every row");
     let json = serde_json::to_value(&report).unwrap();
     println!("{}", report.table());
 
-    assert_eq!(json["rayon_threads"].as_u64(), Some(rayon::current_num_threads() as u64));
+    assert_eq!(
+        json["rayon_threads"].as_u64(),
+        Some(rayon::current_num_threads() as u64)
+    );
     assert_eq!(json["frames_max"].as_u64(), Some(1));
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2 * 3);
     let shapes: Vec<&str> = rows.iter().map(|r| r["shape"].as_str().unwrap()).collect();
-    assert_eq!(shapes, ["one_clip", "blend2", "layered", "one_clip", "blend2", "layered"]);
+    assert_eq!(
+        shapes,
+        ["one_clip", "blend2", "layered", "one_clip", "blend2", "layered"]
+    );
     for r in rows {
         assert_eq!(r["subject"], "character");
         assert_eq!(r["joints"].as_u64(), Some(subject.joints() as u64));
         assert_eq!(r["vertices"].as_u64(), Some(subject.vertices() as u64));
         for path in ["cpu", "cpu_rayon"] {
             for field in ["pose_ms", "skin_ms", "frame_ms"] {
-                let ms = r[path][field].as_f64().unwrap_or_else(|| panic!("{path}.{field} in {r}"));
+                let ms = r[path][field]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{path}.{field} in {r}"));
                 assert!(ms.is_finite() && ms >= 0.0, "{path}.{field} = {ms}");
             }
-            assert_eq!(r[path]["frames"].as_u64(), Some(1), "budget 0 stops after one timed frame");
+            assert_eq!(
+                r[path]["frames"].as_u64(),
+                Some(1),
+                "budget 0 stops after one timed frame"
+            );
         }
         let n = r["instances"].as_f64().unwrap();
         let joints = n * subject.joints() as f64;
         let ns = r["derived"]["pose_ns_per_joint"]["cpu"].as_f64().unwrap();
         let ms = r["cpu"]["pose_ms"].as_f64().unwrap();
-        assert!((ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.abs().max(1.0), "ns per joint {ns} vs {ms} ms");
+        assert!(
+            (ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.abs().max(1.0),
+            "ns per joint {ns} vs {ms} ms"
+        );
         assert!(r["derived"]["rayon_over_cpu"]["pose"].is_number());
     }
 
     let Some(ctx) = ctx else { return };
-    assert_eq!(json["adapter"]["name"].as_str(), Some(ctx.adapter.name.as_str()));
+    assert_eq!(
+        json["adapter"]["name"].as_str(),
+        Some(ctx.adapter.name.as_str())
+    );
     for (small, large) in rows[..3].iter().zip(&rows[3..]) {
         let (g4, g9) = (&small["gpu"], &large["gpu"]);
         let shape: Shape = match small["shape"].as_str() {
@@ -79,19 +103,39 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
             Some("blend2") => Shape::Blend2,
             _ => Shape::Layered,
         };
-        assert_eq!(g4["dispatches"], g9["dispatches"], "dispatches grew with instances");
+        assert_eq!(
+            g4["dispatches"], g9["dispatches"],
+            "dispatches grew with instances"
+        );
         assert_eq!(g4["chunks"].as_u64(), Some(1));
         assert_eq!(g9["chunks"].as_u64(), Some(1));
-        assert_eq!(g4["dispatches"].as_u64(), Some(2), "one pose dispatch (one shape), one skinning");
+        assert_eq!(
+            g4["dispatches"].as_u64(),
+            Some(2),
+            "one pose dispatch (one shape), one skinning"
+        );
         assert_eq!(g4["pose_dispatches"].as_u64(), Some(1), "one pose dispatch");
-        assert_eq!(g4["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
-        assert_eq!(g4["specialised"].as_bool(), Some(true), "timed frames run the specialised pipelines");
+        assert_eq!(
+            g4["bytes_per_instance"].as_f64(),
+            Some(expected_bytes(shape))
+        );
+        assert_eq!(
+            g4["specialised"].as_bool(),
+            Some(true),
+            "timed frames run the specialised pipelines"
+        );
         let poses = g4["poses"].as_array().unwrap();
-        let mappings: Vec<&str> = poses.iter().map(|p| p["mapping"].as_str().unwrap()).collect();
+        let mappings: Vec<&str> = poses
+            .iter()
+            .map(|p| p["mapping"].as_str().unwrap())
+            .collect();
         assert_eq!(mappings.len(), 2, "both mappings side by side");
         assert_ne!(mappings[0], mappings[1]);
         assert_eq!(g4["mapping"].as_str(), Some(mappings[0]));
-        assert_eq!(g9["bytes_per_instance"].as_f64(), Some(expected_bytes(shape)));
+        assert_eq!(
+            g9["bytes_per_instance"].as_f64(),
+            Some(expected_bytes(shape))
+        );
         assert!(g4["resident_bytes"].as_u64().unwrap() > 0);
         assert!(g4["skinning_skipped"].is_null());
         for g in [g4, g9] {
@@ -100,8 +144,17 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
             let timing = g["stage_timing"].as_str().unwrap();
             assert_eq!(timing == "timestamps", g["stages"].is_object(), "{g}");
             if g["stages"].is_object() {
-                for field in ["program_ms", "fk_ms", "palette_ms", "skinning_ms", "pose_ms"] {
-                    assert!(g["stages"][field].as_f64().unwrap() >= 0.0, "{field} in {g}");
+                for field in [
+                    "program_ms",
+                    "fk_ms",
+                    "palette_ms",
+                    "skinning_ms",
+                    "pose_ms",
+                ] {
+                    assert!(
+                        g["stages"][field].as_f64().unwrap() >= 0.0,
+                        "{field} in {g}"
+                    );
                 }
                 assert!(g["fk_ns_per_joint"].is_number());
             }
@@ -120,7 +173,11 @@ fn rayon_passes_match_the_single_threaded_ones() {
         single.frame(&subject, &set.programs, true, false).unwrap();
         parallel.frame(&subject, &set.programs, true, true).unwrap();
         for i in 0..7 {
-            assert_eq!(single.components(i), parallel.components(i), "{shape:?}, instance {i}");
+            assert_eq!(
+                single.components(i),
+                parallel.components(i),
+                "{shape:?}, instance {i}"
+            );
             assert_eq!(single.components(i).len(), subject.joints());
         }
         // Instances differ from each other (their programs do), so a copy of one would show.
@@ -140,7 +197,8 @@ fn a_skinned_limit_skips_gpu_skinning_but_keeps_the_pose() {
         skinned_bytes_limit: 1,
         mapping: None,
     };
-    let report = throng_bench::run(std::slice::from_ref(&subject), Some(&ctx), &options, |_| {}).unwrap();
+    let report =
+        throng_bench::run(std::slice::from_ref(&subject), Some(&ctx), &options, |_| {}).unwrap();
     let g = report.rows[0].gpu.as_ref().unwrap();
     assert!(g.frame_ms.is_none());
     assert!(g.skinning_skipped.as_deref().unwrap().contains("exceed"));
@@ -152,9 +210,22 @@ fn a_skinned_limit_skips_gpu_skinning_but_keeps_the_pose() {
 fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
     let ctx = gpu();
     let pair = Pair::character().unwrap();
-    assert!(pair.reference.package.clips.iter().all(|c| c.compressed.is_none()));
-    assert!(pair.compressed.package.clips.iter().any(|c| c.compressed.is_some()));
-    assert_eq!(pair.reference.clips, pair.compressed.clips, "same clips, same order");
+    assert!(pair
+        .reference
+        .package
+        .clips
+        .iter()
+        .all(|c| c.compressed.is_none()));
+    assert!(pair
+        .compressed
+        .package
+        .clips
+        .iter()
+        .any(|c| c.compressed.is_some()));
+    assert_eq!(
+        pair.reference.clips, pair.compressed.clips,
+        "same clips, same order"
+    );
     let options = Options {
         instances: vec![3],
         shapes: vec![Shape::OneClip, Shape::Layered],
@@ -163,7 +234,11 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
         ..Options::default()
     };
     let mut seen = 0;
-    let rows = throng_bench::codec::run(std::slice::from_ref(&pair), ctx.as_ref(), &options, |_| seen += 1).unwrap();
+    let rows =
+        throng_bench::codec::run(std::slice::from_ref(&pair), ctx.as_ref(), &options, |_| {
+            seen += 1
+        })
+        .unwrap();
     assert_eq!(seen, 2);
     let report = Report {
         adapter: None,
@@ -215,17 +290,31 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
                 })
                 .sum()
         };
-        let (ra, rb) = (a["clip_bytes"].as_u64().unwrap(), b["clip_bytes"].as_u64().unwrap());
+        let (ra, rb) = (
+            a["clip_bytes"].as_u64().unwrap(),
+            b["clip_bytes"].as_u64().unwrap(),
+        );
         assert_eq!(ra, bytes(&pair.reference.package));
         assert_eq!(rb, bytes(&pair.compressed.package));
         assert!(rb < ra, "compressed {rb} B vs reference {ra} B");
-        let ratio = r["compressed_over_reference"]["clip_bytes"].as_f64().unwrap();
+        let ratio = r["compressed_over_reference"]["clip_bytes"]
+            .as_f64()
+            .unwrap();
         assert!((ratio - rb as f64 / ra as f64).abs() < 1e-12);
         assert!(r["compressed_over_reference"]["cpu_pose"].as_f64().unwrap() > 0.0);
         if ctx.is_some() {
-            let (ga, gb) = (a["resident_bytes"].as_u64().unwrap(), b["resident_bytes"].as_u64().unwrap());
-            assert!(gb < ga, "GPU resident: compressed {gb} B vs reference {ga} B");
-            assert!(a["gpu_pose_ms"].as_f64().unwrap() > 0.0 && b["gpu_pose_ms"].as_f64().unwrap() > 0.0);
+            let (ga, gb) = (
+                a["resident_bytes"].as_u64().unwrap(),
+                b["resident_bytes"].as_u64().unwrap(),
+            );
+            assert!(
+                gb < ga,
+                "GPU resident: compressed {gb} B vs reference {ga} B"
+            );
+            assert!(
+                a["gpu_pose_ms"].as_f64().unwrap() > 0.0
+                    && b["gpu_pose_ms"].as_f64().unwrap() > 0.0
+            );
             assert!(a["gpu_fk_ms"].is_null(), "FK is fused into the pose pass");
         } else {
             assert!(a["resident_bytes"].is_null() && b["gpu_pose_ms"].is_null());

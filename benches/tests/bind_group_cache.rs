@@ -20,7 +20,13 @@ fn gpu() -> Option<GpuContext> {
 
 /// Runs `shape` for `n` instances on the GPU and on the CPU and returns the worst component
 /// translation difference.
-fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: Shape, n: usize) -> f32 {
+fn worst_error(
+    runtime: &mut Runtime,
+    id: PackageId,
+    subject: &Subject,
+    shape: Shape,
+    n: usize,
+) -> f32 {
     let crowd = subject.programs(shape, n);
     let instances: Vec<Instance> = crowd
         .programs
@@ -44,7 +50,10 @@ fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: S
     let joints = subject.joints();
     let mut worst = 0.0f32;
     for i in 0..n {
-        for (g, c) in out[0].components[i * joints..(i + 1) * joints].iter().zip(cpu.components(i)) {
+        for (g, c) in out[0].components[i * joints..(i + 1) * joints]
+            .iter()
+            .zip(cpu.components(i))
+        {
             worst = worst.max((g.translation - c.translation).length());
         }
     }
@@ -55,7 +64,8 @@ fn worst_error(runtime: &mut Runtime, id: PackageId, subject: &Subject, shape: S
 fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages() {
     let Some(ctx) = gpu() else { return };
     let subject = Subject::character().unwrap();
-    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 16)).unwrap();
+    let mut runtime =
+        Runtime::new(&ctx, Capacities::for_packages(&[&subject.package], 16)).unwrap();
     let id = runtime.add_package(&subject.package).unwrap();
     // The character is about 1.8 m tall: DESIGN.md §6 allows 1e-4 of its extent.
     let tolerance = 1e-4 * 2.0;
@@ -67,7 +77,10 @@ fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages(
         (Shape::OneClip, 5),
     ] {
         let e = worst_error(&mut runtime, id, &subject, shape, n);
-        assert!(e < tolerance, "{shape:?} × {n}: GPU differs from the CPU by {e} m");
+        assert!(
+            e < tolerance,
+            "{shape:?} × {n}: GPU differs from the CPU by {e} m"
+        );
     }
 
     // A new generation with the clips in reverse order: the same programs now name other
@@ -77,11 +90,17 @@ fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages(
     reversed.clips = (0..reversed.package.clips.len() as u32).collect();
     runtime.replace_package(id, &reversed.package).unwrap();
     let e = worst_error(&mut runtime, id, &reversed, Shape::OneClip, 5);
-    assert!(e < tolerance, "after replace_package the GPU differs from the CPU by {e} m");
+    assert!(
+        e < tolerance,
+        "after replace_package the GPU differs from the CPU by {e} m"
+    );
     // And the old package's poses really differ from the new one's.
     let stale = {
         let crowd = reversed.programs(Shape::OneClip, 5);
-        let (mut a, mut b) = (CpuCrowd::new(&subject, 5, 1), CpuCrowd::new(&reversed, 5, 1));
+        let (mut a, mut b) = (
+            CpuCrowd::new(&subject, 5, 1),
+            CpuCrowd::new(&reversed, 5, 1),
+        );
         a.frame(&subject, &crowd.programs, false, false).unwrap();
         b.frame(&reversed, &crowd.programs, false, false).unwrap();
         let mut worst = 0.0f32;
@@ -92,5 +111,8 @@ fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages(
         }
         worst
     };
-    assert!(stale > 100.0 * tolerance, "the reversed package should pose differently ({stale} m)");
+    assert!(
+        stale > 100.0 * tolerance,
+        "the reversed package should pose differently ({stale} m)"
+    );
 }

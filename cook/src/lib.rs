@@ -35,7 +35,10 @@ pub use resample::cook;
 /// codec settings ([`compress`], docs/codec.md): the package and its report, `report.codec`
 /// filled in. This is what `throng cook` writes by default and what `throng parity`, `demo` and
 /// `bench` load from a glTF. [`cook`] alone gives the reference (uncompressed) encoding.
-pub fn cook_file(path: &std::path::Path, profile: &Profile) -> Result<(throng_cpu_ref::Package, CookReport), CookError> {
+pub fn cook_file(
+    path: &std::path::Path,
+    profile: &Profile,
+) -> Result<(throng_cpu_ref::Package, CookReport), CookError> {
     let imported = import_file(path)?;
     let (mut package, mut report) = cook(&imported, profile)?;
     compress(&mut package, &mut report, profile);

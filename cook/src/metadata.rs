@@ -22,7 +22,13 @@ pub fn events(meta: &ClipMeta, clip: &Clip) -> Result<Vec<ClipEvent>, CookError>
     let mut out = Vec::with_capacity(meta.events.len());
     for e in &meta.events {
         let time = checked_time(&e.value.name, e.value.time, &e.origin, clip)?;
-        out.push(Placed { value: ClipEvent { time, ..e.value.clone() }, origin: e.origin.clone() });
+        out.push(Placed {
+            value: ClipEvent {
+                time,
+                ..e.value.clone()
+            },
+            origin: e.origin.clone(),
+        });
     }
     sorted_unique(out, |e| (e.time, e.name.as_str()), "event")
 }
@@ -36,7 +42,13 @@ pub fn markers(meta: &ClipMeta, clip: &Clip) -> Result<Vec<SyncMarker>, CookErro
         if clip.loop_policy == LoopPolicy::Loop && time == clip.duration {
             time = 0.0;
         }
-        out.push(Placed { value: SyncMarker { time, ..m.value.clone() }, origin: m.origin.clone() });
+        out.push(Placed {
+            value: SyncMarker {
+                time,
+                ..m.value.clone()
+            },
+            origin: m.origin.clone(),
+        });
     }
     sorted_unique(out, |m| (m.time, m.name.as_str()), "marker")
 }
@@ -48,10 +60,15 @@ fn checked_time(name: &str, time: f64, origin: &Origin, clip: &Clip) -> Result<f
         return Err(origin.error("the name is empty"));
     }
     if duration <= 0.0 {
-        return Err(origin.error(format!("clip '{}' has zero duration: it cannot carry events or markers", clip.name)));
+        return Err(origin.error(format!(
+            "clip '{}' has zero duration: it cannot carry events or markers",
+            clip.name
+        )));
     }
     if !time.is_finite() {
-        return Err(origin.error(format!("time of '{name}' is {time}, not a finite number of seconds")));
+        return Err(origin.error(format!(
+            "time of '{name}' is {time}, not a finite number of seconds"
+        )));
     }
     let slack = TIME_TOLERANCE * duration.max(1.0);
     if time < 0.0 || time > duration + slack {
@@ -73,12 +90,25 @@ fn sorted_unique<T>(
         let (ka, kb) = (key(&a.value), key(&b.value));
         ka.0.total_cmp(&kb.0).then_with(|| ka.1.cmp(kb.1))
     });
-    if let Some(pair) = items.windows(2).find(|w| key(&w[0].value) == key(&w[1].value)) {
+    if let Some(pair) = items
+        .windows(2)
+        .find(|w| key(&w[0].value) == key(&w[1].value))
+    {
         let (time, name) = key(&pair[1].value);
         let first = &pair[0].origin;
-        let at = first.line.map(|l| format!("line {l}, ")).unwrap_or_default();
-        let hint = if what == "marker" { "; on a looping clip a marker at the duration is the one at 0" } else { "" };
-        return Err(pair[1].origin.error(format!("{what} '{name}' at {time} s is given twice (also {at}{}){hint}", first.key)));
+        let at = first
+            .line
+            .map(|l| format!("line {l}, "))
+            .unwrap_or_default();
+        let hint = if what == "marker" {
+            "; on a looping clip a marker at the duration is the one at 0"
+        } else {
+            ""
+        };
+        return Err(pair[1].origin.error(format!(
+            "{what} '{name}' at {time} s is given twice (also {at}{}){hint}",
+            first.key
+        )));
     }
     Ok(items.into_iter().map(|p| p.value).collect())
 }

@@ -48,9 +48,21 @@ pub struct Profile {
 }
 
 impl Profile {
-    pub const HERO: Profile = Profile { name: "hero", sample_rate: 60.0, max_rate: 120.0 };
-    pub const STANDARD: Profile = Profile { name: "standard", sample_rate: 30.0, max_rate: 60.0 };
-    pub const CROWD: Profile = Profile { name: "crowd", sample_rate: 30.0, max_rate: 30.0 };
+    pub const HERO: Profile = Profile {
+        name: "hero",
+        sample_rate: 60.0,
+        max_rate: 120.0,
+    };
+    pub const STANDARD: Profile = Profile {
+        name: "standard",
+        sample_rate: 30.0,
+        max_rate: 60.0,
+    };
+    pub const CROWD: Profile = Profile {
+        name: "crowd",
+        sample_rate: 30.0,
+        max_rate: 30.0,
+    };
     /// The profile used when none is named.
     pub const DEFAULT: Profile = Profile::STANDARD;
     /// Every profile, in the order listed to users.
@@ -58,10 +70,13 @@ impl Profile {
 
     /// The profile with this name; the error lists the valid names.
     pub fn parse(name: &str) -> Result<Profile, CookError> {
-        Self::ALL.into_iter().find(|p| p.name == name).ok_or_else(|| CookError::UnknownProfile {
-            name: name.to_string(),
-            valid: Self::ALL.map(|p| p.name).join(", "),
-        })
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| CookError::UnknownProfile {
+                name: name.to_string(),
+                valid: Self::ALL.map(|p| p.name).join(", "),
+            })
     }
 }
 
@@ -104,7 +119,11 @@ impl CodecSettings {
     /// The threshold of a joint named `name`, in cm.
     pub fn threshold_of(&self, name: &str) -> f32 {
         let name = name.to_ascii_lowercase();
-        if self.important.iter().any(|p| name.contains(&p.to_ascii_lowercase())) {
+        if self
+            .important
+            .iter()
+            .any(|p| name.contains(&p.to_ascii_lowercase()))
+        {
             self.important_cm.min(self.threshold_cm)
         } else {
             self.threshold_cm
@@ -120,7 +139,11 @@ impl Profile {
             "crowd" => (0.1, 0.01),
             _ => (0.01, 0.01),
         };
-        CodecSettings { threshold_cm, important_cm, important: IMPORTANT_JOINTS }
+        CodecSettings {
+            threshold_cm,
+            important_cm,
+            important: IMPORTANT_JOINTS,
+        }
     }
 }
 

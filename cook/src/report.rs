@@ -117,7 +117,11 @@ impl RootMotionReport {
             RootMotionPolicy::Full => q.to_axis_angle().1,
         };
         Some(RootMotionReport {
-            joint: skeleton.names.get(motion.joint as usize).cloned().unwrap_or_default(),
+            joint: skeleton
+                .names
+                .get(motion.joint as usize)
+                .cloned()
+                .unwrap_or_default(),
             policy: match motion.policy {
                 RootMotionPolicy::Planar => "planar",
                 RootMotionPolicy::Full => "full",
@@ -152,7 +156,11 @@ impl ClipReport {
             max_error_cm: error.max_cm,
             p99_error_cm: error.p99_cm,
             max_error_of_extent: (extent > 0.0).then(|| error.max_cm / 100.0 / extent),
-            worst_joint: skeleton.names.get(error.worst_joint as usize).cloned().unwrap_or_default(),
+            worst_joint: skeleton
+                .names
+                .get(error.worst_joint as usize)
+                .cloned()
+                .unwrap_or_default(),
             worst_time_s: error.worst_time,
         }
     }
@@ -164,11 +172,21 @@ pub fn clip_bytes(clip: &Clip) -> usize {
         None => 4 * clip.values.len() + SUB_TRACK_BYTES * clip.sub_tracks.len(),
         Some(_) => payload_bytes(clip),
     };
-    samples + TRAJECTORY_SAMPLE_BYTES * clip.root_motion.as_ref().map_or(0, |m| m.translations.len())
+    samples
+        + TRAJECTORY_SAMPLE_BYTES
+            * clip
+                .root_motion
+                .as_ref()
+                .map_or(0, |m| m.translations.len())
 }
 
 impl CookReport {
-    pub fn new(imported: &Imported, profile: &Profile, package: &Package, clips: Vec<ClipReport>) -> Self {
+    pub fn new(
+        imported: &Imported,
+        profile: &Profile,
+        package: &Package,
+        clips: Vec<ClipReport>,
+    ) -> Self {
         CookReport {
             source: imported.source.clone(),
             profile: profile.name.to_string(),
@@ -185,7 +203,11 @@ impl CookReport {
             skins: package
                 .skins
                 .iter()
-                .map(|s| SkinReport { name: s.name.clone(), skeleton: s.skeleton, joints: s.joints.len() })
+                .map(|s| SkinReport {
+                    name: s.name.clone(),
+                    skeleton: s.skeleton,
+                    joints: s.joints.len(),
+                })
                 .collect(),
             meshes: package
                 .meshes
@@ -209,10 +231,14 @@ impl CookReport {
 pub fn rest_extent(skeleton: &Skeleton) -> f32 {
     let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
     local_to_component(skeleton, &skeleton.rest, &mut component);
-    let (lo, hi) = component.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
-        let p = skeleton.root_transform.transform_point3(c.translation.into());
-        (lo.min(p), hi.max(p))
-    });
+    let (lo, hi) = component
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
+            let p = skeleton
+                .root_transform
+                .transform_point3(c.translation.into());
+            (lo.min(p), hi.max(p))
+        });
     if component.is_empty() {
         0.0
     } else {
@@ -222,20 +248,44 @@ pub fn rest_extent(skeleton: &Skeleton) -> f32 {
 
 impl fmt::Display for CookReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: profile {} ({} Hz unless key-aligned)", self.source, self.profile, self.sample_rate)?;
+        writeln!(
+            f,
+            "{}: profile {} ({} Hz unless key-aligned)",
+            self.source, self.profile, self.sample_rate
+        )?;
+        let rows = self.skeletons.iter().enumerate().map(|(i, s)| {
+            vec![
+                i.to_string(),
+                s.joints.to_string(),
+                format!("{:.3}", s.extent),
+                s.root.clone(),
+            ]
+        });
+        table(
+            f,
+            "skeletons",
+            &["#", "joints", "extent", "root"],
+            rows.collect(),
+        )?;
         let rows = self
-            .skeletons
+            .skins
             .iter()
-            .enumerate()
-            .map(|(i, s)| vec![i.to_string(), s.joints.to_string(), format!("{:.3}", s.extent), s.root.clone()]);
-        table(f, "skeletons", &["#", "joints", "extent", "root"], rows.collect())?;
-        let rows = self.skins.iter().map(|s| vec![s.name.clone(), s.skeleton.to_string(), s.joints.to_string()]);
+            .map(|s| vec![s.name.clone(), s.skeleton.to_string(), s.joints.to_string()]);
         table(f, "skins", &["name", "skeleton", "joints"], rows.collect())?;
-        let rows = self
-            .meshes
-            .iter()
-            .map(|m| vec![m.name.clone(), m.skin.to_string(), m.vertices.to_string(), m.triangles.to_string()]);
-        table(f, "meshes", &["name", "skin", "vertices", "triangles"], rows.collect())?;
+        let rows = self.meshes.iter().map(|m| {
+            vec![
+                m.name.clone(),
+                m.skin.to_string(),
+                m.vertices.to_string(),
+                m.triangles.to_string(),
+            ]
+        });
+        table(
+            f,
+            "meshes",
+            &["name", "skin", "vertices", "triangles"],
+            rows.collect(),
+        )?;
         let rows = self.clips.iter().map(|c| {
             vec![
                 c.name.clone(),
@@ -249,11 +299,15 @@ impl fmt::Display for CookReport {
                 format!("{}/{}", c.events, c.markers),
                 c.root_motion.as_ref().map_or("-".into(), |r| {
                     let [x, y, z] = r.displacement_m;
-                    format!("{} {} ({x:.3}, {y:.3}, {z:.3}) m {:.1}°", r.policy, r.joint, r.turn_deg)
+                    format!(
+                        "{} {} ({x:.3}, {y:.3}, {z:.3}) m {:.1}°",
+                        r.policy, r.joint, r.turn_deg
+                    )
                 }),
                 format!("{:.4}", c.max_error_cm),
                 format!("{:.4}", c.p99_error_cm),
-                c.max_error_of_extent.map_or("-".into(), |r| format!("{:.4}", 100.0 * r)),
+                c.max_error_of_extent
+                    .map_or("-".into(), |r| format!("{:.4}", 100.0 * r)),
                 format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s),
             ]
         });
@@ -275,7 +329,10 @@ impl fmt::Display for CookReport {
         ];
         table(f, "clips", &header, rows.collect())?;
         if self.clips.iter().any(|c| c.root_motion.is_some()) {
-            writeln!(f, "error of root-motion clips: trajectory · residual pose against the source")?;
+            writeln!(
+                f,
+                "error of root-motion clips: trajectory · residual pose against the source"
+            )?;
         }
         writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
         if !self.warnings.is_empty() {
@@ -290,12 +347,19 @@ impl fmt::Display for CookReport {
 
 /// A titled table; columns whose cells are all numbers (or `a/b/c` counts) are right-aligned,
 /// the others left-aligned. Empty tables print nothing.
-fn table(f: &mut fmt::Formatter<'_>, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> fmt::Result {
+fn table(
+    f: &mut fmt::Formatter<'_>,
+    title: &str,
+    header: &[&str],
+    rows: Vec<Vec<String>>,
+) -> fmt::Result {
     if rows.is_empty() {
         return Ok(());
     }
-    let numeric =
-        |c: &str| c.parse::<f64>().is_ok() || (!c.is_empty() && c.chars().all(|c| c.is_ascii_digit() || c == '/'));
+    let numeric = |c: &str| {
+        c.parse::<f64>().is_ok()
+            || (!c.is_empty() && c.chars().all(|c| c.is_ascii_digit() || c == '/'))
+    };
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     let mut right = vec![true; header.len()];
     for row in &rows {
@@ -308,7 +372,11 @@ fn table(f: &mut fmt::Formatter<'_>, title: &str, header: &[&str], rows: Vec<Vec
     let line = |f: &mut fmt::Formatter<'_>, cells: &mut dyn Iterator<Item = &str>| -> fmt::Result {
         let mut text = String::from(" ");
         for ((cell, &w), &r) in cells.zip(&widths).zip(&right) {
-            text += &if r { format!(" {cell:>w$}") } else { format!(" {cell:<w$}") };
+            text += &if r {
+                format!(" {cell:>w$}")
+            } else {
+                format!(" {cell:<w$}")
+            };
         }
         writeln!(f, "{}", text.trim_end())
     };
@@ -388,8 +456,13 @@ impl CodecTotal {
     pub fn new(clips: &[CodecClipReport], p99_error_cm: f32, mean_error_cm: f32) -> CodecTotal {
         let raw_bytes = clips.iter().map(|c| c.raw_bytes).sum();
         let compressed_bytes: u64 = clips.iter().map(|c| c.compressed_bytes).sum();
-        let joint_samples: u64 = clips.iter().map(|c| c.joints as u64 * u64::from(c.samples)).sum();
-        let worst = clips.iter().max_by(|a, b| a.max_error_cm.total_cmp(&b.max_error_cm));
+        let joint_samples: u64 = clips
+            .iter()
+            .map(|c| c.joints as u64 * u64::from(c.samples))
+            .sum();
+        let worst = clips
+            .iter()
+            .max_by(|a, b| a.max_error_cm.total_cmp(&b.max_error_cm));
         CodecTotal {
             name: "total".into(),
             raw_bytes,
@@ -399,7 +472,9 @@ impl CodecTotal {
             max_error_cm: worst.map_or(0.0, |c| c.max_error_cm),
             p99_error_cm,
             mean_error_cm,
-            worst: worst.map_or(String::new(), |c| format!("{}: {} @ {:.3} s", c.name, c.worst_joint, c.worst_time_s)),
+            worst: worst.map_or(String::new(), |c| {
+                format!("{}: {} @ {:.3} s", c.name, c.worst_joint, c.worst_time_s)
+            }),
             encode_ms: clips.iter().map(|c| c.encode_ms).sum(),
         }
     }
@@ -421,7 +496,16 @@ impl fmt::Display for CodecReport {
             "codec: profile {} (threshold {} cm, important joints {} cm, at virtual vertices 3 cm out; error vs the uncompressed cooked clip)",
             self.profile, self.threshold_cm, self.important_threshold_cm
         )?;
-        let row = |name: &str, raw: u64, bytes: u64, r: f64, bpjs: f64, max: f32, p99: f32, mean: f32, worst: String, ms: f64| {
+        let row = |name: &str,
+                   raw: u64,
+                   bytes: u64,
+                   r: f64,
+                   bpjs: f64,
+                   max: f32,
+                   p99: f32,
+                   mean: f32,
+                   worst: String,
+                   ms: f64| {
             vec![
                 name.to_string(),
                 raw.to_string(),
@@ -441,14 +525,45 @@ impl fmt::Display for CodecReport {
             .map(|c| {
                 let worst = format!("{} @ {:.3} s", c.worst_joint, c.worst_time_s);
                 let (r, b) = (c.ratio, c.bytes_per_joint_sample);
-                row(&c.name, c.raw_bytes, c.compressed_bytes, r, b, c.max_error_cm, c.p99_error_cm, c.mean_error_cm, worst, c.encode_ms)
+                row(
+                    &c.name,
+                    c.raw_bytes,
+                    c.compressed_bytes,
+                    r,
+                    b,
+                    c.max_error_cm,
+                    c.p99_error_cm,
+                    c.mean_error_cm,
+                    worst,
+                    c.encode_ms,
+                )
             })
             .collect();
         let t = &self.total;
         let (r, b) = (t.ratio, t.bytes_per_joint_sample);
-        rows.push(row("total", t.raw_bytes, t.compressed_bytes, r, b, t.max_error_cm, t.p99_error_cm, t.mean_error_cm, t.worst.clone(), t.encode_ms));
+        rows.push(row(
+            "total",
+            t.raw_bytes,
+            t.compressed_bytes,
+            r,
+            b,
+            t.max_error_cm,
+            t.p99_error_cm,
+            t.mean_error_cm,
+            t.worst.clone(),
+            t.encode_ms,
+        ));
         let header = [
-            "clip", "raw B", "compressed B", "ratio", "B/joint-sample", "max (cm)", "p99 (cm)", "mean (cm)", "worst", "encode (ms)",
+            "clip",
+            "raw B",
+            "compressed B",
+            "ratio",
+            "B/joint-sample",
+            "max (cm)",
+            "p99 (cm)",
+            "mean (cm)",
+            "worst",
+            "encode (ms)",
         ];
         table(f, "compression", &header, rows)?;
         let used: Vec<String> = self
@@ -458,13 +573,24 @@ impl fmt::Display for CodecReport {
             .filter(|(_, &n)| n > 0)
             .map(|(w, n)| format!("{w}:{n}"))
             .collect();
-        writeln!(f, "bit widths (width:count per segment, sub-track and component): {}", used.join(" "))?;
+        writeln!(
+            f,
+            "bit widths (width:count per segment, sub-track and component): {}",
+            used.join(" ")
+        )?;
         for c in self.clips.iter().filter(|c| c.threshold_scale != 1.0) {
-            writeln!(f, "{}: thresholds × {} (a rig not in metres: held relative to its extent)", c.name, c.threshold_scale)?;
+            writeln!(
+                f,
+                "{}: thresholds × {} (a rig not in metres: held relative to its extent)",
+                c.name, c.threshold_scale
+            )?;
         }
         let unmet: usize = self.clips.iter().map(|c| c.unmet).sum();
         if unmet > 0 {
-            writeln!(f, "{unmet} joint-segments could not meet their threshold at the finest precision")?;
+            writeln!(
+                f,
+                "{unmet} joint-segments could not meet their threshold at the finest precision"
+            )?;
         }
         Ok(())
     }

@@ -25,7 +25,8 @@
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
 use throng_cpu_ref::{
-    Clip, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip, SubTrack, SubTrackKind, Trs,
+    Clip, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip, SubTrack,
+    SubTrackKind, Trs,
 };
 
 use crate::import::ClipMeta;
@@ -50,11 +51,22 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
     let mut warnings = Vec::new();
     let no_meta = ClipMeta::default();
     for (index, source) in imported.source_clips.iter().enumerate() {
-        let err = |reason: String| CookError::Clip { file: imported.source.clone(), clip: source.name.clone(), reason };
+        let err = |reason: String| CookError::Clip {
+            file: imported.source.clone(),
+            clip: source.name.clone(),
+            reason,
+        };
         let meta = imported.clip_meta.get(index).unwrap_or(&no_meta);
-        let skeleton = package.skeletons.get(source.skeleton as usize).ok_or_else(|| {
-            err(format!("names skeleton {}, but there are {}", source.skeleton, imported.package.skeletons.len()))
-        })?;
+        let skeleton = package
+            .skeletons
+            .get(source.skeleton as usize)
+            .ok_or_else(|| {
+                err(format!(
+                    "names skeleton {}, but there are {}",
+                    source.skeleton,
+                    imported.package.skeletons.len()
+                ))
+            })?;
         let motion = motion_joint(meta, skeleton)?;
         if motion.is_some_and(|(_, p)| p == RootMotionPolicy::Planar) && !keeps_up(skeleton) {
             warnings.push(format!(
@@ -67,7 +79,12 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         clip.events = metadata::events(meta, &clip)?;
         clip.markers = metadata::markers(meta, &clip)?;
         let error = measure_clip_error(skeleton, source, &clip);
-        reports.push(ClipReport::new(&clip, skeleton, rest_extent(skeleton), &error));
+        reports.push(ClipReport::new(
+            &clip,
+            skeleton,
+            rest_extent(skeleton),
+            &error,
+        ));
         package.clips.push(clip);
     }
     let mut report = CookReport::new(imported, profile, &package, reports);
@@ -76,8 +93,13 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
 }
 
 /// The skeleton joint and policy of the clip's root-motion request, if any.
-fn motion_joint(meta: &ClipMeta, skeleton: &Skeleton) -> Result<Option<(u32, RootMotionPolicy)>, CookError> {
-    let Some(request) = &meta.root_motion else { return Ok(None) };
+fn motion_joint(
+    meta: &ClipMeta,
+    skeleton: &Skeleton,
+) -> Result<Option<(u32, RootMotionPolicy)>, CookError> {
+    let Some(request) = &meta.root_motion else {
+        return Ok(None);
+    };
     let name = &request.value.joint;
     match skeleton.names.iter().position(|n| n == name) {
         Some(j) => Ok(Some((j as u32, request.value.policy))),
@@ -91,7 +113,10 @@ fn motion_joint(meta: &ClipMeta, skeleton: &Skeleton) -> Result<Option<(u32, Roo
 
 /// Whether the skeleton's root transform maps component +Y to scene +Y (up to 1e-3).
 fn keeps_up(skeleton: &Skeleton) -> bool {
-    let up = skeleton.root_transform.transform_vector3(glam::Vec3::Y).normalize_or_zero();
+    let up = skeleton
+        .root_transform
+        .transform_vector3(glam::Vec3::Y)
+        .normalize_or_zero();
     (up - glam::Vec3::Y).length() <= 1e-3
 }
 
@@ -105,7 +130,10 @@ fn resample(
 ) -> Result<Clip, String> {
     let joints = skeleton.joint_count();
     if let Some(c) = source.channels.iter().find(|c| c.joint as usize >= joints) {
-        return Err(format!("a channel targets joint {}, but the skeleton has {joints}", c.joint));
+        return Err(format!(
+            "a channel targets joint {}, but the skeleton has {joints}",
+            c.joint
+        ));
     }
     // The clip stores its rate as f32: count samples with exactly that value.
     let rate = f64::from(clip_rate(source, profile) as f32);
@@ -114,16 +142,31 @@ fn resample(
         return Err(format!("profile '{}' has sample rate {rate}", profile.name));
     }
     if !(duration.is_finite() && duration >= 0.0 && duration * rate < MAX_SAMPLES) {
-        return Err(format!("duration {duration} s cannot be sampled at {rate} Hz"));
+        return Err(format!(
+            "duration {duration} s cannot be sampled at {rate} Hz"
+        ));
     }
-    let n = if duration > 0.0 { (duration * rate - 1e-6).ceil().max(0.0) as usize + 1 } else { 1 };
-    let time = |i: usize| if i + 1 == n { duration } else { (i as f64 / rate).min(duration) };
+    let n = if duration > 0.0 {
+        (duration * rate - 1e-6).ceil().max(0.0) as usize + 1
+    } else {
+        1
+    };
+    let time = |i: usize| {
+        if i + 1 == n {
+            duration
+        } else {
+            (i as f64 / rate).min(duration)
+        }
+    };
 
     // Poses sample-major: `poses[i * joints + j]`.
     let mut poses = vec![Trs::IDENTITY; n * joints];
     for (i, pose) in poses.chunks_exact_mut(joints).enumerate() {
         sample_exact(source, skeleton, time(i) as f32, pose);
-        if let Some((j, p)) = pose.iter().enumerate().find(|(_, p)| !p.is_finite() || p.scale.min_element() < MIN_SCALE)
+        if let Some((j, p)) = pose
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_finite() || p.scale.min_element() < MIN_SCALE)
         {
             return Err(format!(
                 "joint '{}' at {:.4} s samples to {p:?} (non-finite or scale below {MIN_SCALE})",
@@ -132,7 +175,8 @@ fn resample(
             ));
         }
     }
-    let root_motion = motion.map(|(joint, policy)| root_motion::extract(&mut poses, joints, skeleton, joint, policy));
+    let root_motion = motion
+        .map(|(joint, policy)| root_motion::extract(&mut poses, joints, skeleton, joint, policy));
     for j in 0..joints {
         for i in 1..n {
             let prev = poses[(i - 1) * joints + j].rotation;
@@ -148,20 +192,45 @@ fn resample(
     for j in 0..joints {
         let track = |i: usize| &poses[i * joints + j];
         let rest = &skeleton.rest[j];
-        let t: Vec<[f32; 4]> = (0..n).map(|i| vec4(track(i).translation.to_array())).collect();
+        let t: Vec<[f32; 4]> = (0..n)
+            .map(|i| vec4(track(i).translation.to_array()))
+            .collect();
         let q: Vec<[f32; 4]> = (0..n).map(|i| track(i).rotation.to_array()).collect();
         let s: Vec<[f32; 4]> = (0..n).map(|i| vec4(track(i).scale.to_array())).collect();
-        push_sub_track(&t, 3, vec4(rest.translation.to_array()), same_value, &mut sub_tracks, &mut values);
-        push_sub_track(&q, 4, rest.rotation.to_array(), same_rotation, &mut sub_tracks, &mut values);
-        push_sub_track(&s, 3, vec4(rest.scale.to_array()), same_value, &mut sub_tracks, &mut values);
+        push_sub_track(
+            &t,
+            3,
+            vec4(rest.translation.to_array()),
+            same_value,
+            &mut sub_tracks,
+            &mut values,
+        );
+        push_sub_track(
+            &q,
+            4,
+            rest.rotation.to_array(),
+            same_rotation,
+            &mut sub_tracks,
+            &mut values,
+        );
+        push_sub_track(
+            &s,
+            3,
+            vec4(rest.scale.to_array()),
+            same_value,
+            &mut sub_tracks,
+            &mut values,
+        );
     }
 
     let first = &poses[..joints];
     let last = &poses[(n - 1) * joints..];
     let loops = n >= 2
         && first.iter().zip(last).all(|(a, b)| {
-            same_value(&vec4(a.translation.to_array()), &vec4(b.translation.to_array()))
-                && same_rotation(&a.rotation.to_array(), &b.rotation.to_array())
+            same_value(
+                &vec4(a.translation.to_array()),
+                &vec4(b.translation.to_array()),
+            ) && same_rotation(&a.rotation.to_array(), &b.rotation.to_array())
                 && same_value(&vec4(a.scale.to_array()), &vec4(b.scale.to_array()))
         });
     Ok(Clip {
@@ -171,7 +240,11 @@ fn resample(
         duration,
         sample_rate: rate as f32,
         sample_count: n as u32,
-        loop_policy: if loops { LoopPolicy::Loop } else { LoopPolicy::Once },
+        loop_policy: if loops {
+            LoopPolicy::Loop
+        } else {
+            LoopPolicy::Once
+        },
         profile: profile.name.to_string(),
         sub_tracks,
         values,
@@ -196,29 +269,48 @@ const GRID_TOLERANCE: f64 = 0.01;
 /// keys) the rate is `profile.sample_rate`.
 pub fn clip_rate(source: &SourceClip, profile: &Profile) -> f64 {
     let fallback = f64::from(profile.sample_rate);
-    if source.channels.iter().any(|c| c.interpolation != Interpolation::Linear) {
+    if source
+        .channels
+        .iter()
+        .any(|c| c.interpolation != Interpolation::Linear)
+    {
         return fallback;
     }
     let period = source
         .channels
         .iter()
-        .flat_map(|c| c.times.windows(2).map(|w| f64::from(w[1]) - f64::from(w[0])))
+        .flat_map(|c| {
+            c.times
+                .windows(2)
+                .map(|w| f64::from(w[1]) - f64::from(w[0]))
+        })
         .fold(f64::INFINITY, f64::min);
     if !(period.is_finite() && period >= MIN_GRID_PERIOD) {
         return fallback;
     }
     // f32 key times read back 1/120 s as 120.002 Hz: snap to a whole rate when that close.
     let raw = 1.0 / period;
-    let grid_rate = if (raw - raw.round()).abs() <= 1e-3 * raw { raw.round() } else { raw };
+    let grid_rate = if (raw - raw.round()).abs() <= 1e-3 * raw {
+        raw.round()
+    } else {
+        raw
+    };
     let on_grid = |t: f32| {
         let k = (f64::from(t) * grid_rate).round();
         (f64::from(t) - k / grid_rate).abs() <= GRID_TOLERANCE / grid_rate
     };
-    if !source.channels.iter().all(|c| c.times.iter().all(|&t| on_grid(t))) {
+    if !source
+        .channels
+        .iter()
+        .all(|c| c.times.iter().all(|&t| on_grid(t)))
+    {
         return fallback;
     }
     if grid_rate >= 0.5 * fallback {
-        grid_rate / (grid_rate / f64::from(profile.max_rate) - 1e-9).ceil().max(1.0)
+        grid_rate
+            / (grid_rate / f64::from(profile.max_rate) - 1e-9)
+                .ceil()
+                .max(1.0)
     } else {
         grid_rate * (fallback / grid_rate - 1e-9).ceil()
     }
@@ -245,7 +337,14 @@ fn push_sub_track(
         }
         SubTrackKind::Animated
     };
-    sub_tracks.push(SubTrack { kind, offset: if kind == SubTrackKind::Default { 0 } else { offset } });
+    sub_tracks.push(SubTrack {
+        kind,
+        offset: if kind == SubTrackKind::Default {
+            0
+        } else {
+            offset
+        },
+    });
 }
 
 fn vec4(v: [f32; 3]) -> [f32; 4] {
@@ -260,7 +359,16 @@ fn same_value(a: &[f32; 4], b: &[f32; 4]) -> bool {
 }
 
 fn same_rotation(a: &[f32; 4], b: &[f32; 4]) -> bool {
-    let dot: f64 = a.iter().zip(b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
-    let norm = |q: &[f32; 4]| q.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| f64::from(x) * f64::from(y))
+        .sum();
+    let norm = |q: &[f32; 4]| {
+        q.iter()
+            .map(|&x| f64::from(x) * f64::from(x))
+            .sum::<f64>()
+            .sqrt()
+    };
     1.0 - dot.abs() / (norm(a) * norm(b)) <= ROTATION_TOLERANCE
 }

@@ -33,7 +33,12 @@ pub fn extract(
 ) -> RootMotion {
     let chain = chain(skeleton, joint);
     let (_, rest_rotation) = compose(&chain, &skeleton.rest);
-    let mut motion = RootMotion { joint, policy, translations: Vec::new(), rotations: Vec::new() };
+    let mut motion = RootMotion {
+        joint,
+        policy,
+        translations: Vec::new(),
+        rotations: Vec::new(),
+    };
     let mut previous: Option<DQuat> = None;
     for pose in poses.chunks_exact_mut(joints.max(1)) {
         let (c, q) = compose(&chain, pose);
@@ -80,7 +85,11 @@ fn compose(chain: &[usize], pose: &[Trs]) -> (DVec3, DQuat) {
     let mut rotation = DQuat::IDENTITY;
     for local in chain.iter().filter_map(|&j| pose.get(j)) {
         let q = local.rotation.as_dquat();
-        affine *= DAffine3::from_scale_rotation_translation(local.scale.as_dvec3(), q, local.translation.as_dvec3());
+        affine *= DAffine3::from_scale_rotation_translation(
+            local.scale.as_dvec3(),
+            q,
+            local.translation.as_dvec3(),
+        );
         rotation = (rotation * q).normalize();
     }
     (affine.translation, rotation)

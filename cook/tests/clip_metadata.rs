@@ -5,29 +5,42 @@ use std::path::PathBuf;
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cook::import::{Origin, Placed};
-use throng_cook::{cook, import_file, import_slice, sidecar_path, ClipMeta, CookError, Imported, Profile};
+use throng_cook::{
+    cook, import_file, import_slice, sidecar_path, ClipMeta, CookError, Imported, Profile,
+};
 use throng_cpu_ref::{
-    Channel, ChannelPath, Clip, ClipEvent, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton,
-    SourceClip, SyncMarker, Trs, NO_PARENT,
+    Channel, ChannelPath, Clip, ClipEvent, Interpolation, LoopPolicy, Package, RootMotionPolicy,
+    Skeleton, SourceClip, SyncMarker, Trs, NO_PARENT,
 };
 use throng_fixtures::character_glb;
 
 fn event(name: &str, time: f64, reversible: bool) -> ClipEvent {
-    ClipEvent { name: name.into(), time, reversible }
+    ClipEvent {
+        name: name.into(),
+        time,
+        reversible,
+    }
 }
 
 fn marker(name: &str, time: f64) -> SyncMarker {
-    SyncMarker { name: name.into(), time }
+    SyncMarker {
+        name: name.into(),
+        time,
+    }
 }
 
 fn clip<'a>(package: &'a Package, name: &str) -> &'a Clip {
-    &package.clips[package.find_clip(name).unwrap_or_else(|| panic!("clip {name}"))]
+    &package.clips[package
+        .find_clip(name)
+        .unwrap_or_else(|| panic!("clip {name}"))]
 }
 
 /// A fresh folder under the test target dir holding the character as `character.glb` and, when
 /// given, `character.throng.toml`; imports it with its sidecar.
 fn import_with_sidecar(case: &str, toml: Option<&str>) -> (Result<Imported, CookError>, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("clip_metadata").join(case);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("clip_metadata")
+        .join(case);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let glb = dir.join("character.glb");
@@ -70,26 +83,54 @@ fn extras_give_the_generated_gaits_steps_markers_and_root_motion() {
     let (package, report) = cook(&imported, &Profile::DEFAULT).unwrap();
     for (name, half) in [("walk", 0.5), ("run", 0.35)] {
         let c = clip(&package, name);
-        assert_eq!(c.events, vec![event("step", 0.0, true), event("step", half, true)], "{name}");
-        assert_eq!(c.markers, vec![marker("left_foot_down", 0.0), marker("right_foot_down", half)], "{name}");
+        assert_eq!(
+            c.events,
+            vec![event("step", 0.0, true), event("step", half, true)],
+            "{name}"
+        );
+        assert_eq!(
+            c.markers,
+            vec![
+                marker("left_foot_down", 0.0),
+                marker("right_foot_down", half)
+            ],
+            "{name}"
+        );
         let motion = c.root_motion.as_ref().expect("root motion");
         assert_eq!((motion.joint, motion.policy), (0, RootMotionPolicy::Planar));
         assert_eq!(package.skeletons[0].names[0], "root");
-        assert_eq!(c.loop_policy, LoopPolicy::Loop, "{name} loops once its travel is extracted");
+        assert_eq!(
+            c.loop_policy,
+            LoopPolicy::Loop,
+            "{name} loops once its travel is extracted"
+        );
         let row = report.clips.iter().find(|r| r.name == name).unwrap();
         assert_eq!((row.events, row.markers), (2, 2));
         assert_eq!(row.root_motion.as_ref().unwrap().policy, "planar");
     }
     for name in ["idle", "wave", "breathe"] {
         let c = clip(&package, name);
-        assert!(c.events.is_empty() && c.markers.is_empty() && c.root_motion.is_none(), "{name}");
+        assert!(
+            c.events.is_empty() && c.markers.is_empty() && c.root_motion.is_none(),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn other_tools_extras_are_ignored() {
-    let glb = character_with_json(|j| j.replacen("\"extras\":{\"throng\"", "\"extras\":{\"blender\":{\"x\":1},\"throng\"", 1));
-    let (package, _) = cook(&import_slice(&glb, "character.glb").unwrap(), &Profile::DEFAULT).unwrap();
+    let glb = character_with_json(|j| {
+        j.replacen(
+            "\"extras\":{\"throng\"",
+            "\"extras\":{\"blender\":{\"x\":1},\"throng\"",
+            1,
+        )
+    });
+    let (package, _) = cook(
+        &import_slice(&glb, "character.glb").unwrap(),
+        &Profile::DEFAULT,
+    )
+    .unwrap();
     assert_eq!(clip(&package, "walk").events.len(), 2);
 }
 
@@ -115,18 +156,36 @@ reversible = true
 "#;
     let package = cook_with_sidecar("override", toml).unwrap();
     let walk = clip(&package, "walk");
-    assert_eq!(walk.events, vec![event("scuff", 0.25, false)], "events replaced");
+    assert_eq!(
+        walk.events,
+        vec![event("scuff", 0.25, false)],
+        "events replaced"
+    );
     assert_eq!(walk.markers.len(), 2, "markers kept from the extras");
-    assert!(walk.root_motion.is_some(), "root motion kept from the extras");
+    assert!(
+        walk.root_motion.is_some(),
+        "root motion kept from the extras"
+    );
     let run = clip(&package, "run");
     assert!(run.root_motion.is_none(), "root motion cancelled");
-    assert_eq!(run.loop_policy, LoopPolicy::Once, "travel left in the pose: the run no longer loops");
+    assert_eq!(
+        run.loop_policy,
+        LoopPolicy::Once,
+        "travel left in the pose: the run no longer loops"
+    );
     assert_eq!(run.events.len(), 2, "events kept from the extras");
     // 0.7 written in decimal lies a hair past the f32 duration: it is the duration, and a
     // once-clip keeps its end marker there.
     assert_eq!(run.markers, vec![marker("end", run.duration)]);
-    assert_eq!(clip(&package, "idle").markers, vec![marker("a", 0.5), marker("b", 1.5)], "sorted by time");
-    assert_eq!(clip(&package, "wave").events, vec![event("hello", 0.8, true)]);
+    assert_eq!(
+        clip(&package, "idle").markers,
+        vec![marker("a", 0.5), marker("b", 1.5)],
+        "sorted by time"
+    );
+    assert_eq!(
+        clip(&package, "wave").events,
+        vec![event("hello", 0.8, true)]
+    );
 }
 
 #[test]
@@ -148,7 +207,10 @@ fn a_loop_end_marker_is_stored_at_zero() {
 
 /// The 1-based line of the first line of `text` containing `needle`.
 fn line_with(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} in {text}")) + 1
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle} in {text}"))
+        + 1
 }
 
 #[test]
@@ -219,47 +281,101 @@ fn bad_sidecars_are_errors_naming_file_line_and_key() {
     ];
     for (case, toml, line_text, key, reason) in cases {
         let err = cook_with_sidecar(case, toml).expect_err(case);
-        let CookError::Metadata { file, line, key: k, reason: r } = &err else { panic!("{case}: {err:?}") };
+        let CookError::Metadata {
+            file,
+            line,
+            key: k,
+            reason: r,
+        } = &err
+        else {
+            panic!("{case}: {err:?}")
+        };
         assert!(file.ends_with("character.throng.toml"), "{case}: {file}");
         assert_eq!(*line, Some(line_with(toml, line_text)), "{case}: {err}");
         assert_eq!(k, key, "{case}: {err}");
         assert!(r.contains(reason), "{case}: {err}");
         let shown = err.to_string();
         println!("{case}: {shown}");
-        assert!(shown.contains(&format!("character.throng.toml:{}: {key}: ", line.unwrap())), "{case}: {shown}");
+        assert!(
+            shown.contains(&format!("character.throng.toml:{}: {key}: ", line.unwrap())),
+            "{case}: {shown}"
+        );
     }
 }
 
 #[test]
 fn a_sidecar_without_a_version_is_an_error() {
     let err = cook_with_sidecar("no_version", "[clips.walk]\nevents = []\n").unwrap_err();
-    assert!(matches!(&err, CookError::Metadata { key, reason, .. } if key == "sidecar" && reason.contains("version")), "{err}");
+    assert!(
+        matches!(&err, CookError::Metadata { key, reason, .. } if key == "sidecar" && reason.contains("version")),
+        "{err}"
+    );
 }
 
 #[test]
 fn bad_extras_are_errors_naming_the_animation_and_key() {
     let cases: [(&str, &str, &str, &str); 4] = [
-        ("\"reversible\":true", "\"reversible\":\"yes\"", "animations[1] ('walk') extras.throng", "invalid type"),
-        ("\"time\":0.5", "\"time\":5.5", "animations[1] ('walk') extras.throng.events[1]", "outside clip 'walk'"),
-        ("\"joint\":\"root\"", "\"joint\":\"toor\"", "animations[1] ('walk') extras.throng.root_motion", "'toor'"),
-        ("\"events\":[", "\"sounds\":[],\"events\":[", "animations[1] ('walk') extras.throng", "unknown field `sounds`"),
+        (
+            "\"reversible\":true",
+            "\"reversible\":\"yes\"",
+            "animations[1] ('walk') extras.throng",
+            "invalid type",
+        ),
+        (
+            "\"time\":0.5",
+            "\"time\":5.5",
+            "animations[1] ('walk') extras.throng.events[1]",
+            "outside clip 'walk'",
+        ),
+        (
+            "\"joint\":\"root\"",
+            "\"joint\":\"toor\"",
+            "animations[1] ('walk') extras.throng.root_motion",
+            "'toor'",
+        ),
+        (
+            "\"events\":[",
+            "\"sounds\":[],\"events\":[",
+            "animations[1] ('walk') extras.throng",
+            "unknown field `sounds`",
+        ),
     ];
     for (from, to, key, reason) in cases {
         let glb = character_with_json(|j| {
             assert!(j.contains(from), "{from} in the character's JSON");
             j.replacen(from, to, 1)
         });
-        let err = import_slice(&glb, "character.glb").and_then(|i| cook(&i, &Profile::DEFAULT)).unwrap_err();
-        let CookError::Metadata { file, line, key: k, reason: r } = &err else { panic!("{to}: {err:?}") };
-        assert_eq!((file.as_str(), *line, k.as_str()), ("character.glb", None, key), "{err}");
+        let err = import_slice(&glb, "character.glb")
+            .and_then(|i| cook(&i, &Profile::DEFAULT))
+            .unwrap_err();
+        let CookError::Metadata {
+            file,
+            line,
+            key: k,
+            reason: r,
+        } = &err
+        else {
+            panic!("{to}: {err:?}")
+        };
+        assert_eq!(
+            (file.as_str(), *line, k.as_str()),
+            ("character.glb", None, key),
+            "{err}"
+        );
         assert!(r.contains(reason), "{err}");
     }
 }
 
 /// One joint, one clip of zero duration.
 fn zero_duration_import(meta: ClipMeta) -> Imported {
-    let skeleton =
-        Skeleton::new(vec![NO_PARENT], vec![Trs::IDENTITY], vec!["hips".into()], vec![0], Affine3A::IDENTITY).unwrap();
+    let skeleton = Skeleton::new(
+        vec![NO_PARENT],
+        vec![Trs::IDENTITY],
+        vec!["hips".into()],
+        vec![0],
+        Affine3A::IDENTITY,
+    )
+    .unwrap();
     let channel = Channel {
         joint: 0,
         path: ChannelPath::Translation,
@@ -269,8 +385,16 @@ fn zero_duration_import(meta: ClipMeta) -> Imported {
     };
     Imported {
         source: "pose.glb".into(),
-        package: Package { skeletons: vec![skeleton], ..Package::default() },
-        source_clips: vec![SourceClip { name: "pose".into(), skeleton: 0, channels: vec![channel], duration: 0.0 }],
+        package: Package {
+            skeletons: vec![skeleton],
+            ..Package::default()
+        },
+        source_clips: vec![SourceClip {
+            name: "pose".into(),
+            skeleton: 0,
+            channels: vec![channel],
+            duration: 0.0,
+        }],
         clip_meta: vec![meta],
         warnings: Vec::new(),
     }
@@ -278,9 +402,16 @@ fn zero_duration_import(meta: ClipMeta) -> Imported {
 
 #[test]
 fn events_or_markers_on_a_clip_of_zero_duration_are_errors() {
-    let origin = Origin { file: "pose.throng.toml".into(), line: Some(4), key: "clips.pose.events[0]".into() };
+    let origin = Origin {
+        file: "pose.throng.toml".into(),
+        line: Some(4),
+        key: "clips.pose.events[0]".into(),
+    };
     let with_event = ClipMeta {
-        events: vec![Placed { value: event("hit", 0.0, false), origin: origin.clone() }],
+        events: vec![Placed {
+            value: event("hit", 0.0, false),
+            origin: origin.clone(),
+        }],
         ..ClipMeta::default()
     };
     let err = cook(&zero_duration_import(with_event), &Profile::DEFAULT).unwrap_err();
@@ -288,14 +419,38 @@ fn events_or_markers_on_a_clip_of_zero_duration_are_errors() {
         err.to_string(),
         "pose.throng.toml:4: clips.pose.events[0]: clip 'pose' has zero duration: it cannot carry events or markers"
     );
-    let with_marker =
-        ClipMeta { markers: vec![Placed { value: marker("m", 0.0), origin }], ..ClipMeta::default() };
-    assert!(matches!(cook(&zero_duration_import(with_marker), &Profile::DEFAULT), Err(CookError::Metadata { .. })));
+    let with_marker = ClipMeta {
+        markers: vec![Placed {
+            value: marker("m", 0.0),
+            origin,
+        }],
+        ..ClipMeta::default()
+    };
+    assert!(matches!(
+        cook(&zero_duration_import(with_marker), &Profile::DEFAULT),
+        Err(CookError::Metadata { .. })
+    ));
     // Root motion on a one-sample clip is allowed: a one-sample trajectory, the pose unchanged.
-    let request = throng_cook::import::RootMotionRequest { joint: "hips".into(), policy: RootMotionPolicy::Full };
-    let origin = Origin { file: "pose.glb".into(), line: None, key: "k".into() };
-    let with_motion = ClipMeta { root_motion: Some(Placed { value: request, origin }), ..ClipMeta::default() };
+    let request = throng_cook::import::RootMotionRequest {
+        joint: "hips".into(),
+        policy: RootMotionPolicy::Full,
+    };
+    let origin = Origin {
+        file: "pose.glb".into(),
+        line: None,
+        key: "k".into(),
+    };
+    let with_motion = ClipMeta {
+        root_motion: Some(Placed {
+            value: request,
+            origin,
+        }),
+        ..ClipMeta::default()
+    };
     let (package, _) = cook(&zero_duration_import(with_motion), &Profile::DEFAULT).unwrap();
     let motion = package.clips[0].root_motion.as_ref().unwrap();
-    assert_eq!((motion.translations.as_slice(), motion.rotations.as_slice()), (&[Vec3::Y][..], &[Quat::IDENTITY][..]));
+    assert_eq!(
+        (motion.translations.as_slice(), motion.rotations.as_slice()),
+        (&[Vec3::Y][..], &[Quat::IDENTITY][..])
+    );
 }

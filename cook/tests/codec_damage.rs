@@ -14,7 +14,8 @@ use throng_cpu_ref::{Package, Trs};
 /// The generated character's skeleton and clips (no mesh: the damage is aimed at the clips),
 /// compressed with `crowd` (the widest spread of widths and shifts).
 fn compressed() -> Package {
-    let imported = import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
+    let imported =
+        import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
     let (mut package, mut report) = cook(&imported, &Profile::CROWD).expect("character cooks");
     compress(&mut package, &mut report, &Profile::CROWD);
     assert!(package.clips.iter().all(|c| c.compressed.is_some()));
@@ -24,7 +25,10 @@ fn compressed() -> Package {
 }
 
 /// `package` with clip 0's compressed data changed by `damage`, written and read back.
-fn damaged(package: &Package, damage: impl FnOnce(&mut throng_cpu_ref::codec::CompressedClip)) -> Result<Package, PackageError> {
+fn damaged(
+    package: &Package,
+    damage: impl FnOnce(&mut throng_cpu_ref::codec::CompressedClip),
+) -> Result<Package, PackageError> {
     let mut package = package.clone();
     damage(package.clips[0].compressed.as_mut().unwrap());
     read_package(&write_package(&package))
@@ -40,26 +44,56 @@ fn fault(result: Result<Package, PackageError>) -> CodecFault {
 /// Word index of segment `s`'s first word, and the number of animated sub-tracks.
 fn segment_start(package: &Package, s: usize) -> (usize, usize) {
     let z = package.clips[0].compressed.as_ref().unwrap();
-    (z.words[segment_table(z.animated) + s] as usize, z.animated as usize)
+    (
+        z.words[segment_table(z.animated) + s] as usize,
+        z.animated as usize,
+    )
 }
 
 #[test]
 fn each_checked_field_has_its_typed_error() {
     let package = compressed();
-    assert_eq!(read_package(&write_package(&package)).as_ref(), Ok(&package));
+    assert_eq!(
+        read_package(&write_package(&package)).as_ref(),
+        Ok(&package)
+    );
     let (start, animated) = segment_start(&package, 0);
     assert!(animated > 0);
 
     // A width above 24 (x of sub-track 0 in segment 0: bits 25..30 of its header).
     let f = fault(damaged(&package, |z| z.words[start] |= 31 << 25));
-    assert!(matches!(f, CodecFault::BadWidth { segment: 0, component: 0, width: 31, .. }), "{f}");
+    assert!(
+        matches!(
+            f,
+            CodecFault::BadWidth {
+                segment: 0,
+                component: 0,
+                width: 31,
+                ..
+            }
+        ),
+        "{f}"
+    );
     assert!(f.to_string().contains("width 31 bits"), "{f}");
     // A shift above 24.
     let f = fault(damaged(&package, |z| z.words[start] |= 31 << 20));
-    assert!(matches!(f, CodecFault::BadShift { segment: 0, shift: 31, .. }), "{f}");
+    assert!(
+        matches!(
+            f,
+            CodecFault::BadShift {
+                segment: 0,
+                shift: 31,
+                ..
+            }
+        ),
+        "{f}"
+    );
     // Samples past the segment: the largest offset.
     let f = fault(damaged(&package, |z| z.words[start] |= 0xfffff));
-    assert!(matches!(f, CodecFault::SamplesPastSegment { segment: 0, .. }), "{f}");
+    assert!(
+        matches!(f, CodecFault::SamplesPastSegment { segment: 0, .. }),
+        "{f}"
+    );
     // The last segment starting past the end of the stream.
     let segments = package.clips[0].sample_count.div_ceil(16) as usize;
     let f = fault(damaged(&package, |z| {
@@ -68,12 +102,26 @@ fn each_checked_field_has_its_typed_error() {
     }));
     assert!(matches!(f, CodecFault::SegmentPastEnd { .. }), "{f}");
     // The first segment not where the constants end.
-    let f = fault(damaged(&package, |z| z.words[segment_table(z.animated)] += 1));
-    assert!(matches!(f, CodecFault::SegmentStart { segment: 0, .. }), "{f}");
+    let f = fault(damaged(&package, |z| {
+        z.words[segment_table(z.animated)] += 1
+    }));
+    assert!(
+        matches!(f, CodecFault::SegmentStart { segment: 0, .. }),
+        "{f}"
+    );
     // A NaN range base, an infinite one, a step that is not a power of two, a zero step.
-    for (word, value) in [(0, f32::NAN), (0, f32::INFINITY), (1, 1.5e-7), (1, 0.0), (1, -2f32.powi(-20))] {
+    for (word, value) in [
+        (0, f32::NAN),
+        (0, f32::INFINITY),
+        (1, 1.5e-7),
+        (1, 0.0),
+        (1, -2f32.powi(-20)),
+    ] {
         let f = fault(damaged(&package, |z| z.words[word] = value.to_bits()));
-        assert!(matches!(f, CodecFault::BadRange { component: 0, .. }), "{word} = {value}: {f}");
+        assert!(
+            matches!(f, CodecFault::BadRange { component: 0, .. }),
+            "{word} = {value}: {f}"
+        );
     }
     // Counts: animated sub-tracks, segment length, a stream cut short.
     let f = fault(damaged(&package, |z| z.animated += 1));
@@ -83,7 +131,13 @@ fn each_checked_field_has_its_typed_error() {
     let f = fault(damaged(&package, |z| z.words.truncate(3)));
     assert!(matches!(f, CodecFault::Short { .. }), "{f}");
     let f = fault(damaged(&package, |z| z.words.truncate(start + 1)));
-    assert!(matches!(f, CodecFault::SegmentPastEnd { .. } | CodecFault::Short { .. }), "{f}");
+    assert!(
+        matches!(
+            f,
+            CodecFault::SegmentPastEnd { .. } | CodecFault::Short { .. }
+        ),
+        "{f}"
+    );
 }
 
 /// (offset, size) of the CLIPS section (kind 5), from the section table.
@@ -110,8 +164,17 @@ fn read_and_sample(bytes: &[u8]) -> Result<(), PackageError> {
         let skeleton = &package.skeletons[clip.skeleton as usize];
         let mut pose = vec![Trs::IDENTITY; skeleton.joint_count()];
         for k in 0..=8 {
-            sample_clip(clip, skeleton, clip.duration as f32 * k as f32 / 8.0, &mut pose);
-            assert!(pose.iter().all(Trs::is_finite), "{}: non-finite pose", clip.name);
+            sample_clip(
+                clip,
+                skeleton,
+                clip.duration as f32 * k as f32 / 8.0,
+                &mut pose,
+            );
+            assert!(
+                pose.iter().all(Trs::is_finite),
+                "{}: non-finite pose",
+                clip.name
+            );
         }
     }
     Ok(())
@@ -139,7 +202,10 @@ fn byte_rewrites_across_the_clips_section_give_typed_errors_never_panics() {
         }
     }
     println!("{tried} rewrites: {codec_faults} codec faults, {accepted} accepted (sample bits and ranges still valid)");
-    assert!(codec_faults > tried / 10, "{codec_faults} of {tried} reached the codec checks");
+    assert!(
+        codec_faults > tried / 10,
+        "{codec_faults} of {tried} reached the codec checks"
+    );
     assert!(accepted > 0, "rewrites of sample bits leave a valid stream");
 }
 

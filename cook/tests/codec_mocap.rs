@@ -11,14 +11,24 @@ use std::path::PathBuf;
 use throng_cook::{cook_file, Profile};
 
 fn mocap() -> Vec<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets/mocap"));
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/assets/mocap"
+    ));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "glb")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "glb"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     if files.is_empty() {
         let reason = format!("no mocap clips in {}", dir.display());
-        assert!(std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"), "{reason} and THRONG_REQUIRE_ASSETS=1");
+        assert!(
+            std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
+            "{reason} and THRONG_REQUIRE_ASSETS=1"
+        );
         eprintln!("skipping: {reason}");
     }
     files
@@ -28,19 +38,37 @@ fn mocap() -> Vec<PathBuf> {
 fn standard_meets_acl_quality_at_ten_to_one_or_better() {
     let (mut raw, mut compressed) = (0u64, 0u64);
     for path in mocap() {
-        let (package, report) = cook_file(&path, &Profile::STANDARD).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let (package, report) = cook_file(&path, &Profile::STANDARD)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let codec = report.codec.as_ref().expect("cook_file compresses");
         println!("{}\n{codec}", path.display());
-        assert!(package.clips.iter().all(|c| c.compressed.is_some()), "{}", path.display());
+        assert!(
+            package.clips.iter().all(|c| c.compressed.is_some()),
+            "{}",
+            path.display()
+        );
         for c in &codec.clips {
-            assert!(c.p99_error_cm <= 0.01, "{}: p99 {} cm", c.name, c.p99_error_cm);
-            assert!(c.max_error_cm < 0.1, "{}: max {} cm", c.name, c.max_error_cm);
+            assert!(
+                c.p99_error_cm <= 0.01,
+                "{}: p99 {} cm",
+                c.name,
+                c.p99_error_cm
+            );
+            assert!(
+                c.max_error_cm < 0.1,
+                "{}: max {} cm",
+                c.name,
+                c.max_error_cm
+            );
             assert!(c.ratio >= 10.0, "{}: ratio {:.2}", c.name, c.ratio);
         }
         raw += codec.total.raw_bytes;
         compressed += codec.total.compressed_bytes;
     }
     if compressed > 0 {
-        println!("all mocap: {raw} raw bytes, {compressed} compressed, ratio {:.2}", raw as f64 / compressed as f64);
+        println!(
+            "all mocap: {raw} raw bytes, {compressed} compressed, ratio {:.2}",
+            raw as f64 / compressed as f64
+        );
     }
 }

@@ -18,7 +18,10 @@ fn assets() -> Option<PathBuf> {
     if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
         panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
     }
-    eprintln!("skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)", dir.display());
+    eprintln!(
+        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
+        dir.display()
+    );
     None
 }
 
@@ -32,7 +35,10 @@ fn skinned_assets(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| !p.ends_with("InterpolationTest.glb"))
         .collect();
     files.sort();
-    assert!(files.len() >= 12, "expected 6 skinned Khronos/Quaternius assets and 6 mocap files, found {files:?}");
+    assert!(
+        files.len() >= 12,
+        "expected 6 skinned Khronos/Quaternius assets and 6 mocap files, found {files:?}"
+    );
     files
 }
 
@@ -41,7 +47,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 40) as f32 / (1u64 << 24) as f32
     }
 }
@@ -52,7 +61,9 @@ fn pose_error_cm(root: &Affine3A, exact: &[Affine3A], cooked: &[Affine3A]) -> f3
     let mut worst = 0.0f32;
     for (e, c) in exact.iter().zip(cooked) {
         let (e, c) = (*root * *e, *root * *c);
-        let scale = (e.matrix3.x_axis.length() + e.matrix3.y_axis.length() + e.matrix3.z_axis.length()) / 3.0;
+        let scale =
+            (e.matrix3.x_axis.length() + e.matrix3.y_axis.length() + e.matrix3.z_axis.length())
+                / 3.0;
         for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
             let p = axis * (0.03 / scale);
             worst = worst.max((e.transform_point3(p) - c.transform_point3(p)).length() * 100.0);
@@ -68,19 +79,37 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
     for path in skinned_assets(&dir) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let imported = import_file(&path).unwrap();
-        let (package, report) = cook(&imported, &Profile::DEFAULT).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (package, report) =
+            cook(&imported, &Profile::DEFAULT).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(package.clips.len(), imported.source_clips.len(), "{name}");
         assert_eq!(report.clips.len(), package.clips.len(), "{name}");
-        for ((clip, source), row) in package.clips.iter().zip(&imported.source_clips).zip(&report.clips) {
+        for ((clip, source), row) in package
+            .clips
+            .iter()
+            .zip(&imported.source_clips)
+            .zip(&report.clips)
+        {
             let skeleton = &package.skeletons[clip.skeleton as usize];
             let n = skeleton.joint_count();
             assert_eq!(clip.skeleton_hash, skeleton.identity_hash());
             assert_eq!(row.animated + row.constant + row.default, 3 * n);
-            assert!(row.max_error_cm.is_finite() && row.p99_error_cm <= row.max_error_cm, "{name} {}", clip.name);
+            assert!(
+                row.max_error_cm.is_finite() && row.p99_error_cm <= row.max_error_cm,
+                "{name} {}",
+                clip.name
+            );
             // Last sample exactly at the duration, one period or less after the one before.
             let rate = f64::from(clip.sample_rate);
-            assert!(f64::from(clip.sample_count - 1) / rate >= clip.duration - 1e-6, "{name} {}: {} samples at {rate} Hz for {} s", clip.name, clip.sample_count, clip.duration);
-            assert!(clip.sample_count == 1 || f64::from(clip.sample_count - 2) / rate < clip.duration);
+            assert!(
+                f64::from(clip.sample_count - 1) / rate >= clip.duration - 1e-6,
+                "{name} {}: {} samples at {rate} Hz for {} s",
+                clip.name,
+                clip.sample_count,
+                clip.duration
+            );
+            assert!(
+                clip.sample_count == 1 || f64::from(clip.sample_count - 2) / rate < clip.duration
+            );
             let (mut el, mut cl) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
             let (mut ec, mut cc) = (vec![Affine3A::IDENTITY; n], vec![Affine3A::IDENTITY; n]);
             let mut worst = 0.0f32;
@@ -102,7 +131,11 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
                 local_to_component(skeleton, &el, &mut ec);
                 local_to_component(skeleton, &cl, &mut cc);
                 let e = pose_error_cm(&skeleton.root_transform, &ec, &cc);
-                assert!(e <= 1e-5 * extent_cm + 1e-3, "{name} clip {}: {e} cm at sample {i}", clip.name);
+                assert!(
+                    e <= 1e-5 * extent_cm + 1e-3,
+                    "{name} clip {}: {e} cm at sample {i}",
+                    clip.name
+                );
             }
             // The report measures at every source key and 9 points per sample interval, not
             // continuously: between those points the error can exceed the reported max a little
@@ -132,7 +165,11 @@ fn every_skinned_asset_cooks_within_its_reported_error() {
             );
         }
         let bytes = write_package(&package);
-        assert_eq!(read_package(&bytes).expect("cooked package reads back"), package, "{name}");
+        assert_eq!(
+            read_package(&bytes).expect("cooked package reads back"),
+            package,
+            "{name}"
+        );
     }
 }
 
@@ -150,9 +187,19 @@ fn simple_skin_cooks_at_hero_rate_with_tiny_error() {
     assert_eq!(clip.profile, "hero");
     // Only node 2's rotation moves; every other sub-track is rest.
     let kinds: Vec<SubTrackKind> = clip.sub_tracks.iter().map(|t| t.kind).collect();
-    assert_eq!(kinds.iter().filter(|&&k| k == SubTrackKind::Animated).count(), 1);
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|&&k| k == SubTrackKind::Animated)
+            .count(),
+        1
+    );
     assert_eq!(kinds[4], SubTrackKind::Animated);
-    assert!(report.clips[0].max_error_cm < 0.01, "{}", report.clips[0].max_error_cm);
+    assert!(
+        report.clips[0].max_error_cm < 0.01,
+        "{}",
+        report.clips[0].max_error_cm
+    );
 }
 
 #[test]
@@ -160,12 +207,31 @@ fn the_report_prints_an_aligned_table() {
     let Some(dir) = assets() else { return };
     let (_, report) = throng_cook::cook_file(&dir.join("Fox.glb"), &Profile::DEFAULT).unwrap();
     let text = report.to_string();
-    for needle in ["profile standard (30 Hz", "Survey", "Walk", "Run", "fox1/0", "total clip bytes", "max (cm)"] {
+    for needle in [
+        "profile standard (30 Hz",
+        "Survey",
+        "Walk",
+        "Run",
+        "fox1/0",
+        "total clip bytes",
+        "max (cm)",
+    ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
-    let clip_lines: Vec<&str> = text.lines().skip_while(|l| *l != "clips:").skip(1).take(4).collect();
+    let clip_lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "clips:")
+        .skip(1)
+        .take(4)
+        .collect();
     // Aligned: the bytes column ends at the same character in every row.
-    let ends: Vec<usize> = clip_lines.iter().map(|l| l.find(" once").or(l.find(" loop")).unwrap_or(0)).collect();
+    let ends: Vec<usize> = clip_lines
+        .iter()
+        .map(|l| l.find(" once").or(l.find(" loop")).unwrap_or(0))
+        .collect();
     assert!(ends[1..].iter().all(|&e| e == ends[1]), "{text}");
-    assert_eq!(report.total_clip_bytes, report.clips.iter().map(|c| c.bytes).sum::<usize>());
+    assert_eq!(
+        report.total_clip_bytes,
+        report.clips.iter().map(|c| c.bytes).sum::<usize>()
+    );
 }

@@ -17,7 +17,10 @@ fn assets() -> Option<PathBuf> {
     if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
         panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
     }
-    eprintln!("skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)", dir.display());
+    eprintln!(
+        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
+        dir.display()
+    );
     None
 }
 
@@ -32,7 +35,10 @@ fn skinned_assets(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| !p.ends_with("InterpolationTest.glb"))
         .collect();
     files.sort();
-    assert!(files.len() >= 12, "expected 6 skinned Khronos/Quaternius assets and 6 mocap files, found {files:?}");
+    assert!(
+        files.len() >= 12,
+        "expected 6 skinned Khronos/Quaternius assets and 6 mocap files, found {files:?}"
+    );
     files
 }
 
@@ -45,7 +51,10 @@ fn gltf_world_matrices(doc: &gltf::Document) -> Vec<Mat4> {
             parent[c.index()] = Some(node.index());
         }
     }
-    let local: Vec<Mat4> = doc.nodes().map(|node| Mat4::from_cols_array_2d(&node.transform().matrix())).collect();
+    let local: Vec<Mat4> = doc
+        .nodes()
+        .map(|node| Mat4::from_cols_array_2d(&node.transform().matrix()))
+        .collect();
     (0..n)
         .map(|mut i| {
             let mut m = local[i];
@@ -59,7 +68,11 @@ fn gltf_world_matrices(doc: &gltf::Document) -> Vec<Mat4> {
 }
 
 fn max_abs_diff(a: Mat4, b: Mat4) -> f32 {
-    (a - b).abs().to_cols_array().iter().fold(0.0, |m, &v| m.max(v))
+    (a - b)
+        .abs()
+        .to_cols_array()
+        .iter()
+        .fold(0.0, |m, &v| m.max(v))
 }
 
 fn max_abs(a: Mat4) -> f32 {
@@ -79,11 +92,22 @@ fn every_skinned_asset_imports_with_the_gltf_skins_joints() {
         for (binding, skin) in imported.package.skins.iter().zip(&skins) {
             let skeleton = &imported.package.skeletons[binding.skeleton as usize];
             let gltf_joints: Vec<usize> = skin.joints().map(|n| n.index()).collect();
-            assert_eq!(binding.joints.len(), gltf_joints.len(), "{name}: palette size");
+            assert_eq!(
+                binding.joints.len(),
+                gltf_joints.len(),
+                "{name}: palette size"
+            );
             // None of these assets has non-joint nodes between joints: skeleton = skin joints.
-            assert_eq!(skeleton.joint_count(), gltf_joints.len(), "{name}: skeleton joints");
+            assert_eq!(
+                skeleton.joint_count(),
+                gltf_joints.len(),
+                "{name}: skeleton joints"
+            );
             for (k, &node) in gltf_joints.iter().enumerate() {
-                assert_eq!(skeleton.source_nodes[binding.joints[k] as usize], node as u32, "{name}: palette entry {k}");
+                assert_eq!(
+                    skeleton.source_nodes[binding.joints[k] as usize], node as u32,
+                    "{name}: palette entry {k}"
+                );
             }
             // Scene-space rest transforms are the glTF node world matrices.
             let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
@@ -100,7 +124,11 @@ fn every_skinned_asset_imports_with_the_gltf_skins_joints() {
             }
         }
         let clips = doc.animations().count();
-        assert_eq!(imported.source_clips.len(), clips, "{name}: one source clip per animation (one skeleton each)");
+        assert_eq!(
+            imported.source_clips.len(),
+            clips,
+            "{name}: one source clip per animation (one skeleton each)"
+        );
         println!(
             "{name}: {} joints, {} clips, {} meshes",
             imported.package.skeletons[0].joint_count(),
@@ -126,7 +154,10 @@ fn interpolation_test_is_refused_for_having_no_skin() {
     let err = import_file(&dir.join("InterpolationTest.glb")).unwrap_err();
     assert!(matches!(err, CookError::NoSkin { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("InterpolationTest.glb has no skin: nothing to cook"), "{text}");
+    assert!(
+        text.contains("InterpolationTest.glb has no skin: nothing to cook"),
+        "{text}"
+    );
 }
 
 /// Assets whose node (rest) pose is not the pose their inverse bind matrices were made for.
@@ -162,17 +193,23 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
             let skeleton = &imported.package.skeletons[skin.skeleton as usize];
             let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
             local_to_component(skeleton, &skeleton.rest, &mut component);
-            let scene: Vec<Affine3A> = component.iter().map(|c| skeleton.root_transform * *c).collect();
+            let scene: Vec<Affine3A> = component
+                .iter()
+                .map(|c| skeleton.root_transform * *c)
+                .collect();
             let mut palette = vec![Affine3A::IDENTITY; skin.joints.len()];
             build_palette(skin, &scene, &mut palette);
             // B: the palette entry of the first weighted influence.
-            let bind =
-                Mat4::from(palette[mesh.joints[0][mesh.weights[0].iter().position(|&w| w > 0.0).unwrap()] as usize]);
+            let bind = Mat4::from(
+                palette[mesh.joints[0][mesh.weights[0].iter().position(|&w| w > 0.0).unwrap()]
+                    as usize],
+            );
             let mesh_node = doc
                 .nodes()
                 .find(|n| {
                     n.skin().map(|s| s.index()) == Some(mesh.skin as usize)
-                        && n.mesh().is_some_and(|m| mesh.name.starts_with(m.name().unwrap_or("mesh")))
+                        && n.mesh()
+                            .is_some_and(|m| mesh.name.starts_with(m.name().unwrap_or("mesh")))
                 })
                 .expect("mesh node");
             let mut frames = vec![Mat4::IDENTITY];
@@ -181,11 +218,20 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
                 frames.push(world[n]);
                 at = parent[n];
             }
-            let frame_error =
-                frames.iter().map(|f| max_abs_diff(*f, bind) / max_abs(*f).max(1.0)).fold(f32::INFINITY, f32::min);
-            let expected: Vec<Vec3> = mesh.positions.iter().map(|&p| bind.transform_point3(p)).collect();
-            let (lo, hi) =
-                expected.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+            let frame_error = frames
+                .iter()
+                .map(|f| max_abs_diff(*f, bind) / max_abs(*f).max(1.0))
+                .fold(f32::INFINITY, f32::min);
+            let expected: Vec<Vec3> = mesh
+                .positions
+                .iter()
+                .map(|&p| bind.transform_point3(p))
+                .collect();
+            let (lo, hi) = expected
+                .iter()
+                .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(*p), hi.max(*p))
+                });
             let diagonal = (hi - lo).length();
             let mut worst = 0.0f32;
             for (v, p) in mesh.positions.iter().enumerate() {
@@ -204,7 +250,10 @@ fn the_rest_pose_skins_every_vertex_onto_its_bind_position() {
             println!(
                 "{name}: rest pose is not the bind pose (worst {worst_ratio:e} of the mesh size); bind check skipped"
             );
-            assert!(worst_ratio > 1e-2, "{name} now skins onto its bind shape: take it off REST_IS_NOT_BIND");
+            assert!(
+                worst_ratio > 1e-2,
+                "{name} now skins onto its bind shape: take it off REST_IS_NOT_BIND"
+            );
         } else {
             assert!(
                 worst_ratio <= 1e-5,
@@ -221,15 +270,27 @@ fn import_reads_weights_normalised_and_rotations_unit() {
         let imported = import_file(&path).unwrap();
         for mesh in &imported.package.meshes {
             for w in &mesh.weights {
-                assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-5, "{}: {w:?}", path.display());
+                assert!(
+                    (w.iter().sum::<f32>() - 1.0).abs() < 1e-5,
+                    "{}: {w:?}",
+                    path.display()
+                );
             }
             for n in &mesh.normals {
                 assert!((n.length() - 1.0).abs() < 1e-5);
             }
         }
         for clip in &imported.source_clips {
-            for c in clip.channels.iter().filter(|c| c.path == throng_cpu_ref::ChannelPath::Rotation) {
-                let stride = if c.interpolation == throng_cpu_ref::Interpolation::CubicSpline { 12 } else { 4 };
+            for c in clip
+                .channels
+                .iter()
+                .filter(|c| c.path == throng_cpu_ref::ChannelPath::Rotation)
+            {
+                let stride = if c.interpolation == throng_cpu_ref::Interpolation::CubicSpline {
+                    12
+                } else {
+                    4
+                };
                 let offset = if stride == 12 { 4 } else { 0 };
                 for key in c.values.chunks_exact(stride) {
                     let q = glam::Vec4::from_slice(&key[offset..offset + 4]);

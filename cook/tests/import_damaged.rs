@@ -13,7 +13,10 @@ fn assets() -> Option<PathBuf> {
     if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
         panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
     }
-    eprintln!("skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)", dir.display());
+    eprintln!(
+        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
+        dir.display()
+    );
     None
 }
 
@@ -28,7 +31,10 @@ fn import_and_cook(bytes: &[u8]) -> Result<bool, String> {
         }
     }))
     .map_err(|p| {
-        p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+        p.downcast_ref::<String>()
+            .cloned()
+            .or(p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
     })
 }
 
@@ -56,15 +62,23 @@ fn byte_flips_in_the_json_never_panic() {
     let Some(dir) = assets() else { return };
     let glb = std::fs::read(dir.join("RiggedSimple.glb")).unwrap();
     let gltf = std::fs::read(dir.join("SimpleSkin.gltf")).unwrap();
-    let cases = [("RiggedSimple.glb", &glb, json_chunk(&glb)), ("SimpleSkin.gltf", &gltf, 0..gltf.len())];
+    let cases = [
+        ("RiggedSimple.glb", &glb, json_chunk(&glb)),
+        ("SimpleSkin.gltf", &gltf, 0..gltf.len()),
+    ];
     for (name, bytes, range) in cases {
         let (mut errors, mut oks) = (0, 0);
         for at in range {
             // A low bit (digits, letters), a case / space bit, a high bit (invalid UTF-8), and
             // structural characters that change what a number or string means.
-            for flip in
-                [Flip::Xor(0x01), Flip::Xor(0x20), Flip::Xor(0x80), Flip::Set(b'9'), Flip::Set(b'-'), Flip::Set(b'"')]
-            {
+            for flip in [
+                Flip::Xor(0x01),
+                Flip::Xor(0x20),
+                Flip::Xor(0x80),
+                Flip::Set(b'9'),
+                Flip::Set(b'-'),
+                Flip::Set(b'"'),
+            ] {
                 let mut damaged = bytes.clone();
                 damaged[at] = flip.apply(damaged[at]);
                 match import_and_cook(&damaged) {
@@ -98,9 +112,21 @@ impl Flip {
 fn bad_glb_headers_are_errors() {
     let Some(dir) = assets() else { return };
     let glb = std::fs::read(dir.join("RiggedSimple.glb")).unwrap();
-    for (offset, value) in [(8, 0u32), (8, 11), (8, 19), (8, u32::MAX), (4, 1), (12, u32::MAX), (12, 0)] {
+    for (offset, value) in [
+        (8, 0u32),
+        (8, 11),
+        (8, 19),
+        (8, u32::MAX),
+        (4, 1),
+        (12, u32::MAX),
+        (12, 0),
+    ] {
         let mut damaged = glb.clone();
         damaged[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
-        assert_eq!(import_and_cook(&damaged), Ok(false), "header word at {offset} = {value}");
+        assert_eq!(
+            import_and_cook(&damaged),
+            Ok(false),
+            "header word at {offset} = {value}"
+        );
     }
 }

@@ -16,7 +16,11 @@ impl Bin {
     /// Appends one accessor over `bytes`; returns its index.
     fn push(&mut self, bytes: &[u8], component: u32, ty: &str, count: usize, extra: &str) -> usize {
         self.bytes.resize(self.bytes.len().next_multiple_of(4), 0);
-        self.views.push(format!(r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#, self.bytes.len(), bytes.len()));
+        self.views.push(format!(
+            r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#,
+            self.bytes.len(),
+            bytes.len()
+        ));
         self.bytes.extend_from_slice(bytes);
         let view = self.views.len() - 1;
         self.accessors.push(format!(
@@ -67,9 +71,15 @@ fn base() -> Parts {
     let mut bin = Bin::default();
     bin.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
     bin.u16s(&[0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], "VEC4");
-    bin.f32s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0], "VEC4");
+    bin.f32s(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0],
+        "VEC4",
+    );
     bin.f32s(&[0.0, 1.0], "SCALAR");
-    bin.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.70710677, 0.70710677], "VEC4");
+    bin.f32s(
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.70710677, 0.70710677],
+        "VEC4",
+    );
     Parts {
         nodes: vec![
             r#"{"name":"root","children":[1],"translation":[0,1,0]}"#.into(),
@@ -85,7 +95,14 @@ fn base() -> Parts {
     }
 }
 
-fn animation(name: &str, node: usize, path: &str, interpolation: &str, input: usize, output: usize) -> String {
+fn animation(
+    name: &str,
+    node: usize,
+    path: &str,
+    interpolation: &str,
+    input: usize,
+    output: usize,
+) -> String {
     format!(
         r#"[{{"name":"{name}","samplers":[{{"input":{input},"output":{output},"interpolation":"{interpolation}"}}],"channels":[{{"sampler":0,"target":{{"node":{node},"path":"{path}"}}}}]}}]"#
     )
@@ -111,7 +128,11 @@ fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         for i in 0..4 {
             if i <= chunk.len() {
@@ -137,9 +158,16 @@ fn the_base_document_imports() {
     assert_eq!(imported.package.meshes[0].name, "body/0");
     assert_eq!(imported.package.meshes[0].joints[2], [1, 0, 0, 0]);
     let clip = &imported.source_clips[0];
-    assert_eq!((clip.name.as_str(), clip.duration, clip.channels.len()), ("bend", 1.0, 1));
     assert_eq!(
-        (clip.channels[0].joint, clip.channels[0].path, clip.channels[0].interpolation),
+        (clip.name.as_str(), clip.duration, clip.channels.len()),
+        ("bend", 1.0, 1)
+    );
+    assert_eq!(
+        (
+            clip.channels[0].joint,
+            clip.channels[0].path,
+            clip.channels[0].interpolation
+        ),
         (1, ChannelPath::Rotation, Interpolation::Linear)
     );
     assert!(imported.warnings.is_empty(), "{:?}", imported.warnings);
@@ -150,7 +178,10 @@ fn zero_scale_in_the_rest_pose_is_an_error_naming_the_node() {
     let mut p = base();
     p.nodes[1] = r#"{"name":"child","translation":[0,1,0],"scale":[1,0,1]}"#.into();
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::BadScale { place, .. } if place.contains("'child'")), "{err:?}");
+    assert!(
+        matches!(&err, CookError::BadScale { place, .. } if place.contains("'child'")),
+        "{err:?}"
+    );
     assert!(err.to_string().starts_with("test.gltf: "), "{err}");
 }
 
@@ -169,7 +200,9 @@ fn negative_scale_key_is_an_error_naming_channel_and_key() {
 #[test]
 fn nan_key_is_an_error_naming_channel_and_key() {
     let mut p = base();
-    let rotations = p.bin.f32s(&[0.0, 0.0, 0.0, 1.0, f32::NAN, 0.0, 0.0, 1.0], "VEC4");
+    let rotations = p
+        .bin
+        .f32s(&[0.0, 0.0, 0.0, 1.0, f32::NAN, 0.0, 0.0, 1.0], "VEC4");
     p.animations = animation("bend", 1, "rotation", "LINEAR", TIMES, rotations);
     let err = import(&p).unwrap_err();
     assert!(
@@ -183,7 +216,10 @@ fn channel_on_a_node_outside_every_skeleton_is_an_error() {
     let mut p = base();
     p.animations = animation("bend", 3, "rotation", "LINEAR", TIMES, ROTATIONS);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::ChannelOnNonJoint { node, .. } if node == "node 3 'prop'"), "{err:?}");
+    assert!(
+        matches!(&err, CookError::ChannelOnNonJoint { node, .. } if node == "node 3 'prop'"),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -200,9 +236,10 @@ fn joint_index_outside_the_skin_is_an_error_naming_mesh_and_vertex() {
 
 #[test]
 fn missing_skinning_attributes_are_errors_naming_the_mesh() {
-    for (attributes, missing) in
-        [(r#""POSITION":0,"JOINTS_0":1"#, "WEIGHTS_0"), (r#""POSITION":0,"WEIGHTS_0":2"#, "JOINTS_0")]
-    {
+    for (attributes, missing) in [
+        (r#""POSITION":0,"JOINTS_0":1"#, "WEIGHTS_0"),
+        (r#""POSITION":0,"WEIGHTS_0":2"#, "JOINTS_0"),
+    ] {
         let mut p = base();
         p.attributes = attributes.into();
         let err = import(&p).unwrap_err();
@@ -229,7 +266,16 @@ fn an_accessor_past_the_end_of_its_view_is_an_error() {
     p.bin.accessors[ROTATIONS] = p.bin.accessors[ROTATIONS].replace(r#""count":2"#, r#""count":3"#);
     p.bin.accessors[TIMES] = p.bin.accessors[TIMES].replace(r#""count":2"#, r#""count":3"#);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::Accessor { accessor: TIMES, .. }), "{err:?}");
+    assert!(
+        matches!(
+            &err,
+            CookError::Accessor {
+                accessor: TIMES,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -237,11 +283,17 @@ fn animating_a_matrix_node_is_an_error() {
     let mut p = base();
     p.nodes[1] = r#"{"name":"child","matrix":[1,0,0,0, 0,1,0,0, 0,0,1,0, 0,1,0,1]}"#.into();
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::AnimatedMatrixNode { node, .. } if node == "node 1 'child'"), "{err:?}");
+    assert!(
+        matches!(&err, CookError::AnimatedMatrixNode { node, .. } if node == "node 1 'child'"),
+        "{err:?}"
+    );
     // Not animated, the same matrix is a joint's rest transform.
     p.animations = "[]".into();
     let imported = import(&p).unwrap();
-    assert_eq!(imported.package.skeletons[0].rest[1].translation, glam::Vec3::Y);
+    assert_eq!(
+        imported.package.skeletons[0].rest[1].translation,
+        glam::Vec3::Y
+    );
 }
 
 #[test]
@@ -250,14 +302,22 @@ fn a_sheared_joint_matrix_is_an_error_but_a_sheared_ancestor_is_kept() {
     p.animations = "[]".into();
     p.nodes[1] = r#"{"name":"child","matrix":[1,0,0,0, 0.5,1,0,0, 0,0,1,0, 0,1,0,1]}"#.into();
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::ShearedJoint { node, .. } if node == "node 1 'child'"), "{err:?}");
+    assert!(
+        matches!(&err, CookError::ShearedJoint { node, .. } if node == "node 1 'child'"),
+        "{err:?}"
+    );
 
     let mut p = base();
-    p.nodes.push(r#"{"name":"armature","children":[0],"matrix":[1,0,0,0, 0.5,1,0,0, 0,0,2,0, 3,0,0,1]}"#.into());
+    p.nodes.push(
+        r#"{"name":"armature","children":[0],"matrix":[1,0,0,0, 0.5,1,0,0, 0,0,2,0, 3,0,0,1]}"#
+            .into(),
+    );
     p.scene = "[4,2,3]".into();
     let imported = import(&p).unwrap();
     let root = imported.package.skeletons[0].root_transform;
-    let expected = glam::Affine3A::from_cols_array(&[1.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 2.0, 3.0, 0.0, 0.0]);
+    let expected = glam::Affine3A::from_cols_array(&[
+        1.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 2.0, 3.0, 0.0, 0.0,
+    ]);
     assert_eq!(root, expected);
 }
 
@@ -269,7 +329,10 @@ fn key_times_must_increase_and_be_non_negative() {
         p.animations = animation("bend", 1, "rotation", "LINEAR", input, ROTATIONS);
         let err = import(&p).unwrap_err();
         let key = if times[0] < 0.0 { 0 } else { 1 };
-        assert!(matches!(&err, CookError::KeyTime { key: k, .. } if *k == key), "{times:?}: {err:?}");
+        assert!(
+            matches!(&err, CookError::KeyTime { key: k, .. } if *k == key),
+            "{times:?}: {err:?}"
+        );
     }
 }
 
@@ -278,7 +341,18 @@ fn output_count_must_match_the_keys() {
     let mut p = base();
     p.animations = animation("bend", 1, "rotation", "CUBICSPLINE", TIMES, ROTATIONS);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::OutputCount { keys: 2, expected: 6, actual: 2, .. }), "{err:?}");
+    assert!(
+        matches!(
+            &err,
+            CookError::OutputCount {
+                keys: 2,
+                expected: 6,
+                actual: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -286,7 +360,10 @@ fn a_node_with_two_parents_is_an_error() {
     let mut p = base();
     p.nodes[3] = r#"{"name":"prop","children":[1]}"#.into();
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::TwoParents { node, .. } if node == "node 1 'child'"), "{err:?}");
+    assert!(
+        matches!(&err, CookError::TwoParents { node, .. } if node == "node 1 'child'"),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -296,41 +373,82 @@ fn a_file_without_skins_is_refused() {
     p.nodes[2] = r#"{"name":"body","mesh":0}"#.into();
     p.animations = "[]".into();
     let err = import(&p).unwrap_err();
-    assert_eq!(err.to_string(), "test.gltf has no skin: nothing to cook (Throng cooks skinned characters)");
+    assert_eq!(
+        err.to_string(),
+        "test.gltf has no skin: nothing to cook (Throng cooks skinned characters)"
+    );
 }
 
 #[test]
 fn weights_are_normalised_and_reported() {
     let mut p = base();
-    let weights = p.bin.f32s(&[2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.25, 0.25, 0.0, 0.0], "VEC4");
+    let weights = p.bin.f32s(
+        &[2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.25, 0.25, 0.0, 0.0],
+        "VEC4",
+    );
     p.attributes = format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":{weights}"#);
     let imported = import(&p).unwrap();
-    assert_eq!(imported.package.meshes[0].weights, [[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]]);
-    assert!(imported.warnings.iter().any(|w| w.contains("weights of 2 of 3 vertices")), "{:?}", imported.warnings);
+    assert_eq!(
+        imported.package.meshes[0].weights,
+        [
+            [1.0, 0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.5, 0.5, 0.0, 0.0]
+        ]
+    );
+    assert!(
+        imported
+            .warnings
+            .iter()
+            .any(|w| w.contains("weights of 2 of 3 vertices")),
+        "{:?}",
+        imported.warnings
+    );
 }
 
 #[test]
 fn all_zero_weights_are_an_error_naming_the_vertex() {
     let mut p = base();
-    let weights = p.bin.f32s(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], "VEC4");
+    let weights = p.bin.f32s(
+        &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
     p.attributes = format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":{weights}"#);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::ZeroWeights { vertex: 1, .. }), "{err:?}");
+    assert!(
+        matches!(&err, CookError::ZeroWeights { vertex: 1, .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn a_second_influence_set_is_an_error_when_weighted_and_a_warning_when_empty() {
     let mut p = base();
     let weights1 = p.bin.f32s(&[0.0; 12], "VEC4");
-    p.attributes = format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2,"JOINTS_1":1,"WEIGHTS_1":{weights1}"#);
+    p.attributes =
+        format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2,"JOINTS_1":1,"WEIGHTS_1":{weights1}"#);
     let imported = import(&p).unwrap();
-    assert!(imported.warnings.iter().any(|w| w.contains("JOINTS_1, WEIGHTS_1 ignored")), "{:?}", imported.warnings);
+    assert!(
+        imported
+            .warnings
+            .iter()
+            .any(|w| w.contains("JOINTS_1, WEIGHTS_1 ignored")),
+        "{:?}",
+        imported.warnings
+    );
 
     let mut p = base();
-    let weights1 = p.bin.f32s(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1, 0.0], "VEC4");
-    p.attributes = format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2,"JOINTS_1":1,"WEIGHTS_1":{weights1}"#);
+    let weights1 = p.bin.f32s(
+        &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1, 0.0],
+        "VEC4",
+    );
+    p.attributes =
+        format!(r#""POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2,"JOINTS_1":1,"WEIGHTS_1":{weights1}"#);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::TooManyInfluences { mesh, vertex: 2, .. } if mesh == "body/0"), "{err:?}");
+    assert!(
+        matches!(&err, CookError::TooManyInfluences { mesh, vertex: 2, .. } if mesh == "body/0"),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -346,7 +464,8 @@ fn morph_weight_channels_are_skipped_with_a_warning() {
         imported
             .warnings
             .iter()
-            .any(|w| w.contains("animation 'bend' channel 1") && w.contains("morph-target weights skipped")),
+            .any(|w| w.contains("animation 'bend' channel 1")
+                && w.contains("morph-target weights skipped")),
         "{:?}",
         imported.warnings
     );
@@ -355,11 +474,16 @@ fn morph_weight_channels_are_skipped_with_a_warning() {
 #[test]
 fn quaternion_keys_are_normalised() {
     let mut p = base();
-    let rotations = p.bin.f32s(&[0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.707, 0.707], "VEC4");
+    let rotations = p
+        .bin
+        .f32s(&[0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.707, 0.707], "VEC4");
     p.animations = animation("bend", 1, "rotation", "LINEAR", TIMES, rotations);
     let values = &import(&p).unwrap().source_clips[0].channels[0].values;
     assert_eq!(&values[..4], &[0.0, 0.0, 0.0, 1.0]);
-    assert!((values[6] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-7 && (values[6] - values[7]).abs() < 1e-7);
+    assert!(
+        (values[6] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-7
+            && (values[6] - values[7]).abs() < 1e-7
+    );
 }
 
 #[test]
@@ -367,8 +491,10 @@ fn non_joint_nodes_between_joints_are_kept_and_ancestors_become_the_root_transfo
     let mut p = base();
     // armature(4, scaled) → root(0) → elbow(5, not a joint) → child(1)
     p.nodes[0] = r#"{"name":"root","children":[5],"translation":[0,1,0]}"#.into();
-    p.nodes.push(r#"{"name":"armature","children":[0],"scale":[100,100,100]}"#.into());
-    p.nodes.push(r#"{"name":"elbow","children":[1],"rotation":[0,0,0.70710677,0.70710677]}"#.into());
+    p.nodes
+        .push(r#"{"name":"armature","children":[0],"scale":[100,100,100]}"#.into());
+    p.nodes
+        .push(r#"{"name":"elbow","children":[1],"rotation":[0,0,0.70710677,0.70710677]}"#.into());
     p.scene = "[4,2,3]".into();
     let imported = import(&p).unwrap();
     let skeleton = &imported.package.skeletons[0];
@@ -376,7 +502,10 @@ fn non_joint_nodes_between_joints_are_kept_and_ancestors_become_the_root_transfo
     assert_eq!(skeleton.parents, [NO_PARENT, 0, 1]);
     assert_eq!(skeleton.source_nodes, [0, 5, 1]);
     assert_eq!(imported.package.skins[0].joints, [0, 2]);
-    assert_eq!(skeleton.root_transform, glam::Affine3A::from_scale(glam::Vec3::splat(100.0)));
+    assert_eq!(
+        skeleton.root_transform,
+        glam::Affine3A::from_scale(glam::Vec3::splat(100.0))
+    );
     assert_eq!(imported.source_clips[0].channels[0].joint, 2);
 }
 
@@ -402,8 +531,15 @@ fn joint_order_is_depth_first_in_child_order_and_palettes_are_remapped() {
     p.nodes.push(r#"{"name":"a"}"#.into());
     p.skins = r#"[{"joints":[5,1,0,4]},{"name":"same","joints":[0,1,4,5]}]"#.into();
     let imported = import(&p).unwrap();
-    assert_eq!(imported.package.skeletons.len(), 1, "skins with the same node set share a skeleton");
-    assert_eq!(imported.package.skeletons[0].names, ["root", "b", "child", "a"]);
+    assert_eq!(
+        imported.package.skeletons.len(),
+        1,
+        "skins with the same node set share a skeleton"
+    );
+    assert_eq!(
+        imported.package.skeletons[0].names,
+        ["root", "b", "child", "a"]
+    );
     assert_eq!(imported.package.skeletons[0].subtree_end, [4, 3, 3, 4]);
     assert_eq!(imported.package.skins[0].joints, [3, 2, 0, 1]);
     assert_eq!(imported.package.skins[0].name, "skin0");
@@ -414,7 +550,9 @@ fn joint_order_is_depth_first_in_child_order_and_palettes_are_remapped() {
 #[test]
 fn inverse_bind_matrices_are_read_and_checked() {
     let mut p = base();
-    let mut m = glam::Mat4::from_translation(glam::Vec3::new(0.0, -1.0, 0.0)).to_cols_array().to_vec();
+    let mut m = glam::Mat4::from_translation(glam::Vec3::new(0.0, -1.0, 0.0))
+        .to_cols_array()
+        .to_vec();
     m.extend(glam::Mat4::from_translation(glam::Vec3::new(0.0, -2.0, 0.0)).to_cols_array());
     let ibm = p.bin.f32s(&m, "MAT4");
     p.skins = format!(r#"[{{"joints":[0,1],"inverseBindMatrices":{ibm}}}]"#);
@@ -429,5 +567,8 @@ fn inverse_bind_matrices_are_read_and_checked() {
     let ibm = p.bin.f32s(&m, "MAT4");
     p.skins = format!(r#"[{{"joints":[0,1],"inverseBindMatrices":{ibm}}}]"#);
     let err = import(&p).unwrap_err();
-    assert!(matches!(&err, CookError::BadMatrix { place, .. } if place.contains("inverse bind matrix 0")), "{err:?}");
+    assert!(
+        matches!(&err, CookError::BadMatrix { place, .. } if place.contains("inverse bind matrix 0")),
+        "{err:?}"
+    );
 }

@@ -777,9 +777,17 @@ fn events_and_markers_are_sorted_unique_and_canonical() {
     let mut p = sample_package();
     p.clips[0].markers[1].time = 0.09;
     p.clips[0].loop_policy = throng_cpu_ref::LoopPolicy::Once;
-    assert!(read_package(&write_package(&p)).is_ok(), "a once-clip keeps a marker at its end");
+    assert!(
+        read_package(&write_package(&p)).is_ok(),
+        "a once-clip keeps a marker at its end"
+    );
     assert_invalid(
-        written(|p| p.clips[1].markers.push(throng_cpu_ref::SyncMarker { name: "m".into(), time: 0.0 })),
+        written(|p| {
+            p.clips[1].markers.push(throng_cpu_ref::SyncMarker {
+                name: "m".into(),
+                time: 0.0,
+            })
+        }),
         "CLIPS",
         1,
         "markers",
@@ -789,7 +797,10 @@ fn events_and_markers_are_sorted_unique_and_canonical() {
 
 /// The sample walk clip's trajectory.
 fn motion(p: &mut Package) -> &mut throng_cpu_ref::RootMotion {
-    p.clips[0].root_motion.as_mut().expect("the walk has root motion")
+    p.clips[0]
+        .root_motion
+        .as_mut()
+        .expect("the walk has root motion")
 }
 
 #[test]

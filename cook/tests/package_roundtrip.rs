@@ -148,7 +148,10 @@ fn records_hold_fields_at_documented_offsets() {
     assert_eq!(f64_at(events + 24), 0.09, "events[1].time");
     assert_eq!(name_at(events + 24 + 8), "land", "events[1].name");
     assert_eq!(
-        [u32_at(&bytes, events + 16), u32_at(&bytes, events + 24 + 16)],
+        [
+            u32_at(&bytes, events + 16),
+            u32_at(&bytes, events + 24 + 16)
+        ],
         [1, 0],
         "flags: footstep reversible, land not"
     );

@@ -20,7 +20,10 @@ const TIMES: usize = 64;
 
 /// (reference, compressed) packages of the subject, and the clip to sample.
 fn subject() -> (Package, Package, usize) {
-    let mocap = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets/mocap/cmu_02_05_punch_strike.glb"));
+    let mocap = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/assets/mocap/cmu_02_05_punch_strike.glb"
+    ));
     let imported = if mocap.exists() {
         import_file(&mocap).expect("mocap imports")
     } else {
@@ -28,7 +31,11 @@ fn subject() -> (Package, Package, usize) {
     };
     let (reference, _) = cook(&imported, &Profile::STANDARD).expect("subject cooks");
     let mut compressed = reference.clone();
-    compress(&mut compressed, &mut CookReport::default(), &Profile::STANDARD);
+    compress(
+        &mut compressed,
+        &mut CookReport::default(),
+        &Profile::STANDARD,
+    );
     let clip = reference.find_clip("walk").unwrap_or(0);
     (reference, compressed, clip)
 }
@@ -36,7 +43,9 @@ fn subject() -> (Package, Package, usize) {
 /// Sequential times (60 Hz from the start, wrapping) and random ones (xorshift), in [0, duration].
 fn times(clip: &Clip) -> [Vec<f32>; 2] {
     let d = clip.duration as f32;
-    let sequential = (0..TIMES).map(|i| (i as f32 / 60.0) % d.max(1e-6)).collect();
+    let sequential = (0..TIMES)
+        .map(|i| (i as f32 / 60.0) % d.max(1e-6))
+        .collect();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let random = (0..TIMES)
         .map(|_| {

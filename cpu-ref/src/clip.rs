@@ -296,7 +296,10 @@ pub fn sample_root_motion(clip: &Clip, time: f32) -> Option<(Vec3, Quat)> {
     let motion = clip.root_motion.as_ref()?;
     let b = clip.bracket(time);
     let (i0, i1) = (b.i0 as usize, b.i1 as usize);
-    let t = motion.translations.get(i0)?.lerp(*motion.translations.get(i1)?, b.u);
+    let t = motion
+        .translations
+        .get(i0)?
+        .lerp(*motion.translations.get(i1)?, b.u);
     let q = nlerp_shortest(*motion.rotations.get(i0)?, *motion.rotations.get(i1)?, b.u);
     Some((t, q))
 }
@@ -317,13 +320,18 @@ pub fn compose_root_motion(a: (Vec3, Quat), b: (Vec3, Quat)) -> (Vec3, Quat) {
 /// `inverse(R(from)) * R(to)` within one pass of the clip (no loop crossing; `from > to` for
 /// reverse playback). `None` when the clip has no root motion.
 pub fn root_motion_between(clip: &Clip, from: f32, to: f32) -> Option<(Vec3, Quat)> {
-    Some(root_motion_delta(sample_root_motion(clip, from)?, sample_root_motion(clip, to)?))
+    Some(root_motion_delta(
+        sample_root_motion(clip, from)?,
+        sample_root_motion(clip, to)?,
+    ))
 }
 
 /// `R(time)` as an affine transform, identity for a clip without root motion: pre-multiplying
 /// the residual pose's component transforms by it gives the source pose back.
 pub fn root_motion_affine(clip: &Clip, time: f32) -> Affine3A {
-    sample_root_motion(clip, time).map_or(Affine3A::IDENTITY, |(t, q)| Affine3A::from_rotation_translation(q, t))
+    sample_root_motion(clip, time).map_or(Affine3A::IDENTITY, |(t, q)| {
+        Affine3A::from_rotation_translation(q, t)
+    })
 }
 
 #[cfg(test)]
@@ -355,7 +363,11 @@ mod tests {
             joint: 0,
             policy: RootMotionPolicy::Planar,
             translations: vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 0.0, 2.0)],
-            rotations: vec![Quat::IDENTITY, Quat::from_rotation_y(0.5), Quat::from_rotation_y(1.0)],
+            rotations: vec![
+                Quat::IDENTITY,
+                Quat::from_rotation_y(0.5),
+                Quat::from_rotation_y(1.0),
+            ],
         }
     }
 
@@ -364,7 +376,8 @@ mod tests {
     }
 
     fn assert_close(a: Affine3A, b: Affine3A) {
-        let d = (a.to_cols_array().iter().zip(b.to_cols_array())).fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+        let d = (a.to_cols_array().iter().zip(b.to_cols_array()))
+            .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
         assert!(d < 1e-6, "{a:?} vs {b:?}");
     }
 
@@ -376,9 +389,18 @@ mod tests {
         assert!(q.angle_between(Quat::from_rotation_y(0.25)) < 1e-6, "{q}");
         let (t, _) = sample_root_motion(&c, 0.15).unwrap();
         assert!((t - Vec3::new(1.0, 0.0, 1.0)).length() < 1e-6, "{t}");
-        assert_eq!(sample_root_motion(&c, -1.0), Some((Vec3::ZERO, Quat::IDENTITY)));
-        assert_eq!(sample_root_motion(&c, 9.0), Some((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0))));
-        assert_eq!(sample_root_motion(&c, f32::NAN), Some((Vec3::ZERO, Quat::IDENTITY)));
+        assert_eq!(
+            sample_root_motion(&c, -1.0),
+            Some((Vec3::ZERO, Quat::IDENTITY))
+        );
+        assert_eq!(
+            sample_root_motion(&c, 9.0),
+            Some((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0)))
+        );
+        assert_eq!(
+            sample_root_motion(&c, f32::NAN),
+            Some((Vec3::ZERO, Quat::IDENTITY))
+        );
     }
 
     #[test]
@@ -392,22 +414,43 @@ mod tests {
 
     #[test]
     fn delta_and_compose_are_the_rigid_transform_algebra() {
-        let a = (Vec3::new(1.0, 2.0, 3.0), Quat::from_euler(glam::EulerRot::YXZ, 0.7, -0.2, 0.4));
-        let b = (Vec3::new(-2.0, 0.5, 1.0), Quat::from_euler(glam::EulerRot::YXZ, -1.1, 0.3, 0.1));
-        assert_close(affine(root_motion_delta(a, b)), affine(a).inverse() * affine(b));
+        let a = (
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::from_euler(glam::EulerRot::YXZ, 0.7, -0.2, 0.4),
+        );
+        let b = (
+            Vec3::new(-2.0, 0.5, 1.0),
+            Quat::from_euler(glam::EulerRot::YXZ, -1.1, 0.3, 0.1),
+        );
+        assert_close(
+            affine(root_motion_delta(a, b)),
+            affine(a).inverse() * affine(b),
+        );
         assert_close(affine(compose_root_motion(a, b)), affine(a) * affine(b));
-        assert_close(affine(compose_root_motion(a, root_motion_delta(a, b))), affine(b));
+        assert_close(
+            affine(compose_root_motion(a, root_motion_delta(a, b))),
+            affine(b),
+        );
     }
 
     #[test]
     fn a_pass_and_its_parts_compose() {
         let c = clip(Some(motion()));
         let whole = c.root_motion.as_ref().unwrap().cycle();
-        let (r0, r2) = (affine((Vec3::ZERO, Quat::IDENTITY)), affine((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0))));
+        let (r0, r2) = (
+            affine((Vec3::ZERO, Quat::IDENTITY)),
+            affine((Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0))),
+        );
         assert_close(affine(whole), r0.inverse() * r2);
-        let split = compose_root_motion(root_motion_between(&c, 0.0, 0.13).unwrap(), root_motion_between(&c, 0.13, 0.2).unwrap());
+        let split = compose_root_motion(
+            root_motion_between(&c, 0.0, 0.13).unwrap(),
+            root_motion_between(&c, 0.13, 0.2).unwrap(),
+        );
         assert_close(affine(split), affine(whole));
-        assert_close(affine(root_motion_between(&c, 0.2, 0.0).unwrap()), affine(whole).inverse());
+        assert_close(
+            affine(root_motion_between(&c, 0.2, 0.0).unwrap()),
+            affine(whole).inverse(),
+        );
         assert_close(root_motion_affine(&c, 0.2), r2);
     }
 }

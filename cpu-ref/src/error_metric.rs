@@ -45,13 +45,25 @@ pub struct ClipError {
 /// exact and an approximate pose given as component transforms; `root` is the skeleton's
 /// `root_transform`, so distances are in scene space. Writes `min(exact, approx) * 3` entries
 /// at most, bounded by `out`.
-pub fn virtual_vertex_errors_cm(root: &Affine3A, exact: &[Affine3A], approx: &[Affine3A], out: &mut [f32]) {
-    for ((e, a), errs) in exact.iter().zip(approx).zip(out.chunks_exact_mut(VERTICES_PER_JOINT)) {
+pub fn virtual_vertex_errors_cm(
+    root: &Affine3A,
+    exact: &[Affine3A],
+    approx: &[Affine3A],
+    out: &mut [f32],
+) {
+    for ((e, a), errs) in exact
+        .iter()
+        .zip(approx)
+        .zip(out.chunks_exact_mut(VERTICES_PER_JOINT))
+    {
         let we = *root * *e;
         let wa = *root * *a;
         let sigma = mean_column_scale(&we);
-        let d =
-            if sigma > 0.0 && sigma.is_finite() { VIRTUAL_VERTEX_DISTANCE / sigma } else { VIRTUAL_VERTEX_DISTANCE };
+        let d = if sigma > 0.0 && sigma.is_finite() {
+            VIRTUAL_VERTEX_DISTANCE / sigma
+        } else {
+            VIRTUAL_VERTEX_DISTANCE
+        };
         for (k, err) in errs.iter_mut().enumerate() {
             let p = Vec3::AXES[k] * d;
             *err = (we.transform_point3(p) - wa.transform_point3(p)).length() * 100.0;
@@ -65,8 +77,12 @@ pub fn virtual_vertex_errors_cm(root: &Affine3A, exact: &[Affine3A], approx: &[A
 /// times may be slightly larger.
 pub fn measurement_times(source: &SourceClip, clip: &Clip) -> Vec<f32> {
     let duration = clip.duration as f32;
-    let mut times: Vec<f32> =
-        source.channels.iter().flat_map(|c| c.times.iter().copied()).filter(|t| (0.0..=duration).contains(t)).collect();
+    let mut times: Vec<f32> = source
+        .channels
+        .iter()
+        .flat_map(|c| c.times.iter().copied())
+        .filter(|t| (0.0..=duration).contains(t))
+        .collect();
     let last = clip.sample_count.saturating_sub(1);
     for i in 0..last {
         let t0 = clip.sample_time(i) as f32;
@@ -89,8 +105,17 @@ pub fn measure_clip_error(skeleton: &Skeleton, source: &SourceClip, clip: &Clip)
     let mut exact = vec![Affine3A::IDENTITY; n];
     let mut cooked = vec![Affine3A::IDENTITY; n];
     let mut errors = vec![0.0f32; times.len() * n * VERTICES_PER_JOINT];
-    let mut worst = ClipError { max_cm: 0.0, p99_cm: 0.0, worst_joint: 0, worst_time: 0.0, times: times.len() };
-    for (&t, errs) in times.iter().zip(errors.chunks_exact_mut(n * VERTICES_PER_JOINT)) {
+    let mut worst = ClipError {
+        max_cm: 0.0,
+        p99_cm: 0.0,
+        worst_joint: 0,
+        worst_time: 0.0,
+        times: times.len(),
+    };
+    for (&t, errs) in times
+        .iter()
+        .zip(errors.chunks_exact_mut(n * VERTICES_PER_JOINT))
+    {
         sample_exact(source, skeleton, t, &mut exact_local);
         sample_clip(clip, skeleton, t, &mut cooked_local);
         local_to_component(skeleton, &exact_local, &mut exact);
@@ -128,7 +153,9 @@ mod tests {
     use glam::{Quat, Vec3};
 
     use super::*;
-    use crate::{Channel, ChannelPath, Interpolation, LoopPolicy, SubTrack, SubTrackKind, NO_PARENT};
+    use crate::{
+        Channel, ChannelPath, Interpolation, LoopPolicy, SubTrack, SubTrackKind, NO_PARENT,
+    };
 
     #[test]
     fn a_translation_offset_moves_every_virtual_vertex_by_that_much() {
@@ -146,7 +173,10 @@ mod tests {
         let angle = 0.1f32;
         let chord_cm = 2.0 * 3.0 * (angle / 2.0).sin();
         // A 100x root with 0.01-scaled joints (an FBX export) measures the same as a metre rig.
-        for (root, joint_scale) in [(Affine3A::IDENTITY, 1.0), (Affine3A::from_scale(Vec3::splat(100.0)), 0.01)] {
+        for (root, joint_scale) in [
+            (Affine3A::IDENTITY, 1.0),
+            (Affine3A::from_scale(Vec3::splat(100.0)), 0.01),
+        ] {
             let exact = [Affine3A::from_scale(Vec3::splat(joint_scale))];
             let approx = [Affine3A::from_scale_rotation_translation(
                 Vec3::splat(joint_scale),
@@ -155,8 +185,14 @@ mod tests {
             )];
             let mut out = [0.0; 3];
             virtual_vertex_errors_cm(&root, &exact, &approx, &mut out);
-            assert!((out[0] - chord_cm).abs() < 1e-4 && (out[1] - chord_cm).abs() < 1e-4, "{out:?}");
-            assert!(out[2] < 1e-5, "the z vertex lies on the rotation axis: {out:?}");
+            assert!(
+                (out[0] - chord_cm).abs() < 1e-4 && (out[1] - chord_cm).abs() < 1e-4,
+                "{out:?}"
+            );
+            assert!(
+                out[2] < 1e-5,
+                "the z vertex lies on the rotation axis: {out:?}"
+            );
         }
     }
 
@@ -172,8 +208,14 @@ mod tests {
     /// clip samples only at its feet: the measurement must find the peak at the source key.
     #[test]
     fn measure_finds_the_error_at_a_source_key_between_samples() {
-        let skeleton =
-            Skeleton::new(vec![NO_PARENT], vec![Trs::IDENTITY], vec!["j".into()], vec![0], Affine3A::IDENTITY).unwrap();
+        let skeleton = Skeleton::new(
+            vec![NO_PARENT],
+            vec![Trs::IDENTITY],
+            vec!["j".into()],
+            vec![0],
+            Affine3A::IDENTITY,
+        )
+        .unwrap();
         let source = SourceClip {
             name: "tent".into(),
             skeleton: 0,
@@ -196,9 +238,18 @@ mod tests {
             loop_policy: LoopPolicy::Once,
             profile: "test".into(),
             sub_tracks: vec![
-                SubTrack { kind: SubTrackKind::Animated, offset: 0 },
-                SubTrack { kind: SubTrackKind::Default, offset: 0 },
-                SubTrack { kind: SubTrackKind::Default, offset: 0 },
+                SubTrack {
+                    kind: SubTrackKind::Animated,
+                    offset: 0,
+                },
+                SubTrack {
+                    kind: SubTrackKind::Default,
+                    offset: 0,
+                },
+                SubTrack {
+                    kind: SubTrackKind::Default,
+                    offset: 0,
+                },
             ],
             values: vec![0.0; 6],
             events: Vec::new(),
@@ -207,7 +258,11 @@ mod tests {
             compressed: None,
         };
         let times = measurement_times(&source, &clip);
-        assert_eq!(times.len(), 11, "9 per interval, the last sample, and the key at 0.05 s: {times:?}");
+        assert_eq!(
+            times.len(),
+            11,
+            "9 per interval, the last sample, and the key at 0.05 s: {times:?}"
+        );
         let e = measure_clip_error(&skeleton, &source, &clip);
         assert!((e.max_cm - 100.0).abs() < 1e-3, "{e:?}");
         assert!((e.worst_time - 0.05).abs() < 1e-6);

@@ -130,7 +130,10 @@ impl BatchAssets<'_> {
     /// The meshes bound to the batch's skin, in package order (none without a skin).
     pub fn meshes(&self) -> impl Iterator<Item = &crate::SkinnedMesh> + '_ {
         let skin = self.skin.map(|(k, _)| k);
-        self.package.meshes.iter().filter(move |m| Some(m.skin) == skin)
+        self.package
+            .meshes
+            .iter()
+            .filter(move |m| Some(m.skin) == skin)
     }
 }
 
@@ -155,9 +158,10 @@ pub fn batch_assets<'a>(
     let skin = match batch.skin {
         None => None,
         Some(k) => {
-            let s = p.skins.get(k as usize).ok_or_else(|| {
-                bad(format!("skin {k} is not in package {}", batch.package.0))
-            })?;
+            let s = p
+                .skins
+                .get(k as usize)
+                .ok_or_else(|| bad(format!("skin {k} is not in package {}", batch.package.0)))?;
             if s.skeleton != batch.skeleton {
                 return Err(bad(format!(
                     "skin {k} binds skeleton {}, not {}",
@@ -252,7 +256,12 @@ fn is_finite(m: &Affine3A) -> bool {
 }
 
 /// Moves a component-space skinned vertex into the scene by `placement`.
-pub fn place(placement: &Affine3A, cofactor_of_placement: &glam::Mat3A, p: Vec3, n: Vec3) -> SkinnedVertex {
+pub fn place(
+    placement: &Affine3A,
+    cofactor_of_placement: &glam::Mat3A,
+    p: Vec3,
+    n: Vec3,
+) -> SkinnedVertex {
     SkinnedVertex {
         position: placement.transform_point3(p),
         normal: Vec3::from(*cofactor_of_placement * Vec3A::from(n)).normalize_or_zero(),
@@ -376,8 +385,18 @@ impl CpuRuntime {
 
     /// Grows the workers' scratch to the largest skeleton and mesh of the packages.
     fn resize_workers(&mut self) {
-        let joints = self.packages.iter().flat_map(|p| &p.skeletons).map(|s| s.joint_count()).max();
-        let vertices = self.packages.iter().flat_map(|p| &p.meshes).map(|m| m.positions.len()).max();
+        let joints = self
+            .packages
+            .iter()
+            .flat_map(|p| &p.skeletons)
+            .map(|s| s.joint_count())
+            .max();
+        let vertices = self
+            .packages
+            .iter()
+            .flat_map(|p| &p.meshes)
+            .map(|m| m.positions.len())
+            .max();
         let (joints, vertices) = (joints.unwrap_or(0), vertices.unwrap_or(0));
         if joints > self.joints || vertices > self.mesh_vertices {
             self.joints = self.joints.max(joints);
@@ -406,12 +425,17 @@ impl CpuRuntime {
     fn run(&mut self, batches: &[Batch], parallel: bool) -> Result<(), FrameError> {
         let packages = &self.packages;
         validate(batches, &self.limits, |id| packages.get(id.0))?;
-        self.batches.resize_with(batches.len(), BatchOutput::default);
+        self.batches
+            .resize_with(batches.len(), BatchOutput::default);
         for (b, batch) in batches.iter().enumerate() {
             let checked = batch_assets(b, batch, |id| packages.get(id.0))?;
             let n = batch.instances.len();
             let strides = Strides {
-                locals: if self.outputs.locals { checked.joints() } else { 0 },
+                locals: if self.outputs.locals {
+                    checked.joints()
+                } else {
+                    0
+                },
                 joints: checked.joints(),
                 palette: checked.palette_len(),
                 vertices: checked.vertex_count,
@@ -421,16 +445,22 @@ impl CpuRuntime {
             out.palette_len = strides.palette;
             out.vertex_count = strides.vertices;
             out.locals.resize(n * strides.locals, Trs::IDENTITY);
-            out.components.resize(n * strides.joints, Affine3A::IDENTITY);
+            out.components
+                .resize(n * strides.joints, Affine3A::IDENTITY);
             out.palettes.resize(n * strides.palette, Affine3A::IDENTITY);
-            out.skinned.resize(n * strides.vertices, SkinnedVertex::default());
+            out.skinned
+                .resize(n * strides.vertices, SkinnedVertex::default());
             let slices = Slices {
                 locals: &mut out.locals,
                 components: &mut out.components,
                 palettes: &mut out.palettes,
                 skinned: &mut out.skinned,
             };
-            let workers = if parallel { &mut self.workers[..] } else { &mut self.workers[..1] };
+            let workers = if parallel {
+                &mut self.workers[..]
+            } else {
+                &mut self.workers[..1]
+            };
             run_range(workers, batch.instances, slices, &checked, strides);
         }
         Ok(())
@@ -439,7 +469,13 @@ impl CpuRuntime {
 
 /// Evaluates `instances` into `out`, halving workers and instances over `rayon::join` until
 /// one worker is left (no allocation).
-fn run_range(workers: &mut [Worker], instances: &[Instance], out: Slices, batch: &BatchAssets, s: Strides) {
+fn run_range(
+    workers: &mut [Worker],
+    instances: &[Instance],
+    out: Slices,
+    batch: &BatchAssets,
+    s: Strides,
+) {
     if workers.len() <= 1 || instances.len() <= 1 {
         if let Some(w) = workers.first_mut() {
             run_serial(w, instances, out, batch, s);
@@ -451,10 +487,19 @@ fn run_range(workers: &mut [Worker], instances: &[Instance], out: Slices, batch:
     let (wa, wb) = workers.split_at_mut(half);
     let (ia, ib) = instances.split_at(n);
     let (oa, ob) = out.split(n, s);
-    rayon::join(|| run_range(wa, ia, oa, batch, s), || run_range(wb, ib, ob, batch, s));
+    rayon::join(
+        || run_range(wa, ia, oa, batch, s),
+        || run_range(wb, ib, ob, batch, s),
+    );
 }
 
-fn run_serial(w: &mut Worker, instances: &[Instance], out: Slices, batch: &BatchAssets, s: Strides) {
+fn run_serial(
+    w: &mut Worker,
+    instances: &[Instance],
+    out: Slices,
+    batch: &BatchAssets,
+    s: Strides,
+) {
     let mut out = out;
     for x in instances {
         let (one, rest) = out.split(1, s);
@@ -487,7 +532,11 @@ fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch: &BatchAssets)
         let (positions, normals) = (&mut w.positions[..n], &mut w.normals[..n]);
         normals.fill(Vec3::ZERO);
         skin_mesh(mesh, out.palettes, positions, normals);
-        for ((o, &p), &nn) in out.skinned[at..at + n].iter_mut().zip(&*positions).zip(&*normals) {
+        for ((o, &p), &nn) in out.skinned[at..at + n]
+            .iter_mut()
+            .zip(&*positions)
+            .zip(&*normals)
+        {
             *o = place(&x.placement, &cof, p, nn);
         }
         at += n;

@@ -23,11 +23,15 @@ pub mod skin;
 pub mod skinning;
 pub mod transform;
 
-pub use clip::{Clip, ClipEvent, LoopPolicy, RootMotion, RootMotionPolicy, SubTrack, SubTrackKind, SyncMarker};
+pub use clip::{
+    Clip, ClipEvent, LoopPolicy, RootMotion, RootMotionPolicy, SubTrack, SubTrackKind, SyncMarker,
+};
 pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
-pub use frame::{Batch, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose, SkinnedVertex};
-pub use package::Package;
+pub use frame::{
+    Batch, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose, SkinnedVertex,
+};
 pub use interpreter::Evaluator;
+pub use package::Package;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};
 pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};
 pub use skin::{SkinBinding, SkinnedMesh};

@@ -42,8 +42,14 @@ pub enum SkeletonError {
     #[error("skeleton arrays disagree in length: {0}")]
     LengthMismatch(&'static str),
     #[error("joint {joint} ('{name}') has parent {parent}, which does not come before it")]
-    ParentOrder { joint: usize, name: String, parent: u32 },
-    #[error("joint {joint} ('{name}') is a second root; a skeleton has exactly one root at index 0")]
+    ParentOrder {
+        joint: usize,
+        name: String,
+        parent: u32,
+    },
+    #[error(
+        "joint {joint} ('{name}') is a second root; a skeleton has exactly one root at index 0"
+    )]
     SecondRoot { joint: usize, name: String },
     #[error("joint {joint} ('{name}') is not depth-first: it lies outside its parent's subtree")]
     NotDepthFirst { joint: usize, name: String },
@@ -85,15 +91,26 @@ impl Skeleton {
             let name = || names[j].clone();
             if j == 0 {
                 if p != NO_PARENT {
-                    return Err(SkeletonError::ParentOrder { joint: 0, name: name(), parent: p });
+                    return Err(SkeletonError::ParentOrder {
+                        joint: 0,
+                        name: name(),
+                        parent: p,
+                    });
                 }
                 continue;
             }
             if p == NO_PARENT {
-                return Err(SkeletonError::SecondRoot { joint: j, name: name() });
+                return Err(SkeletonError::SecondRoot {
+                    joint: j,
+                    name: name(),
+                });
             }
             if p as usize >= j {
-                return Err(SkeletonError::ParentOrder { joint: j, name: name(), parent: p });
+                return Err(SkeletonError::ParentOrder {
+                    joint: j,
+                    name: name(),
+                    parent: p,
+                });
             }
             depth[j] = depth[p as usize] + 1;
         }
@@ -106,16 +123,31 @@ impl Skeleton {
         for j in 1..n {
             let p = parents[j] as usize;
             if p != j - 1 && !is_ancestor(&parents, p, j - 1) {
-                return Err(SkeletonError::NotDepthFirst { joint: j, name: names[j].clone() });
+                return Err(SkeletonError::NotDepthFirst {
+                    joint: j,
+                    name: names[j].clone(),
+                });
             }
         }
         for (j, t) in rest.iter().enumerate() {
             if !t.is_finite() || t.scale.min_element() <= 0.0 {
-                return Err(SkeletonError::BadRest { joint: j, name: names[j].clone() });
+                return Err(SkeletonError::BadRest {
+                    joint: j,
+                    name: names[j].clone(),
+                });
             }
         }
         let ids = names.iter().map(|s| fnv1a64(s.as_bytes())).collect();
-        Ok(Skeleton { parents, subtree_end, depth, ids, rest, names, source_nodes, root_transform })
+        Ok(Skeleton {
+            parents,
+            subtree_end,
+            depth,
+            ids,
+            rest,
+            names,
+            source_nodes,
+            root_transform,
+        })
     }
 
     pub fn joint_count(&self) -> usize {
@@ -136,7 +168,13 @@ impl Skeleton {
             bytes.extend_from_slice(&self.ids[j].to_le_bytes());
             bytes.extend_from_slice(&self.parents[j].to_le_bytes());
             let r = &self.rest[j];
-            for v in r.translation.to_array().iter().chain(r.rotation.to_array().iter()).chain(r.scale.to_array().iter()) {
+            for v in r
+                .translation
+                .to_array()
+                .iter()
+                .chain(r.rotation.to_array().iter())
+                .chain(r.scale.to_array().iter())
+            {
                 bytes.extend_from_slice(&v.to_le_bytes());
             }
         }

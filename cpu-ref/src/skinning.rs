@@ -131,8 +131,18 @@ mod tests {
             worst = worst.max(angle(decode_normal(encode_normal(n)), n));
         }
         assert!(worst < 7e-5, "worst {worst} rad");
-        for axis in [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z] {
-            assert!(angle(decode_normal(encode_normal(axis)), axis) < 1e-6, "{axis}");
+        for axis in [
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::NEG_Z,
+        ] {
+            assert!(
+                angle(decode_normal(encode_normal(axis)), axis) < 1e-6,
+                "{axis}"
+            );
         }
         assert_eq!(encode_normal(Vec3::ZERO), NO_NORMAL);
         assert_eq!(encode_normal(Vec3::NAN), NO_NORMAL);

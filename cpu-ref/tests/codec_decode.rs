@@ -13,8 +13,16 @@ use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrack, SubTrackKind
 /// One joint: translation animated (sub-track 0), rotation animated rebuilding x (sub-track 1),
 /// scale constant (sub-track 2, words 14..17). Three samples in segments of two.
 fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
-    let t_range = [(-1.0f32, 2f32.powi(-10)), (0.5, 2f32.powi(-8)), (3.0, 2f32.powi(-12))];
-    let q_range = [(-0.25f32, 2f32.powi(-20)), (0.0, 2f32.powi(-20)), (-0.5, 2f32.powi(-21))];
+    let t_range = [
+        (-1.0f32, 2f32.powi(-10)),
+        (0.5, 2f32.powi(-8)),
+        (3.0, 2f32.powi(-12)),
+    ];
+    let q_range = [
+        (-0.25f32, 2f32.powi(-20)),
+        (0.0, 2f32.powi(-20)),
+        (-0.5, 2f32.powi(-21)),
+    ];
     let mut words = Vec::new();
     for r in t_range {
         words.extend([r.0.to_bits(), r.1.to_bits()]);
@@ -27,7 +35,7 @@ fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
     let table = words.len();
     words.extend([0, 0]); // segment table, filled below
     words.extend([1.0f32, 2.0, 0.5].map(f32::to_bits)); // the constant scale
-    // Per segment and track: shift, widths, hi, and the stored k of each sample.
+                                                        // Per segment and track: shift, widths, hi, and the stored k of each sample.
     struct Part {
         shift: u32,
         widths: [u32; 3],
@@ -36,12 +44,32 @@ fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
     }
     let segments = [
         [
-            Part { shift: 3, widths: [4, 0, 7], hi: [1, 2, 3], ks: vec![[9, 0, 100], [15, 0, 0]] },
-            Part { shift: 0, widths: [16, 12, 1], hi: [0, 0, 255], ks: vec![[65535, 4095, 1], [1, 2, 0]] },
+            Part {
+                shift: 3,
+                widths: [4, 0, 7],
+                hi: [1, 2, 3],
+                ks: vec![[9, 0, 100], [15, 0, 0]],
+            },
+            Part {
+                shift: 0,
+                widths: [16, 12, 1],
+                hi: [0, 0, 255],
+                ks: vec![[65535, 4095, 1], [1, 2, 0]],
+            },
         ],
         [
-            Part { shift: 24, widths: [1, 1, 1], hi: [0, 0, 0], ks: vec![[0, 1, 0]] },
-            Part { shift: 8, widths: [8, 8, 8], hi: [7, 8, 9], ks: vec![[200, 100, 50]] },
+            Part {
+                shift: 24,
+                widths: [1, 1, 1],
+                hi: [0, 0, 0],
+                ks: vec![[0, 1, 0]],
+            },
+            Part {
+                shift: 8,
+                widths: [8, 8, 8],
+                hi: [7, 8, 9],
+                ks: vec![[200, 100, 50]],
+            },
         ],
     ];
     let mut expected_t = [[0.0; 3]; 3];
@@ -53,16 +81,25 @@ fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
         for (a, p) in parts.iter().enumerate() {
             let header = data.len
                 | u64::from(p.shift) << 20
-                | (0..3).map(|c| u64::from(p.widths[c]) << (25 + 5 * c) | u64::from(p.hi[c]) << (40 + 8 * c)).sum::<u64>();
+                | (0..3)
+                    .map(|c| {
+                        u64::from(p.widths[c]) << (25 + 5 * c) | u64::from(p.hi[c]) << (40 + 8 * c)
+                    })
+                    .sum::<u64>();
             headers.extend([header as u32, (header >> 32) as u32]);
             for (i, k) in p.ks.iter().enumerate() {
                 for c in 0..3 {
                     data.write(k[c], p.widths[c]);
                     // Independent: K = hi · 65536 + k · 2^shift, value = base + K · step in f64.
-                    let big_k = f64::from(p.hi[c]) * 65536.0 + f64::from(k[c]) * 2f64.powi(p.shift as i32);
+                    let big_k =
+                        f64::from(p.hi[c]) * 65536.0 + f64::from(k[c]) * 2f64.powi(p.shift as i32);
                     let (base, step) = if a == 0 { t_range[c] } else { q_range[c] };
                     let value = f64::from(base) + big_k * f64::from(step);
-                    let out = if a == 0 { &mut expected_t } else { &mut expected_q };
+                    let out = if a == 0 {
+                        &mut expected_t
+                    } else {
+                        &mut expected_q
+                    };
                     out[2 * s + i][c] = value;
                 }
             }
@@ -70,7 +107,15 @@ fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
         words.extend(headers);
         words.extend(data.words);
     }
-    (CompressedClip { segment_length: 2, animated: 2, words }, expected_t, expected_q)
+    (
+        CompressedClip {
+            segment_length: 2,
+            animated: 2,
+            words,
+        },
+        expected_t,
+        expected_q,
+    )
 }
 
 #[test]
@@ -81,8 +126,14 @@ fn a_hand_built_stream_decodes_to_the_documented_values() {
         let q = decode_components(&clip, 1, i).unwrap();
         for c in 0..3 {
             // One f32 rounding of the exact sum.
-            assert_eq!(t[c], expected_t[i as usize][c] as f32, "t sample {i} component {c}");
-            assert_eq!(q[c], expected_q[i as usize][c] as f32, "q sample {i} component {c}");
+            assert_eq!(
+                t[c], expected_t[i as usize][c] as f32,
+                "t sample {i} component {c}"
+            );
+            assert_eq!(
+                q[c], expected_q[i as usize][c] as f32,
+                "q sample {i} component {c}"
+            );
         }
         let st = |kind, offset| SubTrack { kind, offset };
         let v = sample_vec3(&clip, st(SubTrackKind::Animated, 0), i).unwrap();
@@ -90,8 +141,15 @@ fn a_hand_built_stream_decodes_to_the_documented_values() {
         let rotation = sample_quat(&clip, st(SubTrackKind::Animated, 1), i).unwrap();
         let [y, z, w] = q;
         let x = (1.0 - (y * y + z * z + w * w)).max(0.0).sqrt();
-        assert_eq!(rotation, Quat::from_xyzw(x, y, z, w), "x rebuilt, non-negative");
-        assert_eq!(sample_vec3(&clip, st(SubTrackKind::Constant, 16), i), Some(Vec3::new(1.0, 2.0, 0.5)));
+        assert_eq!(
+            rotation,
+            Quat::from_xyzw(x, y, z, w),
+            "x rebuilt, non-negative"
+        );
+        assert_eq!(
+            sample_vec3(&clip, st(SubTrackKind::Constant, 16), i),
+            Some(Vec3::new(1.0, 2.0, 0.5))
+        );
         assert_eq!(sample_vec3(&clip, st(SubTrackKind::Default, 0), i), None);
     }
     // Past the last sample, and past the stream.
@@ -102,8 +160,19 @@ fn a_hand_built_stream_decodes_to_the_documented_values() {
 #[test]
 fn a_truncated_stream_samples_as_rest_without_panicking() {
     let (mut compressed, _, _) = hand_built();
-    let skeleton = Skeleton::new(vec![NO_PARENT], vec![Trs::IDENTITY], vec!["j".into()], vec![0], Affine3A::IDENTITY).unwrap();
-    let kinds = [SubTrackKind::Animated, SubTrackKind::Animated, SubTrackKind::Constant];
+    let skeleton = Skeleton::new(
+        vec![NO_PARENT],
+        vec![Trs::IDENTITY],
+        vec!["j".into()],
+        vec![0],
+        Affine3A::IDENTITY,
+    )
+    .unwrap();
+    let kinds = [
+        SubTrackKind::Animated,
+        SubTrackKind::Animated,
+        SubTrackKind::Constant,
+    ];
     let offsets = [0, 1, 16];
     let mut clip = Clip {
         name: "hand".into(),
@@ -114,7 +183,11 @@ fn a_truncated_stream_samples_as_rest_without_panicking() {
         sample_count: 3,
         loop_policy: LoopPolicy::Once,
         profile: "test".into(),
-        sub_tracks: kinds.iter().zip(offsets).map(|(&kind, offset)| SubTrack { kind, offset }).collect(),
+        sub_tracks: kinds
+            .iter()
+            .zip(offsets)
+            .map(|(&kind, offset)| SubTrack { kind, offset })
+            .collect(),
         values: Vec::new(),
         events: Vec::new(),
         markers: Vec::new(),
@@ -141,10 +214,15 @@ fn a_truncated_stream_samples_as_rest_without_panicking() {
 fn character() -> &'static (Package, Package) {
     static CELL: std::sync::OnceLock<(Package, Package)> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        let imported =
+            throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
         let (reference, _) = throng_cook::cook(&imported, &throng_cook::Profile::STANDARD).unwrap();
         let mut compressed = reference.clone();
-        throng_cook::compress(&mut compressed, &mut Default::default(), &throng_cook::Profile::STANDARD);
+        throng_cook::compress(
+            &mut compressed,
+            &mut Default::default(),
+            &throng_cook::Profile::STANDARD,
+        );
         (reference, compressed)
     })
 }

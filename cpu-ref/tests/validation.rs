@@ -253,7 +253,11 @@ fn masks_must_exist_and_hold_one_unit_weight_per_joint() {
     );
     assert_eq!(
         err(with_mask(4), vec![]),
-        ProgramError::MaskSkeleton { op: 2, mask: 4, skeleton: 1 },
+        ProgramError::MaskSkeleton {
+            op: 2,
+            mask: 4,
+            skeleton: 1
+        },
         "a mask of another skeleton"
     );
     assert_eq!(

@@ -31,12 +31,25 @@ impl Capacities {
     /// Room for `instances` instances of the largest skeleton, skin and skinned vertex set of
     /// `packages`, all skinnable, with the default program limits and 256 dispatches.
     pub fn for_packages(packages: &[&Package], instances: u32) -> Capacities {
-        let most = |f: &dyn Fn(&Package) -> usize| packages.iter().map(|p| f(p)).max().unwrap_or(0) as u32;
-        let joints = most(&|p| p.skeletons.iter().map(|s| s.joint_count()).max().unwrap_or(0));
+        let most =
+            |f: &dyn Fn(&Package) -> usize| packages.iter().map(|p| f(p)).max().unwrap_or(0) as u32;
+        let joints = most(&|p| {
+            p.skeletons
+                .iter()
+                .map(|s| s.joint_count())
+                .max()
+                .unwrap_or(0)
+        });
         let palette = most(&|p| p.skins.iter().map(|s| s.joints.len()).max().unwrap_or(0));
         let vertices = most(&|p| {
             (0..p.skins.len())
-                .map(|k| p.meshes.iter().filter(|m| m.skin as usize == k).map(|m| m.positions.len()).sum::<usize>())
+                .map(|k| {
+                    p.meshes
+                        .iter()
+                        .filter(|m| m.skin as usize == k)
+                        .map(|m| m.positions.len())
+                        .sum::<usize>()
+                })
                 .max()
                 .unwrap_or(0)
         });

@@ -166,15 +166,24 @@ pub(crate) fn scoped<T>(
 }
 
 /// Maps `buffer` for reading and copies its bytes out; `what` names it in the error.
-pub(crate) fn map_read(ctx: &GpuContext, buffer: &wgpu::Buffer, what: &'static str) -> Result<Vec<u8>, GpuError> {
+pub(crate) fn map_read(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    what: &'static str,
+) -> Result<Vec<u8>, GpuError> {
     let (tx, rx) = std::sync::mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
     ctx.wait()?;
     let failed = |reason: String| GpuError::Readback { what, reason };
-    rx.recv().map_err(|e| failed(e.to_string()))?.map_err(|e| failed(e.to_string()))?;
-    let bytes = buffer.get_mapped_range(..).map_err(|e| failed(e.to_string()))?.to_vec();
+    rx.recv()
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| failed(e.to_string()))?
+        .to_vec();
     buffer.unmap();
     Ok(bytes)
 }

@@ -85,7 +85,9 @@ impl FrameBuffers {
                 mapped_at_creation: false,
             })
         };
-        let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let output = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
         let build = |(s, label): (Stream, &str)| {
             let (per, instances) = stream_extent(s, c, locals);
             let instance_bytes = s.element().1 * u64::from(per.max(1));
@@ -99,14 +101,24 @@ impl FrameBuffers {
                 });
             }
             let pages = instances.div_ceil(page_instances).max(1);
-            let paging = Paging { pages, page_instances, stride: per.max(1) };
+            let paging = Paging {
+                pages,
+                page_instances,
+                stride: per.max(1),
+            };
             let pages = (0..pages)
                 .map(|p| {
-                    let n = instances.saturating_sub(p * page_instances).min(page_instances);
+                    let n = instances
+                        .saturating_sub(p * page_instances)
+                        .min(page_instances);
                     make(label, u64::from(n) * instance_bytes, output)
                 })
                 .collect();
-            Ok(StreamBuffers { paging, pages, instance_bytes })
+            Ok(StreamBuffers {
+                paging,
+                pages,
+                instance_bytes,
+            })
         };
         let [l, m, p, k] = STREAMS.map(build);
         let streams = [l?, m?, p?, k?];
@@ -119,9 +131,17 @@ impl FrameBuffers {
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
-        for (what, bytes) in [("instance records", record_bytes), ("placements", placement_bytes)] {
+        for (what, bytes) in [
+            ("instance records", record_bytes),
+            ("placements", placement_bytes),
+        ] {
             if bytes > binding_limit {
-                return Err(GpuError::BindingLimit { what, bytes, limit: binding_limit, adapter: adapter.to_string() });
+                return Err(GpuError::BindingLimit {
+                    what,
+                    bytes,
+                    limit: binding_limit,
+                    adapter: adapter.to_string(),
+                });
             }
         }
         Ok(FrameBuffers {
@@ -139,7 +159,12 @@ impl FrameBuffers {
 
     /// GPU memory the frame buffers hold.
     pub fn bytes(&self) -> u64 {
-        let streams: u64 = self.streams.iter().flat_map(|s| &s.pages).map(|b| b.size()).sum();
+        let streams: u64 = self
+            .streams
+            .iter()
+            .flat_map(|s| &s.pages)
+            .map(|b| b.size())
+            .sum();
         streams + self.records.size() + self.placements.size() + self.params.size()
     }
 }

@@ -13,12 +13,14 @@ use std::fmt;
 use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
 use serde::Serialize;
 use throng_cpu_ref::program::NO_MASK;
-use throng_cpu_ref::{fk::local_to_component, CpuRuntime, Mask, Package, PoseOp, Program, Skeleton, SkinnedVertex};
+use throng_cpu_ref::{
+    fk::local_to_component, CpuRuntime, Mask, Package, PoseOp, Program, Skeleton, SkinnedVertex,
+};
 use throng_fixtures::SplitMix64 as Rng;
 
 use crate::{
-    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime,
-    RuntimeOptions, Specialise,
+    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance,
+    Mapping, Pose, Runtime, RuntimeOptions, Specialise,
 };
 
 /// Tolerances of DESIGN.md §6 (all relative or in radians).
@@ -125,9 +127,57 @@ pub struct ParityReport {
 
 /// Builds `instances` random programs (one of them a hero) per skeleton of every package,
 /// evaluates them in one GPU frame on `path` and on the CPU reference, and compares.
-pub fn run(ctx: &GpuContext, packages: &[PackageUnderTest], seed: u64, instances: u32, path: Path) -> Result<ParityReport, GpuError> {
-    let run = evaluate(ctx, packages, &Options { seed, instances, binding_limit: None, path })?;
+pub fn run(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    seed: u64,
+    instances: u32,
+    path: Path,
+) -> Result<ParityReport, GpuError> {
+    let run = evaluate(
+        ctx,
+        packages,
+        &Options {
+            seed,
+            instances,
+            binding_limit: None,
+            path,
+        },
+    )?;
     Ok(compare(&run, path))
+}
+
+/// Program shapes per batch.
+const SHAPES: usize = 4;
+
+/// `template` with new clips (of the same encoding), times and weights: the same shape.
+fn reroll(rng: &mut Rng, p: &Package, clips: &[u32], template: &Program) -> Program {
+    let mut program = template.clone();
+    for o in &mut program.ops {
+        match o.code {
+            throng_cpu_ref::program::op::SAMPLE => {
+                let same: Vec<u32> = clips
+                    .iter()
+                    .copied()
+                    .filter(|&c| p.clips[c as usize].encoding() == p.clips[o.a as usize].encoding())
+                    .collect();
+                o.a = same[rng.index(same.len())];
+                o.time = random_time(rng, p, o.a);
+            }
+            throng_cpu_ref::program::op::OVERRIDE | throng_cpu_ref::program::op::ADDITIVE => {
+                o.weight = random_weight(rng)
+            }
+            _ => {}
+        }
+    }
+    for w in &mut program.weights {
+        *w = if *w == 0.0 {
+            0.0
+        } else {
+            random_weight(rng) * 2.0
+        };
+    }
+    program
 }
 
 /// One batch's instances: programs, placements, and which one is a hero.
@@ -143,8 +193,17 @@ struct BatchPlan {
 
 /// The GPU and CPU halves of [`run`], without the comparison. Each package gets random masks
 /// per skeleton (a subtree, a uniform and a random one) before both runtimes see it.
-pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Options) -> Result<ParityRun, GpuError> {
-    let Options { seed, instances, binding_limit, path } = *options;
+pub fn evaluate(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    options: &Options,
+) -> Result<ParityRun, GpuError> {
+    let Options {
+        seed,
+        instances,
+        binding_limit,
+        path,
+    } = *options;
     let mut rng = Rng::new(seed);
     let masked: Vec<Package> = packages
         .iter()
@@ -173,7 +232,11 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
         fk: true,
     };
     let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
-    let mut cpu = CpuRuntime::new(capacities.program_limits(), throng_cpu_ref::Outputs { locals: true }, 1);
+    let mut cpu = CpuRuntime::new(
+        capacities.program_limits(),
+        throng_cpu_ref::Outputs { locals: true },
+        1,
+    );
     let mut plans = Vec::new();
     for (p, package) in masked.iter().enumerate() {
         let id = gpu.add_package(package)?;
@@ -183,12 +246,21 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
         }
     }
     // Heroes bring CPU palettes: the reference evaluates their programs first.
-    let as_programs: Vec<Vec<Instance>> = plans.iter().map(|(_, plan)| plan.instances(None)).collect();
-    fn batches<'a>(plans: &[(crate::PackageId, BatchPlan)], lists: &'a [Vec<Instance<'a>>]) -> Vec<Batch<'a>> {
+    let as_programs: Vec<Vec<Instance>> =
+        plans.iter().map(|(_, plan)| plan.instances(None)).collect();
+    fn batches<'a>(
+        plans: &[(crate::PackageId, BatchPlan)],
+        lists: &'a [Vec<Instance<'a>>],
+    ) -> Vec<Batch<'a>> {
         plans
             .iter()
             .zip(lists)
-            .map(|((id, plan), list)| Batch { package: *id, skeleton: plan.skeleton, skin: plan.skin, instances: list })
+            .map(|((id, plan), list)| Batch {
+                package: *id,
+                skeleton: plan.skeleton,
+                skin: plan.skin,
+                instances: list,
+            })
             .collect()
     }
     cpu.frame(&batches(&plans, &as_programs))?;
@@ -197,11 +269,21 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
         .zip(cpu.outputs())
         .map(|((_, plan), out)| {
             (0..plan.programs.len())
-                .map(|i| if plan.hero[i] { out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec() } else { Vec::new() })
+                .map(|i| {
+                    if plan.hero[i] {
+                        out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec()
+                    } else {
+                        Vec::new()
+                    }
+                })
                 .collect()
         })
         .collect();
-    let lists: Vec<Vec<Instance>> = plans.iter().zip(&hero_palettes).map(|((_, plan), h)| plan.instances(Some(h))).collect();
+    let lists: Vec<Vec<Instance>> = plans
+        .iter()
+        .zip(&hero_palettes)
+        .map(|((_, plan), h)| plan.instances(Some(h)))
+        .collect();
     let frame_batches = batches(&plans, &lists);
     let frame = gpu.frame(&frame_batches)?;
     let gpu_out = gpu.readback()?;
@@ -211,7 +293,9 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
         .zip(cpu.outputs())
         .zip(gpu_out)
         .map(|(((_, plan), cpu), gpu)| BatchCase {
-            package: packages.get(plan.package).map_or_else(String::new, |p| p.name.to_string()),
+            package: packages
+                .get(plan.package)
+                .map_or_else(String::new, |p| p.name.to_string()),
             skeleton: plan.skeleton,
             skin: plan.skin,
             extent: plan.extent,
@@ -220,33 +304,66 @@ pub fn evaluate(ctx: &GpuContext, packages: &[PackageUnderTest], options: &Optio
             cpu: cpu.clone(),
         })
         .collect();
-    Ok(ParityRun { adapter: ctx.adapter.clone(), seed, frame, cases })
+    Ok(ParityRun {
+        adapter: ctx.adapter.clone(),
+        seed,
+        frame,
+        cases,
+    })
 }
 
 /// Compares every case of `run` stage by stage.
 pub fn compare(run: &ParityRun, path: Path) -> ParityReport {
     let batches: Vec<BatchParity> = run.cases.iter().map(compare_case).collect();
     let pass = batches.iter().all(|b| b.pass);
-    ParityReport { adapter: run.adapter.clone(), seed: run.seed, path, frame: run.frame.clone(), batches, pass }
+    ParityReport {
+        adapter: run.adapter.clone(),
+        seed: run.seed,
+        path,
+        frame: run.frame.clone(),
+        batches,
+        pass,
+    }
 }
 
 impl BatchPlan {
     fn new(rng: &mut Rng, package: usize, p: &Package, skeleton: u32, instances: u32) -> Self {
         let sk = &p.skeletons[skeleton as usize];
-        let skin = p.skins.iter().position(|s| s.skeleton == skeleton).map(|k| k as u32);
+        let skin = p
+            .skins
+            .iter()
+            .position(|s| s.skeleton == skeleton)
+            .map(|k| k as u32);
         let clips: Vec<u32> = (0..p.clips.len() as u32)
             .filter(|&c| {
                 let clip = &p.clips[c as usize];
                 clip.skeleton == skeleton && clip.sub_tracks.len() == 3 * sk.joint_count()
             })
             .collect();
-        let masks: Vec<u32> = (0..p.masks.len() as u32).filter(|&m| p.masks[m as usize].skeleton == skeleton).collect();
+        let masks: Vec<u32> = (0..p.masks.len() as u32)
+            .filter(|&m| p.masks[m as usize].skeleton == skeleton)
+            .collect();
         let n = instances as usize;
-        let programs = (0..n).map(|_| random_program(rng, p, &clips, &masks, skin)).collect();
+        // A few program shapes per batch, each instance one of them with its own clips, times
+        // and weights: every specialised pipeline is compiled once and runs several instances.
+        let shapes: Vec<Program> = (0..SHAPES)
+            .map(|_| random_program(rng, p, &clips, &masks, skin))
+            .collect();
+        let programs = (0..n)
+            .map(|i| reroll(rng, p, &clips, &shapes[i % SHAPES]))
+            .collect();
         let placements = (0..n).map(|i| random_placement(rng, i)).collect();
         // The second instance is a hero when there is a skin to take its palette.
         let hero = (0..n).map(|i| i == 1 && skin.is_some()).collect();
-        BatchPlan { package, skeleton, skin, extent: component_extent(sk), programs, placements, hero }
+        BatchPlan {
+            package,
+            skeleton,
+            skin,
+            extent: component_extent(sk),
+            programs,
+            placements,
+            hero,
+        }
     }
 
     /// The batch's instances: heroes as programs without `palettes`, else with theirs.
@@ -527,7 +644,6 @@ impl fmt::Display for ParityReport {
     }
 }
 
-
 /// A subtree mask, a uniform one and a random per-joint one for skeleton `index`.
 pub fn random_masks(rng: &mut Rng, index: u32, skeleton: &Skeleton) -> Vec<Mask> {
     let joints = skeleton.joint_count();
@@ -537,7 +653,11 @@ pub fn random_masks(rng: &mut Rng, index: u32, skeleton: &Skeleton) -> Vec<Mask>
         masks.push(m);
     }
     masks.push(Mask::uniform("half", index, skeleton, 0.5));
-    masks.push(Mask { name: "random".into(), skeleton: index, weights: (0..joints).map(|_| rng.unit()).collect() });
+    masks.push(Mask {
+        name: "random".into(),
+        skeleton: index,
+        weights: (0..joints).map(|_| rng.unit()).collect(),
+    });
     masks
 }
 
@@ -569,7 +689,13 @@ fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
 
 /// A random valid program: 1-3 samples (or rest), an optional N-way blend, an optional masked
 /// override and an optional masked additive, then `ToComponent` and the skin's `Palette`.
-pub fn random_program(rng: &mut Rng, p: &Package, clips: &[u32], masks: &[u32], skin: Option<u32>) -> Program {
+pub fn random_program(
+    rng: &mut Rng,
+    p: &Package,
+    clips: &[u32],
+    masks: &[u32],
+    skin: Option<u32>,
+) -> Program {
     let mut ops = Vec::new();
     let mut weights = Vec::new();
     let source = |rng: &mut Rng, dst: u32, ops: &mut Vec<PoseOp>| {

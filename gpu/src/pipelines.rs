@@ -64,7 +64,11 @@ pub(crate) enum Form {
     /// Shape: the thread mapping reads the rig from the package tables.
     Thread { shape: u32 },
     /// Shape and workgroup size (lanes, instances per workgroup).
-    Group { shape: u32, lanes: u32, instances: u32 },
+    Group {
+        shape: u32,
+        lanes: u32,
+        instances: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,7 +140,11 @@ pub(crate) fn build(device: &wgpu::Device, kernel: &Kernel) -> Result<Built, Str
 }
 
 /// The bind group layout of `bindings` (the uniform at a dynamic offset).
-fn bind_group_layout(device: &wgpu::Device, label: &str, bindings: &[Binding]) -> wgpu::BindGroupLayout {
+fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    bindings: &[Binding],
+) -> wgpu::BindGroupLayout {
     let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
         .iter()
         .map(|b| wgpu::BindGroupLayoutEntry {
@@ -149,12 +157,19 @@ fn bind_group_layout(device: &wgpu::Device, label: &str, bindings: &[Binding]) -
                     Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                 },
                 has_dynamic_offset: b.access == Access::Uniform,
-                min_binding_size: if b.access == Access::Uniform { NonZeroU64::new(crate::layout::OFFSET_ALIGNMENT) } else { None },
+                min_binding_size: if b.access == Access::Uniform {
+                    NonZeroU64::new(crate::layout::OFFSET_ALIGNMENT)
+                } else {
+                    None
+                },
             },
             count: None,
         })
         .collect();
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
 }
 
 impl Pipelines {
@@ -165,16 +180,24 @@ impl Pipelines {
             let device = ctx.device.clone();
             let results = done_tx.clone();
             // The worker ends when the runtime drops its sender.
-            let spawned = std::thread::Builder::new().name("throng pipelines".into()).spawn(move || {
-                while let Ok((key, kernel)) = rx.recv() {
-                    if results.send((key, build(&device, &kernel))).is_err() {
-                        break;
+            let spawned = std::thread::Builder::new()
+                .name("throng pipelines".into())
+                .spawn(move || {
+                    while let Ok((key, kernel)) = rx.recv() {
+                        if results.send((key, build(&device, &kernel))).is_err() {
+                            break;
+                        }
                     }
-                }
-            });
+                });
             spawned.ok().map(|_| tx)
         });
-        Pipelines { states: HashMap::new(), jobs: jobs.flatten(), done, built: 0, compile_ms: 0.0 }
+        Pipelines {
+            states: HashMap::new(),
+            jobs: jobs.flatten(),
+            done,
+            built: 0,
+            compile_ms: 0.0,
+        }
     }
 
     /// Takes in what the worker finished.
@@ -198,13 +221,20 @@ impl Pipelines {
 
     /// The pipeline for `key` when it is ready. A key seen for the first time is requested:
     /// `kernel` makes its source; `blocking` builds it now on `device`.
-    pub fn get(&mut self, key: Key, device: &wgpu::Device, blocking: bool, kernel: impl FnOnce() -> Kernel) -> Option<&Built> {
+    pub fn get(
+        &mut self,
+        key: Key,
+        device: &wgpu::Device,
+        blocking: bool,
+        kernel: impl FnOnce() -> Kernel,
+    ) -> Option<&Built> {
         if !self.states.contains_key(&key) {
             self.states.insert(key, State::Pending);
             match (&self.jobs, blocking) {
                 (Some(jobs), false) => {
                     if jobs.send((key, kernel())).is_err() {
-                        self.states.insert(key, State::Failed("the pipeline worker stopped".into()));
+                        self.states
+                            .insert(key, State::Failed("the pipeline worker stopped".into()));
                     }
                 }
                 _ => {
@@ -229,7 +259,10 @@ impl Pipelines {
 
     /// Requested pipelines not ready yet.
     pub fn pending(&self) -> usize {
-        self.states.values().filter(|s| matches!(s, State::Pending)).count()
+        self.states
+            .values()
+            .filter(|s| matches!(s, State::Pending))
+            .count()
     }
 
     /// Why pipelines failed to build, if any did.

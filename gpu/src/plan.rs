@@ -65,23 +65,38 @@ pub(crate) struct Plan {
 
 /// The clip of a program's first `Sample` op (0 without one).
 fn first_clip(p: &Program) -> u32 {
-    p.ops.iter().find(|o| o.code == op::SAMPLE).map_or(0, |o| o.a)
+    p.ops
+        .iter()
+        .find(|o| o.code == op::SAMPLE)
+        .map_or(0, |o| o.a)
 }
 
 impl Plan {
     /// Lays out `batches` (already validated) over `packages`: slots in batch order, shapes,
     /// bins and records. `page_instances` is the component stream's page size.
-    pub fn build(&mut self, batches: &[Batch], packages: &[ResidentPackage], shapes: &mut Shapes, page_instances: u32) {
+    pub fn build(
+        &mut self,
+        batches: &[Batch],
+        packages: &[ResidentPackage],
+        shapes: &mut Shapes,
+        page_instances: u32,
+    ) {
         self.batches.clear();
         self.poses.clear();
         self.order.clear();
         self.records = 0;
         let mut slot = 0u32;
         for (b, batch) in batches.iter().enumerate() {
-            let Some(package) = packages.get(batch.package.0) else { continue };
+            let Some(package) = packages.get(batch.package.0) else {
+                continue;
+            };
             let skin = batch.skin.and_then(|k| package.skins.get(k as usize));
             let joints = package.skeleton(batch.skeleton).map_or(0, |s| s.joints);
-            let heroes = batch.instances.iter().filter(|x| matches!(x.pose, Pose::Hero(_))).count() as u32;
+            let heroes = batch
+                .instances
+                .iter()
+                .filter(|x| matches!(x.pose, Pose::Hero(_)))
+                .count() as u32;
             self.batches.push(BatchSlots {
                 package: batch.package.0,
                 skeleton: batch.skeleton,
@@ -107,7 +122,11 @@ impl Plan {
             let mut start = 0;
             while start < self.bins.len() {
                 let shape = self.bins[start].0;
-                let end = start + self.bins[start..].iter().take_while(|e| e.0 == shape).count();
+                let end = start
+                    + self.bins[start..]
+                        .iter()
+                        .take_while(|e| e.0 == shape)
+                        .count();
                 let stride = shapes.entries[shape as usize].shape.record_stride();
                 self.poses.push(PoseDispatch {
                     batch: b,
@@ -118,7 +137,8 @@ impl Plan {
                     path: PosePath::Interpreter,
                 });
                 self.records += stride * (end - start) as u32;
-                self.order.extend(self.bins[start..end].iter().map(|e| (b, e.3)));
+                self.order
+                    .extend(self.bins[start..end].iter().map(|e| (b, e.3)));
                 start = end;
             }
             slot += batch.instances.len() as u32;

@@ -38,7 +38,6 @@ pub const SAMPLES: u32 = 4;
 /// Background colour, linear RGB (the clear colour, and what fog fades toward).
 pub const BACKGROUND: [f32; 3] = [0.52, 0.60, 0.70];
 
-
 /// A perspective camera in scene space (+Y up).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
@@ -460,10 +459,17 @@ impl Raster {
     }
 
     /// One draw per skinned run of the last frame; checks `batches` against the frame.
-    fn plan_draws(&mut self, runtime: &Runtime, batches: &[Batch]) -> Result<Vec<PlannedDraw>, GpuError> {
+    fn plan_draws(
+        &mut self,
+        runtime: &Runtime,
+        batches: &[Batch],
+    ) -> Result<Vec<PlannedDraw>, GpuError> {
         let slots = runtime.batches();
         for (b, (batch, s)) in batches.iter().zip(slots).enumerate() {
-            if batch.package.0 != s.package || batch.instances.len() != s.count as usize || batch.skin != s.skin {
+            if batch.package.0 != s.package
+                || batch.instances.len() != s.count as usize
+                || batch.skin != s.skin
+            {
                 return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
                     batch: b,
                     what: "does not match the runtime's last frame (give render the batches of that frame)".into(),
@@ -473,7 +479,11 @@ impl Raster {
         if batches.len() != slots.len() {
             return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
                 batch: batches.len().min(slots.len()),
-                what: format!("the last frame had {} batches, render was given {}", slots.len(), batches.len()),
+                what: format!(
+                    "the last frame had {} batches, render was given {}",
+                    slots.len(),
+                    batches.len()
+                ),
             }));
         }
         let mut draws = Vec::new();
@@ -618,7 +628,9 @@ impl Raster {
         let pages = runtime.skinned_pages();
         // `plan_draws` took every run from the runtime, so its page exists.
         for d in draws {
-            let Some(page) = pages.get(d.run.page) else { continue };
+            let Some(page) = pages.get(d.run.page) else {
+                continue;
+            };
             groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("raster draw"),
                 layout: &self.draw_layout,
@@ -906,7 +918,6 @@ fn targets(device: &wgpu::Device, width: u32, height: u32, samples: u32) -> Targ
         padded_row,
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -21,21 +21,39 @@ struct Copy {
 }
 
 /// The page runs of `count` instances from `slot` in `stream`.
-fn runs(buffers: &FrameBuffers, batch: usize, stream: Stream, slot: u32, count: u32, out: &mut Vec<Copy>) {
+fn runs(
+    buffers: &FrameBuffers,
+    batch: usize,
+    stream: Stream,
+    slot: u32,
+    count: u32,
+    out: &mut Vec<Copy>,
+) {
     let s = buffers.stream(stream);
     let per = s.paging.page_instances;
     let (mut at, end) = (slot, slot + count);
     while at < end {
         let n = ((at / per + 1) * per).min(end) - at;
         let (page, offset) = s.locate(at, 0);
-        out.push(Copy { batch, stream, page, offset, bytes: u64::from(n) * s.instance_bytes });
+        out.push(Copy {
+            batch,
+            stream,
+            page,
+            offset,
+            bytes: u64::from(n) * s.instance_bytes,
+        });
         at += n;
     }
 }
 
 /// Reads every batch of `batches`: components, and locals, palettes and skinned vertices where
 /// the frame wrote them.
-pub(crate) fn read(ctx: &GpuContext, buffers: &FrameBuffers, batches: &[BatchSlots], locals: bool) -> Result<Vec<BatchOutput>, GpuError> {
+pub(crate) fn read(
+    ctx: &GpuContext,
+    buffers: &FrameBuffers,
+    batches: &[BatchSlots],
+    locals: bool,
+) -> Result<Vec<BatchOutput>, GpuError> {
     let mut copies = Vec::new();
     for (index, b) in batches.iter().enumerate() {
         let mut streams = vec![Stream::Components];
@@ -58,10 +76,18 @@ pub(crate) fn read(ctx: &GpuContext, buffers: &FrameBuffers, batches: &[BatchSlo
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
         let mut at = 0;
         for c in &copies {
-            encoder.copy_buffer_to_buffer(&buffers.stream(c.stream).pages[c.page], c.offset, &staging, at, c.bytes);
+            encoder.copy_buffer_to_buffer(
+                &buffers.stream(c.stream).pages[c.page],
+                c.offset,
+                &staging,
+                at,
+                c.bytes,
+            );
             at += c.bytes;
         }
         ctx.queue.submit([encoder.finish()]);
@@ -85,10 +111,18 @@ pub(crate) fn read(ctx: &GpuContext, buffers: &FrameBuffers, batches: &[BatchSlo
         let o = &mut out[c.batch];
         for one in chunk.chunks(s.instance_bytes.max(1) as usize) {
             match c.stream {
-                Stream::Locals => o.locals.extend(elements::<TrsRecord>(one, o.joints).map(Trs::from)),
-                Stream::Components => o.components.extend(elements::<AffineRows>(one, o.joints).map(Affine3A::from)),
-                Stream::Palettes => o.palettes.extend(elements::<AffineRows>(one, o.palette_len).map(Affine3A::from)),
-                Stream::Skinned => o.skinned.extend(elements::<SkinnedRecord>(one, o.vertex_count).map(SkinnedVertex::from)),
+                Stream::Locals => o
+                    .locals
+                    .extend(elements::<TrsRecord>(one, o.joints).map(Trs::from)),
+                Stream::Components => o
+                    .components
+                    .extend(elements::<AffineRows>(one, o.joints).map(Affine3A::from)),
+                Stream::Palettes => o
+                    .palettes
+                    .extend(elements::<AffineRows>(one, o.palette_len).map(Affine3A::from)),
+                Stream::Skinned => o.skinned.extend(
+                    elements::<SkinnedRecord>(one, o.vertex_count).map(SkinnedVertex::from),
+                ),
             }
         }
     }
@@ -97,5 +131,7 @@ pub(crate) fn read(ctx: &GpuContext, buffers: &FrameBuffers, batches: &[BatchSlo
 
 /// The first `n` elements of one instance's bytes.
 fn elements<T: bytemuck::Pod>(bytes: &[u8], n: usize) -> impl Iterator<Item = T> {
-    bytemuck::pod_collect_to_vec::<u8, T>(bytes).into_iter().take(n)
+    bytemuck::pod_collect_to_vec::<u8, T>(bytes)
+        .into_iter()
+        .take(n)
 }

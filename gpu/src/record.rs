@@ -10,7 +10,12 @@ use crate::resident::ResidentPackage;
 use crate::shapes::Shapes;
 
 /// The buffer a binding names (whole; the parameters one slot wide, at a dynamic offset).
-fn resource<'a>(b: &Binding, package: &'a ResidentPackage, frame: &'a FrameBuffers, shapes: &'a Shapes) -> wgpu::BindingResource<'a> {
+fn resource<'a>(
+    b: &Binding,
+    package: &'a ResidentPackage,
+    frame: &'a FrameBuffers,
+    shapes: &'a Shapes,
+) -> wgpu::BindingResource<'a> {
     let whole = |buffer: &'a wgpu::Buffer| buffer.as_entire_binding();
     match b.resource {
         Resource::Params => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -40,9 +45,16 @@ pub(crate) fn bind_group(
     let entries: Vec<wgpu::BindGroupEntry> = built
         .bindings
         .iter()
-        .map(|b| wgpu::BindGroupEntry { binding: b.binding, resource: resource(b, package, frame, shapes) })
+        .map(|b| wgpu::BindGroupEntry {
+            binding: b.binding,
+            resource: resource(b, package, frame, shapes),
+        })
         .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(&built.label), layout: &built.layout, entries: &entries })
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(&built.label),
+        layout: &built.layout,
+        entries: &entries,
+    })
 }
 
 /// Workgroup counts `(x, y)` covering `groups` workgroups with at most `max_x` per row.
@@ -56,7 +68,14 @@ pub(crate) fn grid(groups: u64, max_x: u32) -> (u32, u32) {
 
 /// One dispatch of `groups` workgroups of a kernel indexed `y * groups.x + x`, parameters in
 /// slot `slot`.
-pub(crate) fn dispatch_1d(pass: &mut wgpu::ComputePass, pipeline: &wgpu::ComputePipeline, group: &wgpu::BindGroup, slot: u32, groups: u64, max_x: u32) {
+pub(crate) fn dispatch_1d(
+    pass: &mut wgpu::ComputePass,
+    pipeline: &wgpu::ComputePipeline,
+    group: &wgpu::BindGroup,
+    slot: u32,
+    groups: u64,
+    max_x: u32,
+) {
     let (x, y) = grid(groups, max_x);
     pass.set_pipeline(pipeline);
     pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
@@ -64,7 +83,14 @@ pub(crate) fn dispatch_1d(pass: &mut wgpu::ComputePass, pipeline: &wgpu::Compute
 }
 
 /// The skinning dispatch of `batch`: x over vertex blocks, y (then z) over instances.
-pub(crate) fn dispatch_skinning(pass: &mut wgpu::ComputePass, built: &Built, group: &wgpu::BindGroup, slot: u32, batch: &BatchSlots, max: u32) {
+pub(crate) fn dispatch_skinning(
+    pass: &mut wgpu::ComputePass,
+    built: &Built,
+    group: &wgpu::BindGroup,
+    slot: u32,
+    batch: &BatchSlots,
+    max: u32,
+) {
     let x = batch.vertex_count.div_ceil(built.workgroup);
     let y = batch.count.min(max);
     let z = batch.count.div_ceil(max.max(1));

@@ -102,10 +102,15 @@ fn track_ref(kind: SubTrackKind, index: u32) -> u32 {
 
 impl ResidentPackage {
     /// Checks and uploads `package`; `id` names it in errors.
-    pub fn upload(ctx: &GpuContext, id: usize, package: &Package) -> Result<ResidentPackage, GpuError> {
+    pub fn upload(
+        ctx: &GpuContext,
+        id: usize,
+        package: &Package,
+    ) -> Result<ResidentPackage, GpuError> {
         let bad = |what: String| GpuError::BadPackage { package: id, what };
         let mut a = Arrays::default();
-        a.tables.resize(CLIP_WORDS as usize * package.clips.len(), 0);
+        a.tables
+            .resize(CLIP_WORDS as usize * package.clips.len(), 0);
         let skeletons = add_skeletons(&mut a, package).map_err(bad)?;
         let skins = add_skins(&mut a, package).map_err(bad)?;
         let mask_base = add_masks(&mut a, package).map_err(bad)?;
@@ -117,16 +122,27 @@ impl ResidentPackage {
         let mut buffer = |what: &'static str, data: &[u8]| -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;
             if size > limit {
-                return Err(GpuError::ResidentTooLarge { package: id, what, bytes: size, limit });
+                return Err(GpuError::ResidentTooLarge {
+                    package: id,
+                    what,
+                    bytes: size,
+                    limit,
+                });
             }
             // A binding may not be empty: an unused array gets 16 zero bytes.
-            let contents = if data.is_empty() { &[0u8; 16][..] } else { data };
+            let contents = if data.is_empty() {
+                &[0u8; 16][..]
+            } else {
+                data
+            };
             bytes += contents.len() as u64;
-            Ok(ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(what),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            }))
+            Ok(ctx
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(what),
+                    contents,
+                    usage: wgpu::BufferUsages::STORAGE,
+                }))
         };
         let buffers = ResidentBuffers {
             tables: buffer("package tables", bytemuck::cast_slice(&a.tables))?,
@@ -134,7 +150,14 @@ impl ResidentPackage {
             pool: buffer("package pool", bytemuck::cast_slice(&a.pool))?,
             vertices: buffer("skinning vertices", bytemuck::cast_slice(&a.vertices))?,
         };
-        Ok(ResidentPackage { package: package.clone(), skeletons, skins, mask_base, buffers, bytes })
+        Ok(ResidentPackage {
+            package: package.clone(),
+            skeletons,
+            skins,
+            mask_base,
+            buffers,
+            bytes,
+        })
     }
 
     pub(crate) fn skeleton(&self, s: u32) -> Option<&SkeletonRange> {
@@ -148,10 +171,19 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
     for (s, skeleton) in package.skeletons.iter().enumerate() {
         let joints = skeleton.joint_count();
         if skeleton.parents.len() != joints || skeleton.depth.len() != joints {
-            return Err(format!("skeleton {s} has {} parents and {} depths for {joints} joints", skeleton.parents.len(), skeleton.depth.len()));
+            return Err(format!(
+                "skeleton {s} has {} parents and {} depths for {joints} joints",
+                skeleton.parents.len(),
+                skeleton.depth.len()
+            ));
         }
-        if let Some(j) = (0..joints).find(|&j| skeleton.parents[j] != NO_PARENT && skeleton.parents[j] as usize >= j) {
-            return Err(format!("skeleton {s} joint {j} comes before its parent {}", skeleton.parents[j]));
+        if let Some(j) = (0..joints)
+            .find(|&j| skeleton.parents[j] != NO_PARENT && skeleton.parents[j] as usize >= j)
+        {
+            return Err(format!(
+                "skeleton {s} joint {j} comes before its parent {}",
+                skeleton.parents[j]
+            ));
         }
         let rest_base = a.pool_at()?;
         for rest in &skeleton.rest {
@@ -178,8 +210,13 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
 fn add_masks(a: &mut Arrays, package: &Package) -> Result<u32, String> {
     let mut starts = Vec::with_capacity(package.masks.len());
     for (m, mask) in package.masks.iter().enumerate() {
-        let joints = package.skeletons.get(mask.skeleton as usize).map(|s| s.joint_count());
-        if joints != Some(mask.weights.len()) || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w)) {
+        let joints = package
+            .skeletons
+            .get(mask.skeleton as usize)
+            .map(|s| s.joint_count());
+        if joints != Some(mask.weights.len())
+            || !mask.weights.iter().all(|w| (0.0..=1.0).contains(w))
+        {
             return Err(format!(
                 "mask {m} ('{}') has {} weights for skeleton {} ({joints:?} joints), or a weight outside [0, 1]",
                 mask.name,
@@ -208,12 +245,26 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             .skeletons
             .get(skin.skeleton as usize)
             .map(|s| s.joint_count())
-            .ok_or_else(|| format!("skin {k} ('{}') names missing skeleton {}", skin.name, skin.skeleton))?;
-        if skin.joints.len() != skin.inverse_bind.len() || skin.joints.iter().any(|&j| j as usize >= joints) {
-            return Err(format!("skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix", skin.name));
+            .ok_or_else(|| {
+                format!(
+                    "skin {k} ('{}') names missing skeleton {}",
+                    skin.name, skin.skeleton
+                )
+            })?;
+        if skin.joints.len() != skin.inverse_bind.len()
+            || skin.joints.iter().any(|&j| j as usize >= joints)
+        {
+            return Err(format!(
+                "skin {k} ('{}') has a joint outside its skeleton or a missing inverse bind matrix",
+                skin.name
+            ));
         }
         if skin.joints.len() > u16::MAX as usize {
-            return Err(format!("skin {k} ('{}') has {} palette entries; vertices index at most 65 535", skin.name, skin.joints.len()));
+            return Err(format!(
+                "skin {k} ('{}') has {} palette entries; vertices index at most 65 535",
+                skin.name,
+                skin.joints.len()
+            ));
         }
         let joint_base = a.table_at()?;
         a.tables.extend(&skin.joints);
@@ -222,20 +273,35 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
         let range_base = a.table_at()?;
         let mut first = 0;
         for j in 0..joints as u32 {
-            let count = order[first..].iter().take_while(|&&e| skin.joints[e as usize] == j).count();
+            let count = order[first..]
+                .iter()
+                .take_while(|&&e| skin.joints[e as usize] == j)
+                .count();
             a.tables.extend([first as u32, count as u32]);
             first += count;
         }
         let order_base = a.table_at()?;
         a.tables.extend(order);
         let ibm_base = a.pool_at()?;
-        a.pool.extend(skin.inverse_bind.iter().flat_map(|m| AffineRows::from(m).rows));
+        a.pool.extend(
+            skin.inverse_bind
+                .iter()
+                .flat_map(|m| AffineRows::from(m).rows),
+        );
         let vertex_base = index(a.vertices.len() / 3, "vertex")?;
         let mut meshes = Vec::new();
         let mut count = 0u32;
-        for (m, mesh) in package.meshes.iter().enumerate().filter(|(_, m)| m.skin as usize == k) {
+        for (m, mesh) in package
+            .meshes
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.skin as usize == k)
+        {
             let n = mesh.positions.len();
-            if mesh.joints.len() != n || mesh.weights.len() != n || !(mesh.normals.is_empty() || mesh.normals.len() == n) {
+            if mesh.joints.len() != n
+                || mesh.weights.len() != n
+                || !(mesh.normals.is_empty() || mesh.normals.len() == n)
+            {
                 return Err(format!(
                     "mesh {m} ('{}') has {n} positions but {} joint, {} weight and {} normal sets",
                     mesh.name,
@@ -244,15 +310,33 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
                     mesh.normals.len()
                 ));
             }
-            if mesh.joints.iter().flatten().any(|&j| j as usize >= skin.joints.len()) {
-                return Err(format!("mesh {m} ('{}') names a palette entry outside skin {k}", mesh.name));
+            if mesh
+                .joints
+                .iter()
+                .flatten()
+                .any(|&j| j as usize >= skin.joints.len())
+            {
+                return Err(format!(
+                    "mesh {m} ('{}') names a palette entry outside skin {k}",
+                    mesh.name
+                ));
             }
             for v in 0..n {
                 let p = mesh.positions[v];
                 let normal = mesh.normals.get(v).copied().unwrap_or(glam::Vec3::ZERO);
                 let j = mesh.joints[v].map(u32::from);
-                a.vertices.push([p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), j[0] | (j[1] << 16)]);
-                a.vertices.push([normal.x.to_bits(), normal.y.to_bits(), normal.z.to_bits(), j[2] | (j[3] << 16)]);
+                a.vertices.push([
+                    p.x.to_bits(),
+                    p.y.to_bits(),
+                    p.z.to_bits(),
+                    j[0] | (j[1] << 16),
+                ]);
+                a.vertices.push([
+                    normal.x.to_bits(),
+                    normal.y.to_bits(),
+                    normal.z.to_bits(),
+                    j[2] | (j[3] << 16),
+                ]);
                 a.vertices.push(mesh.weights[v].map(f32::to_bits));
             }
             meshes.push((m, count, index(n, "vertex")?));
@@ -278,7 +362,10 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
 fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<(), String> {
     let bad = |what: String| format!("clip {c} ('{}'): {what}", clip.name);
     if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
-        return Err(bad(format!("sample rate {} and {} samples", clip.sample_rate, clip.sample_count)));
+        return Err(bad(format!(
+            "sample rate {} and {} samples",
+            clip.sample_rate, clip.sample_count
+        )));
     }
     let skeleton = package
         .skeletons
@@ -286,7 +373,10 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
         .ok_or_else(|| bad(format!("names missing skeleton {}", clip.skeleton)))?;
     let joints = skeleton.joint_count();
     if clip.sub_tracks.len() != 3 * joints {
-        return Err(bad(format!("{} sub-tracks for {joints} joints", clip.sub_tracks.len())));
+        return Err(bad(format!(
+            "{} sub-tracks for {joints} joints",
+            clip.sub_tracks.len()
+        )));
     }
     let track_base = index(a.tracks.len(), "sub-track")?;
     let mut words_base = 0;
@@ -305,7 +395,13 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                 let values = clip
                     .values
                     .get(start..start + width * count)
-                    .ok_or_else(|| bad(format!("sub-track {t} reads values {start}..{} of {}", start + width * count, clip.values.len())))?;
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "sub-track {t} reads values {start}..{} of {}",
+                            start + width * count,
+                            clip.values.len()
+                        ))
+                    })?;
                 let at = a.pool_at()?;
                 a.pool.extend(values.chunks(width).map(|v| {
                     let mut x = [0.0; 4];
@@ -324,7 +420,12 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                     SubTrackKind::Constant => {
                         let width = if t % 3 == 1 { 4 } else { 3 };
                         let start = st.offset as usize;
-                        let words = z.words.get(start..start + width).ok_or_else(|| bad(format!("sub-track {t} reads past its {} words", z.words.len())))?;
+                        let words = z.words.get(start..start + width).ok_or_else(|| {
+                            bad(format!(
+                                "sub-track {t} reads past its {} words",
+                                z.words.len()
+                            ))
+                        })?;
                         let mut v = Vec4::ZERO.to_array();
                         for (o, w) in v.iter_mut().zip(words) {
                             *o = f32::from_bits(*w);
@@ -341,7 +442,8 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
             (segment_length, animated) = (z.segment_length, z.animated);
         }
     }
-    a.tracks.extend(refs.chunks(3).map(|r| [r[0], r[1], r[2], 0]));
+    a.tracks
+        .extend(refs.chunks(3).map(|r| [r[0], r[1], r[2], 0]));
     let header = [
         (clip.duration as f32).to_bits(),
         clip.sample_rate.to_bits(),
@@ -361,13 +463,21 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
 /// on the CPU (the shader follows the same offsets), and stream bit positions fit 32 bits.
 fn check_compressed(z: &CompressedClip, clip: &Clip) -> Result<(), String> {
     if z.words.len() >= 1 << 27 || segment_count(clip.sample_count, z.segment_length).is_none() {
-        return Err(format!("compressed: {} words, segment length {}", z.words.len(), z.segment_length));
+        return Err(format!(
+            "compressed: {} words, segment length {}",
+            z.words.len(),
+            z.segment_length
+        ));
     }
     for (t, st) in clip.sub_tracks.iter().enumerate() {
         let readable = st.kind != SubTrackKind::Animated
-            || (st.offset < z.animated && (0..clip.sample_count).all(|i| decode_components(z, st.offset, i).is_some()));
+            || (st.offset < z.animated
+                && (0..clip.sample_count).all(|i| decode_components(z, st.offset, i).is_some()));
         if !readable {
-            return Err(format!("compressed: sub-track {t} reads past its {} words", z.words.len()));
+            return Err(format!(
+                "compressed: sub-track {t} reads past its {} words",
+                z.words.len()
+            ));
         }
     }
     Ok(())

@@ -44,7 +44,12 @@ pub struct RuntimeOptions {
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions { mapping: None, specialise: Specialise::Background, outputs: Default::default(), fk: true }
+        RuntimeOptions {
+            mapping: None,
+            specialise: Specialise::Background,
+            outputs: Default::default(),
+            fk: true,
+        }
     }
 }
 
@@ -158,13 +163,28 @@ impl Runtime {
         Runtime::with_options(ctx, capacities, RuntimeOptions::default())
     }
 
-    pub fn with_options(ctx: &GpuContext, capacities: Capacities, options: RuntimeOptions) -> Result<Runtime, GpuError> {
+    pub fn with_options(
+        ctx: &GpuContext,
+        capacities: Capacities,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, GpuError> {
         let device = &ctx.device;
-        let adapter_limit = ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size);
-        let binding_limit = capacities.binding_limit.map_or(adapter_limit, |l| l.min(adapter_limit));
+        let adapter_limit = ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(ctx.limits.max_buffer_size);
+        let binding_limit = capacities
+            .binding_limit
+            .map_or(adapter_limit, |l| l.min(adapter_limit));
         let binding_limit = binding_limit / 256 * 256;
         let buffers = scoped(device, "frame buffer creation", || {
-            FrameBuffers::new(device, &capacities, binding_limit, options.outputs.locals, &ctx.adapter.name)
+            FrameBuffers::new(
+                device,
+                &capacities,
+                binding_limit,
+                options.outputs.locals,
+                &ctx.adapter.name,
+            )
         })??;
         let layout = buffers.layout;
         let streams = buffers.streams.iter().map(|s| s.paging.pages).sum::<u32>() + 8;
@@ -179,23 +199,34 @@ impl Runtime {
         if !options.fk && !options.outputs.locals {
             return Err(GpuError::Wgpu {
                 what: "runtime options",
-                reason: "a pose pass without FK writes local poses only: enable outputs.locals".into(),
+                reason: "a pose pass without FK writes local poses only: enable outputs.locals"
+                    .into(),
             });
         }
         let mut interpreters = HashMap::new();
         for skinned in [false, true] {
             let outputs = pose_outputs(skinned, &options);
             let built = crate::pipelines::build(device, &kernel::interpreter(&layout, outputs))
-                .map_err(|reason| GpuError::Wgpu { what: "interpreter pipeline", reason })?;
+                .map_err(|reason| GpuError::Wgpu {
+                    what: "interpreter pipeline",
+                    reason,
+                })?;
             interpreters.insert(outputs, built);
         }
-        let skinning = crate::pipelines::build(device, &kernel::skinning(&layout))
-            .map_err(|reason| GpuError::Wgpu { what: "skinning pipeline", reason })?;
+        let skinning =
+            crate::pipelines::build(device, &kernel::skinning(&layout)).map_err(|reason| {
+                GpuError::Wgpu {
+                    what: "skinning pipeline",
+                    reason,
+                }
+            })?;
         Ok(Runtime {
             ctx: ctx.clone(),
             capacities,
             options,
-            mapping: options.mapping.unwrap_or(Mapping::for_adapter(ctx.adapter.software)),
+            mapping: options
+                .mapping
+                .unwrap_or(Mapping::for_adapter(ctx.adapter.software)),
             packages: Vec::new(),
             generations: Vec::new(),
             shapes: Shapes::new(device),
@@ -232,7 +263,9 @@ impl Runtime {
     /// Makes `package` resident; returns its handle.
     pub fn add_package(&mut self, package: &Package) -> Result<PackageId, GpuError> {
         let id = self.packages.len();
-        let resident = scoped(&self.ctx.device, "package upload", || ResidentPackage::upload(&self.ctx, id, package))??;
+        let resident = scoped(&self.ctx.device, "package upload", || {
+            ResidentPackage::upload(&self.ctx, id, package)
+        })??;
         self.packages.push(resident);
         self.generations.push(0);
         Ok(PackageId(id))
@@ -242,9 +275,14 @@ impl Runtime {
     /// no submitted frame uses them). On error the old generation stays resident.
     pub fn replace_package(&mut self, id: PackageId, package: &Package) -> Result<(), GpuError> {
         if id.0 >= self.packages.len() {
-            return Err(GpuError::BadPackage { package: id.0, what: "is not resident".into() });
+            return Err(GpuError::BadPackage {
+                package: id.0,
+                what: "is not resident".into(),
+            });
         }
-        let resident = scoped(&self.ctx.device, "package upload", || ResidentPackage::upload(&self.ctx, id.0, package))??;
+        let resident = scoped(&self.ctx.device, "package upload", || {
+            ResidentPackage::upload(&self.ctx, id.0, package)
+        })??;
         self.packages[id.0] = resident;
         self.generations[id.0] += 1;
         self.groups.retain(|k, _| k.package != id.0);
@@ -275,7 +313,10 @@ impl Runtime {
     pub fn wait_for_pipelines(&mut self) -> Result<(), GpuError> {
         self.pipelines.wait();
         match self.pipelines.failures().next() {
-            Some(reason) => Err(GpuError::Wgpu { what: "a specialised pose pipeline", reason: reason.to_string() }),
+            Some(reason) => Err(GpuError::Wgpu {
+                what: "a specialised pose pipeline",
+                reason: reason.to_string(),
+            }),
             None => Ok(()),
         }
     }
@@ -289,9 +330,20 @@ impl Runtime {
         })?;
         self.check_capacities(batches)?;
         self.pipelines.poll();
-        let page = self.buffers.stream(Stream::Components).paging.page_instances;
-        self.plan.build(batches, &self.packages, &mut self.shapes, page);
-        let dispatches = self.plan.poses.len() + self.plan.batches.iter().filter(|b| b.skin.is_some()).count();
+        let page = self
+            .buffers
+            .stream(Stream::Components)
+            .paging
+            .page_instances;
+        self.plan
+            .build(batches, &self.packages, &mut self.shapes, page);
+        let dispatches = self.plan.poses.len()
+            + self
+                .plan
+                .batches
+                .iter()
+                .filter(|b| b.skin.is_some())
+                .count();
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
                 what: "dispatches (batches × program shapes + skinned batches)",
@@ -307,7 +359,8 @@ impl Runtime {
             mapping: Some(self.mapping),
             ..FrameReport::default()
         };
-        self.staging.stage(&self.plan, batches, &self.buffers, &mut report);
+        self.staging
+            .stage(&self.plan, batches, &self.buffers, &mut report);
         self.stage_params();
         self.shapes.upload(&self.ctx)?;
         let submitted = self.submit(&mut report);
@@ -322,7 +375,11 @@ impl Runtime {
         let c = &self.capacities;
         let instances: u64 = batches.iter().map(|b| b.instances.len() as u64).sum();
         let over = |what, needed: u64, capacity: u32| {
-            (needed > u64::from(capacity)).then_some(GpuError::Capacity { what, needed, capacity: capacity.into() })
+            (needed > u64::from(capacity)).then_some(GpuError::Capacity {
+                what,
+                needed,
+                capacity: capacity.into(),
+            })
         };
         if let Some(e) = over("instances", instances, c.instances) {
             return Err(e);
@@ -337,14 +394,32 @@ impl Runtime {
         }
         let mut slot = 0u64;
         for b in batches {
-            let Some(p) = self.packages.get(b.package.0) else { continue };
+            let Some(p) = self.packages.get(b.package.0) else {
+                continue;
+            };
             let joints = p.skeleton(b.skeleton).map_or(0, |s| s.joints);
             let skin = b.skin.and_then(|k| p.skins.get(k as usize));
             let checks = [
                 over("joints of one skeleton", joints.into(), c.joints),
-                over("palette entries of one skin", skin.map_or(0, |s| s.len).into(), c.palette),
-                over("vertices of one skin", skin.map_or(0, |s| s.vertex_count).into(), c.vertices),
-                over("skinned instance slots", if skin.is_some() { slot + b.instances.len() as u64 } else { 0 }, c.skinned_instances),
+                over(
+                    "palette entries of one skin",
+                    skin.map_or(0, |s| s.len).into(),
+                    c.palette,
+                ),
+                over(
+                    "vertices of one skin",
+                    skin.map_or(0, |s| s.vertex_count).into(),
+                    c.vertices,
+                ),
+                over(
+                    "skinned instance slots",
+                    if skin.is_some() {
+                        slot + b.instances.len() as u64
+                    } else {
+                        0
+                    },
+                    c.skinned_instances,
+                ),
             ];
             if let Some(e) = checks.into_iter().flatten().next() {
                 return Err(e);
@@ -367,11 +442,18 @@ impl Runtime {
             let Some(key) = specialised_key(self.mapping, d.shape, &slots, &self.options) else {
                 continue;
             };
-            let (layout, shape) = (&self.buffers.layout, &self.shapes.entries[d.shape as usize].shape);
-            let ready = self.pipelines.get(key, &self.ctx.device, blocking, || match key.form {
-                Form::Thread { .. } => kernel::thread(layout, key.outputs, shape),
-                Form::Group { lanes, instances, .. } => kernel::group(layout, key.outputs, shape, (lanes, instances)),
-            });
+            let (layout, shape) = (
+                &self.buffers.layout,
+                &self.shapes.entries[d.shape as usize].shape,
+            );
+            let ready = self
+                .pipelines
+                .get(key, &self.ctx.device, blocking, || match key.form {
+                    Form::Thread { .. } => kernel::thread(layout, key.outputs, shape),
+                    Form::Group {
+                        lanes, instances, ..
+                    } => kernel::group(layout, key.outputs, shape, (lanes, instances)),
+                });
             if ready.is_some() {
                 d.path = match key.form {
                     Form::Thread { .. } => PosePath::Thread,
@@ -386,13 +468,16 @@ impl Runtime {
         for d in &self.plan.poses {
             let slots = self.plan.batches[d.batch];
             let p = &self.packages[slots.package];
-            let sk = p.skeleton(slots.skeleton).copied().unwrap_or(crate::resident::SkeletonRange {
-                joints: 0,
-                parent_base: 0,
-                depth_base: 0,
-                rest_base: 0,
-                max_depth: 0,
-            });
+            let sk =
+                p.skeleton(slots.skeleton)
+                    .copied()
+                    .unwrap_or(crate::resident::SkeletonRange {
+                        joints: 0,
+                        parent_base: 0,
+                        depth_base: 0,
+                        rest_base: 0,
+                        max_depth: 0,
+                    });
             let skin = slots.skin.and_then(|k| p.skins.get(k as usize));
             let entry = &self.shapes.entries[d.shape as usize];
             let params = PoseParams {
@@ -419,7 +504,9 @@ impl Runtime {
         }
         let rows = self.ctx.limits.max_compute_workgroups_per_dimension;
         for slots in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
-            let skin = slots.skin.and_then(|k| self.packages[slots.package].skins.get(k as usize));
+            let skin = slots
+                .skin
+                .and_then(|k| self.packages[slots.package].skins.get(k as usize));
             let params = SkinParams {
                 count: slots.count,
                 first_slot: slots.first_slot,
@@ -438,11 +525,17 @@ impl Runtime {
         let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
         self.staging.upload(&queue, &self.buffers, report);
         scoped(&device, "bind group creation", || self.ensure_groups())??;
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng frame") });
-        let recorded = scoped(&device, "frame recording", || self.record(&mut encoder, report))?;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("throng frame"),
+        });
+        let recorded = scoped(&device, "frame recording", || {
+            self.record(&mut encoder, report)
+        })?;
         recorded?;
         self.timing.resolve(&mut encoder);
-        scoped(&device, "frame submission", || queue.submit([encoder.finish()]))?;
+        scoped(&device, "frame submission", || {
+            queue.submit([encoder.finish()])
+        })?;
         self.submitted = Some(Instant::now());
         report.shapes = {
             let mut s: Vec<u32> = self.plan.poses.iter().map(|d| d.shape).collect();
@@ -455,17 +548,32 @@ impl Runtime {
     }
 
     /// The pipeline of a pose dispatch.
-    fn pose_pipeline(&self, batch: &BatchSlots, shape: u32, path: PosePath) -> Option<(PipelineId, &Built)> {
+    fn pose_pipeline(
+        &self,
+        batch: &BatchSlots,
+        shape: u32,
+        path: PosePath,
+    ) -> Option<(PipelineId, &Built)> {
         let outputs = pose_outputs(batch.skin.is_some(), &self.options);
         if path != PosePath::Interpreter {
             let key = specialised_key(self.mapping, shape, batch, &self.options)?;
-            return self.pipelines.ready(&key).map(|b| (PipelineId::Specialised(key), b));
+            return self
+                .pipelines
+                .ready(&key)
+                .map(|b| (PipelineId::Specialised(key), b));
         }
-        self.interpreters.get(&outputs).map(|b| (PipelineId::Interpreter(outputs), b))
+        self.interpreters
+            .get(&outputs)
+            .map(|b| (PipelineId::Interpreter(outputs), b))
     }
 
     fn group_key(&self, pipeline: PipelineId, package: usize) -> GroupKey {
-        GroupKey { pipeline, package, generation: self.generations[package], shapes: self.shapes.generation }
+        GroupKey {
+            pipeline,
+            package,
+            generation: self.generations[package],
+            shapes: self.shapes.generation,
+        }
     }
 
     /// Builds the bind groups this frame's dispatches need and the cache lacks.
@@ -477,7 +585,13 @@ impl Runtime {
                 wanted.push((self.group_key(id, batch.package), d.batch));
             }
         }
-        for (b, batch) in self.plan.batches.iter().enumerate().filter(|(_, b)| b.skin.is_some()) {
+        for (b, batch) in self
+            .plan
+            .batches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.skin.is_some())
+        {
             wanted.push((self.group_key(PipelineId::Skinning, batch.package), b));
         }
         for (key, b) in wanted {
@@ -493,27 +607,52 @@ impl Runtime {
                     reason: "a specialised pipeline vanished".into(),
                 })?,
             };
-            let group = crate::record::bind_group(&self.ctx.device, built, &self.packages[batch.package], &self.buffers, &self.shapes);
+            let group = crate::record::bind_group(
+                &self.ctx.device,
+                built,
+                &self.packages[batch.package],
+                &self.buffers,
+                &self.shapes,
+            );
             self.groups.insert(key, group);
         }
         Ok(())
     }
 
-    fn record(&self, encoder: &mut wgpu::CommandEncoder, report: &mut FrameReport) -> Result<(), GpuError> {
+    fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        report: &mut FrameReport,
+    ) -> Result<(), GpuError> {
         let max_x = self.ctx.limits.max_compute_workgroups_per_dimension;
-        let missing = || GpuError::Wgpu { what: "frame recording", reason: "a dispatch has no bind group".into() };
+        let missing = || GpuError::Wgpu {
+            what: "frame recording",
+            reason: "a dispatch has no bind group".into(),
+        };
         let mut slot = 0u32;
         {
             let (mut pass, query) = self.timing.begin(encoder, "pose");
             for d in &self.plan.poses {
                 let batch = self.plan.batches[d.batch];
-                let (id, built) = self.pose_pipeline(&batch, d.shape, d.path).ok_or_else(missing)?;
-                let group = self.groups.get(&self.group_key(id, batch.package)).ok_or_else(missing)?;
+                let (id, built) = self
+                    .pose_pipeline(&batch, d.shape, d.path)
+                    .ok_or_else(missing)?;
+                let group = self
+                    .groups
+                    .get(&self.group_key(id, batch.package))
+                    .ok_or_else(missing)?;
                 let per_group = match d.path {
                     PosePath::Workgroup => kernel::group_size(batch.joints).map_or(1, |(_, n)| n),
                     _ => built.workgroup,
                 };
-                crate::record::dispatch_1d(&mut pass, &built.pipeline, group, slot, d.count.div_ceil(per_group).into(), max_x);
+                crate::record::dispatch_1d(
+                    &mut pass,
+                    &built.pipeline,
+                    group,
+                    slot,
+                    d.count.div_ceil(per_group).into(),
+                    max_x,
+                );
                 slot += 1;
                 report.pose_dispatches += 1;
                 match d.path {
@@ -527,8 +666,18 @@ impl Runtime {
         if self.plan.batches.iter().any(|b| b.skin.is_some()) {
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
             for batch in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
-                let group = self.groups.get(&self.group_key(PipelineId::Skinning, batch.package)).ok_or_else(missing)?;
-                crate::record::dispatch_skinning(&mut pass, &self.skinning, group, slot, batch, max_x);
+                let group = self
+                    .groups
+                    .get(&self.group_key(PipelineId::Skinning, batch.package))
+                    .ok_or_else(missing)?;
+                crate::record::dispatch_skinning(
+                    &mut pass,
+                    &self.skinning,
+                    group,
+                    slot,
+                    batch,
+                    max_x,
+                );
                 slot += 1;
                 report.skinning_dispatches += 1;
             }
@@ -542,8 +691,14 @@ impl Runtime {
     /// Waits for the last frame and returns its pass times.
     pub fn finish(&mut self) -> Result<StageTimes, GpuError> {
         self.ctx.wait()?;
-        let wall_ms = self.submitted.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
-        let mut times = StageTimes { wall_ms, gpu_timestamps: self.ctx.timestamps, ..StageTimes::default() };
+        let wall_ms = self
+            .submitted
+            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
+        let mut times = StageTimes {
+            wall_ms,
+            gpu_timestamps: self.ctx.timestamps,
+            ..StageTimes::default()
+        };
         self.timing.collect(&self.ctx, |label, ms| match label {
             "pose" => times.pose_ms = ms,
             "skinning" => times.skinning_ms = ms,
@@ -563,7 +718,12 @@ impl Runtime {
         if self.submitted.is_none() {
             return Err(GpuError::NothingToRead);
         }
-        crate::readback::read(&self.ctx, &self.buffers, &self.last.batches, self.options.outputs.locals)
+        crate::readback::read(
+            &self.ctx,
+            &self.buffers,
+            &self.last.batches,
+            self.options.outputs.locals,
+        )
     }
 
     /// The skinned vertices of the last frame, one run per (skinned batch, page).
@@ -571,7 +731,13 @@ impl Runtime {
         let stream = self.buffers.stream(Stream::Skinned);
         let per = stream.paging.page_instances;
         let mut runs = Vec::new();
-        for (b, batch) in self.last.batches.iter().enumerate().filter(|(_, b)| b.skin.is_some() && b.vertex_count > 0) {
+        for (b, batch) in self
+            .last
+            .batches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.skin.is_some() && b.vertex_count > 0)
+        {
             let mut slot = batch.first_slot;
             let end = batch.first_slot + batch.count;
             while slot < end {
@@ -602,18 +768,31 @@ impl Runtime {
 
 /// The outputs the pose dispatches of a batch (with a skin when `skinned`) write.
 fn pose_outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
-    Outputs { locals: options.outputs.locals, components: options.fk, palettes: options.fk && skinned }
+    Outputs {
+        locals: options.outputs.locals,
+        components: options.fk,
+        palettes: options.fk && skinned,
+    }
 }
 
 /// The specialised pipeline a dispatch of `shape` in `batch` would use under `mapping`; `None`
 /// when its skeleton is too large for the mapping.
-fn specialised_key(mapping: Mapping, shape: u32, batch: &BatchSlots, options: &RuntimeOptions) -> Option<Key> {
+fn specialised_key(
+    mapping: Mapping,
+    shape: u32,
+    batch: &BatchSlots,
+    options: &RuntimeOptions,
+) -> Option<Key> {
     let outputs = pose_outputs(batch.skin.is_some(), options);
     let form = match mapping {
         Mapping::Thread => Form::Thread { shape },
         Mapping::Workgroup => {
             let (lanes, instances) = kernel::group_size(batch.joints)?;
-            Form::Group { shape, lanes, instances }
+            Form::Group {
+                shape,
+                lanes,
+                instances,
+            }
         }
     };
     Some(Key { form, outputs })

@@ -31,7 +31,14 @@ pub(crate) struct Shapes {
 
 /// The encoding of each clip of `package`, as shapes see it.
 pub(crate) fn encoding(package: &Package) -> impl Fn(u32) -> u32 + '_ {
-    |c| package.clips.get(c as usize).map_or(throng_cpu_ref::clip::encoding::REFERENCE, |clip| clip.encoding())
+    |c| {
+        package
+            .clips
+            .get(c as usize)
+            .map_or(throng_cpu_ref::clip::encoding::REFERENCE, |clip| {
+                clip.encoding()
+            })
+    }
 }
 
 fn table_buffer(device: &wgpu::Device, words: u64) -> wgpu::Buffer {
@@ -60,12 +67,19 @@ impl Shapes {
     /// first.
     pub fn id(&mut self, program: &Program, package: &Package, hint: Option<u32>) -> u32 {
         let enc = encoding(package);
-        if let Some(h) = hint.filter(|&h| self.entries.get(h as usize).is_some_and(|e| e.shape.matches(program, &enc))) {
+        if let Some(h) = hint.filter(|&h| {
+            self.entries
+                .get(h as usize)
+                .is_some_and(|e| e.shape.matches(program, &enc))
+        }) {
             return h;
         }
         let hash = Shape::hash_of(program, &enc);
         if let Some(ids) = self.by_hash.get(&hash) {
-            if let Some(&id) = ids.iter().find(|&&id| self.entries[id as usize].shape.matches(program, &enc)) {
+            if let Some(&id) = ids
+                .iter()
+                .find(|&&id| self.entries[id as usize].shape.matches(program, &enc))
+            {
                 return id;
             }
         }
@@ -86,13 +100,19 @@ impl Shapes {
         }
         let needed = 4 * self.words.len() as u64;
         if needed > self.buffer.size() {
-            let grown = scoped(&ctx.device, "shape table growth", || table_buffer(&ctx.device, 2 * self.words.len() as u64))?;
+            let grown = scoped(&ctx.device, "shape table growth", || {
+                table_buffer(&ctx.device, 2 * self.words.len() as u64)
+            })?;
             self.buffer = grown;
             self.generation += 1;
             self.uploaded = 0;
         }
         let at = self.uploaded;
-        ctx.queue.write_buffer(&self.buffer, 4 * at as u64, bytemuck::cast_slice(&self.words[at..]));
+        ctx.queue.write_buffer(
+            &self.buffer,
+            4 * at as u64,
+            bytemuck::cast_slice(&self.words[at..]),
+        );
         self.uploaded = self.words.len();
         Ok(())
     }

@@ -25,7 +25,13 @@ pub(crate) struct Staging {
 
 impl Staging {
     /// Stages `plan`'s records, the placements of skinned batches and the heroes' palettes.
-    pub fn stage(&mut self, plan: &Plan, batches: &[Batch], buffers: &FrameBuffers, report: &mut FrameReport) {
+    pub fn stage(
+        &mut self,
+        plan: &Plan,
+        batches: &[Batch],
+        buffers: &FrameBuffers,
+        report: &mut FrameReport,
+    ) {
         self.records.clear();
         self.records.resize(4 * plan.records as usize, 0);
         self.params.clear();
@@ -41,7 +47,11 @@ impl Staging {
             for n in 0..d.count as usize {
                 let (b, i) = plan.order[k];
                 k += 1;
-                let Some(Pose::Program(p)) = batches.get(b).and_then(|x| x.instances.get(i as usize)).map(|x| x.pose) else {
+                let Some(Pose::Program(p)) = batches
+                    .get(b)
+                    .and_then(|x| x.instances.get(i as usize))
+                    .map(|x| x.pose)
+                else {
                     continue;
                 };
                 let start = 4 * d.record_base as usize + stride * n;
@@ -54,13 +64,23 @@ impl Staging {
             if slots.skin.is_none() {
                 continue;
             }
-            self.placement_runs.push((slots.first_slot, self.placements.len(), batch.instances.len()));
-            self.placements.extend(batch.instances.iter().map(|x| AffineRows::from(&x.placement)));
+            self.placement_runs.push((
+                slots.first_slot,
+                self.placements.len(),
+                batch.instances.len(),
+            ));
+            self.placements.extend(
+                batch
+                    .instances
+                    .iter()
+                    .map(|x| AffineRows::from(&x.placement)),
+            );
             report.instance_bytes += 48 * batch.instances.len() as u64;
             for (i, x) in batch.instances.iter().enumerate() {
                 if let Pose::Hero(palette) = x.pose {
                     let (page, offset) = palettes.locate(slots.first_slot + i as u32, 0);
-                    self.heroes.push((page, offset, self.palettes.len(), palette.len()));
+                    self.heroes
+                        .push((page, offset, self.palettes.len(), palette.len()));
                     self.palettes.extend(palette.iter().map(AffineRows::from));
                     report.heroes += 1;
                 }
@@ -71,7 +91,8 @@ impl Staging {
     /// Puts `params` (a `PoseParams` or `SkinParams`) in the next parameter slot; its index.
     pub fn params(&mut self, params: &[u8]) -> u32 {
         let slot = self.params.len() / OFFSET_ALIGNMENT as usize;
-        self.params.resize(self.params.len() + OFFSET_ALIGNMENT as usize, 0);
+        self.params
+            .resize(self.params.len() + OFFSET_ALIGNMENT as usize, 0);
         let at = slot * OFFSET_ALIGNMENT as usize;
         self.params[at..at + params.len()].copy_from_slice(params);
         slot as u32
@@ -88,7 +109,11 @@ impl Staging {
         write(&buffers.params, 0, &self.params);
         write(&buffers.records, 0, bytemuck::cast_slice(&self.records));
         for &(slot, first, count) in &self.placement_runs {
-            write(&buffers.placements, 48 * u64::from(slot), bytemuck::cast_slice(&self.placements[first..first + count]));
+            write(
+                &buffers.placements,
+                48 * u64::from(slot),
+                bytemuck::cast_slice(&self.placements[first..first + count]),
+            );
         }
         let pages = &buffers.stream(Stream::Palettes).pages;
         for &(page, offset, first, count) in &self.heroes {

@@ -10,17 +10,30 @@ pub(crate) struct Timing {
 
 impl Timing {
     pub fn new(ctx: &GpuContext) -> Result<Timing, GpuError> {
-        let settings = GpuProfilerSettings { enable_timer_queries: ctx.timestamps, enable_debug_groups: false, ..Default::default() };
-        let profiler = GpuProfiler::new(&ctx.device, settings)
-            .map_err(|e| GpuError::Wgpu { what: "profiler creation", reason: e.to_string() })?;
+        let settings = GpuProfilerSettings {
+            enable_timer_queries: ctx.timestamps,
+            enable_debug_groups: false,
+            ..Default::default()
+        };
+        let profiler = GpuProfiler::new(&ctx.device, settings).map_err(|e| GpuError::Wgpu {
+            what: "profiler creation",
+            reason: e.to_string(),
+        })?;
         Ok(Timing { profiler })
     }
 
     /// A compute pass named `label`, timed.
-    pub fn begin<'e>(&self, encoder: &'e mut wgpu::CommandEncoder, label: &str) -> (wgpu::ComputePass<'static>, GpuProfilerQuery) {
+    pub fn begin<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+    ) -> (wgpu::ComputePass<'static>, GpuProfilerQuery) {
         let query = self.profiler.begin_pass_query(label, encoder);
         let pass = encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: query.compute_pass_timestamp_writes() })
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: query.compute_pass_timestamp_writes(),
+            })
             .forget_lifetime();
         (pass, query)
     }
@@ -34,7 +47,10 @@ impl Timing {
     }
 
     pub fn end_frame(&mut self) -> Result<(), GpuError> {
-        self.profiler.end_frame().map_err(|e| GpuError::Wgpu { what: "profiler frame end", reason: e.to_string() })
+        self.profiler.end_frame().map_err(|e| GpuError::Wgpu {
+            what: "profiler frame end",
+            reason: e.to_string(),
+        })
     }
 
     /// Calls `see(label, ms)` for each pass of every finished frame, oldest first, so the last

@@ -13,7 +13,8 @@ use throng_gpu::parity::{self, PackageUnderTest, Path};
 use throng_gpu::{Batch, Capacities, Instance, Mapping, Pose, Runtime, RuntimeOptions, Specialise};
 
 fn character(profile: &Profile) -> Package {
-    let imported = import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
+    let imported =
+        import_slice(&throng_fixtures::character_glb(), "character").expect("character imports");
     let (mut package, mut report) = cook(&imported, profile).expect("character cooks");
     compress(&mut package, &mut report, profile);
     assert!(package.clips.iter().all(|c| c.compressed.is_some()));
@@ -23,11 +24,18 @@ fn character(profile: &Profile) -> Package {
 #[test]
 fn compressed_character_parity_with_every_profile() {
     let Some(ctx) = common::gpu() else { return };
-    let packages: Vec<(String, Package)> =
-        Profile::ALL.iter().map(|p| (format!("character/{}", p.name), character(p))).collect();
-    let under_test: Vec<PackageUnderTest> =
-        packages.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
-    for path in [Path::Interpreter, Path::Specialised(Mapping::for_adapter(ctx.adapter.software))] {
+    let packages: Vec<(String, Package)> = Profile::ALL
+        .iter()
+        .map(|p| (format!("character/{}", p.name), character(p)))
+        .collect();
+    let under_test: Vec<PackageUnderTest> = packages
+        .iter()
+        .map(|(name, package)| PackageUnderTest { name, package })
+        .collect();
+    for path in [
+        Path::Interpreter,
+        Path::Specialised(Mapping::for_adapter(ctx.adapter.software)),
+    ] {
         let report = parity::run(&ctx, &under_test, 5, 16, path).unwrap();
         println!("{report}");
         assert_eq!(report.batches.len(), 3);
@@ -46,17 +54,32 @@ fn compressed_shared_assets_parity() {
     for f in &files {
         // cook_file compresses (docs/codec.md); crowd gives the coarsest widths.
         match throng_cook::cook_file(f, &Profile::CROWD) {
-            Ok((package, _)) => cooked.push((f.file_name().unwrap().to_string_lossy().into_owned(), package)),
+            Ok((package, _)) => cooked.push((
+                f.file_name().unwrap().to_string_lossy().into_owned(),
+                package,
+            )),
             Err(e @ throng_cook::CookError::NoSkin { .. }) => eprintln!("not a character: {e}"),
             Err(e) => panic!("{}: {e}", f.display()),
         }
     }
     for (name, package) in &cooked {
-        assert!(package.clips.iter().all(|c| c.compressed.is_some()), "{name}: every clip compressed");
+        assert!(
+            package.clips.iter().all(|c| c.compressed.is_some()),
+            "{name}: every clip compressed"
+        );
     }
-    let under_test: Vec<PackageUnderTest> =
-        cooked.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
-    let report = parity::run(&ctx, &under_test, 13, 8, Path::Specialised(Mapping::for_adapter(ctx.adapter.software))).unwrap();
+    let under_test: Vec<PackageUnderTest> = cooked
+        .iter()
+        .map(|(name, package)| PackageUnderTest { name, package })
+        .collect();
+    let report = parity::run(
+        &ctx,
+        &under_test,
+        13,
+        8,
+        Path::Specialised(Mapping::for_adapter(ctx.adapter.software)),
+    )
+    .unwrap();
     println!("{report}");
     assert!(report.pass, "{report}");
 }
@@ -79,20 +102,47 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
     let mut programs = Vec::new();
     for (c, clip) in package.clips.iter().enumerate() {
         for i in 0..clip.sample_count {
-            let ops = vec![PoseOp::sample(0, c as u32, i as f32), PoseOp::to_component(0)];
-            programs.push((c, i, Program { ops, weights: Vec::new() }));
+            let ops = vec![
+                PoseOp::sample(0, c as u32, i as f32),
+                PoseOp::to_component(0),
+            ];
+            programs.push((
+                c,
+                i,
+                Program {
+                    ops,
+                    weights: Vec::new(),
+                },
+            ));
         }
     }
-    let instances: Vec<Instance> =
-        programs.iter().map(|(_, _, p)| Instance { pose: Pose::Program(p), placement: Affine3A::IDENTITY }).collect();
+    let instances: Vec<Instance> = programs
+        .iter()
+        .map(|(_, _, p)| Instance {
+            pose: Pose::Program(p),
+            placement: Affine3A::IDENTITY,
+        })
+        .collect();
     let options = RuntimeOptions {
         specialise: Specialise::Blocking,
         outputs: throng_cpu_ref::Outputs { locals: true },
         ..RuntimeOptions::default()
     };
-    let mut runtime = Runtime::with_options(&ctx, Capacities::for_packages(&[&package], instances.len() as u32), options).unwrap();
+    let mut runtime = Runtime::with_options(
+        &ctx,
+        Capacities::for_packages(&[&package], instances.len() as u32),
+        options,
+    )
+    .unwrap();
     let id = runtime.add_package(&package).unwrap();
-    runtime.frame(&[Batch { package: id, skeleton: 0, skin: None, instances: &instances }]).unwrap();
+    runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: None,
+            instances: &instances,
+        }])
+        .unwrap();
     runtime.finish().unwrap();
     let out = runtime.readback().unwrap().remove(0);
     let (mut exact, mut worst_angle) = (0, 0.0f32);
@@ -109,13 +159,19 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
                 let want = decode_components(z, st.offset, *i).unwrap();
                 match k {
                     1 => {
-                        let rebuilt = throng_cpu_ref::codec::rebuilt_component(z, st.offset).unwrap();
-                        let cpu = throng_cpu_ref::codec::rotation_from_stored(want, rebuilt).normalize();
+                        let rebuilt =
+                            throng_cpu_ref::codec::rebuilt_component(z, st.offset).unwrap();
+                        let cpu =
+                            throng_cpu_ref::codec::rotation_from_stored(want, rebuilt).normalize();
                         worst_angle = worst_angle.max(cpu.angle_between(gpu.rotation));
                     }
                     _ => {
                         let got = if k == 0 { gpu.translation } else { gpu.scale };
-                        assert_eq!(got.to_array().map(f32::to_bits), want.map(f32::to_bits), "clip {c} sample {i} joint {j} sub-track {k}");
+                        assert_eq!(
+                            got.to_array().map(f32::to_bits),
+                            want.map(f32::to_bits),
+                            "clip {c} sample {i} joint {j} sub-track {k}"
+                        );
                         exact += 1;
                     }
                 }

@@ -1,25 +1,224 @@
 //! GPU-vs-CPU parity on the generated character and on the real assets (DESIGN.md §6), for the
-//! interpreter and for the specialised pipelines of both mappings.
+//! interpreter and for the specialised pipelines of both mappings: each test forces its path.
 
 mod common;
 
 use throng_gpu::parity::{self, PackageUnderTest, Path};
 use throng_gpu::Mapping;
 
-const PATHS: [Path; 3] = [Path::Interpreter, Path::Specialised(Mapping::Thread), Path::Specialised(Mapping::Workgroup)];
+const PATHS: [Path; 3] = [
+    Path::Interpreter,
+    Path::Specialised(Mapping::Thread),
+    Path::Specialised(Mapping::Workgroup),
+];
+
+/// Every pose dispatch of `report`'s frame ran on `path`.
+fn ran_on(report: &parity::ParityReport, path: Path) {
+    let f = &report.frame;
+    let expected = match path {
+        Path::Interpreter => (0, f.pose_dispatches),
+        Path::Specialised(_) => (f.pose_dispatches, 0),
+    };
+    assert_eq!(
+        (f.specialised_dispatches, f.interpreter_dispatches),
+        expected,
+        "{}",
+        path.name()
+    );
+    assert!(f.pose_dispatches > 0);
+}
 
 #[test]
 fn character_parity_within_tolerances_on_every_path() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
     for path in PATHS {
-        let report = parity::run(&ctx, &[PackageUnderTest { name: "character", package: &package }], 7, 24, path).unwrap();
+        let report = parity::run(
+            &ctx,
+            &[PackageUnderTest {
+                name: "character",
+                package: &package,
+            }],
+            7,
+            24,
+            path,
+        )
+        .unwrap();
         println!("{report}");
+        ran_on(&report, path);
         assert!(report.pass, "{report}");
-        let f = &report.frame;
-        match path {
-            Path::Interpreter => assert_eq!((f.specialised_dispatches, f.interpreter_dispatches), (0, f.pose_dispatches)),
-            Path::Specialised(_) => assert_eq!((f.specialised_dispatches, f.interpreter_dispatches), (f.pose_dispatches, 0)),
+    }
+}
+
+#[test]
+fn shared_assets_parity_within_tolerances_in_one_frame_on_every_path() {
+    let files = common::shared_assets();
+    if files.is_empty() {
+        return;
+    }
+    let Some(ctx) = common::gpu() else { return };
+    let mut cooked: Vec<(String, throng_cpu_ref::Package)> = Vec::new();
+    for f in &files {
+        match throng_cook::cook_file(f, &throng_cook::Profile::DEFAULT) {
+            Ok((package, _)) => cooked.push((
+                f.file_name().unwrap().to_string_lossy().into_owned(),
+                package,
+            )),
+            // The cook refuses unskinned files by design; there is nothing to pose.
+            Err(e @ throng_cook::CookError::NoSkin { .. }) => eprintln!("not a character: {e}"),
+            Err(e) => panic!("{}: {e}", f.display()),
         }
     }
+    let packages: Vec<PackageUnderTest> = cooked
+        .iter()
+        .map(|(name, package)| PackageUnderTest { name, package })
+        .collect();
+    for path in PATHS {
+        let report = parity::run(&ctx, &packages, 11, 8, path).unwrap();
+        println!("{report}");
+        assert!(
+            report.batches.len() >= cooked.len(),
+            "one batch per skeleton of every asset"
+        );
+        ran_on(&report, path);
+        assert!(report.pass, "{report}");
+    }
+}
+
+#[test]
+fn a_perturbation_just_above_tolerance_fails_and_just_below_passes() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let packages = [PackageUnderTest {
+        name: "character",
+        package: &package,
+    }];
+    let path = Path::Interpreter;
+    let options = parity::Options {
+        seed: 3,
+        instances: 6,
+        binding_limit: None,
+        path,
+    };
+    let run = parity::evaluate(&ctx, &packages, &options).unwrap();
+    let clean = parity::compare(&run, path);
+    assert!(clean.pass, "{clean}");
+
+    // Component position of instance 2, joint 10, moved along x.
+    let extent = run.cases[0].extent;
+    let joints = run.cases[0].cpu.joints;
+    let k = 2 * joints + 10;
+    let shifted = |factor: f32| {
+        let mut r = run.clone();
+        r.cases[0].gpu.components[k].translation.x += factor * 1e-4 * extent;
+        parity::compare(&r, path)
+    };
+    let stage = |report: &parity::ParityReport| {
+        report.batches[0]
+            .stages
+            .iter()
+            .find(|s| s.stage == "component position")
+            .unwrap()
+            .clone()
+    };
+    let above = shifted(1.5);
+    assert!(!above.pass, "{above}");
+    let s = stage(&above);
+    assert!(!s.pass && (s.worst - 1.5e-4).abs() < 2e-5, "{s:?}");
+    assert_eq!(s.at, "instance 2, element 10");
+    assert!(shifted(0.5).pass);
+
+    // One skinned vertex moved by 1.5e-4 of the mesh bounds diagonal.
+    let mut r = run.clone();
+    let case = &mut r.cases[0];
+    let v = case.cpu.vertex_count + 100; // instance 1 is the hero; instance 1 vertex 100
+    let hero = &case.cpu.skinned[case.cpu.vertex_count..2 * case.cpu.vertex_count];
+    let lo = hero
+        .iter()
+        .fold(glam::Vec3::INFINITY, |a, x| a.min(x.position));
+    let hi = hero
+        .iter()
+        .fold(glam::Vec3::NEG_INFINITY, |a, x| a.max(x.position));
+    case.gpu.skinned[v].position.y += 1.5e-4 * (hi - lo).length();
+    let report = parity::compare(&r, path);
+    let s = report.batches[0]
+        .stages
+        .iter()
+        .find(|s| s.stage == "skinned position")
+        .unwrap();
+    assert!(!report.pass && !s.pass, "{report}");
+    assert_eq!(s.at, "instance 1, element 100");
+}
+
+#[test]
+fn skeletons_too_big_for_a_workgroup_take_the_interpreter_and_match() {
+    let Some(ctx) = common::gpu() else { return };
+    let big = common::chain_package(300);
+    let small = common::chain_package(200);
+    let packages = [
+        PackageUnderTest {
+            name: "chain300",
+            package: &big,
+        },
+        PackageUnderTest {
+            name: "chain200",
+            package: &small,
+        },
+    ];
+    let report = parity::run(&ctx, &packages, 5, 8, Path::Specialised(Mapping::Workgroup)).unwrap();
+    println!("{report}");
+    let f = &report.frame;
+    assert!(
+        f.interpreter_dispatches > 0 && f.specialised_dispatches > 0,
+        "{f:?}"
+    );
+    assert!(report.pass, "{report}");
+}
+
+#[test]
+fn paged_streams_match_at_the_same_dispatch_count() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let packages = [PackageUnderTest {
+        name: "character",
+        package: &package,
+    }];
+    let vertex_bytes: u64 = package
+        .meshes
+        .iter()
+        .map(|m| 16 * m.positions.len() as u64)
+        .sum();
+    let path = Path::Specialised(Mapping::for_adapter(ctx.adapter.software));
+    let whole = parity::compare(
+        &parity::evaluate(
+            &ctx,
+            &packages,
+            &parity::Options {
+                seed: 9,
+                instances: 12,
+                binding_limit: None,
+                path,
+            },
+        )
+        .unwrap(),
+        path,
+    );
+    // Room for two instances' skinned vertices per binding: 12 instances on 6 pages.
+    let options = parity::Options {
+        seed: 9,
+        instances: 12,
+        binding_limit: Some(2 * vertex_bytes + 1000),
+        path,
+    };
+    let paged = parity::compare(&parity::evaluate(&ctx, &packages, &options).unwrap(), path);
+    println!("{paged}");
+    assert_eq!(
+        paged.frame.dispatches, whole.frame.dispatches,
+        "pages add no dispatches"
+    );
+    assert!(paged.pass, "{paged}");
+    assert_eq!(
+        paged.batches[0].stages, whole.batches[0].stages,
+        "the same frame, to the bit"
+    );
 }

@@ -4,8 +4,8 @@
 mod common;
 
 use glam::{Affine3A, Vec3};
-use throng_cpu_ref::{Package, PoseOp, Program};
 use throng_cpu_ref::FrameError;
+use throng_cpu_ref::{Package, PoseOp, Program};
 use throng_gpu::raster::{Bounds, Image, Raster, Scene, BACKGROUND};
 use throng_gpu::{Batch, Capacities, GpuContext, GpuError, Instance, PackageId, Pose, Runtime};
 
@@ -284,9 +284,15 @@ fn batches_that_do_not_match_the_frame_are_refused() {
         ..batches[0]
     }];
     let err = s.raster.render(&s.runtime, &fewer, &scene).unwrap_err();
-    assert!(matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })), "{err}");
+    assert!(
+        matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })),
+        "{err}"
+    );
     let err = s.raster.render(&s.runtime, &[], &scene).unwrap_err();
-    assert!(matches!(err, GpuError::Frame(FrameError::BadBatch { .. })), "{err}");
+    assert!(
+        matches!(err, GpuError::Frame(FrameError::BadBatch { .. })),
+        "{err}"
+    );
     s.raster.render(&s.runtime, &batches, &scene).unwrap();
     s.ctx.wait().unwrap();
     assert!(coverage(&s.raster.read_image().unwrap()) > 0.0);

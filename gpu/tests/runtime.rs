@@ -6,7 +6,9 @@ mod common;
 
 use glam::Affine3A;
 use throng_cpu_ref::{FrameError, PoseOp, Program, ProgramError};
-use throng_gpu::{Batch, Capacities, GpuError, Instance, Pose, Runtime, RuntimeOptions, Specialise};
+use throng_gpu::{
+    Batch, Capacities, GpuError, Instance, Pose, Runtime, RuntimeOptions, Specialise,
+};
 
 fn walk(package: &throng_cpu_ref::Package, time: f32) -> Program {
     let clip = package.find_clip("walk").expect("character has a walk") as u32;
@@ -58,7 +60,11 @@ fn dispatch_count_does_not_grow_with_instances() {
         assert_eq!(report.bytes_per_instance(), 16.0 + 48.0);
         counts.push(report.dispatches);
     }
-    assert_eq!(counts, vec![2, 2, 2], "one pose dispatch (one shape) and one skinning dispatch");
+    assert_eq!(
+        counts,
+        vec![2, 2, 2],
+        "one pose dispatch (one shape) and one skinning dispatch"
+    );
     let out = runtime.readback().unwrap();
     assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
     // Same program, placements one unit apart along x: vertex v of instance 5 is instance 0's plus 5 x.
@@ -312,7 +318,16 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
     let mut caps = Capacities::for_packages(&[&package], 4);
     caps.binding_limit = Some(4096);
     let err = Runtime::new(runtime.context(), caps).err().unwrap();
-    assert!(matches!(err, GpuError::BindingLimit { what: "skinned", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            GpuError::BindingLimit {
+                what: "skinned",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     println!("{err}");
 }
 
@@ -334,7 +349,9 @@ fn malformed_packages_are_refused_at_upload() {
     assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
     // A new generation replaces the old one in place; a bad one leaves the old one resident.
     let id = runtime.add_package(&common::chain_package(4)).unwrap();
-    runtime.replace_package(id, &common::chain_package(6)).unwrap();
+    runtime
+        .replace_package(id, &common::chain_package(6))
+        .unwrap();
     assert_eq!(
         runtime.package(id).unwrap().package.skeletons[0].joint_count(),
         6
@@ -345,7 +362,11 @@ fn malformed_packages_are_refused_at_upload() {
         6
     );
     let mut masked = common::chain_package(4);
-    masked.masks.push(throng_cpu_ref::Mask { name: "short".into(), skeleton: 0, weights: vec![1.0; 2] });
+    masked.masks.push(throng_cpu_ref::Mask {
+        name: "short".into(),
+        skeleton: 0,
+        weights: vec![1.0; 2],
+    });
     let err = runtime.add_package(&masked).unwrap_err();
     assert!(matches!(err, GpuError::BadPackage { .. }), "{err:?}");
 }
@@ -395,15 +416,26 @@ fn a_hero_palette_skins_exactly_like_the_cpu() {
 fn a_shapes_pipeline_is_built_once_and_reused() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let options = RuntimeOptions { specialise: Specialise::Background, ..RuntimeOptions::default() };
-    let mut runtime = Runtime::with_options(&ctx, Capacities::for_packages(&[&package], 16), options).unwrap();
+    let options = RuntimeOptions {
+        specialise: Specialise::Background,
+        ..RuntimeOptions::default()
+    };
+    let mut runtime =
+        Runtime::with_options(&ctx, Capacities::for_packages(&[&package], 16), options).unwrap();
     let id = runtime.add_package(&package).unwrap();
     let mut paths = Vec::new();
     for frame in 0..4 {
         // Other clips and times each frame: the same shape.
         let program = walk(&package, 0.1 * frame as f32);
         let list = instances(&program, 16);
-        let report = runtime.frame(&[Batch { package: id, skeleton: 0, skin: Some(0), instances: &list }]).unwrap();
+        let report = runtime
+            .frame(&[Batch {
+                package: id,
+                skeleton: 0,
+                skin: Some(0),
+                instances: &list,
+            }])
+            .unwrap();
         runtime.finish().unwrap();
         paths.push((report.specialised_dispatches, report.interpreter_dispatches));
         if frame == 0 {
@@ -416,11 +448,23 @@ fn a_shapes_pipeline_is_built_once_and_reused() {
     // A second shape gets a second pipeline.
     let clip = package.find_clip("run").unwrap() as u32;
     let blend = Program {
-        ops: vec![PoseOp::sample(0, clip, 0.1), PoseOp::sample(1, clip, 0.2), PoseOp::blend(2, 0, 2, 0), PoseOp::to_component(2)],
+        ops: vec![
+            PoseOp::sample(0, clip, 0.1),
+            PoseOp::sample(1, clip, 0.2),
+            PoseOp::blend(2, 0, 2, 0),
+            PoseOp::to_component(2),
+        ],
         weights: vec![0.5, 0.5],
     };
     let list = instances(&blend, 4);
-    runtime.frame(&[Batch { package: id, skeleton: 0, skin: Some(0), instances: &list }]).unwrap();
+    runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &list,
+        }])
+        .unwrap();
     runtime.wait_for_pipelines().unwrap();
     assert_eq!(runtime.pipelines_built().0, 2);
 }

@@ -47,7 +47,12 @@ pub enum Stream {
 }
 
 impl Stream {
-    pub const ALL: [Stream; 4] = [Stream::Locals, Stream::Components, Stream::Palettes, Stream::Skinned];
+    pub const ALL: [Stream; 4] = [
+        Stream::Locals,
+        Stream::Components,
+        Stream::Palettes,
+        Stream::Skinned,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -178,9 +183,17 @@ fn stream_bindings(
         let p = layout.paging(stream);
         let (ty, _) = stream.element();
         let name = stream.name();
-        let mode = if access == Access::ReadWrite { "read_write" } else { "read" };
+        let mode = if access == Access::ReadWrite {
+            "read_write"
+        } else {
+            "read"
+        };
         for page in 0..p.pages.max(1) {
-            let _ = writeln!(s, "@group(0) @binding({}) var<storage, {mode}> {name}_{page}: array<{ty}>;", *next);
+            let _ = writeln!(
+                s,
+                "@group(0) @binding({}) var<storage, {mode}> {name}_{page}: array<{ty}>;",
+                *next
+            );
             bindings.push(Binding {
                 binding: *next,
                 resource: Resource::Page(stream, page),
@@ -217,14 +230,38 @@ fn stream_bindings(
 /// The pose kernels' resident and frame bindings 0–4 (and the interpreter's shape table).
 fn pose_bindings(shapes: bool) -> (String, Vec<Binding>, u32) {
     let mut list = vec![
-        (Resource::Params, Access::Uniform, "var<uniform> params: PoseParams"),
-        (Resource::Tables, Access::Read, "var<storage, read> tables: array<u32>"),
-        (Resource::Tracks, Access::Read, "var<storage, read> tracks: array<vec4<u32>>"),
-        (Resource::Pool, Access::Read, "var<storage, read> pool: array<vec4<f32>>"),
-        (Resource::Records, Access::Read, "var<storage, read> records: array<vec4<u32>>"),
+        (
+            Resource::Params,
+            Access::Uniform,
+            "var<uniform> params: PoseParams",
+        ),
+        (
+            Resource::Tables,
+            Access::Read,
+            "var<storage, read> tables: array<u32>",
+        ),
+        (
+            Resource::Tracks,
+            Access::Read,
+            "var<storage, read> tracks: array<vec4<u32>>",
+        ),
+        (
+            Resource::Pool,
+            Access::Read,
+            "var<storage, read> pool: array<vec4<f32>>",
+        ),
+        (
+            Resource::Records,
+            Access::Read,
+            "var<storage, read> records: array<vec4<u32>>",
+        ),
     ];
     if shapes {
-        list.push((Resource::Shapes, Access::Read, "var<storage, read> shapes: array<vec4<u32>>"));
+        list.push((
+            Resource::Shapes,
+            Access::Read,
+            "var<storage, read> shapes: array<vec4<u32>>",
+        ));
     }
     let mut s = String::new();
     let mut bindings = Vec::new();
@@ -259,7 +296,16 @@ fn pose_streams(outputs: Outputs) -> Vec<(Stream, Access)> {
 fn pose_head(layout: &FrameLayout, outputs: Outputs, shapes: bool) -> (String, Vec<Binding>) {
     let (decls, mut bindings, mut next) = pose_bindings(shapes);
     let accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
-    let source = [crate::prelude::source().as_str(), MATH, POSE_COMMON, &decls, SAMPLE, CODEC, &accessors].join("\n");
+    let source = [
+        crate::prelude::source().as_str(),
+        MATH,
+        POSE_COMMON,
+        &decls,
+        SAMPLE,
+        CODEC,
+        &accessors,
+    ]
+    .join("\n");
     (source, bindings)
 }
 
@@ -323,10 +369,27 @@ fn variant(o: Outputs) -> String {
 #[derive(Clone, Debug, PartialEq)]
 enum Node {
     Rest,
-    Sample { word: u32, encoding: u32 },
-    Blend { inputs: Vec<usize>, word: u32 },
-    Override { dst: usize, src: usize, mask: u32, word: u32 },
-    Additive { dst: usize, src: usize, reference: usize, mask: u32, word: u32 },
+    Sample {
+        word: u32,
+        encoding: u32,
+    },
+    Blend {
+        inputs: Vec<usize>,
+        word: u32,
+    },
+    Override {
+        dst: usize,
+        src: usize,
+        mask: u32,
+        word: u32,
+    },
+    Additive {
+        dst: usize,
+        src: usize,
+        reference: usize,
+        mask: u32,
+        word: u32,
+    },
 }
 
 /// The nodes of `shape` and the node its `ToComponent` converts. A register read before any
@@ -339,12 +402,20 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
     for o in &shape.ops {
         let node = match o.code {
             op::REST => Node::Rest,
-            op::SAMPLE => Node::Sample { word: o.word, encoding: o.encoding },
+            op::SAMPLE => Node::Sample {
+                word: o.word,
+                encoding: o.encoding,
+            },
             op::BLEND => Node::Blend {
                 inputs: (0..o.b).map(|k| reg(&regs, o.a + k)).collect(),
                 word: o.word,
             },
-            op::OVERRIDE => Node::Override { dst: reg(&regs, o.dst), src: reg(&regs, o.a), mask: o.c, word: o.word },
+            op::OVERRIDE => Node::Override {
+                dst: reg(&regs, o.dst),
+                src: reg(&regs, o.a),
+                mask: o.c,
+                word: o.word,
+            },
             op::ADDITIVE => Node::Additive {
                 dst: reg(&regs, o.dst),
                 src: reg(&regs, o.a),
@@ -378,7 +449,12 @@ fn live(nodes: &[Node], output: usize) -> Vec<bool> {
         let inputs: Vec<usize> = match &nodes[n] {
             Node::Blend { inputs, .. } => inputs.clone(),
             Node::Override { dst, src, .. } => vec![*dst, *src],
-            Node::Additive { dst, src, reference, .. } => vec![*dst, *src, *reference],
+            Node::Additive {
+                dst,
+                src,
+                reference,
+                ..
+            } => vec![*dst, *src, *reference],
             _ => Vec::new(),
         };
         for i in inputs {
@@ -416,7 +492,13 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
     let mut blends = String::new();
     let mut joint = String::new();
     let mut vec4s = std::collections::BTreeSet::new();
-    let mask_arg = |m: u32| if m == NO_MASK { String::new() } else { format!(" * mask_{m}") };
+    let mask_arg = |m: u32| {
+        if m == NO_MASK {
+            String::new()
+        } else {
+            format!(" * mask_{m}")
+        }
+    };
     for (n, node) in nodes.iter().enumerate() {
         if !live[n] {
             continue;
@@ -432,7 +514,11 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
                 let _ = writeln!(hoist, "    let b{n} = bracket(c{n}, {});", f32_word(w + 1));
                 values.push(format!("c{n}"));
                 values.push(format!("b{n}"));
-                let f = if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED { "sample_compressed" } else { "sample_reference" };
+                let f = if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED {
+                    "sample_compressed"
+                } else {
+                    "sample_reference"
+                };
                 format!("{f}(h.c{n}, h.b{n}, joint, rest)")
             }
             Node::Blend { inputs, word: w } => {
@@ -450,33 +536,62 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
                     values.push(format!("{w} / s{n}"));
                 }
                 let params: Vec<String> = (0..inputs.len()).map(|k| format!("x{k}: Trs")).collect();
-                let _ = writeln!(blends, "fn blend_{n}(h: Hoisted, {}, rest: Trs) -> Trs {{", params.join(", "));
+                let _ = writeln!(
+                    blends,
+                    "fn blend_{n}(h: Hoisted, {}, rest: Trs) -> Trs {{",
+                    params.join(", ")
+                );
                 let _ = writeln!(blends, "    if h.z{n} {{\n        return rest;\n    }}");
                 let _ = writeln!(blends, "    var t = x0.t * h.n{n}_0;\n    var q = x0.q * h.n{n}_0;\n    var s = x0.s * h.n{n}_0;");
                 for k in 1..inputs.len() {
                     let _ = writeln!(blends, "    t += x{k}.t * h.n{n}_{k};\n    q += hemisphere(x0.q, x{k}.q) * h.n{n}_{k};\n    s += x{k}.s * h.n{n}_{k};");
                 }
-                let _ = writeln!(blends, "    return Trs(t, blend_rotation(q, rest.q), s);\n}}");
+                let _ = writeln!(
+                    blends,
+                    "    return Trs(t, blend_rotation(q, rest.q), s);\n}}"
+                );
                 let args: Vec<String> = inputs.iter().map(|i| format!("n{i}")).collect();
                 format!("blend_{n}(h, {}, rest)", args.join(", "))
             }
-            Node::Override { dst, src, mask, word: w } => {
+            Node::Override {
+                dst,
+                src,
+                mask,
+                word: w,
+            } => {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
                 values.push(f32_word(*w));
                 format!("override_joint(n{dst}, n{src}, h.w{n}{})", mask_arg(*mask))
             }
-            Node::Additive { dst, src, reference, mask, word: w } => {
+            Node::Additive {
+                dst,
+                src,
+                reference,
+                mask,
+                word: w,
+            } => {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
                 values.push(f32_word(*w));
-                format!("additive_joint(n{dst}, n{src}, n{reference}, h.w{n}{})", mask_arg(*mask))
+                format!(
+                    "additive_joint(n{dst}, n{src}, n{reference}, h.w{n}{})",
+                    mask_arg(*mask)
+                )
             }
         };
         let _ = writeln!(joint, "    let n{n} = {value};");
     }
     let mut s = String::new();
-    let _ = writeln!(s, "struct Hoisted {{\n{}\n}}", fields.iter().map(|f| format!("    {f},")).collect::<Vec<_>>().join("\n"));
+    let _ = writeln!(
+        s,
+        "struct Hoisted {{\n{}\n}}",
+        fields
+            .iter()
+            .map(|f| format!("    {f},"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     let _ = writeln!(s, "fn hoist(rec: u32) -> Hoisted {{");
     for v in &vec4s {
         let _ = writeln!(s, "    let r{v} = records[rec + {v}u];");
@@ -485,7 +600,10 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
     let _ = writeln!(s, "    return Hoisted({});\n}}", values.join(", "));
     s.push_str(&blends);
     let mask_params: String = masks.iter().map(|m| format!(", mask_{m}: f32")).collect();
-    let _ = writeln!(s, "fn shape_joint(h: Hoisted, joint: u32, rest: Trs{mask_params}) -> Trs {{");
+    let _ = writeln!(
+        s,
+        "fn shape_joint(h: Hoisted, joint: u32, rest: Trs{mask_params}) -> Trs {{"
+    );
     s.push_str(&joint);
     let _ = writeln!(s, "    return n{output};\n}}");
     (s, masks)
@@ -496,7 +614,10 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
 pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
     let (head, bindings) = pose_head(layout, outputs, false);
     let (functions, masks) = shape_functions(shape);
-    let weights: String = masks.iter().map(|m| format!(", mask_weight({m}u, j)")).collect();
+    let weights: String = masks
+        .iter()
+        .map(|m| format!(", mask_weight({m}u, j)"))
+        .collect();
     let mut body = String::new();
     if outputs.locals {
         body.push_str("        store_locals(slot, j, trs_store(local));\n");
@@ -528,7 +649,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }}
 "
     );
-    Kernel { label: format!("pose thread {}", variant(outputs)), source, bindings, workgroup: WORKGROUP }
+    Kernel {
+        label: format!("pose thread {}", variant(outputs)),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
 }
 
 /// Lanes per instance and instances per workgroup of the workgroup mapping for `joints`
@@ -543,13 +669,25 @@ pub fn group_size(joints: u32) -> Option<(u32, u32)> {
 
 /// The workgroup mapping for `shape` on skeletons of up to `lanes` joints, `instances`
 /// instances per workgroup ([`group_size`]).
-pub fn group(layout: &FrameLayout, outputs: Outputs, shape: &Shape, (lanes, instances): (u32, u32)) -> Kernel {
+pub fn group(
+    layout: &FrameLayout,
+    outputs: Outputs,
+    shape: &Shape,
+    (lanes, instances): (u32, u32),
+) -> Kernel {
     let (head, bindings) = pose_head(layout, outputs, false);
     let (functions, masks) = shape_functions(shape);
     let size = lanes * instances;
     let stride = shape.record_stride();
-    let weights: String = masks.iter().map(|m| format!(", mask_weight({m}u, j)")).collect();
-    let locals = if outputs.locals { "        store_locals(slot, j, trs_store(local));\n" } else { "" };
+    let weights: String = masks
+        .iter()
+        .map(|m| format!(", mask_weight({m}u, j)"))
+        .collect();
+    let locals = if outputs.locals {
+        "        store_locals(slot, j, trs_store(local));\n"
+    } else {
+        ""
+    };
     let mut tail = String::new();
     if outputs.components {
         tail.push_str(
@@ -624,18 +762,40 @@ fn main(
 /// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch.
 pub fn skinning(layout: &FrameLayout) -> Kernel {
     let mut bindings = vec![
-        Binding { binding: 0, resource: Resource::Params, access: Access::Uniform },
-        Binding { binding: 1, resource: Resource::Vertices, access: Access::Read },
-        Binding { binding: 2, resource: Resource::Placements, access: Access::Read },
+        Binding {
+            binding: 0,
+            resource: Resource::Params,
+            access: Access::Uniform,
+        },
+        Binding {
+            binding: 1,
+            resource: Resource::Vertices,
+            access: Access::Read,
+        },
+        Binding {
+            binding: 2,
+            resource: Resource::Placements,
+            access: Access::Read,
+        },
     ];
     let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
 ";
     let mut next = 3;
-    let streams = [(Stream::Palettes, Access::Read), (Stream::Skinned, Access::ReadWrite)];
+    let streams = [
+        (Stream::Palettes, Access::Read),
+        (Stream::Skinned, Access::ReadWrite),
+    ];
     let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
-    let source = [crate::prelude::source().as_str(), MATH, decls, &accessors, SKINNING].join("\n");
+    let source = [
+        crate::prelude::source().as_str(),
+        MATH,
+        decls,
+        &accessors,
+        SKINNING,
+    ]
+    .join("\n");
     Kernel {
         label: "skinning".into(),
         source,

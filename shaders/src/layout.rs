@@ -53,6 +53,9 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 2] {
                 rest_base, skin_len, skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base,
                 shape_base, shape_ops, max_depth),
         ),
-        ("SkinParams", members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows)),
+        (
+            "SkinParams",
+            members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows),
+        ),
     ]
 }

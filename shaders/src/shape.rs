@@ -70,7 +70,10 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
         op::BLEND => Some(keep(o.a, o.b, 0, 0)),
         op::OVERRIDE => Some(keep(o.a, 0, o.c, 0)),
         op::ADDITIVE => Some(keep(o.a, o.b, o.c, 0)),
-        op::TO_COMPONENT => Some(ShapeOp { dst: 0, ..keep(o.a, 0, 0, 0) }),
+        op::TO_COMPONENT => Some(ShapeOp {
+            dst: 0,
+            ..keep(o.a, 0, 0, 0)
+        }),
         _ => None,
     }
 }
@@ -109,7 +112,8 @@ impl Shape {
 
     /// Whether `program` has this shape (no allocation).
     pub fn matches(&self, program: &Program, encoding: impl Fn(u32) -> Encoding) -> bool {
-        record_words(program) == self.record_words && shape_ops(program, &encoding).eq(self.ops.iter().copied())
+        record_words(program) == self.record_words
+            && shape_ops(program, &encoding).eq(self.ops.iter().copied())
     }
 
     /// Record vec4s per instance (`record_words` rounded up to whole vec4s).
@@ -119,12 +123,18 @@ impl Shape {
 
     /// The register the shape's `ToComponent` converts.
     pub fn output(&self) -> Option<u32> {
-        self.ops.iter().find(|o| o.code == op::TO_COMPONENT).map(|o| o.a)
+        self.ops
+            .iter()
+            .find(|o| o.code == op::TO_COMPONENT)
+            .map(|o| o.a)
     }
 
     /// The clip id word of the first `Sample` op (what the runtime sorts instances by).
     pub fn first_clip_word(&self) -> Option<u32> {
-        self.ops.iter().find(|o| o.code == op::SAMPLE).map(|o| o.word)
+        self.ops
+            .iter()
+            .find(|o| o.code == op::SAMPLE)
+            .map(|o| o.word)
     }
 
     /// The interpreter's table form: [`SHAPE_OP_WORDS`] words per op.
@@ -213,7 +223,10 @@ mod tests {
         rewired.ops[7].a = 3;
         for other in [&masked, &rewired] {
             assert!(!shape.matches(other, |_| REFERENCE));
-            assert_ne!(Shape::hash_of(other, |_| REFERENCE), Shape::hash_of(&a, |_| REFERENCE));
+            assert_ne!(
+                Shape::hash_of(other, |_| REFERENCE),
+                Shape::hash_of(&a, |_| REFERENCE)
+            );
         }
         assert!(!shape.matches(&a, |c| if c == 2 { COMPRESSED } else { REFERENCE }));
     }
@@ -231,7 +244,11 @@ mod tests {
         assert_eq!((out[1], f32::from_bits(out[2])), (3, 0.25));
         assert_eq!((out[3], f32::from_bits(out[4])), (4, 0.125));
         assert_eq!((f32::from_bits(out[5]), f32::from_bits(out[6])), (0.3, 0.7));
-        assert_eq!(f32::from_bits(out[9]), 0.3, "override weight after the third sample");
+        assert_eq!(
+            f32::from_bits(out[9]),
+            0.3,
+            "override weight after the third sample"
+        );
         assert_eq!(f32::from_bits(out[10]), 0.5);
         assert_eq!(out[11], 0, "padding is zeroed");
         // Each op's word points at its values.

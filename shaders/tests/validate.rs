@@ -9,7 +9,8 @@ use throng_shaders::kernel::{self, group_size};
 use throng_shaders::{FrameLayout, Kernel, Outputs, Paging, Resource, Shape, Stream};
 
 fn validate(name: &str, source: &str) -> naga::Module {
-    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
     Validator::new(ValidationFlags::all(), Capabilities::empty())
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
@@ -27,28 +28,70 @@ fn check_bindings(k: &Kernel, module: &naga::Module) {
     let listed: Vec<u32> = k.bindings.iter().map(|b| b.binding).collect();
     assert_eq!(declared, listed, "{}", k.label);
     assert_eq!(module.entry_points.len(), 1, "{}", k.label);
-    assert_eq!(module.entry_points[0].workgroup_size, [k.workgroup, 1, 1], "{}", k.label);
+    assert_eq!(
+        module.entry_points[0].workgroup_size,
+        [k.workgroup, 1, 1],
+        "{}",
+        k.label
+    );
 }
 
 fn layout(pages: u32) -> FrameLayout {
-    let p = |stride| Paging { pages, page_instances: 100, stride };
-    FrameLayout { locals: p(8), components: p(8), palettes: p(8), skinned: p(30) }
+    let p = |stride| Paging {
+        pages,
+        page_instances: 100,
+        stride,
+    };
+    FrameLayout {
+        locals: p(8),
+        components: p(8),
+        palettes: p(8),
+        skinned: p(30),
+    }
 }
 
 const OUTPUTS: [Outputs; 4] = [
-    Outputs { locals: false, components: true, palettes: false },
-    Outputs { locals: false, components: true, palettes: true },
-    Outputs { locals: true, components: true, palettes: true },
-    Outputs { locals: true, components: false, palettes: false },
+    Outputs {
+        locals: false,
+        components: true,
+        palettes: false,
+    },
+    Outputs {
+        locals: false,
+        components: true,
+        palettes: true,
+    },
+    Outputs {
+        locals: true,
+        components: true,
+        palettes: true,
+    },
+    Outputs {
+        locals: true,
+        components: false,
+        palettes: false,
+    },
 ];
 
 /// One clip; a 2-way blend; the layered shape of the benchmark (blend, masked override,
 /// additive against rest), with the second sample compressed.
 fn programs() -> Vec<Program> {
     vec![
-        Program { ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::to_component(0), PoseOp::palette(0)], weights: vec![] },
         Program {
-            ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::sample(1, 1, 0.2), PoseOp::blend(2, 0, 2, 0), PoseOp::to_component(2)],
+            ops: vec![
+                PoseOp::sample(0, 0, 0.1),
+                PoseOp::to_component(0),
+                PoseOp::palette(0),
+            ],
+            weights: vec![],
+        },
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.1),
+                PoseOp::sample(1, 1, 0.2),
+                PoseOp::blend(2, 0, 2, 0),
+                PoseOp::to_component(2),
+            ],
             weights: vec![0.5, 0.5],
         },
         Program {
@@ -80,7 +123,8 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
                     let k = kernel::thread(&layout(pages), outputs, &shape);
                     check_bindings(&k, &validate(&k.label, &k.source));
                     if outputs.components {
-                        let k = kernel::group(&layout(pages), outputs, &shape, group_size(5).unwrap());
+                        let k =
+                            kernel::group(&layout(pages), outputs, &shape, group_size(5).unwrap());
                         check_bindings(&k, &validate(&k.label, &k.source));
                     }
                 }
@@ -95,18 +139,36 @@ fn skinning_and_raster_validate() {
         let k = kernel::skinning(&layout(pages));
         let module = validate(&k.label, &k.source);
         check_bindings(&k, &module);
-        let pages_bound = k.bindings.iter().filter(|b| matches!(b.resource, Resource::Page(Stream::Skinned, _))).count();
+        let pages_bound = k
+            .bindings
+            .iter()
+            .filter(|b| matches!(b.resource, Resource::Page(Stream::Skinned, _)))
+            .count();
         assert_eq!(pages_bound, pages as usize);
     }
     let module = validate("raster", &throng_shaders::raster_source());
-    let stages: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(stages, [throng_shaders::CROWD_VS, throng_shaders::CROWD_FS, throng_shaders::GROUND_VS, throng_shaders::GROUND_FS]);
+    let stages: Vec<&str> = module
+        .entry_points
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            throng_shaders::CROWD_VS,
+            throng_shaders::CROWD_FS,
+            throng_shaders::GROUND_VS,
+            throng_shaders::GROUND_FS
+        ]
+    );
 }
 
 #[test]
 fn a_broken_kernel_is_rejected() {
     // The check can fail: an undefined function in a composed module is caught by naga.
-    let source = kernel::skinning(&layout(1)).source.replace("affine_point(m,", "affine_pointt(m,");
+    let source = kernel::skinning(&layout(1))
+        .source
+        .replace("affine_point(m,", "affine_pointt(m,");
     assert!(naga::front::wgsl::parse_str(&source).is_err());
 }
 
@@ -115,23 +177,51 @@ fn specialised_kernels_run_their_shape_without_an_op_switch() {
     let shape = Shape::of(&programs()[2], |_| REFERENCE);
     let interpreter = kernel::interpreter(&layout(1), OUTPUTS[1]);
     assert!(interpreter.source.contains("switch o.x"));
-    for k in [kernel::thread(&layout(1), OUTPUTS[1], &shape), kernel::group(&layout(1), OUTPUTS[1], &shape, (32, 2))] {
-        assert!(!k.source.contains("switch o.x") && !k.source.contains("shapes["), "{}", k.label);
+    for k in [
+        kernel::thread(&layout(1), OUTPUTS[1], &shape),
+        kernel::group(&layout(1), OUTPUTS[1], &shape, (32, 2)),
+    ] {
+        assert!(
+            !k.source.contains("switch o.x") && !k.source.contains("shapes["),
+            "{}",
+            k.label
+        );
         // The layered shape: a blend of two samples, an override through mask 1, an additive.
-        assert!(k.source.contains("fn blend_") && k.source.contains("override_joint(") && k.source.contains("additive_joint("));
+        assert!(
+            k.source.contains("fn blend_")
+                && k.source.contains("override_joint(")
+                && k.source.contains("additive_joint(")
+        );
         assert!(k.source.contains("mask_weight(1u, j)"), "{}", k.label);
-        assert!(!k.source.contains("sample_compressed(h."), "reference clips only: {}", k.label);
+        assert!(
+            !k.source.contains("sample_compressed(h."),
+            "reference clips only: {}",
+            k.label
+        );
     }
 }
 
 #[test]
 fn dead_ops_are_not_compiled() {
     let program = Program {
-        ops: vec![PoseOp::sample(0, 0, 0.1), PoseOp::sample(1, 1, 0.5), PoseOp::to_component(0)],
+        ops: vec![
+            PoseOp::sample(0, 0, 0.1),
+            PoseOp::sample(1, 1, 0.5),
+            PoseOp::to_component(0),
+        ],
         weights: vec![],
     };
-    let k = kernel::group(&layout(1), OUTPUTS[0], &Shape::of(&program, |_| REFERENCE), (32, 2));
-    assert_eq!(k.source.matches("sample_reference(h.").count(), 1, "only the sample ToComponent reads");
+    let k = kernel::group(
+        &layout(1),
+        OUTPUTS[0],
+        &Shape::of(&program, |_| REFERENCE),
+        (32, 2),
+    );
+    assert_eq!(
+        k.source.matches("sample_reference(h.").count(),
+        1,
+        "only the sample ToComponent reads"
+    );
 }
 
 #[test]
@@ -139,22 +229,58 @@ fn host_structs_match_naga_layout() {
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
     let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
     let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
-    let sizes = [("PoseParams", std::mem::size_of::<throng_shaders::PoseParams>()), ("SkinParams", std::mem::size_of::<throng_shaders::SkinParams>())];
-    for ((name, host), module) in throng_shaders::layout::host_offsets().into_iter().zip([&pose, &skin]) {
-        let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("{name}")).1;
-        let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{name} is not a struct") };
-        let wgsl: Vec<(&str, usize)> =
-            members.iter().filter_map(|m| m.name.as_deref().filter(|n| !n.starts_with("pad")).map(|n| (n, m.offset as usize))).collect();
+    let sizes = [
+        (
+            "PoseParams",
+            std::mem::size_of::<throng_shaders::PoseParams>(),
+        ),
+        (
+            "SkinParams",
+            std::mem::size_of::<throng_shaders::SkinParams>(),
+        ),
+    ];
+    for ((name, host), module) in throng_shaders::layout::host_offsets()
+        .into_iter()
+        .zip([&pose, &skin])
+    {
+        let ty = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{name}"))
+            .1;
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("{name} is not a struct")
+        };
+        let wgsl: Vec<(&str, usize)> = members
+            .iter()
+            .filter_map(|m| {
+                m.name
+                    .as_deref()
+                    .filter(|n| !n.starts_with("pad"))
+                    .map(|n| (n, m.offset as usize))
+            })
+            .collect();
         assert_eq!(wgsl, host, "{name}");
-        assert_eq!(*span as usize, sizes.iter().find(|s| s.0 == name).unwrap().1, "{name} size");
+        assert_eq!(
+            *span as usize,
+            sizes.iter().find(|s| s.0 == name).unwrap().1,
+            "{name} size"
+        );
     }
 }
 
 #[test]
 fn prelude_constants_come_from_the_rust_definitions() {
     let p = throng_shaders::prelude::source();
-    assert!(p.contains(&format!("const ENCODING_COMPRESSED: u32 = {}u;", COMPRESSED)));
-    assert!(p.contains(&format!("const OP_ADDITIVE: u32 = {}u;", throng_cpu_ref::program::op::ADDITIVE)));
+    assert!(p.contains(&format!(
+        "const ENCODING_COMPRESSED: u32 = {}u;",
+        COMPRESSED
+    )));
+    assert!(p.contains(&format!(
+        "const OP_ADDITIVE: u32 = {}u;",
+        throng_cpu_ref::program::op::ADDITIVE
+    )));
     assert!(p.contains(&format!("const NO_MASK: u32 = {}u;", NO_MASK)));
     // The sources use the names, not the numbers.
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);

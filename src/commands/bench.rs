@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use throng_bench::{Codec, CodecRow, Options, Pair, Report, Row, Subject};
 
+use super::demo::MappingArg;
 use super::{write_file, CliError};
 
 #[derive(clap::Args)]
@@ -26,6 +27,10 @@ pub struct Args {
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "OUT.json")]
     json: Option<PathBuf>,
+    /// Measure the GPU pose in this mapping only (`thread` or `workgroup`); by default the
+    /// adapter's choice fills the GPU columns and the other mapping's pose is measured beside it.
+    #[arg(long, value_enum)]
+    mapping: Option<MappingArg>,
 }
 
 pub fn run(a: Args) -> Result<(), CliError> {
@@ -36,10 +41,14 @@ pub fn run(a: Args) -> Result<(), CliError> {
     instances.sort_unstable();
     instances.dedup();
     if instances.first() == Some(&0) || instances.is_empty() {
-        return Err(CliError::Usage("--instances needs counts of at least 1".into()));
+        return Err(CliError::Usage(
+            "--instances needs counts of at least 1".into(),
+        ));
     }
     if a.frames == 0 || !(a.budget_ms >= 0.0) {
-        return Err(CliError::Usage("--frames must be at least 1 and --budget-ms not negative".into()));
+        return Err(CliError::Usage(
+            "--frames must be at least 1 and --budget-ms not negative".into(),
+        ));
     }
     let mut subjects = vec![Subject::character()?];
     let mut pairs = vec![Pair::character()?];
@@ -62,6 +71,7 @@ pub fn run(a: Args) -> Result<(), CliError> {
         instances,
         frames: a.frames,
         budget_ms: a.budget_ms,
+        mapping: a.mapping.map(Into::into),
         ..Options::default()
     };
     let mut report = throng_bench::run(&subjects, gpu.as_ref(), &options, progress)?;
@@ -93,7 +103,11 @@ fn progress(r: &Row) {
 /// One line on stderr per measured codec row.
 fn codec_progress(r: &CodecRow) {
     let (a, b) = (&r.reference, &r.compressed);
-    let gpu = |e: &throng_bench::codec::Encoding| e.gpu_program_ms.or(e.gpu_pose_ms).map_or("-".into(), |ms| format!("{ms:.3} ms"));
+    let gpu = |e: &throng_bench::codec::Encoding| {
+        e.gpu_program_ms
+            .or(e.gpu_pose_ms)
+            .map_or("-".into(), |ms| format!("{ms:.3} ms"))
+    };
     eprintln!(
         "measured codec {} / {} × {}: CPU {:.2} / {:.2} ms, GPU {} / {} (reference / compressed)",
         r.subject,

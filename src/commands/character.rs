@@ -14,6 +14,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let bytes = throng_fixtures::character_glb();
     write_file(&args.out, &bytes)?;
-    println!("wrote {} ({} bytes): the generated character, clips {}", args.out.display(), bytes.len(), throng_fixtures::CHARACTER_CLIPS.join(", "));
+    println!(
+        "wrote {} ({} bytes): the generated character, clips {}",
+        args.out.display(),
+        bytes.len(),
+        throng_fixtures::CHARACTER_CLIPS.join(", ")
+    );
     Ok(())
 }

@@ -37,7 +37,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::Usage("give --out PATH, --report, or both".into()));
     }
     if args.report && args.codec == "reference" {
-        return Err(CliError::Usage("--report describes the codec; it needs --codec compressed".into()));
+        return Err(CliError::Usage(
+            "--report describes the codec; it needs --codec compressed".into(),
+        ));
     }
     let imported = throng_cook::import_file(&args.input)?;
     let (mut package, mut report) = throng_cook::cook(&imported, &profile)?;
@@ -52,16 +54,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => None,
     };
-    let package_json = written.map(|(path, bytes)| serde_json::json!({ "path": path, "bytes": bytes }));
+    let package_json =
+        written.map(|(path, bytes)| serde_json::json!({ "path": path, "bytes": bytes }));
     match (args.report, args.json) {
         (true, true) => {
-            let mut value = serde_json::to_value(&report.codec).map_err(|e| CliError::Usage(e.to_string()))?;
+            let mut value =
+                serde_json::to_value(&report.codec).map_err(|e| CliError::Usage(e.to_string()))?;
             value["source"] = serde_json::json!(report.source);
             value["package"] = package_json.unwrap_or_default();
             print_json(&value);
         }
         (false, true) => {
-            let mut value = serde_json::to_value(&report).map_err(|e| CliError::Usage(e.to_string()))?;
+            let mut value =
+                serde_json::to_value(&report).map_err(|e| CliError::Usage(e.to_string()))?;
             value["package"] = package_json.unwrap_or_default();
             print_json(&value);
         }

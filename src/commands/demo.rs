@@ -22,7 +22,10 @@ use throng_cpu_ref::ik::IkResult;
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
-use throng_gpu::{Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime, RuntimeOptions, StageTimes};
+use throng_gpu::{
+    Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime,
+    RuntimeOptions, StageTimes,
+};
 
 use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
 use self::hero::{HeroIk, Heroes};
@@ -182,14 +185,15 @@ impl Driver {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if args.instances == 0 || args.frames == 0 || args.width == 0 || args.height == 0 {
-        return Err(CliError::Usage("--instances, --frames, --width and --height must be at least 1".into()));
+        return Err(CliError::Usage(
+            "--instances, --frames, --width and --height must be at least 1".into(),
+        ));
     }
     let programs = match (args.programs, &args.asset) {
-        (Some(Programs::Tree), Some(_)) => {
-            return Err(CliError::Usage(
-                "--programs tree drives the generated character only: real assets have no state tree".into(),
-            ))
-        }
+        (Some(Programs::Tree), Some(_)) => return Err(CliError::Usage(
+            "--programs tree drives the generated character only: real assets have no state tree"
+                .into(),
+        )),
         (Some(p), _) => p,
         (None, None) => Programs::Tree,
         (None, Some(_)) => Programs::Fixed,
@@ -198,15 +202,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(path) => (load_any(path)?, path.display().to_string()),
         None => (builtin_character()?, "generated character".to_string()),
     };
-    let layout =
-        Crowd::new(&mut package, 0, args.instances as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+    let layout = Crowd::new(&mut package, 0, args.instances as usize)
+        .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
     let (skeleton, skin, spacing) = (layout.skeleton, layout.skin, layout.spacing);
     let hero_placements = front_row(&layout, args.heroes as usize);
     let mut bounds = hero_bounds(&layout, &hero_placements);
     let mut driver = match programs {
         Programs::Tree => {
-            let tree = throng_control::tree::load(throng_fixtures::CROWD_TREE, "fixtures/trees/crowd.toml", &package, skeleton)
-                .map_err(|e| CliError::Control(e.to_string()))?;
+            let tree = throng_control::tree::load(
+                throng_fixtures::CROWD_TREE,
+                "fixtures/trees/crowd.toml",
+                &package,
+                skeleton,
+            )
+            .map_err(|e| CliError::Control(e.to_string()))?;
             let ctl = Controller::new(tree, package.clone(), 1.0 / FRAME_STEP, EVENT_CAPACITY)
                 .map_err(|e| CliError::Control(e.to_string()))?;
             let crowd = TreeCrowd::new(ctl, &layout, &hero_placements)?;
@@ -215,8 +224,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         Programs::Fixed => {
             bounds = bounds.union(&layout.bounds());
-            let hero_programs =
-                Crowd::new(&mut package, 0, args.heroes as usize).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+            let hero_programs = Crowd::new(&mut package, 0, args.heroes as usize)
+                .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
             Driver::Fixed(FixedCrowd::new(layout, hero_programs, &hero_placements))
         }
     };
@@ -230,14 +239,24 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let package = driver.package(&package).clone();
     let mut capacities = Capacities::for_packages(&[&package], members as u32);
     capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
-    capacities.weights_per_program = capacities.weights_per_program.max(limits.max_weights as u32);
-    let options = RuntimeOptions { mapping: args.mapping.map(Mapping::from), ..RuntimeOptions::default() };
+    capacities.weights_per_program = capacities
+        .weights_per_program
+        .max(limits.max_weights as u32);
+    let options = RuntimeOptions {
+        mapping: args.mapping.map(Mapping::from),
+        ..RuntimeOptions::default()
+    };
     let mut runtime = Runtime::with_options(&ctx, capacities, options)?;
     let id = runtime.add_package(&package)?;
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
     let hero_count = heroes.as_ref().map_or(0, Heroes::len);
-    let scene = Scene { highlight: hero_count as u32, ..Scene::framing(&bounds, raster.aspect(), spacing) };
-    let assets = package.assets(skeleton).ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
+    let scene = Scene {
+        highlight: hero_count as u32,
+        ..Scene::framing(&bounds, raster.aspect(), spacing)
+    };
+    let assets = package
+        .assets(skeleton)
+        .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -254,12 +273,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .iter()
             .zip(driver.placements())
             .enumerate()
-            .map(|(k, (p, &placement))| match heroes.as_ref().filter(|_| k < hero_count) {
-                Some(h) => Instance { pose: Pose::Hero(h.palette(k)), placement },
-                None => Instance { pose: Pose::Program(p), placement },
-            })
+            .map(
+                |(k, (p, &placement))| match heroes.as_ref().filter(|_| k < hero_count) {
+                    Some(h) => Instance {
+                        pose: Pose::Hero(h.palette(k)),
+                        placement,
+                    },
+                    None => Instance {
+                        pose: Pose::Program(p),
+                        placement,
+                    },
+                },
+            )
             .collect();
-        let batches = [Batch { package: id, skeleton, skin: Some(skin), instances: &instances }];
+        let batches = [Batch {
+            package: id,
+            skeleton,
+            skin: Some(skin),
+            instances: &instances,
+        }];
         // Waiting between compute and raster keeps each wall time its own.
         let report = runtime.frame(&batches)?;
         let stages = runtime.finish()?;
@@ -285,7 +317,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let batch = runtime.batches().first().copied().unwrap_or_default();
     // Frame outputs each instance keeps on the GPU: component transforms, palette, skinned
     // vertices (16 bytes each).
-    let outputs = 48 * u64::from(batch.joints) + 48 * u64::from(batch.palette_len) + 16 * u64::from(batch.vertex_count);
+    let outputs = 48 * u64::from(batch.joints)
+        + 48 * u64::from(batch.palette_len)
+        + 16 * u64::from(batch.vertex_count);
     let summary = Summary {
         name: &name,
         ctx: &ctx,
@@ -310,7 +344,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
 fn front_row(layout: &Crowd, count: usize) -> Vec<Affine3A> {
     let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
     let (x_mid, z_front) = {
-        let grid = Bounds::of_points(layout.members.iter().map(|m| m.placement.transform_point3(anchor)));
+        let grid = Bounds::of_points(
+            layout
+                .members
+                .iter()
+                .map(|m| m.placement.transform_point3(anchor)),
+        );
         if grid.is_empty() {
             (0.0, 0.0)
         } else {
@@ -332,7 +371,10 @@ fn hero_bounds(layout: &Crowd, placements: &[Affine3A]) -> Bounds {
     let reach = Vec3::new(0.3, 0.4, 0.3) * layout.spacing;
     placements.iter().fold(Bounds::EMPTY, |b, p| {
         let body = layout.motion_bounds.transformed(p);
-        b.union(&Bounds { min: body.min - reach * Vec3::new(1.0, 0.0, 1.0), max: body.max + reach })
+        b.union(&Bounds {
+            min: body.min - reach * Vec3::new(1.0, 0.0, 1.0),
+            max: body.max + reach,
+        })
     })
 }
 
@@ -340,7 +382,10 @@ fn hero_bounds(layout: &Crowd, placements: &[Affine3A]) -> Bounds {
 fn area_bounds(layout: &Crowd, min: Vec3, max: Vec3) -> Bounds {
     let body = layout.motion_bounds.transformed(&layout.ground);
     let r = body.corners().map(|c| c.x.hypot(c.z)).fold(0.0, f32::max);
-    Bounds { min: Vec3::new(min.x - r, body.min.y, min.z - r), max: Vec3::new(max.x + r, body.max.y, max.z + r) }
+    Bounds {
+        min: Vec3::new(min.x - r, body.min.y, min.z - r),
+        max: Vec3::new(max.x + r, body.max.y, max.z + r),
+    }
 }
 
 /// A missing adapter gets the one-line install hint; other errors pass through.
@@ -358,15 +403,25 @@ fn frame_path(out: &Path, frame: u32, frames: u32) -> PathBuf {
     if frames == 1 {
         return out.to_owned();
     }
-    let stem = out.file_stem().map_or_else(|| "crowd".into(), |s| s.to_string_lossy().into_owned());
-    let ext = out.extension().map_or_else(|| "png".into(), |s| s.to_string_lossy().into_owned());
+    let stem = out
+        .file_stem()
+        .map_or_else(|| "crowd".into(), |s| s.to_string_lossy().into_owned());
+    let ext = out
+        .extension()
+        .map_or_else(|| "png".into(), |s| s.to_string_lossy().into_owned());
     out.with_file_name(format!("{stem}_{frame:04}.{ext}"))
 }
 
 fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
-    let io = |source: std::io::Error| CliError::Io { path: path.to_owned(), source };
+    let io = |source: std::io::Error| CliError::Io {
+        path: path.to_owned(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io { path: dir.to_owned(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
     }
     let file = std::fs::File::create(path).map_err(io)?;
     let mut encoder = png::Encoder::new(BufWriter::new(file), image.width, image.height);
@@ -374,7 +429,10 @@ fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
     encoder.set_depth(png::BitDepth::Eight);
     encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
     let png_error = |e: png::EncodingError| match e {
-        png::EncodingError::IoError(source) => CliError::Io { path: path.to_owned(), source },
+        png::EncodingError::IoError(source) => CliError::Io {
+            path: path.to_owned(),
+            source,
+        },
         e => CliError::Usage(format!("{}: PNG encoding failed: {e}", path.display())),
     };
     let mut writer = encoder.write_header().map_err(png_error)?;
@@ -400,14 +458,21 @@ struct Summary<'a> {
 const SOLVES: [&str; 3] = ["head", "hand_l", "hand_r"];
 
 fn solves(ik: &HeroIk) -> [(&'static str, &IkResult); 3] {
-    [(SOLVES[0], &ik.head), (SOLVES[1], &ik.hands[0]), (SOLVES[2], &ik.hands[1])]
+    [
+        (SOLVES[0], &ik.head),
+        (SOLVES[1], &ik.hands[0]),
+        (SOLVES[2], &ik.hands[1]),
+    ]
 }
 
 impl Summary<'_> {
     fn print(&self, frames: &[FrameStats]) {
         let a = &self.ctx.adapter;
         let kind = if a.software { "software" } else { "hardware" };
-        println!("adapter: {} ({}, {}, {kind})", a.name, a.backend, a.device_type);
+        println!(
+            "adapter: {} ({}, {}, {kind})",
+            a.name, a.backend, a.device_type
+        );
         println!(
             "crowd: {} instances + {} heroes of {} on a {:.2} m grid, {}x{} px",
             self.crowd, self.heroes, self.name, self.spacing, self.args.width, self.args.height
@@ -433,10 +498,17 @@ impl Summary<'_> {
                     c.travelled
                 );
             } else {
-                println!("  programs (CPU): {} written in {:.3} ms", c.instances, c.ms);
+                println!(
+                    "  programs (CPU): {} written in {:.3} ms",
+                    c.instances, c.ms
+                );
             }
             if !f.heroes.is_empty() {
-                println!("  heroes (CPU: program, FK, IK, palette): {} in {:.3} ms", f.heroes.len(), f.heroes_ms);
+                println!(
+                    "  heroes (CPU: program, FK, IK, palette): {} in {:.3} ms",
+                    f.heroes.len(),
+                    f.heroes_ms
+                );
                 for (h, ik) in f.heroes.iter().enumerate() {
                     let parts: Vec<String> = solves(ik)
                         .iter()

@@ -35,7 +35,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return super::simulate::dump_instance(args.input, args.tree, args.inputs, args.ticks);
     }
     let Some(input) = args.input else {
-        return Err(CliError::Usage("inspect needs a .throng package (or --instance)".into()));
+        return Err(CliError::Usage(
+            "inspect needs a .throng package (or --instance)".into(),
+        ));
     };
     let package = load_package(&input)?;
     if args.json {
@@ -55,21 +57,67 @@ fn kind_counts(clip: &Clip) -> [usize; 3] {
 }
 
 fn print_text(path: &std::path::Path, p: &Package) {
-    println!("{}: {} skeletons, {} skins, {} meshes, {} clips", path.display(), p.skeletons.len(), p.skins.len(), p.meshes.len(), p.clips.len());
+    println!(
+        "{}: {} skeletons, {} skins, {} meshes, {} clips",
+        path.display(),
+        p.skeletons.len(),
+        p.skins.len(),
+        p.meshes.len(),
+        p.clips.len()
+    );
     for (i, s) in p.skeletons.iter().enumerate() {
         let depth = s.depth.iter().max().copied().unwrap_or(0);
-        println!("skeleton {i}: {} joints, depth {depth}, root '{}', identity {:016x}", s.joint_count(), s.names[0], s.identity_hash());
+        println!(
+            "skeleton {i}: {} joints, depth {depth}, root '{}', identity {:016x}",
+            s.joint_count(),
+            s.names[0],
+            s.identity_hash()
+        );
     }
     for (i, s) in p.skins.iter().enumerate() {
-        println!("skin {i} '{}': skeleton {}, {} palette entries", s.name, s.skeleton, s.joints.len());
+        println!(
+            "skin {i} '{}': skeleton {}, {} palette entries",
+            s.name,
+            s.skeleton,
+            s.joints.len()
+        );
     }
     for (i, m) in p.meshes.iter().enumerate() {
-        println!("mesh {i} '{}': skin {}, {} vertices, {} triangles, normals {}, bounds diagonal {:.4}", m.name, m.skin, m.positions.len(), m.indices.len() / 3, if m.normals.is_empty() { "no" } else { "yes" }, m.bounds_diagonal());
+        println!(
+            "mesh {i} '{}': skin {}, {} vertices, {} triangles, normals {}, bounds diagonal {:.4}",
+            m.name,
+            m.skin,
+            m.positions.len(),
+            m.indices.len() / 3,
+            if m.normals.is_empty() { "no" } else { "yes" },
+            m.bounds_diagonal()
+        );
     }
-    println!("{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}", "clip", "name", "skel", "duration", "rate", "samples", "animated/const/default", "bytes", "events");
+    println!(
+        "{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}",
+        "clip",
+        "name",
+        "skel",
+        "duration",
+        "rate",
+        "samples",
+        "animated/const/default",
+        "bytes",
+        "events"
+    );
     for (i, c) in p.clips.iter().enumerate() {
         let [d, k, a] = kind_counts(c);
-        println!("{i:<4} {:<32} {:>4} {:>8.3}s {:>6.1} {:>7} {:>22} {:>9} {:>6}", c.name, c.skeleton, c.duration, c.sample_rate, c.sample_count, format!("{a}/{k}/{d}"), throng_cook::report::clip_bytes(c), c.events.len() + c.markers.len());
+        println!(
+            "{i:<4} {:<32} {:>4} {:>8.3}s {:>6.1} {:>7} {:>22} {:>9} {:>6}",
+            c.name,
+            c.skeleton,
+            c.duration,
+            c.sample_rate,
+            c.sample_count,
+            format!("{a}/{k}/{d}"),
+            throng_cook::report::clip_bytes(c),
+            c.events.len() + c.markers.len()
+        );
     }
 }
 

@@ -15,7 +15,11 @@ use clap::{Parser, Subcommand};
 use thiserror::Error;
 
 #[derive(Parser)]
-#[command(name = "throng", version, about = "Crowd animation on the GPU, checked against a CPU reference")]
+#[command(
+    name = "throng",
+    version,
+    about = "Crowd animation on the GPU, checked against a CPU reference"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -57,11 +61,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 #[derive(Debug, Error)]
 pub enum CliError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Cook(#[from] throng_cook::CookError),
     #[error("{path}: {source}")]
-    Package { path: PathBuf, source: throng_cook::PackageError },
+    Package {
+        path: PathBuf,
+        source: throng_cook::PackageError,
+    },
     #[error(transparent)]
     Program(#[from] throng_cpu_ref::ProgramError),
     #[error(transparent)]
@@ -77,25 +87,40 @@ pub enum CliError {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(path).map_err(|source| CliError::Io { path: path.to_owned(), source })
+    std::fs::read(path).map_err(|source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io { path: dir.to_owned(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
     }
-    std::fs::write(path, bytes).map_err(|source| CliError::Io { path: path.to_owned(), source })
+    std::fs::write(path, bytes).map_err(|source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Reads and checks a .throng package.
 fn load_package(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
     let bytes = read_file(path)?;
-    throng_cook::read_package(&bytes).map_err(|source| CliError::Package { path: path.to_owned(), source })
+    throng_cook::read_package(&bytes).map_err(|source| CliError::Package {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// A package from a .throng file, or cooked from a .glb / .gltf with the default profile.
 fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("throng")) {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("throng"))
+    {
         return load_package(path);
     }
     Ok(throng_cook::cook_file(path, &throng_cook::Profile::DEFAULT)?.0)
@@ -103,10 +128,14 @@ fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
 
 /// The generated character, cooked with the default profile.
 fn builtin_character() -> Result<throng_cpu_ref::Package, CliError> {
-    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
+    let imported =
+        throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
     Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
 }
 
 fn print_json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    );
 }

@@ -37,13 +37,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
     for path in &args.asset {
         packages.push((path.display().to_string(), load_any(path)?));
     }
-    let under_test: Vec<PackageUnderTest> =
-        packages.iter().map(|(name, package)| PackageUnderTest { name, package }).collect();
+    let under_test: Vec<PackageUnderTest> = packages
+        .iter()
+        .map(|(name, package)| PackageUnderTest { name, package })
+        .collect();
     let ctx = GpuContext::new()?;
     let paths = match (args.interpreter, args.mapping) {
         (true, _) => vec![Path::Interpreter],
         (false, Some(m)) => vec![Path::Specialised(m.into())],
-        (false, None) => vec![Path::Interpreter, Path::Specialised(Mapping::Thread), Path::Specialised(Mapping::Workgroup)],
+        (false, None) => vec![
+            Path::Interpreter,
+            Path::Specialised(Mapping::Thread),
+            Path::Specialised(Mapping::Workgroup),
+        ],
     };
     let mut reports = Vec::new();
     for path in paths {

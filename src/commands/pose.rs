@@ -7,7 +7,11 @@ use glam::{Affine3A, Mat4, Vec3};
 use serde_json::json;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
 use throng_cpu_ref::transform::mean_column_scale;
-use throng_cpu_ref::{clip::{root_motion_affine, sample_clip}, curve::sample_exact, fk, palette, skinning, Package, Skeleton, SourceClip, Trs};
+use throng_cpu_ref::{
+    clip::{root_motion_affine, sample_clip},
+    curve::sample_exact,
+    fk, palette, skinning, Package, Skeleton, SourceClip, Trs,
+};
 
 use super::{load_package, print_json, CliError};
 
@@ -58,18 +62,30 @@ impl Spec {
         let mut options = Vec::new();
         while let Some((key, value)) = parts.last().and_then(|p| p.split_once('=')) {
             if !keys.contains(&key) {
-                return Err(usage(format!("unknown option '{key}' (options: {})", keys.join(", "))));
+                return Err(usage(format!(
+                    "unknown option '{key}' (options: {})",
+                    keys.join(", ")
+                )));
             }
             options.push((key.to_owned(), vector(value).map_err(usage)?));
             parts.pop();
         }
-        let point = parts.pop().ok_or_else(|| usage("expected JOINT:X,Y,Z".into()))?;
+        let point = parts
+            .pop()
+            .ok_or_else(|| usage("expected JOINT:X,Y,Z".into()))?;
         let point = vector(point).map_err(usage)?;
         let joint = parts.join(":");
         if joint.is_empty() {
-            return Err(usage("expected JOINT:X,Y,Z (the joint name is missing)".into()));
+            return Err(usage(
+                "expected JOINT:X,Y,Z (the joint name is missing)".into(),
+            ));
         }
-        Ok(Spec { flag, joint, point, options })
+        Ok(Spec {
+            flag,
+            joint,
+            point,
+            options,
+        })
     }
 
     fn option(&self, key: &str) -> Option<Vec3> {
@@ -78,14 +94,23 @@ impl Spec {
 
     fn find(&self, skeleton: &Skeleton) -> Result<usize, CliError> {
         skeleton.find(&self.joint).ok_or_else(|| {
-            CliError::Usage(format!("--{} names joint '{}', which the skeleton lacks; its joints are: {}", self.flag, self.joint, skeleton.names.join(", ")))
+            CliError::Usage(format!(
+                "--{} names joint '{}', which the skeleton lacks; its joints are: {}",
+                self.flag,
+                self.joint,
+                skeleton.names.join(", ")
+            ))
         })
     }
 }
 
 /// Three comma-separated finite numbers.
 fn vector(text: &str) -> Result<Vec3, String> {
-    let v: Vec<f32> = text.split(',').map(|x| x.trim().parse::<f32>()).collect::<Result<_, _>>().map_err(|_| format!("'{text}' is not three numbers X,Y,Z"))?;
+    let v: Vec<f32> = text
+        .split(',')
+        .map(|x| x.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("'{text}' is not three numbers X,Y,Z"))?;
     match v[..] {
         [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok(Vec3::new(x, y, z)),
         [_, _, _] => Err(format!("'{text}' is not three finite numbers X,Y,Z")),
@@ -95,7 +120,15 @@ fn vector(text: &str) -> Result<Vec3, String> {
 
 /// Runs the solvers on the FK pose. `to_component` maps glTF scene space into the space of
 /// `component`; residuals are reported in scene units (`scene_scale` per component unit).
-fn apply_ik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], two_bones: &[Spec], aims: &[Spec], to_component: &Affine3A, scene_scale: f32) -> Result<Vec<serde_json::Value>, CliError> {
+fn apply_ik(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    two_bones: &[Spec],
+    aims: &[Spec],
+    to_component: &Affine3A,
+    scene_scale: f32,
+) -> Result<Vec<serde_json::Value>, CliError> {
     let mut out = Vec::new();
     let report = |solver: &str, spec: &Spec, r: IkResult| {
         json!({
@@ -109,17 +142,38 @@ fn apply_ik(skeleton: &Skeleton, local: &mut [Trs], component: &mut [Affine3A], 
     };
     for spec in two_bones {
         let tip = spec.find(skeleton)?;
-        let parent = |j: usize| skeleton.parents.get(j).map(|&p| p as usize).filter(|&p| p < j);
-        let (mid, root) = parent(tip).and_then(|m| Some((m, parent(m)?))).ok_or_else(|| CliError::Usage(format!("--two-bone: joint '{}' needs a parent and a grandparent to form a limb", spec.joint)))?;
+        let parent = |j: usize| {
+            skeleton
+                .parents
+                .get(j)
+                .map(|&p| p as usize)
+                .filter(|&p| p < j)
+        };
+        let (mid, root) = parent(tip)
+            .and_then(|m| Some((m, parent(m)?)))
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--two-bone: joint '{}' needs a parent and a grandparent to form a limb",
+                    spec.joint
+                ))
+            })?;
         let mut ik = TwoBone::new(root, mid, tip, to_component.transform_point3(spec.point));
-        ik.pole = spec.option("pole").map(|p| to_component.transform_point3(p));
-        let r = solve_two_bone(skeleton, local, component, &ik).map_err(|e| CliError::Usage(format!("--two-bone {}: {e}", spec.joint)))?;
+        ik.pole = spec
+            .option("pole")
+            .map(|p| to_component.transform_point3(p));
+        let r = solve_two_bone(skeleton, local, component, &ik)
+            .map_err(|e| CliError::Usage(format!("--two-bone {}: {e}", spec.joint)))?;
         out.push(report("two_bone", spec, r));
     }
     for spec in aims {
         let joint = spec.find(skeleton)?;
-        let aim = Aim::new(to_component.transform_point3(spec.point), spec.option("forward").unwrap_or(Vec3::Z), spec.option("up").unwrap_or(Vec3::Y));
-        let r = solve_aim(skeleton, local, component, &aim, &[joint], &[1.0]).map_err(|e| CliError::Usage(format!("--aim {}: {e}", spec.joint)))?;
+        let aim = Aim::new(
+            to_component.transform_point3(spec.point),
+            spec.option("forward").unwrap_or(Vec3::Z),
+            spec.option("up").unwrap_or(Vec3::Y),
+        );
+        let r = solve_aim(skeleton, local, component, &aim, &[joint], &[1.0])
+            .map_err(|e| CliError::Usage(format!("--aim {}: {e}", spec.joint)))?;
         out.push(report("aim", spec, r));
     }
     Ok(out)
@@ -132,40 +186,83 @@ struct Source {
 }
 
 fn load(path: &Path) -> Result<Source, CliError> {
-    let is_package = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("throng"));
+    let is_package = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("throng"));
     if is_package {
-        return Ok(Source { package: load_package(path)?, source_clips: None });
+        return Ok(Source {
+            package: load_package(path)?,
+            source_clips: None,
+        });
     }
     let imported = throng_cook::import_file(path)?;
     let (package, _report) = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?;
-    Ok(Source { package, source_clips: Some(imported.source_clips) })
+    Ok(Source {
+        package,
+        source_clips: Some(imported.source_clips),
+    })
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if !args.time.is_finite() {
-        return Err(CliError::Usage(format!("--time must be a finite number of seconds, got {}", args.time)));
+        return Err(CliError::Usage(format!(
+            "--time must be a finite number of seconds, got {}",
+            args.time
+        )));
     }
-    let two_bones = args.two_bone.iter().map(|t| Spec::parse("two-bone", t, &["pole"])).collect::<Result<Vec<_>, _>>()?;
-    let aims = args.aim.iter().map(|t| Spec::parse("aim", t, &["forward", "up"])).collect::<Result<Vec<_>, _>>()?;
+    let two_bones = args
+        .two_bone
+        .iter()
+        .map(|t| Spec::parse("two-bone", t, &["pole"]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let aims = args
+        .aim
+        .iter()
+        .map(|t| Spec::parse("aim", t, &["forward", "up"]))
+        .collect::<Result<Vec<_>, _>>()?;
     let src = load(&args.input)?;
     let p = &src.package;
-    let skin = p.skins.get(args.skin).ok_or_else(|| CliError::Usage(format!("--skin {} does not exist: {} has {} skins", args.skin, args.input.display(), p.skins.len())))?;
+    let skin = p.skins.get(args.skin).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--skin {} does not exist: {} has {} skins",
+            args.skin,
+            args.input.display(),
+            p.skins.len()
+        ))
+    })?;
     let skeleton = &p.skeletons[skin.skeleton as usize];
-    let clip_ids: Vec<usize> = (0..p.clips.len()).filter(|&i| p.clips[i].skeleton == skin.skeleton).collect();
+    let clip_ids: Vec<usize> = (0..p.clips.len())
+        .filter(|&i| p.clips[i].skeleton == skin.skeleton)
+        .collect();
     let which = clip_ids
         .iter()
         .position(|&i| p.clips[i].name == args.clip)
-        .or_else(|| args.clip.parse::<usize>().ok().filter(|&k| k < clip_ids.len()))
+        .or_else(|| {
+            args.clip
+                .parse::<usize>()
+                .ok()
+                .filter(|&k| k < clip_ids.len())
+        })
         .ok_or_else(|| {
             let names: Vec<&str> = clip_ids.iter().map(|&i| p.clips[i].name.as_str()).collect();
-            CliError::Usage(format!("no clip '{}' for skin {}; its clips are: {}", args.clip, args.skin, names.join(", ")))
+            CliError::Usage(format!(
+                "no clip '{}' for skin {}; its clips are: {}",
+                args.clip,
+                args.skin,
+                names.join(", ")
+            ))
         })?;
     let clip = &p.clips[clip_ids[which]];
     let time = args.time as f32;
 
     let mut local = vec![Trs::IDENTITY; skeleton.joint_count()];
     if args.exact {
-        let sources = src.source_clips.as_ref().ok_or_else(|| CliError::Usage("--exact needs the source curves: give the .glb/.gltf, not a .throng package".into()))?;
+        let sources = src.source_clips.as_ref().ok_or_else(|| {
+            CliError::Usage(
+                "--exact needs the source curves: give the .glb/.gltf, not a .throng package"
+                    .into(),
+            )
+        })?;
         let source = sources
             .iter()
             .filter(|c| c.skeleton == skin.skeleton)
@@ -180,9 +277,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // Cooked clips carry extracted root motion as a separate trajectory; the pose printed is the
     // animator's, so it goes back on top (trajectory · residual, DESIGN.md §5). IK works on the
     // residual FK pose, so targets come into that space through the trajectory and root transform.
-    let trajectory = if args.exact { Affine3A::IDENTITY } else { root_motion_affine(clip, time) };
+    let trajectory = if args.exact {
+        Affine3A::IDENTITY
+    } else {
+        root_motion_affine(clip, time)
+    };
     let to_scene = skeleton.root_transform * trajectory;
-    let ik = apply_ik(skeleton, &mut local, &mut component, &two_bones, &aims, &to_scene.inverse(), mean_column_scale(&to_scene))?;
+    let ik = apply_ik(
+        skeleton,
+        &mut local,
+        &mut component,
+        &two_bones,
+        &aims,
+        &to_scene.inverse(),
+        mean_column_scale(&to_scene),
+    )?;
     if !args.exact {
         component.iter_mut().for_each(|c| *c = trajectory * *c);
     }
@@ -209,7 +318,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let mut positions = vec![Vec3::ZERO; mesh.positions.len()];
             let mut normals = vec![Vec3::ZERO; mesh.normals.len()];
             skinning::skin_mesh(mesh, &pal, &mut positions, &mut normals);
-            positions.iter().map(|v| scene.transform_point3(*v).to_array()).collect()
+            positions
+                .iter()
+                .map(|v| scene.transform_point3(*v).to_array())
+                .collect()
         }
         None => Vec::new(),
     };

@@ -212,7 +212,12 @@ fn typed(ctx: &Ctx, v: &S<toml::Value>, ty: InputType, key: &str) -> Result<Valu
     Ok(value)
 }
 
-fn masks(ctx: &Ctx, doc: &Doc, skeleton: u32, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Mask>, TreeError> {
+fn masks(
+    ctx: &Ctx,
+    doc: &Doc,
+    skeleton: u32,
+    rig: &throng_cpu_ref::Skeleton,
+) -> Result<Vec<Mask>, TreeError> {
     let mut out = Vec::new();
     for (name, mask) in &doc.masks {
         let key = format!("masks.{name}");

@@ -28,7 +28,12 @@ pub struct Fidelity {
 
 /// Measures `compressed` against `reference` (the same clip in both encodings) on `skeleton`;
 /// appends every vertex error to `all` (for totals over many clips).
-pub fn measure(skeleton: &Skeleton, reference: &Clip, compressed: &Clip, all: &mut Vec<f32>) -> Fidelity {
+pub fn measure(
+    skeleton: &Skeleton,
+    reference: &Clip,
+    compressed: &Clip,
+    all: &mut Vec<f32>,
+) -> Fidelity {
     let n = skeleton.joint_count();
     let mut times = Vec::with_capacity(2 * reference.sample_count as usize);
     for i in 0..reference.sample_count {
@@ -41,9 +46,15 @@ pub fn measure(skeleton: &Skeleton, reference: &Clip, compressed: &Clip, all: &m
     let (mut a, mut b) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
     let (mut ca, mut cb) = (vec![Affine3A::IDENTITY; n], vec![Affine3A::IDENTITY; n]);
     let mut errors = vec![0.0f32; times.len() * n * VERTICES_PER_JOINT];
-    let mut out = Fidelity { times: times.len(), ..Fidelity::default() };
+    let mut out = Fidelity {
+        times: times.len(),
+        ..Fidelity::default()
+    };
     let mut sum = 0.0f64;
-    for (&t, errs) in times.iter().zip(errors.chunks_exact_mut(n * VERTICES_PER_JOINT)) {
+    for (&t, errs) in times
+        .iter()
+        .zip(errors.chunks_exact_mut(n * VERTICES_PER_JOINT))
+    {
         sample_clip(reference, skeleton, t, &mut a);
         sample_clip(compressed, skeleton, t, &mut b);
         local_to_component(skeleton, &a, &mut ca);
@@ -58,7 +69,11 @@ pub fn measure(skeleton: &Skeleton, reference: &Clip, compressed: &Clip, all: &m
             }
         }
     }
-    out.mean_cm = if errors.is_empty() { 0.0 } else { (sum / errors.len() as f64) as f32 };
+    out.mean_cm = if errors.is_empty() {
+        0.0
+    } else {
+        (sum / errors.len() as f64) as f32
+    };
     all.extend_from_slice(&errors);
     out.p99_cm = percentile(&mut errors, 0.99);
     out

@@ -25,7 +25,8 @@ pub use search::DESCENDANT_SHARE;
 use crate::package::payload_bytes;
 use crate::profile::CodecSettings;
 use crate::report::{
-    clip_bytes, ratio, rest_extent, CodecClipReport, CodecReport, CodecTotal, CookReport, RAW_JOINT_SAMPLE_BYTES,
+    clip_bytes, ratio, rest_extent, CodecClipReport, CodecReport, CodecTotal, CookReport,
+    RAW_JOINT_SAMPLE_BYTES,
 };
 use crate::Profile;
 use measure::percentile;
@@ -65,20 +66,36 @@ pub struct Encoded {
 }
 
 /// Compresses `clip` (reference encoding) of `skeleton` within `settings`' thresholds.
-pub fn encode_clip(clip: &Clip, skeleton: &Skeleton, settings: &CodecSettings) -> Result<Encoded, CodecError> {
+pub fn encode_clip(
+    clip: &Clip,
+    skeleton: &Skeleton,
+    settings: &CodecSettings,
+) -> Result<Encoded, CodecError> {
     let start = Instant::now();
     if clip.compressed.is_some() {
         return Err(CodecError::AlreadyCompressed);
     }
     let n = skeleton.joint_count();
     if clip.sub_tracks.len() != 3 * n {
-        return Err(CodecError::SubTrackCount { found: clip.sub_tracks.len(), joints: n });
+        return Err(CodecError::SubTrackCount {
+            found: clip.sub_tracks.len(),
+            joints: n,
+        });
     }
     let samples = clip.sample_count as usize;
     let locals = reference_locals(clip, skeleton)?;
     let tracks = tracks(clip, &locals, n)?;
-    let thresholds: Vec<f32> = skeleton.names.iter().map(|name| settings.threshold_of(name)).collect();
-    let problem = Problem { skeleton, locals: &locals, tracks: &tracks, thresholds: &thresholds };
+    let thresholds: Vec<f32> = skeleton
+        .names
+        .iter()
+        .map(|name| settings.threshold_of(name))
+        .collect();
+    let problem = Problem {
+        skeleton,
+        locals: &locals,
+        tracks: &tracks,
+        thresholds: &thresholds,
+    };
     let (choices, unmet) = search::choose(&problem, samples, SEGMENT_LENGTH as usize);
     let (compressed, sub_tracks) = pack::pack(clip, &tracks, &choices, SEGMENT_LENGTH)?;
     let mut widths = [0u64; MAX_WIDTH as usize + 1];
@@ -101,8 +118,19 @@ pub fn encode_clip(clip: &Clip, skeleton: &Skeleton, settings: &CodecSettings) -
                 .collect()
         })
         .collect();
-    let clip = Clip { sub_tracks, values: Vec::new(), compressed: Some(compressed), ..clip.clone() };
-    Ok(Encoded { clip, reconstruction, widths, unmet, seconds: start.elapsed().as_secs_f64() })
+    let clip = Clip {
+        sub_tracks,
+        values: Vec::new(),
+        compressed: Some(compressed),
+        ..clip.clone()
+    };
+    Ok(Encoded {
+        clip,
+        reconstruction,
+        widths,
+        unmet,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 /// The reference clip's local pose at every sample, sample-major (`[i * joints + j]`), read
@@ -123,7 +151,10 @@ fn reference_locals(clip: &Clip, skeleton: &Skeleton) -> Result<Vec<Trs>, CodecE
                     SubTrackKind::Constant => st.offset as usize,
                     SubTrackKind::Animated => st.offset as usize + i * width,
                 };
-                let v = clip.values.get(start..start + width).ok_or(CodecError::BadReference { sub_track: t })?;
+                let v = clip
+                    .values
+                    .get(start..start + width)
+                    .ok_or(CodecError::BadReference { sub_track: t })?;
                 match k {
                     0 => local.translation = glam::Vec3::new(v[0], v[1], v[2]),
                     1 => local.rotation = glam::Quat::from_xyzw(v[0], v[1], v[2], v[3]),
@@ -147,7 +178,11 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
         }
         let (joint, component) = (t / 3, t % 3);
         let rotation = |i: usize| locals[i * n + joint].rotation.to_array();
-        let rebuilt = if component == 1 { rebuilt((0..samples).map(rotation)) } else { 0 };
+        let rebuilt = if component == 1 {
+            rebuilt((0..samples).map(rotation))
+        } else {
+            0
+        };
         let value = |i: usize| -> [f64; 3] {
             let local = locals[i * n + joint];
             let v = match component {
@@ -155,7 +190,9 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
                 1 => {
                     let q = rotation(i);
                     let sign = if q[rebuilt as usize] < 0.0 { -1.0 } else { 1.0 };
-                    let mut kept = (0..4).filter(|&c| c != rebuilt as usize).map(|c| sign * q[c]);
+                    let mut kept = (0..4)
+                        .filter(|&c| c != rebuilt as usize)
+                        .map(|c| sign * q[c]);
                     std::array::from_fn(|_| kept.next().unwrap_or(0.0))
                 }
                 _ => local.scale.to_array(),
@@ -163,19 +200,30 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
             v.map(f64::from)
         };
         let ranges: [quantize::Range; 3] = std::array::from_fn(|c| {
-            let (lo, hi) = (0..samples).map(|i| value(i)[c]).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(v), hi.max(v))
-            });
+            let (lo, hi) = (0..samples)
+                .map(|i| value(i)[c])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
             quantize::Range::covering(lo, hi)
         });
-        if ranges.iter().any(|r| !r.value(quantize::K_MAX).is_finite() || !r.base.is_finite()) {
+        if ranges
+            .iter()
+            .any(|r| !r.value(quantize::K_MAX).is_finite() || !r.base.is_finite())
+        {
             return Err(CodecError::Range { sub_track: t });
         }
         let ks = (0..samples).map(|i| {
             let v = value(i);
             std::array::from_fn(|c| ranges[c].k(v[c]))
         });
-        tracks.push(Track { joint, component, rebuilt, ranges, ks: ks.collect() });
+        tracks.push(Track {
+            joint,
+            component,
+            rebuilt,
+            ranges,
+            ks: ks.collect(),
+        });
     }
     Ok(tracks)
 }
@@ -183,8 +231,13 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
 /// The component of a rotation track to rebuild: the one whose smallest magnitude over the clip
 /// is largest (the error of a rebuilt component grows as 1 / its value); w on ties.
 fn rebuilt(samples: impl Iterator<Item = [f32; 4]>) -> u32 {
-    let smallest = samples.fold([f32::INFINITY; 4], |m, q| std::array::from_fn(|c| m[c].min(q[c].abs())));
-    (0..4u32).rev().max_by(|&a, &b| smallest[a as usize].total_cmp(&smallest[b as usize])).unwrap_or(3)
+    let smallest = samples.fold([f32::INFINITY; 4], |m, q| {
+        std::array::from_fn(|c| m[c].min(q[c].abs()))
+    });
+    (0..4u32)
+        .rev()
+        .max_by(|&a, &b| smallest[a as usize].total_cmp(&smallest[b as usize]))
+        .unwrap_or(3)
 }
 
 /// Compresses every reference-encoded clip of `package` (as [`crate::cook`] made it with
@@ -197,7 +250,9 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
     let mut histogram = vec![0u64; MAX_WIDTH as usize + 1];
     let mut errors = Vec::new();
     for (index, clip) in package.clips.iter_mut().enumerate() {
-        let Some(skeleton) = package.skeletons.get(clip.skeleton as usize) else { continue };
+        let Some(skeleton) = package.skeletons.get(clip.skeleton as usize) else {
+            continue;
+        };
         if clip.compressed.is_some() {
             continue;
         }
@@ -205,15 +260,21 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
         let encoded = match encode_clip(clip, skeleton, &clip_settings) {
             Ok(encoded) => encoded,
             Err(e) => {
-                report.warnings.push(format!("clip '{}' stays uncompressed: {e}", clip.name));
+                report
+                    .warnings
+                    .push(format!("clip '{}' stays uncompressed: {e}", clip.name));
                 continue;
             }
         };
         let fidelity = measure(skeleton, clip, &encoded.clip, &mut errors);
         *clip = encoded.clip;
-        let raw = RAW_JOINT_SAMPLE_BYTES * skeleton.joint_count() as u64 * u64::from(clip.sample_count);
+        let raw =
+            RAW_JOINT_SAMPLE_BYTES * skeleton.joint_count() as u64 * u64::from(clip.sample_count);
         let bytes = payload_bytes(clip) as u64;
-        histogram.iter_mut().zip(&encoded.widths).for_each(|(h, w)| *h += w);
+        histogram
+            .iter_mut()
+            .zip(&encoded.widths)
+            .for_each(|(h, w)| *h += w);
         clips.push(CodecClipReport {
             name: clip.name.clone(),
             joints: skeleton.joint_count(),
@@ -221,11 +282,16 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
             raw_bytes: raw,
             compressed_bytes: bytes,
             ratio: ratio(raw, bytes),
-            bytes_per_joint_sample: bytes as f64 / (skeleton.joint_count() as f64 * f64::from(clip.sample_count)).max(1.0),
+            bytes_per_joint_sample: bytes as f64
+                / (skeleton.joint_count() as f64 * f64::from(clip.sample_count)).max(1.0),
             max_error_cm: fidelity.max_cm,
             p99_error_cm: fidelity.p99_cm,
             mean_error_cm: fidelity.mean_cm,
-            worst_joint: skeleton.names.get(fidelity.worst_joint as usize).cloned().unwrap_or_default(),
+            worst_joint: skeleton
+                .names
+                .get(fidelity.worst_joint as usize)
+                .cloned()
+                .unwrap_or_default(),
             worst_time_s: fidelity.worst_time,
             threshold_scale,
             unmet: encoded.unmet,
@@ -237,7 +303,11 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
         }
     }
     report.total_clip_bytes = report.clips.iter().map(|c| c.bytes).sum();
-    let mean = if errors.is_empty() { 0.0 } else { (errors.iter().map(|&e| f64::from(e)).sum::<f64>() / errors.len() as f64) as f32 };
+    let mean = if errors.is_empty() {
+        0.0
+    } else {
+        (errors.iter().map(|&e| f64::from(e)).sum::<f64>() / errors.len() as f64) as f32
+    };
     let p99 = percentile(&mut errors, 0.99);
     report.codec = Some(CodecReport {
         profile: profile.name.to_string(),

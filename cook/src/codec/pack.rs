@@ -49,7 +49,10 @@ pub fn pack(
                 at
             }
         };
-        sub_tracks.push(SubTrack { kind: st.kind, offset });
+        sub_tracks.push(SubTrack {
+            kind: st.kind,
+            offset,
+        });
     }
     for (s, segment) in choices.iter().enumerate() {
         words[table + s] = u32::try_from(words.len()).map_err(|_| CodecError::TooLarge)?;
@@ -57,8 +60,13 @@ pub fn pack(
         let mut data = Writer::default();
         let mut headers = Vec::with_capacity(2 * animated);
         for (track, choice) in tracks.iter().zip(segment) {
-            let offset = u32::try_from(data.len).ok().filter(|&o| o < 1 << OFFSET_BITS);
-            let offset = offset.ok_or(CodecError::SegmentTooLarge { segment: s, bits: data.len })?;
+            let offset = u32::try_from(data.len)
+                .ok()
+                .filter(|&o| o < 1 << OFFSET_BITS);
+            let offset = offset.ok_or(CodecError::SegmentTooLarge {
+                segment: s,
+                bits: data.len,
+            })?;
             let widths = choice.ranges.map(|r| r.width(choice.shift));
             let mut header = u64::from(offset) | u64::from(choice.shift) << SHIFT_AT;
             for ((c, &width), range) in (0u32..).zip(&widths).zip(&choice.ranges) {
@@ -76,6 +84,10 @@ pub fn pack(
         words.extend(headers);
         words.extend(data.words);
     }
-    let compressed = CompressedClip { segment_length, animated: animated as u32, words };
+    let compressed = CompressedClip {
+        segment_length,
+        animated: animated as u32,
+        words,
+    };
     Ok((compressed, sub_tracks))
 }

@@ -34,12 +34,17 @@ impl Range {
         while exp < MAX_STEP_EXP && 2f64.powi(exp) * f64::from(K_MAX) < extent {
             exp += 1;
         }
-        Range { base, step: 2f64.powi(exp) as f32 }
+        Range {
+            base,
+            step: 2f64.powi(exp) as f32,
+        }
     }
 
     /// The nearest `K` of `v`, clamped to `0 ..= K_MAX`.
     pub fn k(&self, v: f64) -> u32 {
-        ((v - f64::from(self.base)) / f64::from(self.step)).round().clamp(0.0, f64::from(K_MAX)) as u32
+        ((v - f64::from(self.base)) / f64::from(self.step))
+            .round()
+            .clamp(0.0, f64::from(K_MAX)) as u32
     }
 
     /// The decoded value of `K` (the decoder's own arithmetic).
@@ -74,7 +79,10 @@ pub struct SegmentRange {
 impl SegmentRange {
     pub fn of(ks: impl Iterator<Item = u32> + Clone) -> SegmentRange {
         let k_min = ks.clone().min().unwrap_or(0);
-        SegmentRange { hi: k_min >> LO_SHIFT, k_max: ks.max().unwrap_or(0) }
+        SegmentRange {
+            hi: k_min >> LO_SHIFT,
+            k_max: ks.max().unwrap_or(0),
+        }
     }
 
     fn lo(&self) -> u32 {
@@ -112,12 +120,26 @@ mod tests {
 
     #[test]
     fn a_range_covers_its_ends_within_half_a_step() {
-        for (lo, hi) in [(-1.0, 1.0), (0.25, 0.2500001), (3.0, 3.0), (-1234.5, 98765.25), (1e-30, 2e-30)] {
+        for (lo, hi) in [
+            (-1.0, 1.0),
+            (0.25, 0.2500001),
+            (3.0, 3.0),
+            (-1234.5, 98765.25),
+            (1e-30, 2e-30),
+        ] {
             let r = Range::covering(lo, hi);
-            assert_eq!(r.step.to_bits() & 0x007f_ffff, 0, "step {} is a power of two", r.step);
+            assert_eq!(
+                r.step.to_bits() & 0x007f_ffff,
+                0,
+                "step {} is a power of two",
+                r.step
+            );
             for v in [lo, hi, 0.5 * (lo + hi)] {
                 let back = f64::from(r.value(r.k(v)));
-                assert!((back - v).abs() <= 0.5 * f64::from(r.step) + 1e-7 * v.abs(), "{v} -> {back} ({r:?})");
+                assert!(
+                    (back - v).abs() <= 0.5 * f64::from(r.step) + 1e-7 * v.abs(),
+                    "{v} -> {back} ({r:?})"
+                );
             }
         }
     }
@@ -130,7 +152,11 @@ mod tests {
             let w = seg.width(shift);
             assert!(w + shift <= 25, "width {w} at shift {shift}");
             for &k in &ks {
-                assert_eq!(seg.stored(k, shift) >> w, 0, "k {k} fits {w} bits at shift {shift}");
+                assert_eq!(
+                    seg.stored(k, shift) >> w,
+                    0,
+                    "k {k} fits {w} bits at shift {shift}"
+                );
                 assert!(seg.round_trip(k, shift).abs_diff(k) <= (1 << shift) / 2);
             }
         }

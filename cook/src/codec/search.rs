@@ -75,7 +75,11 @@ pub struct Problem<'a> {
 
 /// Per segment of `segment_length` samples, the choice of every track (in track order), and
 /// how many joint-segments could not meet their threshold.
-pub fn choose(problem: &Problem, samples: usize, segment_length: usize) -> (Vec<Vec<SegmentChoice>>, usize) {
+pub fn choose(
+    problem: &Problem,
+    samples: usize,
+    segment_length: usize,
+) -> (Vec<Vec<SegmentChoice>>, usize) {
     let n = problem.skeleton.joint_count();
     let mut by_joint = vec![Vec::new(); n];
     for (t, track) in problem.tracks.iter().enumerate() {
@@ -128,12 +132,23 @@ impl Segment {
 
     /// Chooses the tracks of samples `first .. first + m`; returns the choices and the number of
     /// joints that missed their threshold even at shift 0.
-    fn choose(&mut self, p: &Problem, by_joint: &[Vec<usize>], first: usize, m: usize) -> (Vec<SegmentChoice>, usize) {
+    fn choose(
+        &mut self,
+        p: &Problem,
+        by_joint: &[Vec<usize>],
+        first: usize,
+        m: usize,
+    ) -> (Vec<SegmentChoice>, usize) {
         let n = self.joints;
         let parents = &p.skeleton.parents;
         for i in 0..m {
             for j in 0..n {
-                let local = p.locals.get((first + i) * n + j).copied().unwrap_or_default().to_affine();
+                let local = p
+                    .locals
+                    .get((first + i) * n + j)
+                    .copied()
+                    .unwrap_or_default()
+                    .to_affine();
                 self.reference_local[i * n + j] = local;
                 self.reference[i * n + j] = match parent_of(parents, j) {
                     Some(q) => self.reference[i * n + q] * local,
@@ -157,9 +172,15 @@ impl Segment {
                 missed += 1;
             }
             for &t in mine {
-                if let (Some(track), Some(c), Some(last)) = (p.tracks.get(t), choices.get(t), self.last.get_mut(t)) {
-                    *last = (track.component == 1 && m > 0)
-                        .then(|| rotation_from_stored(track.value(first + m - 1, &c.ranges, c.shift), track.rebuilt));
+                if let (Some(track), Some(c), Some(last)) =
+                    (p.tracks.get(t), choices.get(t), self.last.get_mut(t))
+                {
+                    *last = (track.component == 1 && m > 0).then(|| {
+                        rotation_from_stored(
+                            track.value(first + m - 1, &c.ranges, c.shift),
+                            track.rebuilt,
+                        )
+                    });
                 }
             }
             for i in 0..m {
@@ -174,7 +195,15 @@ impl Segment {
     }
 
     /// Sets the shifts of joint `j`'s tracks `mine`; false when even shift 0 misses the threshold.
-    fn search(&mut self, p: &Problem, j: usize, mine: &[usize], first: usize, m: usize, choices: &mut [SegmentChoice]) -> bool {
+    fn search(
+        &mut self,
+        p: &Problem,
+        j: usize,
+        mine: &[usize],
+        first: usize,
+        m: usize,
+        choices: &mut [SegmentChoice],
+    ) -> bool {
         let set = |choices: &mut [SegmentChoice], shifts: &[u32]| {
             for (&t, &s) in mine.iter().zip(shifts) {
                 choices[t].shift = s;
@@ -222,12 +251,25 @@ impl Segment {
 
     /// Whether joint `j` with its tracks at `choices` keeps every vertex of its subtree within
     /// budget at every sample of the segment, and its rotation the reference's hemisphere choices.
-    fn passes(&mut self, p: &Problem, j: usize, mine: &[usize], first: usize, m: usize, choices: &[SegmentChoice]) -> bool {
+    fn passes(
+        &mut self,
+        p: &Problem,
+        j: usize,
+        mine: &[usize],
+        first: usize,
+        m: usize,
+        choices: &[SegmentChoice],
+    ) -> bool {
         if !self.keeps_hemispheres(p, mine, first, m, choices) {
             return false;
         }
         let n = self.joints;
-        let end = p.skeleton.subtree_end.get(j).map_or(j + 1, |&e| e as usize).clamp(j + 1, n);
+        let end = p
+            .skeleton
+            .subtree_end
+            .get(j)
+            .map_or(j + 1, |&e| e as usize)
+            .clamp(j + 1, n);
         let parents = &p.skeleton.parents;
         for i in 0..m {
             let local = candidate(p, j, mine, first + i, choices).to_affine();
@@ -248,7 +290,11 @@ impl Segment {
             );
             for (d, e) in (j..end).zip(errors.chunks_exact(VERTICES_PER_JOINT)) {
                 let threshold = p.thresholds.get(d).copied().unwrap_or(0.0);
-                let budget = if d == j { threshold } else { DESCENDANT_SHARE * threshold };
+                let budget = if d == j {
+                    threshold
+                } else {
+                    DESCENDANT_SHARE * threshold
+                };
                 // NaN fails.
                 if !e.iter().all(|&e| e <= budget) {
                     return false;
@@ -263,17 +309,31 @@ impl Segment {
     /// For each rotation track of `mine`, every two neighbouring samples (the first paired with
     /// the previous segment's last) lie in the same or in opposite hemispheres as decoded and as
     /// in the reference, so nlerp-shortest interpolates both the same way.
-    fn keeps_hemispheres(&self, p: &Problem, mine: &[usize], first: usize, m: usize, choices: &[SegmentChoice]) -> bool {
+    fn keeps_hemispheres(
+        &self,
+        p: &Problem,
+        mine: &[usize],
+        first: usize,
+        m: usize,
+        choices: &[SegmentChoice],
+    ) -> bool {
         let n = p.skeleton.joint_count();
         for &t in mine {
-            let (Some(track), Some(c)) = (p.tracks.get(t), choices.get(t)) else { continue };
+            let (Some(track), Some(c)) = (p.tracks.get(t), choices.get(t)) else {
+                continue;
+            };
             if track.component != 1 {
                 continue;
             }
-            let reference = |i: usize| p.locals.get(i * n + track.joint).map_or(Quat::IDENTITY, |l| l.rotation);
+            let reference = |i: usize| {
+                p.locals
+                    .get(i * n + track.joint)
+                    .map_or(Quat::IDENTITY, |l| l.rotation)
+            };
             let mut previous = self.last.get(t).copied().flatten().filter(|_| first > 0);
             for i in first..first + m {
-                let decoded = rotation_from_stored(track.value(i, &c.ranges, c.shift), track.rebuilt);
+                let decoded =
+                    rotation_from_stored(track.value(i, &c.ranges, c.shift), track.rebuilt);
                 if let Some(before) = previous {
                     let same = reference(i - 1).dot(reference(i)) >= 0.0;
                     if (before.dot(decoded) >= 0.0) != same {

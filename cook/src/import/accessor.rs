@@ -19,22 +19,39 @@ pub(super) struct Buffers<'a> {
 
 impl Buffers<'_> {
     fn err(&self, accessor: &Accessor, reason: impl Into<String>) -> CookError {
-        CookError::Accessor { file: self.file.to_string(), accessor: accessor.index(), reason: reason.into() }
+        CookError::Accessor {
+            file: self.file.to_string(),
+            accessor: accessor.index(),
+            reason: reason.into(),
+        }
     }
 
     /// Components of a float accessor with `dims` per element, flattened. Normalised integer types
     /// are converted to [0, 1] / [-1, 1] as glTF §3.11 specifies; `allowed` lists the accepted
     /// component types. Values are not checked for finiteness here (callers name the place).
-    pub fn floats(&self, accessor: &Accessor, dims: Dimensions, allowed: &[DataType]) -> Result<Vec<f32>, CookError> {
+    pub fn floats(
+        &self,
+        accessor: &Accessor,
+        dims: Dimensions,
+        allowed: &[DataType],
+    ) -> Result<Vec<f32>, CookError> {
         let ty = accessor.data_type();
         if ty != DataType::F32 && !accessor.normalized() {
-            return Err(self.err(accessor, format!("{ty:?} components must be normalized here")));
+            return Err(self.err(
+                accessor,
+                format!("{ty:?} components must be normalized here"),
+            ));
         }
         self.read(accessor, dims, allowed, |b| decode_float(ty, b))
     }
 
     /// Components of an unsigned integer accessor (indices, joint indices), flattened.
-    pub fn uints(&self, accessor: &Accessor, dims: Dimensions, allowed: &[DataType]) -> Result<Vec<u32>, CookError> {
+    pub fn uints(
+        &self,
+        accessor: &Accessor,
+        dims: Dimensions,
+        allowed: &[DataType],
+    ) -> Result<Vec<u32>, CookError> {
         let ty = accessor.data_type();
         self.read(accessor, dims, allowed, |b| decode_uint(ty, b))
     }
@@ -48,10 +65,16 @@ impl Buffers<'_> {
     ) -> Result<Vec<T>, CookError> {
         let ty = accessor.data_type();
         if accessor.dimensions() != dims {
-            return Err(self.err(accessor, format!("is {:?}, expected {dims:?}", accessor.dimensions())));
+            return Err(self.err(
+                accessor,
+                format!("is {:?}, expected {dims:?}", accessor.dimensions()),
+            ));
         }
         if !allowed.contains(&ty) {
-            return Err(self.err(accessor, format!("has component type {ty:?}, expected one of {allowed:?}")));
+            return Err(self.err(
+                accessor,
+                format!("has component type {ty:?}, expected one of {allowed:?}"),
+            ));
         }
         if matches!(dims, Dimensions::Mat2 | Dimensions::Mat3) {
             // Column padding rules of small matrices are not needed by anything Throng reads.
@@ -62,7 +85,13 @@ impl Buffers<'_> {
         let n = dims.multiplicity();
         let elem = comp * n;
         if count == 0 || count.saturating_mul(n) > MAX_COMPONENTS {
-            return Err(self.err(accessor, format!("has count {count}; expected 1 to {} components", MAX_COMPONENTS)));
+            return Err(self.err(
+                accessor,
+                format!(
+                    "has count {count}; expected 1 to {} components",
+                    MAX_COMPONENTS
+                ),
+            ));
         }
         // Check the whole range before allocating, so a forged count cannot reserve memory.
         let dense = match accessor.view() {
@@ -70,9 +99,10 @@ impl Buffers<'_> {
                 let bytes = self.view_bytes(accessor, &view)?;
                 let stride = view.stride().unwrap_or(elem);
                 if stride < elem {
-                    return Err(
-                        self.err(accessor, format!("byte stride {stride} is smaller than its element ({elem} bytes)"))
-                    );
+                    return Err(self.err(
+                        accessor,
+                        format!("byte stride {stride} is smaller than its element ({elem} bytes)"),
+                    ));
                 }
                 let start = accessor.offset();
                 let end = stride
@@ -112,15 +142,25 @@ impl Buffers<'_> {
             };
             let idx_bytes = self.sparse_bytes(accessor, &idx.view(), idx.offset(), k * idx_size)?;
             let values = sparse.values();
-            let val_bytes = self.sparse_bytes(accessor, &values.view(), values.offset(), k * elem)?;
+            let val_bytes =
+                self.sparse_bytes(accessor, &values.view(), values.offset(), k * elem)?;
             let mut previous: Option<usize> = None;
-            for (ib, vb) in idx_bytes.chunks_exact(idx_size).zip(val_bytes.chunks_exact(elem)) {
+            for (ib, vb) in idx_bytes
+                .chunks_exact(idx_size)
+                .zip(val_bytes.chunks_exact(elem))
+            {
                 let i = decode_uint(idx_ty, ib) as usize;
                 if i >= count || previous.is_some_and(|p| i <= p) {
-                    return Err(self.err(accessor, "sparse indices must be strictly increasing and below count"));
+                    return Err(self.err(
+                        accessor,
+                        "sparse indices must be strictly increasing and below count",
+                    ));
                 }
                 previous = Some(i);
-                for (d, c) in out[i * n..(i + 1) * n].iter_mut().zip(vb.chunks_exact(comp)) {
+                for (d, c) in out[i * n..(i + 1) * n]
+                    .iter_mut()
+                    .zip(vb.chunks_exact(comp))
+                {
                     *d = decode(c);
                 }
             }
@@ -129,7 +169,11 @@ impl Buffers<'_> {
     }
 
     /// The bytes of a buffer view, checked against the loaded buffer.
-    fn view_bytes(&self, accessor: &Accessor, view: &gltf::buffer::View) -> Result<&[u8], CookError> {
+    fn view_bytes(
+        &self,
+        accessor: &Accessor,
+        view: &gltf::buffer::View,
+    ) -> Result<&[u8], CookError> {
         let buffer = self
             .data
             .get(view.buffer().index())
@@ -138,7 +182,12 @@ impl Buffers<'_> {
         start
             .checked_add(view.length())
             .and_then(|end| buffer.get(start..end))
-            .ok_or_else(|| self.err(accessor, format!("buffer view {} lies outside its buffer", view.index())))
+            .ok_or_else(|| {
+                self.err(
+                    accessor,
+                    format!("buffer view {} lies outside its buffer", view.index()),
+                )
+            })
     }
 
     /// `len` bytes at `offset` of a sparse indices / values view (tightly packed per glTF).
@@ -153,7 +202,12 @@ impl Buffers<'_> {
         offset
             .checked_add(len)
             .and_then(|end| bytes.get(offset..end))
-            .ok_or_else(|| self.err(accessor, "sparse data reaches past the end of its buffer view"))
+            .ok_or_else(|| {
+                self.err(
+                    accessor,
+                    "sparse data reaches past the end of its buffer view",
+                )
+            })
     }
 }
 

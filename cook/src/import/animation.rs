@@ -19,7 +19,9 @@ use super::CookError;
 
 /// The clip name of an animation: its name, or `animation{index}`.
 pub(super) fn animation_name(anim: &gltf::Animation) -> String {
-    anim.name().map(str::to_string).unwrap_or_else(|| format!("animation{}", anim.index()))
+    anim.name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("animation{}", anim.index()))
 }
 
 /// The source clips, each with the index of the animation it comes from.
@@ -41,22 +43,39 @@ pub(super) fn read(
             let node = channel.target().node();
             let node_name = node_label(doc, node.index());
             let property = channel.target().property();
-            let label = format!("animation '{name}' channel {} ({node_name} {property:?})", channel.index());
+            let label = format!(
+                "animation '{name}' channel {} ({node_name} {property:?})",
+                channel.index()
+            );
             let path = match property {
                 Property::Translation => ChannelPath::Translation,
                 Property::Rotation => ChannelPath::Rotation,
                 Property::Scale => ChannelPath::Scale,
                 Property::MorphTargetWeights => {
-                    warnings.push(format!("{label}: morph-target weights skipped (not supported)"));
+                    warnings.push(format!(
+                        "{label}: morph-target weights skipped (not supported)"
+                    ));
                     continue;
                 }
             };
             if matches!(node.transform(), Transform::Matrix { .. }) {
-                return Err(CookError::AnimatedMatrixNode { file: file.to_string(), channel: label, node: node_name });
+                return Err(CookError::AnimatedMatrixNode {
+                    file: file.to_string(),
+                    channel: label,
+                    node: node_name,
+                });
             }
-            let joints = rig.node_joints.get(node.index()).map(Vec::as_slice).unwrap_or(&[]);
+            let joints = rig
+                .node_joints
+                .get(node.index())
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
             if joints.is_empty() {
-                return Err(CookError::ChannelOnNonJoint { file: file.to_string(), channel: label, node: node_name });
+                return Err(CookError::ChannelOnNonJoint {
+                    file: file.to_string(),
+                    channel: label,
+                    node: node_name,
+                });
             }
             if !targets.insert((node.index(), path)) {
                 return Err(CookError::DuplicateChannel {
@@ -69,13 +88,24 @@ pub(super) fn read(
             duration = duration.max(times.last().copied().unwrap_or(0.0));
             for &(skeleton, joint) in joints {
                 if let Some(list) = per_skeleton.get_mut(skeleton as usize) {
-                    list.push(Channel { joint, path, interpolation, times: times.clone(), values: values.clone() });
+                    list.push(Channel {
+                        joint,
+                        path,
+                        interpolation,
+                        times: times.clone(),
+                        values: values.clone(),
+                    });
                 }
             }
         }
         for (skeleton, channels) in per_skeleton.into_iter().enumerate() {
             if !channels.is_empty() {
-                let clip = SourceClip { name: name.clone(), skeleton: skeleton as u32, channels, duration };
+                let clip = SourceClip {
+                    name: name.clone(),
+                    skeleton: skeleton as u32,
+                    channels,
+                    duration,
+                };
                 clips.push((anim.index(), clip));
             }
         }
@@ -91,7 +121,9 @@ fn check_targets(doc: &Document, file: &str) -> Result<(), CookError> {
         for (c, channel) in anim.channels.iter().enumerate() {
             let node = channel.target.node.value();
             let problem = if node >= nodes {
-                Some(format!("targets node {node}, but the file has {nodes} nodes"))
+                Some(format!(
+                    "targets node {node}, but the file has {nodes} nodes"
+                ))
             } else if matches!(channel.target.path, Checked::Invalid) {
                 Some("has an unknown target path".to_string())
             } else {
@@ -129,7 +161,12 @@ fn read_curve(
             None
         };
         if let Some(reason) = reason {
-            return Err(CookError::KeyTime { file: file.to_string(), channel: label.to_string(), key, reason });
+            return Err(CookError::KeyTime {
+                file: file.to_string(),
+                channel: label.to_string(),
+                key,
+                reason,
+            });
         }
     }
     let interpolation = match sampler.interpolation() {
@@ -142,12 +179,22 @@ fn read_curve(
         ChannelPath::Rotation => buffers.floats(
             &output,
             Dimensions::Vec4,
-            &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16],
+            &[
+                DataType::F32,
+                DataType::I8,
+                DataType::U8,
+                DataType::I16,
+                DataType::U16,
+            ],
         )?,
         _ => buffers.floats(&output, Dimensions::Vec3, &[DataType::F32])?,
     };
     let width = path.width();
-    let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+    let per_key = if interpolation == Interpolation::CubicSpline {
+        3
+    } else {
+        1
+    };
     let expected = times.len() * per_key;
     if values.len() != expected * width {
         return Err(CookError::OutputCount {
@@ -160,7 +207,10 @@ fn read_curve(
     }
     for (key, v) in values.chunks_exact(per_key * width).enumerate() {
         if v.iter().any(|x| !x.is_finite()) {
-            return Err(CookError::NonFinite { file: file.to_string(), place: format!("{label} key {key}") });
+            return Err(CookError::NonFinite {
+                file: file.to_string(),
+                place: format!("{label} key {key}"),
+            });
         }
     }
     // The value of each key (the middle element of a CUBICSPLINE triple).
@@ -168,7 +218,9 @@ fn read_curve(
     for (key, v) in values.chunks_exact_mut(per_key * width).enumerate() {
         let value = &mut v[value_offset..value_offset + width];
         match path {
-            ChannelPath::Scale => check_scale(Vec3::from_slice(value), file, || format!("{label} key {key}"))?,
+            ChannelPath::Scale => check_scale(Vec3::from_slice(value), file, || {
+                format!("{label} key {key}")
+            })?,
             ChannelPath::Rotation => {
                 let q = unit_quat(Vec4::from_slice(value)).ok_or_else(|| CookError::BadMatrix {
                     file: file.to_string(),

@@ -36,7 +36,10 @@ impl Hierarchy {
                 at = p;
                 steps += 1;
                 if steps > n {
-                    return Err(CookError::Cycle { file: file.to_string(), node: node_label(doc, start) });
+                    return Err(CookError::Cycle {
+                        file: file.to_string(),
+                        node: node_label(doc, start),
+                    });
                 }
             }
         }

@@ -27,7 +27,10 @@ pub(super) fn read(
     let mut meshes = Vec::new();
     for node in doc.nodes() {
         let Some(mesh) = node.mesh() else { continue };
-        let mesh_name = mesh.name().map(str::to_string).unwrap_or_else(|| format!("mesh{}", mesh.index()));
+        let mesh_name = mesh
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("mesh{}", mesh.index()));
         let Some(skin) = node.skin() else {
             warnings.push(format!(
                 "{}: mesh '{mesh_name}' has no skin; static meshes are not cooked",
@@ -42,8 +45,10 @@ pub(super) fn read(
         for prim in mesh.primitives() {
             let name = format!("{mesh_name}/{}", prim.index());
             if prim.mode() != Mode::Triangles {
-                warnings
-                    .push(format!("mesh {name}: {:?} primitive skipped (only triangle lists are cooked)", prim.mode()));
+                warnings.push(format!(
+                    "mesh {name}: {:?} primitive skipped (only triangle lists are cooked)",
+                    prim.mode()
+                ));
                 continue;
             }
             let mut m = read_primitive(&prim, &name, palette, buffers, warnings)?;
@@ -62,11 +67,19 @@ fn read_primitive(
     warnings: &mut Vec<String>,
 ) -> Result<SkinnedMesh, CookError> {
     let file = buffers.file;
-    let missing = |attribute| CookError::MissingAttribute { file: file.to_string(), mesh: name.to_string(), attribute };
-    let attr = |semantic: Semantic, label: &'static str| prim.get(&semantic).ok_or_else(|| missing(label));
+    let missing = |attribute| CookError::MissingAttribute {
+        file: file.to_string(),
+        mesh: name.to_string(),
+        attribute,
+    };
+    let attr =
+        |semantic: Semantic, label: &'static str| prim.get(&semantic).ok_or_else(|| missing(label));
 
-    let positions =
-        vec3s(buffers.floats(&attr(Semantic::Positions, "POSITION")?, Dimensions::Vec3, &[DataType::F32])?);
+    let positions = vec3s(buffers.floats(
+        &attr(Semantic::Positions, "POSITION")?,
+        Dimensions::Vec3,
+        &[DataType::F32],
+    )?);
     let n = positions.len();
     if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
         return Err(CookError::NonFinite {
@@ -106,15 +119,20 @@ fn read_primitive(
                 out.push(unit);
             }
             if degenerate > 0 {
-                warnings.push(format!("mesh {name}: {degenerate} zero-length normals kept as zero"));
+                warnings.push(format!(
+                    "mesh {name}: {degenerate} zero-length normals kept as zero"
+                ));
             }
             out
         }
         None => Vec::new(),
     };
 
-    let joints_raw =
-        buffers.uints(&attr(Semantic::Joints(0), "JOINTS_0")?, Dimensions::Vec4, &[DataType::U8, DataType::U16])?;
+    let joints_raw = buffers.uints(
+        &attr(Semantic::Joints(0), "JOINTS_0")?,
+        Dimensions::Vec4,
+        &[DataType::U8, DataType::U16],
+    )?;
     count("JOINTS_0", joints_raw.len() / 4)?;
     let weights_raw = buffers.floats(
         &attr(Semantic::Weights(0), "WEIGHTS_0")?,
@@ -127,7 +145,11 @@ fn read_primitive(
     let mut joints = Vec::with_capacity(n);
     let mut weights = Vec::with_capacity(n);
     let mut renormalised = 0;
-    for (v, (js, ws)) in joints_raw.chunks_exact(4).zip(weights_raw.chunks_exact(4)).enumerate() {
+    for (v, (js, ws)) in joints_raw
+        .chunks_exact(4)
+        .zip(weights_raw.chunks_exact(4))
+        .enumerate()
+    {
         let mut j = [0u16; 4];
         for (dst, &index) in j.iter_mut().zip(js) {
             if index as usize >= palette {
@@ -142,11 +164,19 @@ fn read_primitive(
             *dst = index as u16;
         }
         if ws.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
-            return Err(CookError::BadWeight { file: file.to_string(), mesh: name.to_string(), vertex: v });
+            return Err(CookError::BadWeight {
+                file: file.to_string(),
+                mesh: name.to_string(),
+                vertex: v,
+            });
         }
         let sum: f32 = ws.iter().sum();
         if sum <= 0.0 {
-            return Err(CookError::ZeroWeights { file: file.to_string(), mesh: name.to_string(), vertex: v });
+            return Err(CookError::ZeroWeights {
+                file: file.to_string(),
+                mesh: name.to_string(),
+                vertex: v,
+            });
         }
         renormalised += usize::from((sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE);
         joints.push(j);
@@ -159,17 +189,36 @@ fn read_primitive(
     }
 
     let indices = match prim.indices() {
-        Some(acc) => buffers.uints(&acc, Dimensions::Scalar, &[DataType::U8, DataType::U16, DataType::U32])?,
+        Some(acc) => buffers.uints(
+            &acc,
+            Dimensions::Scalar,
+            &[DataType::U8, DataType::U16, DataType::U32],
+        )?,
         None => (0..n as u32).collect(),
     };
-    let bad = |reason: String| CookError::BadIndices { file: file.to_string(), mesh: name.to_string(), reason };
+    let bad = |reason: String| CookError::BadIndices {
+        file: file.to_string(),
+        mesh: name.to_string(),
+        reason,
+    };
     if indices.len() % 3 != 0 {
-        return Err(bad(format!("{} indices do not make whole triangles", indices.len())));
+        return Err(bad(format!(
+            "{} indices do not make whole triangles",
+            indices.len()
+        )));
     }
     if let Some(i) = indices.iter().find(|&&i| i as usize >= n) {
         return Err(bad(format!("index {i} is out of range for {n} vertices")));
     }
-    Ok(SkinnedMesh { name: name.to_string(), skin: 0, positions, normals, joints, weights, indices })
+    Ok(SkinnedMesh {
+        name: name.to_string(),
+        skin: 0,
+        positions,
+        normals,
+        joints,
+        weights,
+        indices,
+    })
 }
 
 /// `JOINTS_n` / `WEIGHTS_n` for n ≥ 1: an error when they carry weight, else a warning that they
@@ -184,7 +233,11 @@ fn extra_influence_sets(
     for (semantic, accessor) in prim.attributes() {
         match semantic {
             Semantic::Weights(set) if set > 0 => {
-                let w = buffers.floats(&accessor, Dimensions::Vec4, &[DataType::F32, DataType::U8, DataType::U16])?;
+                let w = buffers.floats(
+                    &accessor,
+                    Dimensions::Vec4,
+                    &[DataType::F32, DataType::U8, DataType::U16],
+                )?;
                 if let Some(i) = w.iter().position(|&x| x != 0.0) {
                     return Err(CookError::TooManyInfluences {
                         file: buffers.file.to_string(),

@@ -154,10 +154,18 @@ struct Given {
 
 /// The metadata of every animation of `doc` (by animation index), from its extras, overridden
 /// by `sidecar` when there is one.
-pub(super) fn read(doc: &Document, file: &str, sidecar: Option<&SidecarText>) -> Result<Vec<ClipMeta>, CookError> {
+pub(super) fn read(
+    doc: &Document,
+    file: &str,
+    sidecar: Option<&SidecarText>,
+) -> Result<Vec<ClipMeta>, CookError> {
     let mut metas = Vec::new();
     for anim in doc.animations() {
-        let key = format!("animations[{}] ('{}') extras.throng", anim.index(), animation_name(&anim));
+        let key = format!(
+            "animations[{}] ('{}') extras.throng",
+            anim.index(),
+            animation_name(&anim)
+        );
         let mut meta = ClipMeta::default();
         if let Some(given) = read_extras(anim.extras().as_deref(), file, &key)? {
             apply(&mut meta, given)?;
@@ -176,36 +184,71 @@ pub(super) fn read(doc: &Document, file: &str, sidecar: Option<&SidecarText>) ->
 }
 
 /// `extras.throng` of one animation; `None` when absent (or when the extras are not an object).
-fn read_extras(raw: Option<&serde_json::value::RawValue>, file: &str, key: &str) -> Result<Option<Given>, CookError> {
-    let origin = |sub: &str| Origin { file: file.to_string(), line: None, key: format!("{key}{sub}") };
+fn read_extras(
+    raw: Option<&serde_json::value::RawValue>,
+    file: &str,
+    key: &str,
+) -> Result<Option<Given>, CookError> {
+    let origin = |sub: &str| Origin {
+        file: file.to_string(),
+        line: None,
+        key: format!("{key}{sub}"),
+    };
     let Some(raw) = raw else { return Ok(None) };
-    let value: serde_json::Value = serde_json::from_str(raw.get()).map_err(|e| origin("").error(e.to_string()))?;
-    let Some(throng) = value.get("throng") else { return Ok(None) };
+    let value: serde_json::Value =
+        serde_json::from_str(raw.get()).map_err(|e| origin("").error(e.to_string()))?;
+    let Some(throng) = value.get("throng") else {
+        return Ok(None);
+    };
     let extras = Extras::deserialize(throng).map_err(|e| origin("").error(e.to_string()))?;
     let list = |name: &str, k: usize| origin(&format!(".{name}[{k}]"));
     Ok(Some(Given {
-        events: extras.events.map(|v| v.into_iter().enumerate().map(|(k, e)| (e, list("events", k))).collect()),
-        markers: extras.markers.map(|v| v.into_iter().enumerate().map(|(k, m)| (m, list("markers", k))).collect()),
+        events: extras.events.map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(k, e)| (e, list("events", k)))
+                .collect()
+        }),
+        markers: extras.markers.map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(k, m)| (m, list("markers", k)))
+                .collect()
+        }),
         root_motion: extras.root_motion.map(|r| (r, origin(".root_motion"))),
     }))
 }
 
 /// The clip tables of a sidecar, by clip name; each must name an animation of `names`.
-fn read_sidecar(sidecar: &SidecarText, names: &[String]) -> Result<Vec<(String, Given)>, CookError> {
+fn read_sidecar(
+    sidecar: &SidecarText,
+    names: &[String],
+) -> Result<Vec<(String, Given)>, CookError> {
     let file = sidecar.file.as_str();
     let line = |span: std::ops::Range<usize>| Some(line_of(&sidecar.text, span.start));
-    let origin = |line, key: String| Origin { file: file.to_string(), line, key };
-    let parsed: Sidecar = toml::from_str(&sidecar.text)
-        .map_err(|e| origin(e.span().and_then(line), "sidecar".into()).error(e.message().trim_end()))?;
+    let origin = |line, key: String| Origin {
+        file: file.to_string(),
+        line,
+        key,
+    };
+    let parsed: Sidecar = toml::from_str(&sidecar.text).map_err(|e| {
+        origin(e.span().and_then(line), "sidecar".into()).error(e.message().trim_end())
+    })?;
     if *parsed.version.get_ref() != SIDECAR_VERSION {
-        let reason = format!("{} is not supported (this build reads {SIDECAR_VERSION})", parsed.version.get_ref());
+        let reason = format!(
+            "{} is not supported (this build reads {SIDECAR_VERSION})",
+            parsed.version.get_ref()
+        );
         return Err(origin(line(parsed.version.span()), "version".into()).error(reason));
     }
     let mut out = Vec::new();
     for (clip, table) in parsed.clips {
         let key = format!("clips.{clip}");
         if !names.contains(&clip) {
-            let reason = format!("no animation is named '{clip}' (the file has: {})", names.join(", "));
+            let reason = format!(
+                "no animation is named '{clip}' (the file has: {})",
+                names.join(", ")
+            );
             return Err(origin(line(table.span()), key).error(reason));
         }
         let table = table.into_inner();
@@ -246,12 +289,27 @@ fn apply(meta: &mut ClipMeta, given: Given) -> Result<(), CookError> {
     if let Some(events) = given.events {
         meta.events = events
             .into_iter()
-            .map(|(e, origin)| Placed { value: ClipEvent { name: e.name, time: e.time, reversible: e.reversible }, origin })
+            .map(|(e, origin)| Placed {
+                value: ClipEvent {
+                    name: e.name,
+                    time: e.time,
+                    reversible: e.reversible,
+                },
+                origin,
+            })
             .collect();
     }
     if let Some(markers) = given.markers {
-        meta.markers =
-            markers.into_iter().map(|(m, origin)| Placed { value: SyncMarker { name: m.name, time: m.time }, origin }).collect();
+        meta.markers = markers
+            .into_iter()
+            .map(|(m, origin)| Placed {
+                value: SyncMarker {
+                    name: m.name,
+                    time: m.time,
+                },
+                origin,
+            })
+            .collect();
     }
     if let Some((r, origin)) = given.root_motion {
         let policy = match r.policy {
@@ -262,8 +320,13 @@ fn apply(meta: &mut ClipMeta, given: Given) -> Result<(), CookError> {
                 return Ok(());
             }
         };
-        let joint = r.joint.ok_or_else(|| origin.error("a planar or full root motion needs a `joint`"))?;
-        meta.root_motion = Some(Placed { value: RootMotionRequest { joint, policy }, origin });
+        let joint = r
+            .joint
+            .ok_or_else(|| origin.error("a planar or full root motion needs a `joint`"))?;
+        meta.root_motion = Some(Placed {
+            value: RootMotionRequest { joint, policy },
+            origin,
+        });
     }
     Ok(())
 }

@@ -85,15 +85,28 @@ pub struct Imported {
 /// metadata of its sidecar ([`sidecar_path`]) when that file exists.
 pub fn import_file(path: &Path) -> Result<Imported, CookError> {
     let source = path.display().to_string();
-    let io = |file: String| move |e: std::io::Error| CookError::Io { file, message: e.to_string() };
+    let io = |file: String| {
+        move |e: std::io::Error| CookError::Io {
+            file,
+            message: e.to_string(),
+        }
+    };
     let bytes = std::fs::read(path).map_err(io(source.clone()))?;
     let sidecar_file = sidecar_path(path);
     let sidecar = match std::fs::read_to_string(&sidecar_file) {
-        Ok(text) => Some(meta::SidecarText { file: sidecar_file.display().to_string(), text }),
+        Ok(text) => Some(meta::SidecarText {
+            file: sidecar_file.display().to_string(),
+            text,
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io(sidecar_file.display().to_string())(e)),
     };
-    import(&bytes, &source, Some(path.parent().unwrap_or(Path::new("."))), sidecar.as_ref())
+    import(
+        &bytes,
+        &source,
+        Some(path.parent().unwrap_or(Path::new("."))),
+        sidecar.as_ref(),
+    )
 }
 
 /// Imports glTF or GLB bytes; `source` names them in errors. External buffer files cannot be
@@ -109,15 +122,21 @@ fn import(
     base: Option<&Path>,
     sidecar: Option<&meta::SidecarText>,
 ) -> Result<Imported, CookError> {
-    let parse = |message: String| CookError::Parse { file: file.to_string(), message };
+    let parse = |message: String| CookError::Parse {
+        file: file.to_string(),
+        message,
+    };
     check_glb_header(bytes).map_err(|m| parse(m.to_string()))?;
-    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse(e.to_string()))?;
+    let gltf =
+        gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse(e.to_string()))?;
     let root = gltf.document.into_json();
     check_position_indices(&root).map_err(parse)?;
     let doc = &gltf::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
     let data = gltf::import_buffers(doc, base, gltf.blob).map_err(|e| parse(e.to_string()))?;
     if doc.skins().len() == 0 {
-        return Err(CookError::NoSkin { file: file.to_string() });
+        return Err(CookError::NoSkin {
+            file: file.to_string(),
+        });
     }
     let buffers = Buffers { file, data: &data };
     let tree = hierarchy::Hierarchy::new(doc, file)?;
@@ -126,10 +145,25 @@ fn import(
     let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
     let clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
     let metas = meta::read(doc, file, sidecar)?;
-    let clip_meta = clips.iter().map(|(a, _)| metas.get(*a).cloned().unwrap_or_default()).collect();
+    let clip_meta = clips
+        .iter()
+        .map(|(a, _)| metas.get(*a).cloned().unwrap_or_default())
+        .collect();
     let source_clips = clips.into_iter().map(|(_, c)| c).collect();
-    let package = Package { skeletons: rig.skeletons, skins: rig.skins, meshes, clips: Vec::new(), masks: Vec::new() };
-    Ok(Imported { source: file.to_string(), package, source_clips, clip_meta, warnings })
+    let package = Package {
+        skeletons: rig.skeletons,
+        skins: rig.skins,
+        meshes,
+        clips: Vec::new(),
+        masks: Vec::new(),
+    };
+    Ok(Imported {
+        source: file.to_string(),
+        package,
+        source_clips,
+        clip_meta,
+        warnings,
+    })
 }
 
 /// `gltf-json`'s validator indexes the accessor named by each `POSITION` attribute without a
@@ -157,11 +191,15 @@ fn check_glb_header(bytes: &[u8]) -> Result<(), &'static str> {
     if !bytes.starts_with(b"glTF") {
         return Ok(());
     }
-    let length = bytes.get(8..12).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let length = bytes
+        .get(8..12)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
     match length {
         None => Err("GLB header is truncated"),
         Some(l) if l < 20 => Err("GLB header declares a length shorter than its headers"),
-        Some(l) if l > bytes.len() => Err("GLB is shorter than its header declares (truncated file?)"),
+        Some(l) if l > bytes.len() => {
+            Err("GLB is shorter than its header declares (truncated file?)")
+        }
         Some(_) => Ok(()),
     }
 }

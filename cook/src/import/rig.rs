@@ -35,12 +35,23 @@ pub(super) struct Rig {
 
 pub(super) fn build(doc: &Document, tree: &Hierarchy, buffers: &Buffers) -> Result<Rig, CookError> {
     let file = buffers.file;
-    let mut rig = Rig { skeletons: Vec::new(), skins: Vec::new(), node_joints: vec![Vec::new(); doc.nodes().len()] };
+    let mut rig = Rig {
+        skeletons: Vec::new(),
+        skins: Vec::new(),
+        node_joints: vec![Vec::new(); doc.nodes().len()],
+    };
     let nodes: Vec<Node> = doc.nodes().collect();
     let mut by_order: HashMap<Vec<u32>, u32> = HashMap::new();
     for skin in doc.skins() {
-        let skin_name = skin.name().map(str::to_string).unwrap_or_else(|| format!("skin{}", skin.index()));
-        let skin_err = |reason: String| CookError::Skin { file: file.to_string(), skin: skin_name.clone(), reason };
+        let skin_name = skin
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("skin{}", skin.index()));
+        let skin_err = |reason: String| CookError::Skin {
+            file: file.to_string(),
+            skin: skin_name.clone(),
+            reason,
+        };
         let joints: Vec<usize> = skin.joints().map(|n| n.index()).collect();
         if joints.is_empty() {
             return Err(skin_err("has no joints".into()));
@@ -67,10 +78,23 @@ pub(super) fn build(doc: &Document, tree: &Hierarchy, buffers: &Buffers) -> Resu
                 s
             }
         };
-        let position: HashMap<u32, u32> = layout.order.iter().enumerate().map(|(j, &n)| (n, j as u32)).collect();
-        let palette = joints.iter().map(|&n| position.get(&(n as u32)).copied().unwrap_or(0)).collect();
+        let position: HashMap<u32, u32> = layout
+            .order
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| (n, j as u32))
+            .collect();
+        let palette = joints
+            .iter()
+            .map(|&n| position.get(&(n as u32)).copied().unwrap_or(0))
+            .collect();
         let inverse_bind = inverse_binds(&skin, joints.len(), buffers, &skin_name)?;
-        rig.skins.push(SkinBinding { name: skin_name, skeleton, joints: palette, inverse_bind });
+        rig.skins.push(SkinBinding {
+            name: skin_name,
+            skeleton,
+            joints: palette,
+            inverse_bind,
+        });
     }
     Ok(rig)
 }
@@ -86,7 +110,11 @@ struct Layout {
 fn joint_order(joints: &[usize], tree: &Hierarchy, nodes: &[Node]) -> Layout {
     let paths: Vec<Vec<usize>> = joints.iter().map(|&j| tree.path_from_root(j)).collect();
     let first = &paths[0];
-    let common = paths.iter().map(|p| p.iter().zip(first).take_while(|(a, b)| a == b).count()).min().unwrap_or(0);
+    let common = paths
+        .iter()
+        .map(|p| p.iter().zip(first).take_while(|(a, b)| a == b).count())
+        .min()
+        .unwrap_or(0);
     let mut in_set = vec![false; nodes.len()];
     let mut tops: Vec<usize> = Vec::new();
     let skip = common.saturating_sub(1);
@@ -107,11 +135,19 @@ fn joint_order(joints: &[usize], tree: &Hierarchy, nodes: &[Node]) -> Layout {
         let mut stack = vec![top];
         while let Some(n) = stack.pop() {
             order.push(n as u32);
-            let children: Vec<usize> = nodes[n].children().map(|c| c.index()).filter(|&c| in_set[c]).collect();
+            let children: Vec<usize> = nodes[n]
+                .children()
+                .map(|c| c.index())
+                .filter(|&c| in_set[c])
+                .collect();
             stack.extend(children.into_iter().rev());
         }
     }
-    let ancestors = if common == 0 { Vec::new() } else { first[..common - 1].to_vec() };
+    let ancestors = if common == 0 {
+        Vec::new()
+    } else {
+        first[..common - 1].to_vec()
+    };
     Layout { order, ancestors }
 }
 
@@ -123,7 +159,12 @@ fn make_skeleton(
     file: &str,
     skin_name: &str,
 ) -> Result<Skeleton, CookError> {
-    let position: HashMap<u32, u32> = layout.order.iter().enumerate().map(|(j, &n)| (n, j as u32)).collect();
+    let position: HashMap<u32, u32> = layout
+        .order
+        .iter()
+        .enumerate()
+        .map(|(j, &n)| (n, j as u32))
+        .collect();
     let synthetic = layout.order.first() == Some(&SYNTHETIC);
     let mut parents = Vec::with_capacity(layout.order.len());
     let mut rest = Vec::with_capacity(layout.order.len());
@@ -139,16 +180,22 @@ fn make_skeleton(
         let parent = tree.parent[n as usize].and_then(|p| position.get(&(p as u32)).copied());
         parents.push(parent.unwrap_or(if synthetic { 0 } else { NO_PARENT }));
         rest.push(joint_rest(node, doc, file)?);
-        names.push(node.name().map(str::to_string).unwrap_or_else(|| format!("node{n}")));
+        names.push(
+            node.name()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("node{n}")),
+        );
     }
     let mut root_transform = Affine3A::IDENTITY;
     for &a in &layout.ancestors {
         root_transform *= ancestor_matrix(&nodes[a], doc, file)?;
     }
-    Skeleton::new(parents, rest, names, layout.order.clone(), root_transform).map_err(|source| CookError::Skeleton {
-        file: file.to_string(),
-        skin: skin_name.to_string(),
-        source,
+    Skeleton::new(parents, rest, names, layout.order.clone(), root_transform).map_err(|source| {
+        CookError::Skeleton {
+            file: file.to_string(),
+            skin: skin_name.to_string(),
+            source,
+        }
     })
 }
 
@@ -156,7 +203,11 @@ fn make_skeleton(
 fn joint_rest(node: &Node, doc: &Document, file: &str) -> Result<Trs, CookError> {
     let label = || node_label(doc, node.index());
     match node.transform() {
-        Transform::Decomposed { translation, rotation, scale } => {
+        Transform::Decomposed {
+            translation,
+            rotation,
+            scale,
+        } => {
             let t = Vec3::from_array(translation);
             let s = Vec3::from_array(scale);
             let q = Vec4::from_array(rotation);
@@ -172,19 +223,39 @@ fn joint_rest(node: &Node, doc: &Document, file: &str) -> Result<Trs, CookError>
                 place: format!("{} rest rotation", label()),
                 reason: "zero quaternion".into(),
             })?;
-            Ok(Trs { translation: t, rotation, scale: s })
+            Ok(Trs {
+                translation: t,
+                rotation,
+                scale: s,
+            })
         }
         Transform::Matrix { matrix } => {
             let m = checked_affine(matrix, file, &label)?;
             let (s, r, t) = Mat4::from(m).to_scale_rotation_translation();
             check_scale(s, file, || format!("{} rest matrix", label()))?;
             let rebuilt = Affine3A::from_scale_rotation_translation(s, r, t);
-            let size = m.matrix3.to_cols_array().iter().fold(1.0f32, |a, v| a.max(v.abs()));
-            let error = (rebuilt.matrix3 - m.matrix3).to_cols_array().iter().fold(0.0f32, |a, v| a.max(v.abs())) / size;
+            let size = m
+                .matrix3
+                .to_cols_array()
+                .iter()
+                .fold(1.0f32, |a, v| a.max(v.abs()));
+            let error = (rebuilt.matrix3 - m.matrix3)
+                .to_cols_array()
+                .iter()
+                .fold(0.0f32, |a, v| a.max(v.abs()))
+                / size;
             if error.is_nan() || error > SHEAR_TOLERANCE {
-                return Err(CookError::ShearedJoint { file: file.to_string(), node: label(), error });
+                return Err(CookError::ShearedJoint {
+                    file: file.to_string(),
+                    node: label(),
+                    error,
+                });
             }
-            Ok(Trs { translation: t, rotation: r.normalize(), scale: s })
+            Ok(Trs {
+                translation: t,
+                rotation: r.normalize(),
+                scale: s,
+            })
         }
     }
 }
@@ -204,10 +275,17 @@ fn ancestor_matrix(node: &Node, doc: &Document, file: &str) -> Result<Affine3A, 
     Ok(m)
 }
 
-fn checked_affine(cols: [[f32; 4]; 4], file: &str, label: &dyn Fn() -> String) -> Result<Affine3A, CookError> {
+fn checked_affine(
+    cols: [[f32; 4]; 4],
+    file: &str,
+    label: &dyn Fn() -> String,
+) -> Result<Affine3A, CookError> {
     let m = Mat4::from_cols_array_2d(&cols);
     if !m.is_finite() {
-        return Err(CookError::NonFinite { file: file.to_string(), place: format!("{} matrix", label()) });
+        return Err(CookError::NonFinite {
+            file: file.to_string(),
+            place: format!("{} matrix", label()),
+        });
     }
     if !is_affine(&m) {
         return Err(CookError::BadMatrix {
@@ -224,11 +302,19 @@ fn is_affine(m: &Mat4) -> bool {
 }
 
 /// Rejects non-finite, zero, negative and near-singular scales.
-pub(super) fn check_scale(s: Vec3, file: &str, place: impl FnOnce() -> String) -> Result<(), CookError> {
+pub(super) fn check_scale(
+    s: Vec3,
+    file: &str,
+    place: impl FnOnce() -> String,
+) -> Result<(), CookError> {
     if s.is_finite() && s.min_element() >= MIN_SCALE {
         Ok(())
     } else {
-        Err(CookError::BadScale { file: file.to_string(), place: place(), scale: s.to_array() })
+        Err(CookError::BadScale {
+            file: file.to_string(),
+            place: place(),
+            scale: s.to_array(),
+        })
     }
 }
 
@@ -267,9 +353,17 @@ fn inverse_binds(
         .enumerate()
         .map(|(k, c)| {
             let m = Mat4::from_cols_slice(c);
-            let place = || format!("skin {skin_name} inverse bind matrix {k} (accessor {})", accessor.index());
+            let place = || {
+                format!(
+                    "skin {skin_name} inverse bind matrix {k} (accessor {})",
+                    accessor.index()
+                )
+            };
             if !m.is_finite() {
-                return Err(CookError::NonFinite { file: file.to_string(), place: place() });
+                return Err(CookError::NonFinite {
+                    file: file.to_string(),
+                    place: place(),
+                });
             }
             if !is_affine(&m) {
                 return Err(CookError::BadMatrix {

@@ -9,12 +9,12 @@ use throng_cpu_ref::{
 };
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::codec::CodecFault;
 use super::cursor::Cursor;
 use super::validate::validate_package;
-use super::codec::CodecFault;
 use super::{
-    PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
-    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE,
+    FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Bytes of a skeleton record before its joint arrays.
@@ -423,7 +423,9 @@ fn read_clip(c: &mut Cursor, index: usize, names: &mut Names) -> Result<Clip, Pa
             })
         }
     };
-    let events = c.vec(event_count, EVENT_SIZE, "events", |c, _| read_event(c, names))?;
+    let events = c.vec(event_count, EVENT_SIZE, "events", |c, _| {
+        read_event(c, names)
+    })?;
     let markers = c.vec(marker_count, MARKER_SIZE, "markers", |c, _| {
         read_marker(c, names)
     })?;
@@ -508,10 +510,13 @@ fn read_compressed(
     let word_count = p.u32("word_count")?;
     let kind_words = (u64::from(sub_track_count) * KIND_BITS).div_ceil(32) as u32;
     let kinds_at = p.offset();
-    let kinds = p.vec(kind_words, 4, "sub-track kinds", |p, _| p.u32("sub-track kinds"))?;
+    let kinds = p.vec(kind_words, 4, "sub-track kinds", |p, _| {
+        p.u32("sub-track kinds")
+    })?;
     let words = p.vec(word_count, 4, "codec words", |p, _| p.u32("codec word"))?;
     let fault = |fault| PackageError::Codec { clip, fault };
-    let segments = segment_count(sample_count, segment_length).ok_or(fault(CodecFault::ZeroSegmentLength))?;
+    let segments =
+        segment_count(sample_count, segment_length).ok_or(fault(CodecFault::ZeroSegmentLength))?;
     let mut next_constant = segment_table(animated) as u64 + u64::from(segments);
     let mut next_animated = 0u32;
     let mut sub_tracks = Vec::with_capacity(sub_track_count as usize);
@@ -521,8 +526,11 @@ fn read_compressed(
         let offset = match kind {
             0 => 0,
             1 => {
-                let at = u32::try_from(next_constant)
-                    .map_err(|_| fault(CodecFault::TooLarge { words: next_constant }))?;
+                let at = u32::try_from(next_constant).map_err(|_| {
+                    fault(CodecFault::TooLarge {
+                        words: next_constant,
+                    })
+                })?;
                 next_constant += if t % 3 == 1 { 4 } else { 3 };
                 at
             }
@@ -539,17 +547,31 @@ fn read_compressed(
                 })
             }
         };
-        let kind = [SubTrackKind::Default, SubTrackKind::Constant, SubTrackKind::Animated][kind as usize];
+        let kind = [
+            SubTrackKind::Default,
+            SubTrackKind::Constant,
+            SubTrackKind::Animated,
+        ][kind as usize];
         sub_tracks.push(SubTrack { kind, offset });
     }
     let used = u64::from(sub_track_count) * KIND_BITS;
     if let Some(last) = kinds.last() {
         let spare = (u64::from(kind_words) * 32 - used) as u32;
         if spare > 0 && last >> (32 - spare) != 0 {
-            return Err(PackageError::NonZeroPadding { section: p.section(), offset: kinds_at + used / 8 });
+            return Err(PackageError::NonZeroPadding {
+                section: p.section(),
+                offset: kinds_at + used / 8,
+            });
         }
     }
-    Ok((sub_tracks, CompressedClip { segment_length, animated, words }))
+    Ok((
+        sub_tracks,
+        CompressedClip {
+            segment_length,
+            animated,
+            words,
+        },
+    ))
 }
 
 /// A u32 enumeration: stored value `i` is `variants[i]`.

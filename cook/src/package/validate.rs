@@ -215,7 +215,11 @@ fn validate_clip(i: usize, c: &Clip, skeletons: &[Skeleton]) -> Result<(), Packa
     }
     let events: Vec<(f64, &str)> = c.events.iter().map(|e| (e.time, e.name.as_str())).collect();
     check_times(c, &events, false).map_err(|what| err("events", what))?;
-    let markers: Vec<(f64, &str)> = c.markers.iter().map(|m| (m.time, m.name.as_str())).collect();
+    let markers: Vec<(f64, &str)> = c
+        .markers
+        .iter()
+        .map(|m| (m.time, m.name.as_str()))
+        .collect();
     let canonical = c.loop_policy == LoopPolicy::Loop;
     check_times(c, &markers, canonical).map_err(|what| err("markers", what))?;
     check_root_motion(c, skeleton.joint_count()).map_err(|what| err("root_motion", what))
@@ -283,10 +287,7 @@ fn check_sub_track(c: &Clip, t: usize) -> Result<(), String> {
 /// markers) and strictly increase by (time, name); a clip of zero duration has none.
 fn check_times(c: &Clip, list: &[(f64, &str)], canonical: bool) -> Result<(), String> {
     if c.duration == 0.0 && !list.is_empty() {
-        return Err(format!(
-            "{} on a clip of zero duration",
-            list.len()
-        ));
+        return Err(format!("{} on a clip of zero duration", list.len()));
     }
     let end = if canonical { "[0, {d})" } else { "[0, {d}]" };
     for (k, &(time, name)) in list.iter().enumerate() {

@@ -4,12 +4,14 @@ use std::collections::HashMap;
 
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
 use throng_cpu_ref::codec::{CompressedClip, COMPRESSED_CODEC_VERSION};
-use throng_cpu_ref::{Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs};
+use throng_cpu_ref::{
+    Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
+};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
-    SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION, HEADER_SIZE, MAGIC,
-    SECTION_ALIGN, SECTION_ENTRY_SIZE,
+    SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
+    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE,
 };
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
@@ -112,8 +114,16 @@ fn clips(clips: &[Clip], strings: &mut Strings) -> Out {
     let mut out = Out::table(clips.len());
     for c in clips {
         let (encoding, version, payload) = match &c.compressed {
-            None => (ENCODING_UNCOMPRESSED, REFERENCE_CODEC_VERSION, reference_payload(c)),
-            Some(z) => (ENCODING_COMPRESSED, COMPRESSED_CODEC_VERSION, compressed_payload(c, z)),
+            None => (
+                ENCODING_UNCOMPRESSED,
+                REFERENCE_CODEC_VERSION,
+                reference_payload(c),
+            ),
+            Some(z) => (
+                ENCODING_COMPRESSED,
+                COMPRESSED_CODEC_VERSION,
+                compressed_payload(c, z),
+            ),
         };
         out.str(strings, &c.name);
         out.str(strings, &c.profile);
@@ -163,7 +173,9 @@ pub fn payload_bytes(clip: &Clip) -> usize {
 
 /// Reference encoding: sub-track table (kind, offset) and f32 values.
 fn reference_payload(c: &Clip) -> Out {
-    let mut out = Out(Vec::with_capacity(8 + 8 * c.sub_tracks.len() + 4 * c.values.len()));
+    let mut out = Out(Vec::with_capacity(
+        8 + 8 * c.sub_tracks.len() + 4 * c.values.len(),
+    ));
     out.u32(len32(c.sub_tracks.len()));
     out.u32(len32(c.values.len()));
     for t in &c.sub_tracks {
@@ -177,7 +189,9 @@ fn reference_payload(c: &Clip) -> Out {
 /// Compressed encoding: counts, 2-bit sub-track kinds (offsets are implied, see the reader) and
 /// the word stream.
 fn compressed_payload(c: &Clip, z: &CompressedClip) -> Out {
-    let mut out = Out(Vec::with_capacity(16 + c.sub_tracks.len() / 4 + 4 * z.words.len()));
+    let mut out = Out(Vec::with_capacity(
+        16 + c.sub_tracks.len() / 4 + 4 * z.words.len(),
+    ));
     out.u32(len32(c.sub_tracks.len()));
     out.u32(z.segment_length);
     out.u32(z.animated);

@@ -19,7 +19,11 @@ pub fn read(words: &[u32], pos: u64, n: u32) -> Option<u32> {
     } else {
         low
     };
-    Some(if n == 32 { value } else { value & ((1u32 << n) - 1) })
+    Some(if n == 32 {
+        value
+    } else {
+        value & ((1u32 << n) - 1)
+    })
 }
 
 /// Appends bit fields to a word stream.
@@ -37,7 +41,11 @@ impl Writer {
         if n == 0 {
             return;
         }
-        let value = if n == 32 { value } else { value & ((1u32 << n) - 1) };
+        let value = if n == 32 {
+            value
+        } else {
+            value & ((1u32 << n) - 1)
+        };
         let shift = (self.len % 32) as u32;
         if shift == 0 {
             self.words.push(value);
@@ -64,8 +72,9 @@ mod tests {
 
     #[test]
     fn written_fields_read_back_across_word_boundaries() {
-        let fields: Vec<(u32, u32)> =
-            (0..200u32).map(|i| (i.wrapping_mul(2_654_435_761), i % 33)).collect();
+        let fields: Vec<(u32, u32)> = (0..200u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761), i % 33))
+            .collect();
         let mut w = Writer::default();
         for &(v, n) in &fields {
             w.write(v, n);
@@ -73,7 +82,11 @@ mod tests {
         let mut pos = 0;
         for &(v, n) in &fields {
             let want = if n == 32 { v } else { v & ((1u32 << n) - 1) };
-            assert_eq!(read(&w.words, pos, n), Some(want), "field of {n} bits at {pos}");
+            assert_eq!(
+                read(&w.words, pos, n),
+                Some(want),
+                "field of {n} bits at {pos}"
+            );
             pos += u64::from(n);
         }
         assert_eq!(pos, w.len);

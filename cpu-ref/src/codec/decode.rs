@@ -59,7 +59,9 @@ pub fn rotation_from_stored(v: Components, rebuilt: u32) -> Quat {
 
 /// The rebuilt component of animated rotation sub-track `a`.
 pub fn rebuilt_component(c: &CompressedClip, a: u32) -> Option<u32> {
-    let at = (a as usize).checked_mul(RANGE_WORDS)?.checked_add(REBUILT_WORD)?;
+    let at = (a as usize)
+        .checked_mul(RANGE_WORDS)?
+        .checked_add(REBUILT_WORD)?;
     c.words.get(at).copied()
 }
 
@@ -102,7 +104,11 @@ pub fn decode_components(c: &CompressedClip, a: u32, i: u32) -> Option<Component
     let range = (a as usize).checked_mul(RANGE_WORDS)?;
     let words = c.words.get(range..range.checked_add(RANGE_WORDS)?)?;
     let value = |axis: usize| {
-        dequantize(f32::from_bits(words[2 * axis]), f32::from_bits(words[2 * axis + 1]), k[axis])
+        dequantize(
+            f32::from_bits(words[2 * axis]),
+            f32::from_bits(words[2 * axis + 1]),
+            k[axis],
+        )
     };
     Some([value(0), value(1), value(2)])
 }
@@ -133,8 +139,9 @@ pub fn sample_quat(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Quat> {
     match st.kind {
         SubTrackKind::Default => None,
         SubTrackKind::Constant => constant::<4>(c, st.offset).map(Quat::from_array),
-        SubTrackKind::Animated => {
-            Some(rotation_from_stored(decode_components(c, st.offset, i)?, rebuilt_component(c, st.offset)?))
-        }
+        SubTrackKind::Animated => Some(rotation_from_stored(
+            decode_components(c, st.offset, i)?,
+            rebuilt_component(c, st.offset)?,
+        )),
     }
 }

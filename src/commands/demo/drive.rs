@@ -65,7 +65,15 @@ impl Plan {
         let segment = r.range_f64(SEGMENT.0, SEGMENT.1);
         let offset = r.range_f64(0.0, segment);
         let waver = r.index(WAVERS) == 0;
-        let mut plan = Plan { roams, seed: r.next_u64(), segment, offset, waver, speed: 0.0, wave: false };
+        let mut plan = Plan {
+            roams,
+            seed: r.next_u64(),
+            segment,
+            offset,
+            waver,
+            speed: 0.0,
+            wave: false,
+        };
         (plan.speed, plan.wave) = plan.target(0.0);
         plan
     }
@@ -108,7 +116,11 @@ impl Area {
                 -((v - lo) / w).floor() * w
             }
         };
-        Vec3::new(axis(p.x, self.min.x, self.max.x, size.x), 0.0, axis(p.z, self.min.z, self.max.z, size.z))
+        Vec3::new(
+            axis(p.x, self.min.x, self.max.x, size.x),
+            0.0,
+            axis(p.z, self.min.z, self.max.z, size.z),
+        )
     }
 }
 
@@ -145,21 +157,38 @@ pub struct TreeCrowd {
 impl TreeCrowd {
     /// `heroes` still members at `hero_placements`, then one roaming member per `layout`
     /// member at its grid placement; each pre-rolled a few seconds.
-    pub fn new(ctl: Controller, layout: &Layout, hero_placements: &[Affine3A]) -> Result<TreeCrowd, CliError> {
+    pub fn new(
+        ctl: Controller,
+        layout: &Layout,
+        hero_placements: &[Affine3A],
+    ) -> Result<TreeCrowd, CliError> {
         let count = hero_placements.len() + layout.members.len();
         let control = ControlCrowd::new(&ctl, count).map_err(control)?;
         let heroes = hero_placements.len();
         let plans = (0..count).map(|i| Plan::new(i, i >= heroes)).collect();
-        let placements: Vec<Affine3A> =
-            hero_placements.iter().copied().chain(layout.members.iter().map(|m| m.placement)).collect();
+        let placements: Vec<Affine3A> = hero_placements
+            .iter()
+            .copied()
+            .chain(layout.members.iter().map(|m| m.placement))
+            .collect();
         let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
         let area = area(layout, anchor);
         let limits = ctl.limits();
-        let program =
-            Program { ops: Vec::with_capacity(limits.max_ops), weights: Vec::with_capacity(limits.max_weights) };
+        let program = Program {
+            ops: Vec::with_capacity(limits.max_ops),
+            weights: Vec::with_capacity(limits.max_weights),
+        };
         let wave = ctl.tree.input("wave").is_some();
-        let mut crowd =
-            TreeCrowd { ctl, control, plans, programs: vec![program; count], placements, anchor, area, wave };
+        let mut crowd = TreeCrowd {
+            ctl,
+            control,
+            plans,
+            programs: vec![program; count],
+            placements,
+            anchor,
+            area,
+            wave,
+        };
         crowd.preroll()?;
         Ok(crowd)
     }
@@ -167,8 +196,15 @@ impl TreeCrowd {
     /// Ticks member `i` alone `PREROLL.0 + below(..)` times, placements untouched.
     fn preroll(&mut self) -> Result<(), CliError> {
         let (mut scratch, mut out) = (self.ctl.scratch(), self.ctl.output());
-        for (i, (s, plan)) in self.control.instances.iter_mut().zip(&mut self.plans).enumerate() {
-            let ticks = PREROLL.0 + SplitMix64::new(i as u64 ^ 0x009e_e011).index(PREROLL.1 - PREROLL.0);
+        for (i, (s, plan)) in self
+            .control
+            .instances
+            .iter_mut()
+            .zip(&mut self.plans)
+            .enumerate()
+        {
+            let ticks =
+                PREROLL.0 + SplitMix64::new(i as u64 ^ 0x009e_e011).index(PREROLL.1 - PREROLL.0);
             for _ in 0..ticks {
                 set_inputs(&self.ctl, s, plan, self.wave)?;
                 self.ctl.tick(s, &mut scratch, &mut out).map_err(control)?;
@@ -193,8 +229,17 @@ impl TreeCrowd {
         if let Some((id, e)) = self.control.failures().next() {
             return Err(CliError::Control(format!("demo instance {id}: {e}")));
         }
-        let mut stats = ControlStats { instances: self.plans.len(), ticks: 1, ..ControlStats::default() };
-        for ((p, plan), &(t, q)) in self.placements.iter_mut().zip(&self.plans).zip(&self.control.motion) {
+        let mut stats = ControlStats {
+            instances: self.plans.len(),
+            ticks: 1,
+            ..ControlStats::default()
+        };
+        for ((p, plan), &(t, q)) in self
+            .placements
+            .iter_mut()
+            .zip(&self.plans)
+            .zip(&self.control.motion)
+        {
             if !plan.roams {
                 continue;
             }
@@ -231,9 +276,11 @@ fn set_inputs(
     wave: bool,
 ) -> Result<(), CliError> {
     plan.advance(s.tick as f64 * ctl.period, ctl.period);
-    ctl.set_input(s, "speed", Value::Float(plan.speed)).map_err(control)?;
+    ctl.set_input(s, "speed", Value::Float(plan.speed))
+        .map_err(control)?;
     if wave {
-        ctl.set_input(s, "wave", Value::Bool(plan.wave)).map_err(control)?;
+        ctl.set_input(s, "wave", Value::Bool(plan.wave))
+            .map_err(control)?;
     }
     Ok(())
 }
@@ -245,11 +292,18 @@ fn control(e: impl std::fmt::Display) -> CliError {
 /// The grid's area: every member's anchor, grown by half a cell on each side.
 fn area(layout: &Layout, anchor: Vec3) -> Area {
     let half = Vec3::new(0.5, 0.0, 0.5) * layout.spacing;
-    let (min, max) = layout.members.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), m| {
-        let p = m.placement.transform_point3(anchor);
-        (lo.min(p), hi.max(p))
-    });
-    Area { min: (min - half) * Vec3::new(1.0, 0.0, 1.0), max: (max + half) * Vec3::new(1.0, 0.0, 1.0) }
+    let (min, max) =
+        layout
+            .members
+            .iter()
+            .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), m| {
+                let p = m.placement.transform_point3(anchor);
+                (lo.min(p), hi.max(p))
+            });
+    Area {
+        min: (min - half) * Vec3::new(1.0, 0.0, 1.0),
+        max: (max + half) * Vec3::new(1.0, 0.0, 1.0),
+    }
 }
 
 /// The fixed-program crowd: a formation for the members after the heroes, and a second one of
@@ -264,8 +318,17 @@ pub struct FixedCrowd {
 impl FixedCrowd {
     pub fn new(layout: Layout, heroes: Layout, hero_placements: &[Affine3A]) -> FixedCrowd {
         let count = heroes.members.len() + layout.members.len();
-        let placements = hero_placements.iter().copied().chain(layout.members.iter().map(|m| m.placement)).collect();
-        FixedCrowd { layout, heroes, programs: vec![Program::default(); count], placements }
+        let placements = hero_placements
+            .iter()
+            .copied()
+            .chain(layout.members.iter().map(|m| m.placement))
+            .collect();
+        FixedCrowd {
+            layout,
+            heroes,
+            programs: vec![Program::default(); count],
+            placements,
+        }
     }
 
     /// Writes every member's program at crowd time `time` (seconds).
@@ -287,7 +350,6 @@ impl FixedCrowd {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,7 +364,9 @@ mod tests {
         let tree = throng_control::tree::load(TREE, "crowd.toml", &package, 0).unwrap();
         let ctl = Controller::new(tree, package, 30.0, 64).unwrap();
         let still: Vec<Affine3A> = (0..heroes)
-            .map(|h| Affine3A::from_translation(Vec3::new(h as f32 * 2.0, 0.0, 20.0)) * layout.ground)
+            .map(|h| {
+                Affine3A::from_translation(Vec3::new(h as f32 * 2.0, 0.0, 20.0)) * layout.ground
+            })
             .collect();
         TreeCrowd::new(ctl, &layout, &still).unwrap()
     }
@@ -315,7 +379,10 @@ mod tests {
             assert!((SEGMENT.0..SEGMENT.1).contains(&plan.segment), "{plan:?}");
             // Constant inside a segment, and it changes between segments for some plans.
             let start = plan.segment - plan.offset;
-            let (a, b) = (plan.target(start + 0.01), plan.target(start + plan.segment - 0.01));
+            let (a, b) = (
+                plan.target(start + 0.01),
+                plan.target(start + plan.segment - 0.01),
+            );
             assert_eq!(a, b);
             changes += usize::from(plan.target(start + plan.segment + 0.01) != a);
             assert!(SPEEDS.contains(&a.0));
@@ -326,18 +393,36 @@ mod tests {
                 assert!((plan.speed - before).abs() <= ACCELERATION * dt + 1e-12);
             }
             let still = Plan::new(i, false);
-            assert_eq!((still.speed, still.wave, still.target(3.0)), (0.0, false, (0.0, false)));
+            assert_eq!(
+                (still.speed, still.wave, still.target(3.0)),
+                (0.0, false, (0.0, false))
+            );
         }
-        assert!(changes > 100, "{changes} of 200 plans change at their first segment end");
+        assert!(
+            changes > 100,
+            "{changes} of 200 plans change at their first segment end"
+        );
     }
 
     #[test]
     fn area_wrap_brings_points_back_by_whole_sizes() {
-        let area = Area { min: Vec3::new(-2.0, 0.0, -1.0), max: Vec3::new(2.0, 0.0, 1.0) };
+        let area = Area {
+            min: Vec3::new(-2.0, 0.0, -1.0),
+            max: Vec3::new(2.0, 0.0, 1.0),
+        };
         assert_eq!(area.wrap(Vec3::new(0.5, 3.0, -0.5)), Vec3::ZERO);
-        assert_eq!(area.wrap(Vec3::new(2.5, 0.0, 0.0)), Vec3::new(-4.0, 0.0, 0.0));
-        assert_eq!(area.wrap(Vec3::new(-2.5, 0.0, 1.5)), Vec3::new(4.0, 0.0, -2.0));
-        assert_eq!(area.wrap(Vec3::new(10.5, 0.0, 0.0)), Vec3::new(-12.0, 0.0, 0.0));
+        assert_eq!(
+            area.wrap(Vec3::new(2.5, 0.0, 0.0)),
+            Vec3::new(-4.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            area.wrap(Vec3::new(-2.5, 0.0, 1.5)),
+            Vec3::new(4.0, 0.0, -2.0)
+        );
+        assert_eq!(
+            area.wrap(Vec3::new(10.5, 0.0, 0.0)),
+            Vec3::new(-12.0, 0.0, 0.0)
+        );
     }
 
     /// Each roaming member moves by the root motion control asked of it this tick (in the frame
@@ -349,14 +434,28 @@ mod tests {
     #[test]
     fn roaming_members_follow_root_motion_and_stay_in_the_area() {
         let mut crowd = tree_crowd(24, 2);
-        let forward = crowd.placements.iter().map(|p| p.transform_vector3(Vec3::Z).normalize()).collect::<Vec<_>>();
+        let forward = crowd
+            .placements
+            .iter()
+            .map(|p| p.transform_vector3(Vec3::Z).normalize())
+            .collect::<Vec<_>>();
         let (mut checked, mut wrapped) = (0, 0);
         for _ in 0..90 {
             let before_placements = crowd.placements.clone();
-            let before: Vec<Vec3> = crowd.placements.iter().map(|p| p.transform_point3(crowd.anchor)).collect();
+            let before: Vec<Vec3> = crowd
+                .placements
+                .iter()
+                .map(|p| p.transform_point3(crowd.anchor))
+                .collect();
             let speeds: Vec<f64> = crowd.plans.iter().map(|p| p.speed).collect();
             let stats = crowd.step().unwrap();
-            assert_eq!((stats.instances, stats.standing + stats.walking + stats.running), (26, 26));
+            assert_eq!(
+                (
+                    stats.instances,
+                    stats.standing + stats.walking + stats.running
+                ),
+                (26, 26)
+            );
             let area = crowd.area;
             for (i, p) in crowd.placements.iter().enumerate() {
                 let now = p.transform_point3(crowd.anchor);
@@ -365,7 +464,10 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    now.x >= area.min.x && now.x <= area.max.x && now.z >= area.min.z && now.z <= area.max.z,
+                    now.x >= area.min.x
+                        && now.x <= area.max.x
+                        && now.z >= area.min.z
+                        && now.z <= area.max.z,
                     "{now} left {area:?}"
                 );
                 let step = now - before[i];
@@ -375,7 +477,8 @@ mod tests {
                     let size = area.max - area.min;
                     let jump = step - asked;
                     assert!(
-                        (jump.x.abs() - size.x).abs() < 1e-3 || (jump.z.abs() - size.z).abs() < 1e-3,
+                        (jump.x.abs() - size.x).abs() < 1e-3
+                            || (jump.z.abs() - size.z).abs() < 1e-3,
                         "member {i} jumped {jump}"
                     );
                     continue;
@@ -383,7 +486,11 @@ mod tests {
                 let slow = speeds[i].min(crowd.plans[i].speed).min(3.5) as f32 / 30.0;
                 let fast = speeds[i].max(crowd.plans[i].speed).min(3.5) as f32 / 30.0;
                 if slow > 0.02 {
-                    assert!(step.normalize().dot(forward[i]) > 0.99, "member {i} steps {step} facing {}", forward[i]);
+                    assert!(
+                        step.normalize().dot(forward[i]) > 0.99,
+                        "member {i} steps {step} facing {}",
+                        forward[i]
+                    );
                     assert!(
                         step.length() > 0.3 * slow && step.length() < 1.5 * fast,
                         "member {i}: step {step} at speed {}",
@@ -393,7 +500,10 @@ mod tests {
                 }
             }
         }
-        assert!(checked > 500 && wrapped > 0, "{checked} steps checked, {wrapped} wraps");
+        assert!(
+            checked > 500 && wrapped > 0,
+            "{checked} steps checked, {wrapped} wraps"
+        );
     }
 
     #[test]

@@ -40,7 +40,10 @@ const ARM_SOFTNESS: f32 = 0.03;
 const UNIFORM: f32 = 1e-4;
 /// Joints the heroes need, by name.
 const HEAD: [&str; 3] = ["spine_03", "neck", "head"];
-const ARMS: [[&str; 3]; 2] = [["upperarm_l", "lowerarm_l", "hand_l"], ["upperarm_r", "lowerarm_r", "hand_r"]];
+const ARMS: [[&str; 3]; 2] = [
+    ["upperarm_l", "lowerarm_l", "hand_l"],
+    ["upperarm_r", "lowerarm_r", "hand_r"],
+];
 
 /// IK outcome of one hero's frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,8 +89,10 @@ impl Heroes {
         limits: ProgramLimits,
         placements: Vec<Affine3A>,
     ) -> Result<Heroes, CliError> {
-        let binding =
-            package.skins.get(skin as usize).ok_or_else(|| usage(format!("the package has no skin {skin}")))?;
+        let binding = package
+            .skins
+            .get(skin as usize)
+            .ok_or_else(|| usage(format!("the package has no skin {skin}")))?;
         let skeleton = package
             .skeletons
             .get(binding.skeleton as usize)
@@ -97,7 +102,12 @@ impl Heroes {
         let joints = skeleton.joint_count();
         let palette_len = binding.joints.len();
         let (n, reached) = (placements.len(), throng_cpu_ref::ik::IkStatus::Reached);
-        let idle = IkResult { status: reached, position_error: 0.0, angle_error: 0.0, iterations: 0 };
+        let idle = IkResult {
+            status: reached,
+            position_error: 0.0,
+            angle_error: 0.0,
+            iterations: 0,
+        };
         Ok(Heroes {
             rig,
             skin,
@@ -108,7 +118,13 @@ impl Heroes {
             palettes: vec![Affine3A::IDENTITY; n * palette_len],
             inverses: placements.iter().map(Affine3A::inverse).collect(),
             placements,
-            results: vec![HeroIk { head: idle, hands: [idle; 2] }; n],
+            results: vec![
+                HeroIk {
+                    head: idle,
+                    hands: [idle; 2]
+                };
+                n
+            ],
         })
     }
 
@@ -118,17 +134,26 @@ impl Heroes {
 
     /// Hero `h`'s palette of the last [`Heroes::pose`] (empty when out of range).
     pub fn palette(&self, h: usize) -> &[Affine3A] {
-        self.palettes.get(h * self.palette_len..(h + 1) * self.palette_len).unwrap_or(&[])
+        self.palettes
+            .get(h * self.palette_len..(h + 1) * self.palette_len)
+            .unwrap_or(&[])
     }
 
     /// Scene point every head looks at, `time` seconds in: sweeping across the front of the row.
     pub fn look_target(&self, time: f64) -> Vec3 {
         let n = self.placements.len().max(1) as f32;
-        let centre = self.placements.iter().map(|p| Vec3::from(p.translation)).sum::<Vec3>() / n;
+        let centre = self
+            .placements
+            .iter()
+            .map(|p| Vec3::from(p.translation))
+            .sum::<Vec3>()
+            / n;
         let (lo, hi) = self
             .placements
             .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), p| (lo.min(p.translation.x), hi.max(p.translation.x)));
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p.translation.x), hi.max(p.translation.x))
+            });
         let half_row = if lo <= hi { 0.5 * (hi - lo) } else { 0.0 };
         let t = time as f32;
         Vec3::new(
@@ -139,14 +164,26 @@ impl Heroes {
     }
 
     /// Poses hero `h` from `program` at demo time `time` (seconds): evaluation, IK, palette.
-    pub fn pose(&mut self, h: usize, program: &Program, assets: &Assets, time: f64) -> Result<(), CliError> {
-        let (Some(&to_scene), Some(&to_component)) = (self.placements.get(h), self.inverses.get(h)) else {
+    pub fn pose(
+        &mut self,
+        h: usize,
+        program: &Program,
+        assets: &Assets,
+        time: f64,
+    ) -> Result<(), CliError> {
+        let (Some(&to_scene), Some(&to_component)) = (self.placements.get(h), self.inverses.get(h))
+        else {
             return Ok(());
         };
         self.evaluator.run(program, assets)?;
-        let local =
-            self.evaluator.final_local(program).filter(|l| l.len() == self.local.len()).ok_or_else(|| {
-                usage(format!("hero {h}: the program's final pose is not one of the heroes' skeleton"))
+        let local = self
+            .evaluator
+            .final_local(program)
+            .filter(|l| l.len() == self.local.len())
+            .ok_or_else(|| {
+                usage(format!(
+                    "hero {h}: the program's final pose is not one of the heroes' skeleton"
+                ))
             })?;
         self.local.copy_from_slice(local);
         if self.rig.uniform_scales(assets.skeleton, &mut self.local) {
@@ -157,9 +194,20 @@ impl Heroes {
         let ik = |e| CliError::Control(format!("hero {h}: IK: {e}"));
         let target = to_component.transform_point3(self.look_target(time));
         let rig = &self.rig;
-        let aim = Aim { yaw_limit: YAW_LIMIT, pitch_limit: PITCH_LIMIT, ..Aim::new(target, rig.forward, rig.up) };
-        let head = solve_aim(assets.skeleton, &mut self.local, &mut self.component, &aim, &rig.head, &HEAD_WEIGHTS)
-            .map_err(ik)?;
+        let aim = Aim {
+            yaw_limit: YAW_LIMIT,
+            pitch_limit: PITCH_LIMIT,
+            ..Aim::new(target, rig.forward, rig.up)
+        };
+        let head = solve_aim(
+            assets.skeleton,
+            &mut self.local,
+            &mut self.component,
+            &aim,
+            &rig.head,
+            &HEAD_WEIGHTS,
+        )
+        .map_err(ik)?;
         let mut hands = [head; 2];
         for (side, hand) in hands.iter_mut().enumerate() {
             let (target, pole) = self.reach(side, h, &to_scene, time);
@@ -169,11 +217,18 @@ impl Heroes {
                 softness: ARM_SOFTNESS,
                 ..TwoBone::new(root, mid, tip, to_component.transform_point3(target))
             };
-            *hand = solve_two_bone(assets.skeleton, &mut self.local, &mut self.component, &solve).map_err(ik)?;
+            *hand = solve_two_bone(
+                assets.skeleton,
+                &mut self.local,
+                &mut self.component,
+                &solve,
+            )
+            .map_err(ik)?;
         }
         if let (Some(skin), Some(out)) = (
             assets.skins.get(self.skin as usize),
-            self.palettes.get_mut(h * self.palette_len..(h + 1) * self.palette_len),
+            self.palettes
+                .get_mut(h * self.palette_len..(h + 1) * self.palette_len),
         ) {
             build_palette(skin, &self.component, out);
         }
@@ -191,7 +246,9 @@ impl Heroes {
         let [root, mid, _] = self.rig.arms[side];
         let (shoulder, elbow, chest) = (at(root), at(mid), at(self.rig.head[0]));
         let sideways = if side == 0 { Vec3::X } else { Vec3::NEG_X };
-        let out = ((shoulder - chest) * Vec3::new(1.0, 0.0, 1.0)).try_normalize().unwrap_or(sideways);
+        let out = ((shoulder - chest) * Vec3::new(1.0, 0.0, 1.0))
+            .try_normalize()
+            .unwrap_or(sideways);
         let (fwd, up, l) = (Vec3::Z, Vec3::Y, self.rig.arm_length);
         let a = (if side == 0 { 1.3 } else { 2.1 }) * time as f32 + 1.3 * h as f32;
         let target = if side == 0 {
@@ -233,7 +290,11 @@ impl Rig {
                 usage(format!(
                     "--heroes needs a rig with joints named {} and {}: '{name}' is missing",
                     HEAD.join(", "),
-                    ARMS.iter().flatten().copied().collect::<Vec<_>>().join(", ")
+                    ARMS.iter()
+                        .flatten()
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))
             })
         };
@@ -246,7 +307,8 @@ impl Rig {
         fk::local_to_component(skeleton, &skeleton.rest, &mut rest);
         let to_component = to_scene.inverse();
         let head_rotation = rotation_of(&rest[head[2]]).inverse();
-        let axis = |v: Vec3| (head_rotation * to_component.transform_vector3(v)).normalize_or_zero();
+        let axis =
+            |v: Vec3| (head_rotation * to_component.transform_vector3(v)).normalize_or_zero();
         let scene = |j: usize| to_scene.transform_point3(Vec3::from(rest[j].translation));
         let [upper, lower, hand] = arms[0];
         Ok(Rig {
@@ -304,10 +366,16 @@ mod tests {
     fn setup() -> (Package, Heroes, Program) {
         let mut package = builtin_character().unwrap();
         let layout = throng_fixtures::Formation::new(&mut package, 0, 1).unwrap();
-        let placements =
-            (0..2).map(|h| Affine3A::from_translation(Vec3::new(2.0 * h as f32, 0.0, 3.0)) * layout.ground).collect();
+        let placements = (0..2)
+            .map(|h| {
+                Affine3A::from_translation(Vec3::new(2.0 * h as f32, 0.0, 3.0)) * layout.ground
+            })
+            .collect();
         let heroes = Heroes::new(&package, 0, ProgramLimits::default(), placements).unwrap();
-        let (walk, breathe) = (package.find_clip("walk").unwrap() as u32, package.find_clip("breathe").unwrap() as u32);
+        let (walk, breathe) = (
+            package.find_clip("walk").unwrap() as u32,
+            package.find_clip("breathe").unwrap() as u32,
+        );
         let program = Program {
             ops: vec![
                 PoseOp::sample(0, walk, 0.3),
@@ -341,25 +409,40 @@ mod tests {
                 // The head's forward axis, in the scene, points at the look target (within the
                 // limits when the solve was limited).
                 let head = heroes.rig.head[2];
-                let forward =
-                    p.transform_vector3(rotation_of(&heroes.component[head]) * heroes.rig.forward).normalize();
+                let forward = p
+                    .transform_vector3(rotation_of(&heroes.component[head]) * heroes.rig.forward)
+                    .normalize();
                 let to_target = (heroes.look_target(time) - at(head)).normalize();
                 let miss = forward.angle_between(to_target);
                 match ik.head.status {
-                    IkStatus::Reached => assert!(miss < 2e-3, "hero {h} frame {frame}: head misses by {miss} rad"),
+                    IkStatus::Reached => assert!(
+                        miss < 2e-3,
+                        "hero {h} frame {frame}: head misses by {miss} rad"
+                    ),
                     IkStatus::Limited => assert!(miss < 1.2, "hero {h} frame {frame}: {miss} rad"),
                     s => panic!("hero {h} frame {frame}: head {s:?}"),
                 }
-                assert!((miss - ik.head.angle_error).abs() < 2e-3, "reported {} vs {miss}", ik.head.angle_error);
+                assert!(
+                    (miss - ik.head.angle_error).abs() < 2e-3,
+                    "reported {} vs {miss}",
+                    ik.head.angle_error
+                );
                 // Each hand is where the solver was asked to put it.
                 for side in 0..2 {
                     let r = ik.hands[side];
-                    assert_eq!(r.status, IkStatus::Reached, "hero {h} frame {frame} hand {side}: {r:?}");
+                    assert_eq!(
+                        r.status,
+                        IkStatus::Reached,
+                        "hero {h} frame {frame} hand {side}: {r:?}"
+                    );
                     let before = heroes.component.clone();
                     let (target, _) = heroes.reach(side, h, &p, time);
                     assert_eq!(before, heroes.component);
                     let tip = at(heroes.rig.arms[side][2]);
-                    assert!(tip.distance(target) < 1e-3, "hero {h} frame {frame} hand {side}: {tip} vs {target}");
+                    assert!(
+                        tip.distance(target) < 1e-3,
+                        "hero {h} frame {frame} hand {side}: {tip} vs {target}"
+                    );
                 }
                 // The palette is the corrected pose's: skin joint k's component times its inverse bind.
                 for (k, m) in heroes.palette(h).iter().enumerate() {
@@ -373,10 +456,19 @@ mod tests {
     #[test]
     fn the_look_target_sweeps_across_the_row() {
         let (_, heroes, _) = setup();
-        let xs: Vec<f32> = (0..200).map(|k| heroes.look_target(f64::from(k) * 0.05).x).collect();
-        let (lo, hi) = xs.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        let xs: Vec<f32> = (0..200)
+            .map(|k| heroes.look_target(f64::from(k) * 0.05).x)
+            .collect();
+        let (lo, hi) = xs
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
         // Row from x = 0 to 2: the target reaches LOOK_SWEEP beyond each end.
-        assert!(lo < 0.0 - LOOK_SWEEP + 0.05 && hi > 2.0 + LOOK_SWEEP - 0.05, "{lo}..{hi}");
+        assert!(
+            lo < 0.0 - LOOK_SWEEP + 0.05 && hi > 2.0 + LOOK_SWEEP - 0.05,
+            "{lo}..{hi}"
+        );
     }
 
     #[test]
@@ -389,7 +481,9 @@ mod tests {
         let before = ALLOCATIONS.with(Cell::get);
         for frame in 1..30 {
             for h in 0..2 {
-                heroes.pose(h, &program, &assets, f64::from(frame) / 30.0).unwrap();
+                heroes
+                    .pose(h, &program, &assets, f64::from(frame) / 30.0)
+                    .unwrap();
             }
         }
         assert_eq!(ALLOCATIONS.with(Cell::get) - before, 0);
@@ -400,7 +494,14 @@ mod tests {
         let mut package = builtin_character().unwrap();
         let head = package.skeletons[0].find("head").unwrap();
         package.skeletons[0].names[head] = "skull".into();
-        let err = Heroes::new(&package, 0, ProgramLimits::default(), vec![Affine3A::IDENTITY]).err().unwrap();
+        let err = Heroes::new(
+            &package,
+            0,
+            ProgramLimits::default(),
+            vec![Affine3A::IDENTITY],
+        )
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("'head' is missing"), "{err}");
     }
 }
