@@ -23,9 +23,9 @@ impl Timing {
     }
 
     /// A compute pass named `label`, timed.
-    pub fn begin<'e>(
+    pub fn begin(
         &self,
-        encoder: &'e mut wgpu::CommandEncoder,
+        encoder: &mut wgpu::CommandEncoder,
         label: &str,
     ) -> (wgpu::ComputePass<'static>, GpuProfilerQuery) {
         let query = self.profiler.begin_pass_query(label, encoder);

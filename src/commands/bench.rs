@@ -45,7 +45,7 @@ pub fn run(a: Args) -> Result<(), CliError> {
             "--instances needs counts of at least 1".into(),
         ));
     }
-    if a.frames == 0 || !(a.budget_ms >= 0.0) {
+    if a.frames == 0 || a.budget_ms.is_nan() || a.budget_ms < 0.0 {
         return Err(CliError::Usage(
             "--frames must be at least 1 and --budget-ms not negative".into(),
         ));
