@@ -17,6 +17,13 @@ use throng_shaders::{Access, Binding, Kernel, Outputs};
 
 use crate::GpuContext;
 
+/// Most specialised pipelines a runtime builds: shapes past them keep the interpreter.
+pub const MAX_PIPELINES: usize = 64;
+/// A shape is specialised once one of its dispatches holds this many instances (with
+/// [`Specialise::Background`]; [`Specialise::Blocking`] specialises every shape): rare shapes
+/// keep the interpreter rather than cost a compile.
+pub const MIN_INSTANCES: u32 = 8;
+
 /// How the pose pass maps instances and joints onto GPU threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -219,16 +226,19 @@ impl Pipelines {
         self.states.insert(key, state);
     }
 
-    /// The pipeline for `key` when it is ready. A key seen for the first time is requested:
-    /// `kernel` makes its source; `blocking` builds it now on `device`.
+    /// The pipeline for `key` when it is ready. A key seen for the first time is requested when
+    /// `request` says so: `kernel` makes its source; `blocking` builds it now on `device`.
     pub fn get(
         &mut self,
         key: Key,
         device: &wgpu::Device,
-        blocking: bool,
+        (request, blocking): (bool, bool),
         kernel: impl FnOnce() -> Kernel,
     ) -> Option<&Built> {
         if !self.states.contains_key(&key) {
+            if !request || self.states.len() >= MAX_PIPELINES {
+                return None;
+            }
             self.states.insert(key, State::Pending);
             match (&self.jobs, blocking) {
                 (Some(jobs), false) => {

@@ -446,14 +446,17 @@ impl Runtime {
                 &self.buffers.layout,
                 &self.shapes.entries[d.shape as usize].shape,
             );
-            let ready = self
-                .pipelines
-                .get(key, &self.ctx.device, blocking, || match key.form {
-                    Form::Thread { .. } => kernel::thread(layout, key.outputs, shape),
-                    Form::Group {
-                        lanes, instances, ..
-                    } => kernel::group(layout, key.outputs, shape, (lanes, instances)),
-                });
+            let request = blocking || d.count >= crate::pipelines::MIN_INSTANCES;
+            let ready =
+                self.pipelines
+                    .get(key, &self.ctx.device, (request, blocking), || {
+                        match key.form {
+                            Form::Thread { .. } => kernel::thread(layout, key.outputs, shape),
+                            Form::Group {
+                                lanes, instances, ..
+                            } => kernel::group(layout, key.outputs, shape, (lanes, instances)),
+                        }
+                    });
             if ready.is_some() {
                 d.path = match key.form {
                     Form::Thread { .. } => PosePath::Thread,

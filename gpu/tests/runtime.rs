@@ -445,7 +445,8 @@ fn a_shapes_pipeline_is_built_once_and_reused() {
     // The first frame requests the pipeline and runs the interpreter; the rest run it.
     assert_eq!(paths, [(0, 1), (1, 0), (1, 0), (1, 0)]);
     assert_eq!(runtime.pipelines_built().0, 1, "one shape, one pipeline");
-    // A second shape gets a second pipeline.
+    // A second shape gets a second pipeline, once a frame holds enough instances of it: a rare
+    // shape keeps the interpreter.
     let clip = package.find_clip("run").unwrap() as u32;
     let blend = Program {
         ops: vec![

@@ -309,25 +309,38 @@ fn pose_head(layout: &FrameLayout, outputs: Outputs, shapes: bool) -> (String, V
     (source, bindings)
 }
 
-/// The general interpreter: any shape (the shape table at `params.shape_base`), any skeleton.
-pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
-    let (head, bindings) = pose_head(layout, outputs, true);
-    let mut source = head;
-    source.push_str(INTERPRETER);
+/// `main` of a one-thread-per-instance pose kernel: the record at `stride` vec4s per instance,
+/// the per-instance statements `hoist`, then per joint in order (parent before child) its local
+/// pose `local`, and the outputs: local pose, FK through the component stream, palette entries.
+fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> String {
     let mut body = String::new();
     if outputs.locals {
         body.push_str("        store_locals(slot, j, trs_store(local));\n");
     }
     if outputs.components {
         body.push_str(
-            "        let m = trs_to_affine(local);\n        let parent = tables[params.parent_base + j];\n        var c = m;\n        if parent != NO_PARENT {\n            c = affine_mul(load_components(slot, parent), m);\n        }\n        store_components(slot, j, c);\n",
+            "        let m = trs_to_affine(local);
+        let parent = tables[params.parent_base + j];
+        var c = m;
+        if parent != NO_PARENT {
+            c = affine_mul(load_components(slot, parent), m);
+        }
+        store_components(slot, j, c);
+",
         );
         if outputs.palettes {
-            body.push_str("        let first = tables[params.skin_range_base + 2u * j];\n        let count = tables[params.skin_range_base + 2u * j + 1u];\n        for (var e = first; e < first + count; e++) {\n            let k = tables[params.skin_order_base + e];\n            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));\n        }\n");
+            body.push_str(
+                "        let first = tables[params.skin_range_base + 2u * j];
+        let count = tables[params.skin_range_base + 2u * j + 1u];
+        for (var e = first; e < first + count; e++) {
+            let k = tables[params.skin_order_base + e];
+            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));
+        }
+",
+            );
         }
     }
-    let _ = write!(
-        source,
+    format!(
         "
 @compute @workgroup_size({WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
@@ -335,17 +348,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if k >= params.count {{
         return;
     }}
-    let rec = params.record_base + k * params.record_stride;
+    let rec = params.record_base + k * {stride};
     let slot = records[rec].x;
-    for (var j = 0u; j < params.joint_count; j++) {{
-        let local = interpret(rec, j, rest_joint(j));
+{hoist}    for (var j = 0u; j < params.joint_count; j++) {{
+        let local = {local};
 {body}    }}
 }}
 "
+    )
+}
+
+/// The general interpreter: any shape (the shape table at `params.shape_base`), any skeleton.
+pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
+    let (head, bindings) = pose_head(layout, outputs, true);
+    let main = per_thread_main(
+        outputs,
+        "params.record_stride",
+        "",
+        "interpret(rec, j, rest_joint(j))",
     );
     Kernel {
         label: format!("pose interpreter {}", variant(outputs)),
-        source,
+        source: [head.as_str(), INTERPRETER, &main].join("\n"),
         bindings,
         workgroup: WORKGROUP,
     }
@@ -618,40 +642,16 @@ pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
         .iter()
         .map(|m| format!(", mask_weight({m}u, j)"))
         .collect();
-    let mut body = String::new();
-    if outputs.locals {
-        body.push_str("        store_locals(slot, j, trs_store(local));\n");
-    }
-    if outputs.components {
-        body.push_str(
-            "        let m = trs_to_affine(local);\n        let parent = tables[params.parent_base + j];\n        var c = m;\n        if parent != NO_PARENT {\n            c = affine_mul(load_components(slot, parent), m);\n        }\n        store_components(slot, j, c);\n",
-        );
-        if outputs.palettes {
-            body.push_str("        let first = tables[params.skin_range_base + 2u * j];\n        let count = tables[params.skin_range_base + 2u * j + 1u];\n        for (var e = first; e < first + count; e++) {\n            let k = tables[params.skin_order_base + e];\n            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));\n        }\n");
-        }
-    }
-    let stride = shape.record_stride();
-    let source = format!(
-        "{head}
-{functions}
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
-    let k = gid.y * groups.x * {WORKGROUP}u + gid.x;
-    if k >= params.count {{
-        return;
-    }}
-    let rec = params.record_base + k * {stride}u;
-    let slot = records[rec].x;
-    let h = hoist(rec);
-    for (var j = 0u; j < params.joint_count; j++) {{
-        let local = shape_joint(h, j, rest_joint(j){weights});
-{body}    }}
-}}
-"
+    let stride = format!("{}u", shape.record_stride());
+    let main = per_thread_main(
+        outputs,
+        &stride,
+        "    let h = hoist(rec);\n",
+        &format!("shape_joint(h, j, rest_joint(j){weights})"),
     );
     Kernel {
         label: format!("pose thread {}", variant(outputs)),
-        source,
+        source: [head.as_str(), &functions, &main].join("\n"),
         bindings,
         workgroup: WORKGROUP,
     }
