@@ -96,7 +96,9 @@ impl Default for Options {
 }
 
 /// Bytes of one skinned vertex in the GPU's output.
-const SKINNED_VERTEX_BYTES: u64 = 16;
+fn skinned_vertex_bytes() -> u64 {
+    throng_gpu::output_bytes(0, Some((0, 1)))
+}
 
 /// The GPU runtimes of one subject: the measured mapping (skinned), the other mapping's pose,
 /// and a program-only runtime for the stage breakdown.
@@ -119,7 +121,7 @@ pub fn run(
     for subject in subjects {
         let skinnable = |n: usize| {
             subject.skin.is_some()
-                && (n * subject.vertices()) as u64 * SKINNED_VERTEX_BYTES
+                && (n * subject.vertices()) as u64 * skinned_vertex_bytes()
                     <= options.skinned_bytes_limit
         };
         let most = options.instances.iter().copied().max().unwrap_or(0);
@@ -341,19 +343,17 @@ fn time_gpu(
             pose_ms: pose_pass,
         }
     });
-    let joints = subject.joints() as u64;
-    let output_bytes_per_instance = 48 * joints
-        + if skin {
-            48 * subject.palette_len() as u64 + SKINNED_VERTEX_BYTES * subject.vertices() as u64
-        } else {
-            0
-        };
+    let output_bytes_per_instance = throng_gpu::output_bytes(
+        subject.joints() as u32,
+        skin.then(|| (subject.palette_len() as u32, subject.vertices() as u32)),
+    );
     let skinning_skipped = match (subject.skin, skin) {
         (None, _) => Some("the subject has no skin".to_string()),
         (Some(_), false) => Some(format!(
-            "{} instances × {} vertices × {SKINNED_VERTEX_BYTES} B exceed the {} MiB limit",
+            "{} instances × {} vertices × {} B exceed the {} MiB limit",
             set.programs.len(),
             subject.vertices(),
+            skinned_vertex_bytes(),
             options.skinned_bytes_limit >> 20
         )),
         _ => None,

@@ -32,6 +32,16 @@ pub(crate) const STREAMS: [(Stream, &str); 4] = [
     (Stream::Skinned, "skinned vertices"),
 ];
 
+/// Bytes the streams hold per instance of a batch of `joints` joints and, when skinned, a
+/// palette of `palette` entries and `vertices` vertices (locals not counted).
+pub fn output_bytes(joints: u32, skin: Option<(u32, u32)>) -> u64 {
+    let bytes = |s: Stream, n: u32| s.element().1 * u64::from(n);
+    bytes(Stream::Components, joints)
+        + skin.map_or(0, |(p, v)| {
+            bytes(Stream::Palettes, p) + bytes(Stream::Skinned, v)
+        })
+}
+
 /// One stream's pages.
 pub(crate) struct StreamBuffers {
     pub paging: Paging,

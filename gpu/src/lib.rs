@@ -45,7 +45,7 @@
 pub mod capacity;
 pub mod context;
 pub mod error;
-mod frame_buffers;
+pub mod frame_buffers;
 pub mod layout;
 pub mod parity;
 pub mod pipelines;
@@ -62,6 +62,7 @@ mod timing;
 pub use capacity::Capacities;
 pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;
+pub use frame_buffers::output_bytes;
 pub use pipelines::{Mapping, Specialise};
 pub use plan::{BatchSlots, PosePath};
 pub use resident::{ResidentPackage, SkinRange};

@@ -82,7 +82,8 @@ pub(crate) fn dispatch_1d(
     pass.dispatch_workgroups(x, y, 1);
 }
 
-/// The skinning dispatch of `batch`: x over vertex blocks, y (then z) over instances.
+/// The skinning dispatch of `batch`: x over blocks of `WORKGROUP × SKIN_VERTICES_PER_THREAD`
+/// vertices, y (then z) over instances.
 pub(crate) fn dispatch_skinning(
     pass: &mut wgpu::ComputePass,
     built: &Built,
@@ -91,7 +92,9 @@ pub(crate) fn dispatch_skinning(
     batch: &BatchSlots,
     max: u32,
 ) {
-    let x = batch.vertex_count.div_ceil(built.workgroup);
+    let x = batch
+        .vertex_count
+        .div_ceil(built.workgroup * throng_shaders::prelude::SKIN_VERTICES_PER_THREAD);
     let y = batch.count.min(max);
     let z = batch.count.div_ceil(max.max(1));
     pass.set_pipeline(&built.pipeline);

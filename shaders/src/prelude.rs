@@ -15,6 +15,8 @@ pub const REGISTERS: u32 = 8;
 /// Threads per workgroup of the one-thread-per-item entry points (interpreter, thread mapping,
 /// skinning). A dispatch wider than the adapter's limit folds into y rows.
 pub const WORKGROUP: u32 = 64;
+/// Vertices one skinning thread skins (of one instance): its placement is read once for them.
+pub const SKIN_VERTICES_PER_THREAD: u32 = 4;
 /// Lanes of the workgroup mapping are padded to a multiple of this (a hardware subgroup).
 pub const SUBGROUP: u32 = 32;
 /// Most lanes of one workgroup of the workgroup mapping: larger skeletons use the interpreter.
@@ -24,7 +26,7 @@ pub const CLIP_WORDS: u32 = 8;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 28] = [
+    let u32s: [(&str, u32); 29] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -52,6 +54,7 @@ pub fn source() -> String {
         ("CODEC_HI_BITS", codec::HI_BITS),
         ("REGISTERS", REGISTERS),
         ("WORKGROUP", WORKGROUP),
+        ("SKIN_VERTICES_PER_THREAD", SKIN_VERTICES_PER_THREAD),
         ("CLIP_WORDS", CLIP_WORDS),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");

@@ -315,11 +315,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let resident = runtime.resident_bytes();
     let batch = runtime.batches().first().copied().unwrap_or_default();
-    // Frame outputs each instance keeps on the GPU: component transforms, palette, skinned
-    // vertices (16 bytes each).
-    let outputs = 48 * u64::from(batch.joints)
-        + 48 * u64::from(batch.palette_len)
-        + 16 * u64::from(batch.vertex_count);
+    // Frame outputs each instance keeps on the GPU: component transforms, palette, skinned vertices.
+    let outputs =
+        throng_gpu::output_bytes(batch.joints, Some((batch.palette_len, batch.vertex_count)));
     let summary = Summary {
         name: &name,
         ctx: &ctx,

@@ -1,5 +1,5 @@
-// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (instance, vertex) of one
-// skinned batch. `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
+// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (instance, SKIN_VERTICES_PER_THREAD
+// vertices) of one skinned batch, the instance from the workgroup (y, then z). `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
 // skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
 // instance's placement P: `P (M p)`, `normalize(cof(P) n)`. Output per vertex: the position's
 // bits and the octahedral normal (`encode_normal`), instance-major by frame slot.
@@ -24,27 +24,33 @@ struct SkinParams {
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-    let v = wg.x * WORKGROUP + lane;
     let i = wg.y + wg.z * params.rows;
-    if v >= params.vertex_count || i >= params.count {
+    if i >= params.count {
         return;
     }
     let slot = params.first_slot + i;
-    let at = 3u * (params.vertex_base + v);
-    let a = vertices[at];
-    let b = vertices[at + 1u];
-    let w = bitcast<vec4<f32>>(vertices[at + 2u]);
-    let joints = vec4<u32>(a.w & 0xffffu, a.w >> 16u, b.w & 0xffffu, b.w >> 16u);
-    var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    for (var k = 0u; k < 4u; k++) {
-        if w[k] != 0.0 && joints[k] < params.skin_len {
-            let p = load_palettes(slot, joints[k]);
-            m = Affine(m.r0 + p.r0 * w[k], m.r1 + p.r1 * w[k], m.r2 + p.r2 * w[k]);
-        }
-    }
+    // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
-    let position = affine_point(placement, affine_point(m, bitcast<vec3<f32>>(a.xyz)));
-    let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
-    store_skinned(slot, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
+    for (var n = 0u; n < SKIN_VERTICES_PER_THREAD; n++) {
+        let v = (wg.x * SKIN_VERTICES_PER_THREAD + n) * WORKGROUP + lane;
+        if v >= params.vertex_count {
+            break;
+        }
+        let at = 3u * (params.vertex_base + v);
+        let a = vertices[at];
+        let b = vertices[at + 1u];
+        let w = bitcast<vec4<f32>>(vertices[at + 2u]);
+        let joints = vec4<u32>(a.w & 0xffffu, a.w >> 16u, b.w & 0xffffu, b.w >> 16u);
+        var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        for (var k = 0u; k < 4u; k++) {
+            if w[k] != 0.0 && joints[k] < params.skin_len {
+                let p = load_palettes(slot, joints[k]);
+                m = Affine(m.r0 + p.r0 * w[k], m.r1 + p.r1 * w[k], m.r2 + p.r2 * w[k]);
+            }
+        }
+        let position = affine_point(placement, affine_point(m, bitcast<vec3<f32>>(a.xyz)));
+        let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
+        store_skinned(slot, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
+    }
 }
