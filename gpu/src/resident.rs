@@ -24,7 +24,7 @@ use crate::layout::AffineRows;
 use crate::{GpuContext, GpuError};
 
 /// Where one skeleton lives in its package's buffers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SkeletonRange {
     pub joints: u32,
     pub parent_base: u32,
@@ -430,8 +430,9 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                         for (o, w) in v.iter_mut().zip(words) {
                             *o = f32::from_bits(*w);
                         }
+                        let at = a.pool_at()?;
                         a.pool.push(v);
-                        track_ref(st.kind, a.pool_at()? - 1)
+                        track_ref(st.kind, at)
                     }
                 };
                 refs.push(r);

@@ -471,16 +471,7 @@ impl Runtime {
         for d in &self.plan.poses {
             let slots = self.plan.batches[d.batch];
             let p = &self.packages[slots.package];
-            let sk =
-                p.skeleton(slots.skeleton)
-                    .copied()
-                    .unwrap_or(crate::resident::SkeletonRange {
-                        joints: 0,
-                        parent_base: 0,
-                        depth_base: 0,
-                        rest_base: 0,
-                        max_depth: 0,
-                    });
+            let sk = p.skeleton(slots.skeleton).copied().unwrap_or_default();
             let skin = slots.skin.and_then(|k| p.skins.get(k as usize));
             let entry = &self.shapes.entries[d.shape as usize];
             let params = PoseParams {
