@@ -119,11 +119,16 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
             g4["bytes_per_instance"].as_f64(),
             Some(expected_bytes(shape))
         );
-        assert_eq!(
-            g4["specialised"].as_bool(),
-            Some(true),
-            "timed frames run the specialised pipelines"
-        );
+        // Shapes of fewer instances than a pipeline is worth keep the interpreter.
+        let min = throng_gpu::pipelines::MIN_INSTANCES as u64;
+        for g in [g4, g9] {
+            let n = if std::ptr::eq(g, g4) { 4 } else { 9 };
+            assert_eq!(
+                g["specialised"].as_bool(),
+                Some(n >= min),
+                "{n} instances: {g}"
+            );
+        }
         let poses = g4["poses"].as_array().unwrap();
         let mappings: Vec<&str> = poses
             .iter()

@@ -457,15 +457,21 @@ fn a_shapes_pipeline_is_built_once_and_reused() {
         ],
         weights: vec![0.5, 0.5],
     };
-    let list = instances(&blend, 4);
-    runtime
-        .frame(&[Batch {
+    let min = throng_gpu::pipelines::MIN_INSTANCES as usize;
+    for (n, built) in [(min - 1, 1), (min, 2)] {
+        let list = instances(&blend, n);
+        let batch = Batch {
             package: id,
             skeleton: 0,
             skin: Some(0),
             instances: &list,
-        }])
-        .unwrap();
-    runtime.wait_for_pipelines().unwrap();
-    assert_eq!(runtime.pipelines_built().0, 2);
+        };
+        runtime.frame(&[batch]).unwrap();
+        runtime.wait_for_pipelines().unwrap();
+        assert_eq!(
+            runtime.pipelines_built().0,
+            built,
+            "{n} instances of the blend"
+        );
+    }
 }
