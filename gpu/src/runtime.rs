@@ -153,6 +153,8 @@ pub struct Runtime {
     plan: Plan,
     /// The last submitted frame's plan (readback, raster).
     last: Plan,
+    /// Scratch of `ensure_groups`, kept between frames.
+    wanted: Vec<(GroupKey, usize)>,
     timing: Timing,
     submitted: Option<Instant>,
 }
@@ -237,6 +239,7 @@ impl Runtime {
             staging: Staging::default(),
             plan: Plan::default(),
             last: Plan::default(),
+            wanted: Vec::new(),
             timing: Timing::new(ctx)?,
             submitted: None,
             buffers,
@@ -531,12 +534,11 @@ impl Runtime {
             queue.submit([encoder.finish()])
         })?;
         self.submitted = Some(Instant::now());
-        report.shapes = {
-            let mut s: Vec<u32> = self.plan.poses.iter().map(|d| d.shape).collect();
-            s.sort_unstable();
-            s.dedup();
-            s.len()
-        };
+        let poses = &self.plan.poses;
+        // Distinct shapes, without allocating (a frame has few dispatches).
+        report.shapes = (0..poses.len())
+            .filter(|&i| poses[..i].iter().all(|d| d.shape != poses[i].shape))
+            .count();
         report.pending_pipelines = self.pipelines.pending();
         self.timing.end_frame()
     }
@@ -572,7 +574,8 @@ impl Runtime {
 
     /// Builds the bind groups this frame's dispatches need and the cache lacks.
     fn ensure_groups(&mut self) -> Result<(), GpuError> {
-        let mut wanted: Vec<(GroupKey, usize)> = Vec::new();
+        let mut wanted = std::mem::take(&mut self.wanted);
+        wanted.clear();
         for d in &self.plan.poses {
             let batch = self.plan.batches[d.batch];
             if let Some((id, _)) = self.pose_pipeline(&batch, d.shape, d.path) {
@@ -588,7 +591,7 @@ impl Runtime {
         {
             wanted.push((self.group_key(PipelineId::Skinning, batch.package), b));
         }
-        for (key, b) in wanted {
+        for &(key, b) in &wanted {
             if self.groups.contains_key(&key) {
                 continue;
             }
@@ -610,6 +613,7 @@ impl Runtime {
             );
             self.groups.insert(key, group);
         }
+        self.wanted = wanted;
         Ok(())
     }
 
