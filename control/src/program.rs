@@ -44,6 +44,7 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
         max_ops: ops,
         max_registers: registers,
         max_weights: weights,
+        history_slots: 0,
     }
 }
 

@@ -22,6 +22,7 @@ use thiserror::Error;
 
 use crate::interpreter::Evaluator;
 use crate::palette::build_palette;
+use crate::inertialize::{History, JointOffset};
 use crate::program::op;
 use crate::skinning::{cofactor, skin_mesh};
 use crate::{Assets, Package, Program, ProgramError, ProgramLimits, SkinBinding, Trs};
@@ -193,14 +194,56 @@ pub fn validate<'a>(
     batches: &[Batch],
     limits: &ProgramLimits,
     package: impl Fn(PackageId) -> Option<&'a Package>,
+    claims: &mut SlotClaims,
 ) -> Result<(), FrameError> {
+    claims.clear(limits.history_slots);
     for (b, batch) in batches.iter().enumerate() {
         let checked = batch_assets(b, batch, &package)?;
         for (i, instance) in batch.instances.iter().enumerate() {
             check_instance(b, i, instance, limits, &checked)?;
+            if let Pose::Program(p) = instance.pose {
+                if let Some(slot) = p.history_slot() {
+                    if !claims.claim(slot) {
+                        return Err(FrameError::BadInstance {
+                            batch: b,
+                            instance: i,
+                            what: format!(
+                                "history slot {slot} is already named by another instance of \
+                                 this frame; give each instance its own slot"
+                            ),
+                        });
+                    }
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Inertialization history slots claimed by a frame's instances: each slot belongs to at most
+/// one instance per frame, so no two instances race on it. Scratch a runtime keeps.
+#[derive(Clone, Debug, Default)]
+pub struct SlotClaims {
+    bits: Vec<u64>,
+}
+
+impl SlotClaims {
+    /// Unclaims every slot of `slots` (allocating only when `slots` grew).
+    fn clear(&mut self, slots: usize) {
+        self.bits.clear();
+        self.bits.resize(slots.div_ceil(64), 0);
+    }
+
+    /// Claims `slot` (a declared one); `false` when it was already claimed.
+    fn claim(&mut self, slot: u32) -> bool {
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        let Some(w) = self.bits.get_mut(word) else {
+            return false;
+        };
+        let free = *w & bit == 0;
+        *w |= bit;
+        free
+    }
 }
 
 fn check_instance(
@@ -286,6 +329,11 @@ pub struct CpuRuntime {
     joints: usize,
     mesh_vertices: usize,
     batches: Vec<BatchOutput>,
+    /// `limits.history_slots` slots of inertialization history.
+    history: History,
+    claims: SlotClaims,
+    /// Per instance of the batch being run, the offsets its `Capture` wrote (committed after).
+    captures: Vec<JointOffset>,
 }
 
 /// Per-instance element counts of a batch's outputs.
@@ -295,6 +343,7 @@ struct Strides {
     joints: usize,
     palette: usize,
     vertices: usize,
+    captures: usize,
 }
 
 /// One batch's outputs for a range of its instances.
@@ -303,6 +352,7 @@ struct Slices<'a> {
     components: &'a mut [Affine3A],
     palettes: &'a mut [Affine3A],
     skinned: &'a mut [SkinnedVertex],
+    captures: &'a mut [JointOffset],
 }
 
 impl<'a> Slices<'a> {
@@ -312,18 +362,21 @@ impl<'a> Slices<'a> {
         let (ca, cb) = self.components.split_at_mut(n * s.joints);
         let (pa, pb) = self.palettes.split_at_mut(n * s.palette);
         let (sa, sb) = self.skinned.split_at_mut(n * s.vertices);
+        let (xa, xb) = self.captures.split_at_mut(n * s.captures);
         (
             Slices {
                 locals: la,
                 components: ca,
                 palettes: pa,
                 skinned: sa,
+                captures: xa,
             },
             Slices {
                 locals: lb,
                 components: cb,
                 palettes: pb,
                 skinned: sb,
+                captures: xb,
             },
         )
     }
@@ -341,6 +394,9 @@ impl CpuRuntime {
             joints: 0,
             mesh_vertices: 0,
             batches: Vec::new(),
+            history: History::new(limits.history_slots, 0),
+            claims: SlotClaims::default(),
+            captures: Vec::new(),
         }
         .with_workers(threads.max(1))
     }
@@ -403,7 +459,13 @@ impl CpuRuntime {
             self.mesh_vertices = self.mesh_vertices.max(vertices);
             let threads = self.workers.len();
             self.workers = (0..threads).map(|_| self.worker()).collect();
+            self.history = self.history.with_joints(self.joints);
         }
+    }
+
+    /// The inertialization history after the last frame.
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// Outputs of the last frame, one per batch.
@@ -424,7 +486,7 @@ impl CpuRuntime {
 
     fn run(&mut self, batches: &[Batch], parallel: bool) -> Result<(), FrameError> {
         let packages = &self.packages;
-        validate(batches, &self.limits, |id| packages.get(id.0))?;
+        validate(batches, &self.limits, |id| packages.get(id.0), &mut self.claims)?;
         self.batches
             .resize_with(batches.len(), BatchOutput::default);
         for (b, batch) in batches.iter().enumerate() {
@@ -439,7 +501,14 @@ impl CpuRuntime {
                 joints: checked.joints(),
                 palette: checked.palette_len(),
                 vertices: checked.vertex_count,
+                captures: if batch.instances.iter().any(captures) {
+                    checked.joints()
+                } else {
+                    0
+                },
             };
+            self.captures
+                .resize(n * strides.captures, JointOffset::ZERO);
             let out = &mut self.batches[b];
             out.joints = strides.joints;
             out.palette_len = strides.palette;
@@ -455,16 +524,49 @@ impl CpuRuntime {
                 components: &mut out.components,
                 palettes: &mut out.palettes,
                 skinned: &mut out.skinned,
+                captures: &mut self.captures,
             };
             let workers = if parallel {
                 &mut self.workers[..]
             } else {
                 &mut self.workers[..1]
             };
-            run_range(workers, batch.instances, slices, &checked, strides);
+            let history = &self.history;
+            run_range(workers, batch.instances, slices, &checked, history, strides);
+            commit_captures(
+                &mut self.history,
+                &self.captures,
+                batch.instances,
+                strides.captures,
+            );
         }
         Ok(())
     }
+
+}
+
+/// Moves the offsets each of `instances` captured (`joints` per instance in `captures`) into
+/// its history slot.
+fn commit_captures(
+    history: &mut History,
+    captures: &[JointOffset],
+    instances: &[Instance],
+    joints: usize,
+) {
+    if joints == 0 {
+        return;
+    }
+    for (x, from) in instances.iter().zip(captures.chunks_exact(joints)) {
+        let Pose::Program(p) = x.pose else { continue };
+        if let Some(to) = p.capture_slot().and_then(|s| history.slot_mut(s)) {
+            to[..joints].copy_from_slice(from);
+        }
+    }
+}
+
+/// Whether the instance's program captures inertialization history.
+fn captures(x: &Instance) -> bool {
+    matches!(x.pose, Pose::Program(p) if p.capture_slot().is_some())
 }
 
 /// Evaluates `instances` into `out`, halving workers and instances over `rayon::join` until
@@ -474,11 +576,12 @@ fn run_range(
     instances: &[Instance],
     out: Slices,
     batch: &BatchAssets,
+    history: &History,
     s: Strides,
 ) {
     if workers.len() <= 1 || instances.len() <= 1 {
         if let Some(w) = workers.first_mut() {
-            run_serial(w, instances, out, batch, s);
+            run_serial(w, instances, out, batch, history, s);
         }
         return;
     }
@@ -488,8 +591,8 @@ fn run_range(
     let (ia, ib) = instances.split_at(n);
     let (oa, ob) = out.split(n, s);
     rayon::join(
-        || run_range(wa, ia, oa, batch, s),
-        || run_range(wb, ib, ob, batch, s),
+        || run_range(wa, ia, oa, batch, history, s),
+        || run_range(wb, ib, ob, batch, history, s),
     );
 }
 
@@ -498,21 +601,33 @@ fn run_serial(
     instances: &[Instance],
     out: Slices,
     batch: &BatchAssets,
+    history: &History,
     s: Strides,
 ) {
     let mut out = out;
     for x in instances {
         let (one, rest) = out.split(1, s);
         out = rest;
-        pose_instance(w, x, one, batch);
+        pose_instance(w, x, one, batch, history);
     }
 }
 
 /// Steps 1–4 of the module doc for one instance of a validated batch.
-fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch: &BatchAssets) {
+fn pose_instance(
+    w: &mut Worker,
+    x: &Instance,
+    out: Slices,
+    batch: &BatchAssets,
+    history: &History,
+) {
     match x.pose {
         Pose::Program(program) => {
-            w.evaluator.evaluate(program, &batch.assets, false);
+            w.evaluator.evaluate(program, &batch.assets, history, false);
+            if let Some((_, offsets)) = w.evaluator.captured() {
+                if out.captures.len() == offsets.len() {
+                    out.captures.copy_from_slice(offsets);
+                }
+            }
             if let Some(local) = w.evaluator.final_local(program) {
                 if out.locals.len() == local.len() {
                     out.locals.copy_from_slice(local);

@@ -3,12 +3,19 @@
 //! ozz-style: the caller owns an [`Evaluator`] sized once for a skeleton and a [`ProgramLimits`];
 //! [`Evaluator::run`] validates a program, then evaluates it without allocating. Ops before
 //! `ToComponent` are per joint: each op's math is one small function of one joint's transforms
-//! ([`blend_joint`], [`override_joint`], [`additive_joint`]) that the WGSL kernel mirrors.
+//! ([`blend_joint`], [`override_joint`], [`additive_joint`], [`capture_joint`],
+//! [`inertialize_joint`]) that the WGSL kernel mirrors.
+//!
+//! Inertialization history is the caller's ([`History`]): a run reads it, and a `Capture` writes
+//! the evaluator's own capture buffer, which `Inertialize` ops after it read and which the caller
+//! commits to the history after the run ([`Evaluator::captured`]), so many evaluators can read one
+//! history at once.
 
 use glam::{Affine3A, Quat, Vec3, Vec4};
 
 use crate::clip::sample_clip;
 use crate::fk::local_to_component;
+use crate::inertialize::{capture_joint, inertialize_joint, History, JointOffset};
 use crate::palette::build_palette;
 use crate::program::{op, Assets, NO_MASK};
 use crate::transform::{nlerp_shortest, slerp_shortest};
@@ -31,6 +38,9 @@ pub struct Evaluator {
     palette: Vec<Affine3A>,
     /// Entries of `palette` written by the last run.
     palette_len: usize,
+    /// Offsets the last run's `Capture` wrote (one per joint), and their slot.
+    captured: Vec<JointOffset>,
+    captured_slot: Option<u32>,
 }
 
 impl Evaluator {
@@ -45,12 +55,26 @@ impl Evaluator {
             component: vec![Affine3A::IDENTITY; joints],
             palette: vec![Affine3A::IDENTITY; palette],
             palette_len: 0,
+            captured: vec![JointOffset::ZERO; joints],
+            captured_slot: None,
         }
     }
 
     /// Validates `program` against `assets` and this evaluator's capacities, then evaluates it.
-    /// On error nothing is evaluated and the outputs of the previous run are kept.
+    /// On error nothing is evaluated and the outputs of the previous run are kept. A program that
+    /// names a history slot needs [`Evaluator::run_with_history`].
     pub fn run(&mut self, program: &Program, assets: &Assets) -> Result<(), ProgramError> {
+        self.run_with_history(program, assets, &mut History::default())
+    }
+
+    /// [`Evaluator::run`] with inertialization `history`, which must hold the slot the program
+    /// names for this skeleton; a `Capture` is committed to it.
+    pub fn run_with_history(
+        &mut self,
+        program: &Program,
+        assets: &Assets,
+        history: &mut History,
+    ) -> Result<(), ProgramError> {
         self.fits(assets)?;
         program.validate(&self.limits, assets)?;
         let entries: usize = program
@@ -66,8 +90,32 @@ impl Evaluator {
                 limit: self.palette.len(),
             });
         }
-        self.evaluate(program, assets, true);
+        if let Some(slot) = program.history_slot() {
+            let joints = assets.skeleton.joint_count();
+            if slot as usize >= history.slots() || history.joints() < joints {
+                return Err(ProgramError::HistorySlot {
+                    op: program.ops.iter().position(|o| o.c == slot).unwrap_or(0),
+                    slot,
+                    slots: if history.joints() < joints {
+                        0
+                    } else {
+                        history.slots()
+                    },
+                });
+            }
+        }
+        self.evaluate(program, assets, history, true);
+        if let Some((slot, offsets)) = self.captured() {
+            if let Some(to) = history.slot_mut(slot) {
+                to[..offsets.len()].copy_from_slice(offsets);
+            }
+        }
         Ok(())
+    }
+
+    /// The offsets the last run captured (one per joint) and the slot they belong in.
+    pub fn captured(&self) -> Option<(u32, &[JointOffset])> {
+        Some((self.captured_slot?, &self.captured[..self.joints]))
     }
 
     /// The skeleton of `assets` fits this evaluator.
@@ -84,14 +132,48 @@ impl Evaluator {
     }
 
     /// Evaluates a program that [`Program::validate`] accepted for `assets` (whose skeleton
-    /// [`Evaluator::fits`]); `Palette` ops only with `palettes` (their entries must fit).
-    pub(crate) fn evaluate(&mut self, program: &Program, assets: &Assets, palettes: bool) {
+    /// [`Evaluator::fits`]); `Palette` ops only with `palettes` (their entries must fit). A slot
+    /// missing from `history` reads as no offset.
+    pub(crate) fn evaluate(
+        &mut self,
+        program: &Program,
+        assets: &Assets,
+        history: &History,
+        palettes: bool,
+    ) {
         self.joints = assets.skeleton.joint_count();
         self.palette_len = 0;
+        self.captured_slot = None;
         for o in &program.ops {
-            if palettes || o.code != op::PALETTE {
-                self.execute(o, &program.weights, assets);
+            match o.code {
+                op::PALETTE if !palettes => {}
+                op::CAPTURE => self.capture(o),
+                op::INERTIALIZE => self.inertialize(o, history),
+                _ => self.execute(o, &program.weights, assets),
             }
+        }
+    }
+
+    fn capture(&mut self, o: &PoseOp) {
+        let (regs, n) = (&self.registers, self.capacity);
+        for (j, out) in self.captured[..self.joints].iter_mut().enumerate() {
+            let r = |reg: u32| &regs[reg as usize * n + j];
+            *out = capture_joint(r(o.a), r(o.b), r(o.dst), r(o.d), o.weight);
+        }
+        self.captured_slot = Some(o.c);
+    }
+
+    /// Offsets after this run's `Capture` of the same slot, else `history`'s.
+    fn inertialize(&mut self, o: &PoseOp, history: &History) {
+        let offsets = if self.captured_slot == Some(o.c) {
+            &self.captured[..]
+        } else {
+            history.slot(o.c).unwrap_or(&[])
+        };
+        let start = o.dst as usize * self.capacity;
+        let dst = &mut self.registers[start..start + self.joints];
+        for (x, offset) in dst.iter_mut().zip(offsets) {
+            *x = inertialize_joint(x, offset, o.time, o.weight);
         }
     }
 

@@ -14,6 +14,7 @@ pub mod error_metric;
 pub mod fk;
 pub mod frame;
 pub mod ik;
+pub mod inertialize;
 pub mod interpreter;
 pub mod package;
 pub mod palette;
@@ -29,6 +30,7 @@ pub use clip::{
 pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
 pub use frame::{
     Batch, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose, SkinnedVertex,
+    SlotClaims,
 };
 pub use interpreter::Evaluator;
 pub use package::Package;

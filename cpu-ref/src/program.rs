@@ -29,6 +29,13 @@ pub mod op {
     pub const TO_COMPONENT: u32 = 6;
     /// Palette of skin a from the component pose.
     pub const PALETTE: u32 = 7;
+    /// History slot c = offset of register a (the source) from dst (the destination), with its
+    /// velocity from register b (the previous source) and register d (the previous destination)
+    /// `weight` seconds earlier ([`crate::inertialize`]).
+    pub const CAPTURE: u32 = 8;
+    /// `dst = dst + the offset in history slot c, decayed to time (seconds since its capture) of
+    /// weight (the decay's duration)`.
+    pub const INERTIALIZE: u32 = 9;
 }
 
 /// One pose operation. Field meaning depends on `code` (see [`op`] and the constructors).
@@ -44,11 +51,15 @@ pub struct PoseOp {
     /// Blend: input count. Additive: reference register.
     pub b: u32,
     /// Blend: offset into the weight pool. Override / Additive: mask index or [`NO_MASK`].
+    /// Capture / Inertialize: history slot.
     pub c: u32,
-    pub reserved: u32,
-    /// Override / Additive weight in [0, 1].
+    /// Capture: the previous-destination register.
+    pub d: u32,
+    /// Override / Additive weight in [0, 1]. Capture: seconds between the previous and current
+    /// samples (> 0). Inertialize: the decay's duration in seconds (>= 0).
     pub weight: f32,
-    /// Sample: clip time in seconds (clamped to [0, duration]).
+    /// Sample: clip time in seconds (clamped to [0, duration]). Inertialize: seconds since the
+    /// capture (>= 0).
     pub time: f32,
 }
 
@@ -60,7 +71,7 @@ impl PoseOp {
             a,
             b,
             c,
-            reserved: 0,
+            d: 0,
             weight,
             time,
         }
@@ -87,6 +98,25 @@ impl PoseOp {
     pub fn palette(skin: u32) -> Self {
         Self::new(op::PALETTE, 0, skin, 0, 0, 0.0, 0.0)
     }
+    /// Captures into history `slot` the offset of `source` from `destination`, its velocity
+    /// from `previous` and `previous_destination`, sampled `dt` seconds earlier.
+    pub fn capture(
+        destination: u32,
+        source: u32,
+        previous: u32,
+        previous_destination: u32,
+        slot: u32,
+        dt: f32,
+    ) -> Self {
+        PoseOp {
+            d: previous_destination,
+            ..Self::new(op::CAPTURE, destination, source, previous, slot, dt, 0.0)
+        }
+    }
+    /// Adds history `slot`'s offset to `dst`, decayed to `elapsed` seconds of `duration`.
+    pub fn inertialize(dst: u32, slot: u32, elapsed: f32, duration: f32) -> Self {
+        Self::new(op::INERTIALIZE, dst, 0, 0, slot, duration, elapsed)
+    }
 }
 
 /// Capacities a program must fit; evaluator scratch is sized from them once.
@@ -95,6 +125,8 @@ pub struct ProgramLimits {
     pub max_ops: usize,
     pub max_registers: usize,
     pub max_weights: usize,
+    /// Inertialization history slots (`Capture` / `Inertialize` name one below this).
+    pub history_slots: usize,
 }
 
 impl Default for ProgramLimits {
@@ -103,6 +135,7 @@ impl Default for ProgramLimits {
             max_ops: 32,
             max_registers: 8,
             max_weights: 32,
+            history_slots: 0,
         }
     }
 }
@@ -176,6 +209,8 @@ pub enum ProgramError {
     },
     #[error("op {op}: {what}")]
     Order { op: usize, what: &'static str },
+    #[error("op {op}: history slot {slot} is outside the {slots} slots declared")]
+    HistorySlot { op: usize, slot: u32, slots: usize },
 }
 
 /// The assets a program runs against: one skeleton and the package's clips, skins and masks
@@ -271,6 +306,19 @@ impl Registers {
 }
 
 impl Program {
+    /// The history slot the program's `Capture` ops write, if it has one.
+    pub fn capture_slot(&self) -> Option<u32> {
+        self.ops.iter().find(|o| o.code == op::CAPTURE).map(|o| o.c)
+    }
+
+    /// The history slot the program's `Capture` or `Inertialize` ops name, if any.
+    pub fn history_slot(&self) -> Option<u32> {
+        self.ops
+            .iter()
+            .find(|o| o.code == op::CAPTURE || o.code == op::INERTIALIZE)
+            .map(|o| o.c)
+    }
+
     /// The register the program's `ToComponent` converts: its final local pose (`None` without
     /// one).
     pub fn final_register(&self) -> Option<u32> {
@@ -282,8 +330,8 @@ impl Program {
 
     /// Checks the program against `limits` and `assets` (DESIGN.md §4): capacities, op codes,
     /// registers in range and written before they are read, clips / masks / skins that exist and
-    /// fit this skeleton, finite weights and times in their ranges, and `ToComponent` at most once
-    /// and before any `Palette`. Allocates nothing.
+    /// fit this skeleton, finite weights and times in their ranges, one declared history slot,
+    /// and `ToComponent` at most once and before any `Palette`. Allocates nothing.
     pub fn validate(&self, limits: &ProgramLimits, assets: &Assets) -> Result<(), ProgramError> {
         capacity("ops", self.ops.len(), limits.max_ops)?;
         capacity("weights", self.weights.len(), limits.max_weights)?;
@@ -292,6 +340,7 @@ impl Program {
             limit: limits.registers(),
         };
         let mut to_component = false;
+        let mut history = HistoryUse { slot: None };
         for (i, o) in self.ops.iter().enumerate() {
             match o.code {
                 op::REST => regs.write(i, o.dst)?,
@@ -322,6 +371,26 @@ impl Program {
                     }
                     regs.read(i, o.a)?;
                     to_component = true;
+                }
+                op::CAPTURE => {
+                    for r in [o.dst, o.a, o.b, o.d] {
+                        regs.read(i, r)?;
+                    }
+                    history.check(i, o.c, limits)?;
+                    if !(o.weight.is_finite() && o.weight > 0.0) {
+                        return Err(ProgramError::BadValue {
+                            op: i,
+                            what: "capture interval",
+                            value: o.weight,
+                            range: "(0, inf) seconds",
+                        });
+                    }
+                }
+                op::INERTIALIZE => {
+                    regs.read(i, o.dst)?;
+                    history.check(i, o.c, limits)?;
+                    non_negative(i, "inertialization duration", o.weight)?;
+                    non_negative(i, "time since the capture", o.time)?;
                 }
                 op::PALETTE => {
                     if !to_component {
@@ -394,6 +463,42 @@ fn finite(op: usize, what: &'static str, value: f32) -> Result<(), ProgramError>
         });
     }
     Ok(())
+}
+
+fn non_negative(op: usize, what: &'static str, value: f32) -> Result<(), ProgramError> {
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(ProgramError::BadValue {
+            op,
+            what,
+            value,
+            range: "[0, inf) seconds",
+        });
+    }
+    Ok(())
+}
+
+/// The history slot a program's `Capture` and `Inertialize` ops name: one, and declared.
+struct HistoryUse {
+    slot: Option<u32>,
+}
+
+impl HistoryUse {
+    fn check(&mut self, op: usize, slot: u32, limits: &ProgramLimits) -> Result<(), ProgramError> {
+        if slot as usize >= limits.history_slots {
+            return Err(ProgramError::HistorySlot {
+                op,
+                slot,
+                slots: limits.history_slots,
+            });
+        }
+        if *self.slot.get_or_insert(slot) != slot {
+            return Err(ProgramError::Order {
+                op,
+                what: "a second history slot (a program names one)",
+            });
+        }
+        Ok(())
+    }
 }
 
 fn unit_interval(op: usize, what: &'static str, value: f32) -> Result<(), ProgramError> {

@@ -481,13 +481,13 @@ fn any_op() -> impl Strategy<Value = PoseOp> {
         float(),
         float(),
     )
-        .prop_map(|(code, dst, a, b, c, reserved, weight, time)| PoseOp {
+        .prop_map(|(code, dst, a, b, c, d, weight, time)| PoseOp {
             code,
             dst,
             a,
             b,
             c,
-            reserved,
+            d,
             weight,
             time,
         })

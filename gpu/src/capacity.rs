@@ -20,6 +20,8 @@ pub struct Capacities {
     pub ops_per_program: u32,
     /// Blend weights of one program (`ProgramLimits::max_weights`).
     pub weights_per_program: u32,
+    /// Inertialization history slots (`ProgramLimits::history_slots`), of `joints` joints each.
+    pub history_slots: u32,
     /// Dispatches per frame: one per (batch, program shape) and one per skinned batch.
     pub dispatches: u32,
     /// Bind at most this many bytes of a buffer per binding (below the adapter's limit); `None`
@@ -62,6 +64,7 @@ impl Capacities {
             skinned_instances: instances,
             ops_per_program: limits.max_ops as u32,
             weights_per_program: limits.max_weights as u32,
+            history_slots: 0,
             dispatches: 256,
             binding_limit: None,
         }
@@ -74,11 +77,13 @@ impl Capacities {
             max_ops: self.ops_per_program as usize,
             max_registers: throng_shaders::prelude::REGISTERS as usize,
             max_weights: self.weights_per_program as usize,
+            history_slots: self.history_slots as usize,
         }
     }
 
-    /// Record vec4s of the widest program: the slot, two words per op, the weights.
+    /// Record vec4s of the widest program: the slot, at most three words per op, the weights.
     pub fn record_stride(&self) -> u32 {
-        (1 + 2 * self.ops_per_program + self.weights_per_program).div_ceil(4)
+        let per_op = throng_shaders::shape::MAX_OP_VALUES;
+        (1 + per_op * self.ops_per_program + self.weights_per_program).div_ceil(4)
     }
 }

@@ -12,6 +12,9 @@ use crate::capacity::Capacities;
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
 use crate::GpuError;
 
+/// Bytes of one joint's inertialization offset in the history buffer.
+pub const HISTORY_JOINT_BYTES: u64 = 16 * throng_shaders::HISTORY_VEC4S as u64;
+
 /// Per stream: elements per instance and instances, from the capacities; `locals` says whether
 /// the runtime keeps local poses at all.
 pub(crate) fn stream_extent(s: Stream, c: &Capacities, locals: bool) -> (u32, u32) {
@@ -71,6 +74,9 @@ pub(crate) struct FrameBuffers {
     pub placements: wgpu::Buffer,
     /// Dispatch parameters, one 256-byte slot per dispatch.
     pub params: wgpu::Buffer,
+    /// Inertialization history: `history_slots` slots of `joints` joint offsets
+    /// (`HISTORY_VEC4S` vec4s each). Zeroed at creation and kept across frames.
+    pub history: wgpu::Buffer,
 }
 
 impl FrameBuffers {
@@ -137,13 +143,16 @@ impl FrameBuffers {
             components: streams[1].paging,
             palettes: streams[2].paging,
             skinned: streams[3].paging,
+            history_joints: c.joints,
         };
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
+        let history_bytes = u64::from(c.history_slots) * u64::from(c.joints) * HISTORY_JOINT_BYTES;
         for (what, bytes) in [
             ("instance records", record_bytes),
             ("placements", placement_bytes),
+            ("inertialization history", history_bytes),
         ] {
             if bytes > binding_limit {
                 return Err(GpuError::BindingLimit {
@@ -164,6 +173,11 @@ impl FrameBuffers {
                 u64::from(c.dispatches) * OFFSET_ALIGNMENT,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
+            history: make(
+                "inertialization history",
+                history_bytes.max(HISTORY_JOINT_BYTES),
+                output,
+            ),
         })
     }
 
@@ -175,6 +189,10 @@ impl FrameBuffers {
             .flat_map(|s| &s.pages)
             .map(|b| b.size())
             .sum();
-        streams + self.records.size() + self.placements.size() + self.params.size()
+        streams
+            + self.records.size()
+            + self.placements.size()
+            + self.params.size()
+            + self.history.size()
     }
 }

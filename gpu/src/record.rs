@@ -30,6 +30,7 @@ fn resource<'a>(
         Resource::Records => whole(&frame.records),
         Resource::Placements => whole(&frame.placements),
         Resource::Shapes => whole(&shapes.buffer),
+        Resource::History => whole(&frame.history),
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),
     }
 }

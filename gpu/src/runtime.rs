@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use serde::Serialize;
-use throng_cpu_ref::{Batch, BatchOutput, Package, PackageId};
+use throng_cpu_ref::{Batch, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::{kernel, Outputs, PoseParams, SkinParams, Stream};
 
 use crate::capacity::Capacities;
@@ -155,6 +155,8 @@ pub struct Runtime {
     last: Plan,
     /// Scratch of `ensure_groups`, kept between frames.
     wanted: Vec<(GroupKey, usize)>,
+    /// History slots claimed by the frame being validated.
+    claims: SlotClaims,
     timing: Timing,
     submitted: Option<Instant>,
 }
@@ -243,6 +245,7 @@ impl Runtime {
             timing: Timing::new(ctx)?,
             submitted: None,
             buffers,
+            claims: SlotClaims::default(),
         })
     }
 
@@ -328,9 +331,12 @@ impl Runtime {
     /// passes. On error nothing is submitted and the last frame's outputs stay readable.
     pub fn frame(&mut self, batches: &[Batch]) -> Result<FrameReport, GpuError> {
         let packages = &self.packages;
-        throng_cpu_ref::frame::validate(batches, &self.capacities.program_limits(), |id| {
-            packages.get(id.0).map(|p| &p.package)
-        })?;
+        throng_cpu_ref::frame::validate(
+            batches,
+            &self.capacities.program_limits(),
+            |id| packages.get(id.0).map(|p| &p.package),
+            &mut self.claims,
+        )?;
         self.check_capacities(batches)?;
         self.pipelines.poll();
         let page = self

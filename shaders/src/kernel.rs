@@ -27,6 +27,7 @@ const MATH: &str = include_str!("wgsl/math.wgsl");
 const SAMPLE: &str = include_str!("wgsl/sample.wgsl");
 const CODEC: &str = include_str!("wgsl/codec.wgsl");
 const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
+const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
@@ -91,14 +92,20 @@ pub struct Paging {
     pub stride: u32,
 }
 
-/// The paging of every stream of a runtime.
+/// The paging of every stream of a runtime, and the joints of one history slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FrameLayout {
     pub locals: Paging,
     pub components: Paging,
     pub palettes: Paging,
     pub skinned: Paging,
+    /// Joints per inertialization history slot ([`HISTORY_VEC4S`] vec4s each).
+    pub history_joints: u32,
 }
+
+/// vec4s of one joint's offset in the history buffer: translation, its velocity, rotation, its
+/// velocity, scale, its velocity (xyz each).
+pub const HISTORY_VEC4S: u32 = 6;
 
 impl FrameLayout {
     pub fn paging(&self, s: Stream) -> Paging {
@@ -130,6 +137,8 @@ pub enum Resource {
     Placements,
     /// Runtime: the interpreter's shape table.
     Shapes,
+    /// Runtime: inertialization history, [`HISTORY_VEC4S`] per joint of each slot.
+    History,
     /// Frame: page `n` of a stream.
     Page(Stream, u32),
 }
@@ -227,8 +236,9 @@ fn stream_bindings(
     s
 }
 
-/// The pose kernels' resident and frame bindings 0–4 (and the interpreter's shape table).
-fn pose_bindings(shapes: bool) -> (String, Vec<Binding>, u32) {
+/// The pose kernels' resident and frame bindings 0–4, the interpreter's shape table and the
+/// history buffer.
+fn pose_bindings(shapes: bool, history: bool) -> (String, Vec<Binding>, u32) {
     let mut list = vec![
         (
             Resource::Params,
@@ -263,6 +273,13 @@ fn pose_bindings(shapes: bool) -> (String, Vec<Binding>, u32) {
             "var<storage, read> shapes: array<vec4<u32>>",
         ));
     }
+    if history {
+        list.push((
+            Resource::History,
+            Access::ReadWrite,
+            "var<storage, read_write> history: array<vec4<f32>>",
+        ));
+    }
     let mut s = String::new();
     let mut bindings = Vec::new();
     for (i, (resource, access, decl)) in list.into_iter().enumerate() {
@@ -293,9 +310,17 @@ fn pose_streams(outputs: Outputs) -> Vec<(Stream, Access)> {
 }
 
 /// Everything before a pose kernel's body: prelude, math, bindings, sampling, accessors.
-fn pose_head(layout: &FrameLayout, outputs: Outputs, shapes: bool) -> (String, Vec<Binding>) {
-    let (decls, mut bindings, mut next) = pose_bindings(shapes);
-    let accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
+fn pose_head(
+    layout: &FrameLayout,
+    outputs: Outputs,
+    shapes: bool,
+    history: bool,
+) -> (String, Vec<Binding>) {
+    let (decls, mut bindings, mut next) = pose_bindings(shapes, history);
+    let mut accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
+    if history {
+        accessors.push_str(&history_accessors(layout.history_joints));
+    }
     let source = [
         crate::prelude::source().as_str(),
         MATH,
@@ -303,10 +328,35 @@ fn pose_head(layout: &FrameLayout, outputs: Outputs, shapes: bool) -> (String, V
         &decls,
         SAMPLE,
         CODEC,
+        INERTIALIZE,
         &accessors,
     ]
     .join("\n");
     (source, bindings)
+}
+
+/// `load_history(slot, j)` and `store_history(slot, j, offset)` for slots of `joints` joints.
+fn history_accessors(joints: u32) -> String {
+    format!(
+        "fn history_at(slot: u32, j: u32) -> u32 {{
+    return (slot * {joints}u + j) * {HISTORY_VEC4S}u;
+}}
+fn load_history(slot: u32, j: u32) -> Offset {{
+    let at = history_at(slot, j);
+    return Offset(history[at].xyz, history[at + 1u].xyz, history[at + 2u].xyz,
+        history[at + 3u].xyz, history[at + 4u].xyz, history[at + 5u].xyz);
+}}
+fn store_history(slot: u32, j: u32, o: Offset) {{
+    let at = history_at(slot, j);
+    history[at] = vec4<f32>(o.t, 0.0);
+    history[at + 1u] = vec4<f32>(o.tv, 0.0);
+    history[at + 2u] = vec4<f32>(o.r, 0.0);
+    history[at + 3u] = vec4<f32>(o.rv, 0.0);
+    history[at + 4u] = vec4<f32>(o.s, 0.0);
+    history[at + 5u] = vec4<f32>(o.sv, 0.0);
+}}
+"
+    )
 }
 
 /// `main` of a one-thread-per-instance pose kernel: the record at `stride` vec4s per instance,
@@ -360,7 +410,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 /// The general interpreter: any shape (the shape table at `params.shape_base`), any skeleton.
 pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
-    let (head, bindings) = pose_head(layout, outputs, true);
+    let (head, bindings) = pose_head(layout, outputs, true, true);
     let main = per_thread_main(
         outputs,
         "params.record_stride",
@@ -414,6 +464,20 @@ enum Node {
         mask: u32,
         word: u32,
     },
+    /// Writes history; its value is the captured offset.
+    Capture {
+        dst: usize,
+        src: usize,
+        prev: usize,
+        prev_dst: usize,
+        word: u32,
+    },
+    /// `captured`: the shape's earlier `Capture`, whose offset it adds without a history load.
+    Inertialize {
+        dst: usize,
+        captured: Option<usize>,
+        word: u32,
+    },
 }
 
 /// The nodes of `shape` and the node its `ToComponent` converts. A register read before any
@@ -423,6 +487,7 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
     let mut regs: Vec<usize> = Vec::new();
     let reg = |regs: &Vec<usize>, r: u32| regs.get(r as usize).copied().unwrap_or(0);
     let mut output = 0;
+    let mut captured = None;
     for o in &shape.ops {
         let node = match o.code {
             op::REST => Node::Rest,
@@ -451,6 +516,22 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
                 output = reg(&regs, o.a);
                 continue;
             }
+            op::CAPTURE => {
+                nodes.push(Node::Capture {
+                    dst: reg(&regs, o.dst),
+                    src: reg(&regs, o.a),
+                    prev: reg(&regs, o.b),
+                    prev_dst: reg(&regs, o.d),
+                    word: o.word,
+                });
+                captured = Some(nodes.len() - 1);
+                continue;
+            }
+            op::INERTIALIZE => Node::Inertialize {
+                dst: reg(&regs, o.dst),
+                captured,
+                word: o.word,
+            },
             _ => continue,
         };
         nodes.push(node);
@@ -462,9 +543,12 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
     (nodes, output)
 }
 
-/// Nodes the output depends on.
+/// Nodes the output and the history writes depend on.
 fn live(nodes: &[Node], output: usize) -> Vec<bool> {
-    let mut live = vec![false; nodes.len()];
+    let mut live: Vec<bool> = nodes
+        .iter()
+        .map(|n| matches!(n, Node::Capture { .. }))
+        .collect();
     live[output] = true;
     for n in (0..nodes.len()).rev() {
         if !live[n] {
@@ -479,6 +563,16 @@ fn live(nodes: &[Node], output: usize) -> Vec<bool> {
                 reference,
                 ..
             } => vec![*dst, *src, *reference],
+            Node::Capture {
+                dst,
+                src,
+                prev,
+                prev_dst,
+                ..
+            } => vec![*dst, *src, *prev, *prev_dst],
+            Node::Inertialize { dst, captured, .. } => {
+                [Some(*dst), *captured].into_iter().flatten().collect()
+            }
             _ => Vec::new(),
         };
         for i in inputs {
@@ -516,6 +610,7 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
     let mut blends = String::new();
     let mut joint = String::new();
     let mut vec4s = std::collections::BTreeSet::new();
+    let mut store = None;
     let mask_arg = |m: u32| {
         if m == NO_MASK {
             String::new()
@@ -603,8 +698,47 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
                     mask_arg(*mask)
                 )
             }
+            Node::Capture {
+                dst,
+                src,
+                prev,
+                prev_dst,
+                word: w,
+            } => {
+                vec4s.insert(w / 4);
+                vec4s.insert((w + 1) / 4);
+                fields.push(format!("hs{n}: u32"));
+                fields.push(format!("dt{n}: f32"));
+                values.push(word(*w));
+                values.push(f32_word(w + 1));
+                store = Some(n);
+                format!("capture_joint(n{src}, n{prev}, n{dst}, n{prev_dst}, h.dt{n})")
+            }
+            Node::Inertialize {
+                dst,
+                captured,
+                word: w,
+            } => {
+                for k in 0..3 {
+                    vec4s.insert((w + k) / 4);
+                }
+                fields.push(format!("hs{n}: u32"));
+                fields.push(format!("e{n}: f32"));
+                fields.push(format!("d{n}: f32"));
+                values.push(word(*w));
+                values.push(f32_word(w + 1));
+                values.push(f32_word(w + 2));
+                let offset = match captured {
+                    Some(c) => format!("n{c}"),
+                    None => format!("load_history(h.hs{n}, joint)"),
+                };
+                format!("inertialize_joint(n{dst}, {offset}, h.e{n}, h.d{n})")
+            }
         };
         let _ = writeln!(joint, "    let n{n} = {value};");
+        if let Some(c) = store.take() {
+            let _ = writeln!(joint, "    store_history(h.hs{c}, joint, n{c});");
+        }
     }
     let mut s = String::new();
     let _ = writeln!(
@@ -636,7 +770,7 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
 /// The thread mapping for `shape`: one thread per instance walking the skeleton's joints in
 /// order (parent before child), FK through the component stream, the palette written inline.
 pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
-    let (head, bindings) = pose_head(layout, outputs, false);
+    let (head, bindings) = pose_head(layout, outputs, false, shape.uses_history());
     let (functions, masks) = shape_functions(shape);
     let weights: String = masks
         .iter()
@@ -675,7 +809,7 @@ pub fn group(
     shape: &Shape,
     (lanes, instances): (u32, u32),
 ) -> Kernel {
-    let (head, bindings) = pose_head(layout, outputs, false);
+    let (head, bindings) = pose_head(layout, outputs, false, shape.uses_history());
     let (functions, masks) = shape_functions(shape);
     let size = lanes * instances;
     let stride = shape.record_stride();

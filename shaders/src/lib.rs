@@ -15,7 +15,9 @@ pub mod layout;
 pub mod prelude;
 pub mod shape;
 
-pub use kernel::{Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY};
+pub use kernel::{
+    Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
+};
 pub use layout::{PoseParams, SkinParams};
 pub use shape::{write_record, Shape, ShapeOp};
 

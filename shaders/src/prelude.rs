@@ -26,13 +26,15 @@ pub const CLIP_WORDS: u32 = 8;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 29] = [
+    let u32s: [(&str, u32); 31] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
         ("OP_OVERRIDE", op::OVERRIDE),
         ("OP_ADDITIVE", op::ADDITIVE),
         ("OP_TO_COMPONENT", op::TO_COMPONENT),
+        ("OP_CAPTURE", op::CAPTURE),
+        ("OP_INERTIALIZE", op::INERTIALIZE),
         ("NO_MASK", NO_MASK),
         ("NO_PARENT", NO_PARENT),
         ("NO_NORMAL", NO_NORMAL),

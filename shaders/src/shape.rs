@@ -4,8 +4,9 @@
 //! register wiring, masks and counts, plus the encoding of each clip it samples; not its clip
 //! ids, sample times or weights. Those go into the instance's *record*, a row of u32 words:
 //! word 0 is the instance's frame slot, then per op in program order its values (`Sample`: clip
-//! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight; times and
-//! weights as f32 bits). `Palette` ops are dropped: the GPU builds the batch skin's palette.
+//! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight; `Capture`:
+//! history slot and interval; `Inertialize`: history slot, time since the capture and duration;
+//! times and weights as f32 bits). `Palette` ops are dropped: the GPU builds the batch skin's palette.
 //! Programs of one shape share a pipeline and one dispatch per batch.
 
 use std::hash::{Hash, Hasher};
@@ -29,6 +30,8 @@ pub struct ShapeOp {
     pub word: u32,
     /// Sample: the encoding of its clip, else 0.
     pub encoding: Encoding,
+    /// Capture: the previous-destination register, else 0.
+    pub d: u32,
 }
 
 /// Words of a [`ShapeOp`] in the interpreter's shape table.
@@ -48,9 +51,14 @@ fn op_values(o: &PoseOp) -> u32 {
         op::SAMPLE => 2,
         op::BLEND => o.b,
         op::OVERRIDE | op::ADDITIVE => 1,
+        op::CAPTURE => 2,
+        op::INERTIALIZE => 3,
         _ => 0,
     }
 }
+
+/// Most record words one op puts in the record, besides a `Blend`'s weights.
+pub const MAX_OP_VALUES: u32 = 3;
 
 /// The shape-relevant fields of `o`, given the record word of its first value and the encoding
 /// of the clip it samples (`None` for a dropped op).
@@ -63,6 +71,7 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
         c,
         word: if op_values(o) > 0 { word } else { 0 },
         encoding,
+        d: 0,
     };
     match o.code {
         op::REST => Some(keep(0, 0, 0, 0)),
@@ -74,6 +83,11 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
             dst: 0,
             ..keep(o.a, 0, 0, 0)
         }),
+        op::CAPTURE => Some(ShapeOp {
+            d: o.d,
+            ..keep(o.a, o.b, 0, 0)
+        }),
+        op::INERTIALIZE => Some(keep(0, 0, 0, 0)),
         _ => None,
     }
 }
@@ -121,6 +135,13 @@ impl Shape {
         self.record_words.div_ceil(4)
     }
 
+    /// Whether the shape reads or writes inertialization history.
+    pub fn uses_history(&self) -> bool {
+        self.ops
+            .iter()
+            .any(|o| o.code == op::CAPTURE || o.code == op::INERTIALIZE)
+    }
+
     /// The register the shape's `ToComponent` converts.
     pub fn output(&self) -> Option<u32> {
         self.ops
@@ -141,7 +162,7 @@ impl Shape {
     pub fn table(&self) -> Vec<u32> {
         self.ops
             .iter()
-            .flat_map(|o| [o.code, o.dst, o.a, o.b, o.c, o.word, o.encoding, 0])
+            .flat_map(|o| [o.code, o.dst, o.a, o.b, o.c, o.word, o.encoding, o.d])
             .collect()
     }
 }
@@ -175,6 +196,15 @@ pub fn write_record(program: &Program, slot: u32, out: &mut [u32]) {
                 }
             }
             op::OVERRIDE | op::ADDITIVE => put(o.weight.to_bits()),
+            op::CAPTURE => {
+                put(o.c);
+                put(o.weight.to_bits());
+            }
+            op::INERTIALIZE => {
+                put(o.c);
+                put(o.time.to_bits());
+                put(o.weight.to_bits());
+            }
             _ => {}
         }
     }

@@ -47,6 +47,7 @@ fn layout(pages: u32) -> FrameLayout {
         components: p(8),
         palettes: p(8),
         skinned: p(30),
+        history_joints: 8,
     }
 }
 
@@ -107,6 +108,31 @@ fn programs() -> Vec<Program> {
                 PoseOp::to_component(2),
             ],
             weights: vec![0.25, 0.75],
+        },
+        // Inertialized destination: reads history.
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.1),
+                PoseOp::inertialize(0, 3, 0.1, 0.3),
+                PoseOp::to_component(0),
+            ],
+            weights: vec![],
+        },
+        // An interrupted inertialization: the old offset on both source samples, a capture, and
+        // the new offset from the capture itself.
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.1),
+                PoseOp::sample(1, 1, 0.2),
+                PoseOp::inertialize(1, 3, 0.1, 0.3),
+                PoseOp::sample(2, 1, 0.18),
+                PoseOp::inertialize(2, 3, 0.08, 0.3),
+                PoseOp::sample(3, 0, 0.08),
+                PoseOp::capture(0, 1, 2, 3, 3, 0.02),
+                PoseOp::inertialize(0, 3, 0.0, 0.3),
+                PoseOp::to_component(0),
+            ],
+            weights: vec![],
         },
     ]
 }

@@ -166,6 +166,7 @@ impl Driver {
                     max_ops: l.max_ops.max(d.max_ops),
                     max_registers: l.max_registers.max(d.max_registers),
                     max_weights: l.max_weights.max(d.max_weights),
+                    history_slots: l.history_slots,
                 }
             }
             Driver::Fixed(_) => d,

@@ -36,7 +36,7 @@ fn blend(rec: u32, first: u32, count: u32, word: u32, rest: Trs) -> Trs {
 fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
     var result = rest;
     for (var k = 0u; k < params.shape_ops; k++) {
-        // code, dst, a, b | c, word, encoding, 0
+        // code, dst, a, b | c, word, encoding, d
         let o = shapes[params.shape_base + 2u * k];
         let p = shapes[params.shape_base + 2u * k + 1u];
         switch o.x {
@@ -62,6 +62,17 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
             case OP_ADDITIVE: {
                 let w = bitcast<f32>(record_word(rec, p.y)) * mask_weight(p.x, j);
                 regs[o.y] = additive_joint(regs[o.y], regs[o.z], regs[o.w], w);
+            }
+            case OP_CAPTURE: {
+                let dt = bitcast<f32>(record_word(rec, p.y + 1u));
+                let off = capture_joint(regs[o.z], regs[o.w], regs[o.y], regs[p.w], dt);
+                store_history(record_word(rec, p.y), j, off);
+            }
+            case OP_INERTIALIZE: {
+                let h = load_history(record_word(rec, p.y), j);
+                let elapsed = bitcast<f32>(record_word(rec, p.y + 1u));
+                let duration = bitcast<f32>(record_word(rec, p.y + 2u));
+                regs[o.y] = inertialize_joint(regs[o.y], h, elapsed, duration);
             }
             case OP_TO_COMPONENT: {
                 result = regs[o.z];
