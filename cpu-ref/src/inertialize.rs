@@ -134,6 +134,7 @@ pub fn inertialize_joint(
 /// holds no offset, so an `Inertialize` of it is a plain switch).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
+    slots: usize,
     joints: usize,
     offsets: Vec<JointOffset>,
 }
@@ -141,13 +142,14 @@ pub struct History {
 impl History {
     pub fn new(slots: usize, joints: usize) -> History {
         History {
+            slots,
             joints,
             offsets: vec![JointOffset::ZERO; slots * joints],
         }
     }
 
     pub fn slots(&self) -> usize {
-        self.offsets.len().checked_div(self.joints).unwrap_or(0)
+        self.slots
     }
 
     /// Joints per slot.
@@ -157,13 +159,20 @@ impl History {
 
     /// Slot `slot`'s offsets (one per joint of the capacity), if it exists.
     pub fn slot(&self, slot: u32) -> Option<&[JointOffset]> {
-        let start = (slot as usize).checked_mul(self.joints)?;
+        let start = self.start(slot)?;
         self.offsets.get(start..start + self.joints)
     }
 
     pub fn slot_mut(&mut self, slot: u32) -> Option<&mut [JointOffset]> {
-        let start = (slot as usize).checked_mul(self.joints)?;
+        let start = self.start(slot)?;
         self.offsets.get_mut(start..start + self.joints)
+    }
+
+    fn start(&self, slot: u32) -> Option<usize> {
+        if slot as usize >= self.slots {
+            return None;
+        }
+        (slot as usize).checked_mul(self.joints)
     }
 
     /// The same slots for skeletons of up to `joints` joints, keeping every offset.
@@ -218,6 +227,7 @@ mod tests {
 
     #[test]
     fn growing_the_joint_capacity_keeps_every_offset() {
+        assert_eq!(History::new(3, 0).with_joints(4).slots(), 3);
         let mut h = History::new(3, 2);
         h.slot_mut(2).unwrap()[1].translation = Vec3::X;
         let g = h.with_joints(5);

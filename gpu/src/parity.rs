@@ -1,6 +1,12 @@
 //! GPU-vs-CPU parity (DESIGN.md §6): random but valid programs evaluated by the GPU runtime
-//! and by throng-cpu-ref's `Evaluator` + `skin_mesh` on the same cooked data, compared stage by
-//! stage; the report gives the worst error of each stage and where it was found.
+//! and by throng-cpu-ref's `CpuRuntime` on the same cooked data, compared stage by stage; the
+//! report gives the worst error of each stage and where it was found, and the ops exercised.
+//!
+//! A run is two frames. Per batch, instance `i` runs template `i % 4` of each frame, and the
+//! templates carry inertialization by their index ([`HISTORY_PLAN`]): the first frame captures
+//! history (plainly and interrupting a decay), the second inertializes from what it captured,
+//! from a slot never captured, and captures again over a decaying offset. Only the second
+//! frame's outputs are compared; its inertialized poses depend on the first frame's captures.
 //!
 //! Scales: errors of positions are relative to the skeleton extent (the bounding-box diagonal
 //! of the rest pose's joint positions in component space) or, for skinned vertices, to the
@@ -56,6 +62,8 @@ pub struct ParityRun {
     pub seed: u64,
     /// The GPU frame that evaluated every batch.
     pub frame: FrameReport,
+    /// Op names that frame's programs contain.
+    pub ops: Vec<&'static str>,
     pub cases: Vec<BatchCase>,
 }
 
@@ -121,6 +129,8 @@ pub struct ParityReport {
     pub seed: u64,
     pub path: Path,
     pub frame: FrameReport,
+    /// Op names the compared frame's programs contain.
+    pub ops: Vec<&'static str>,
     pub batches: Vec<BatchParity>,
     pub pass: bool,
 }
@@ -150,11 +160,58 @@ pub fn run(
 /// Program shapes per batch.
 const SHAPES: usize = 4;
 
-/// `template` with new clips (of the same encoding), times and weights: the same shape.
-fn reroll(rng: &mut Rng, p: &Package, clips: &[u32], template: &Program) -> Program {
+/// What a template's program does with inertialization history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryUse {
+    None,
+    /// The base pose takes the offset of the instance's slot.
+    Inertialize,
+    /// Captures the offset of a source from the base pose, and takes it at once.
+    Capture,
+    /// As `Capture`, with the source and previous source taking the slot's old offset first.
+    Interrupt,
+}
+
+/// Per frame, the history use of each template index.
+pub const HISTORY_PLAN: [[HistoryUse; SHAPES]; 2] = [
+    [
+        HistoryUse::None,
+        HistoryUse::Capture,
+        HistoryUse::Interrupt,
+        HistoryUse::Capture,
+    ],
+    [
+        HistoryUse::Inertialize,
+        HistoryUse::Inertialize,
+        HistoryUse::Interrupt,
+        HistoryUse::None,
+    ],
+];
+
+/// `template` with new clips (of the same encoding), times and weights, and history `slot`:
+/// the same shape.
+fn reroll(rng: &mut Rng, p: &Package, clips: &[u32], template: &Program, slot: u32) -> Program {
     let mut program = template.clone();
+    let duration = if rng.chance(0.1) {
+        0.0
+    } else {
+        0.05 + rng.unit() * 0.5
+    };
     for o in &mut program.ops {
         match o.code {
+            throng_cpu_ref::program::op::CAPTURE => {
+                o.c = slot;
+                o.weight = 0.005 + rng.unit() * 0.05;
+            }
+            throng_cpu_ref::program::op::INERTIALIZE => {
+                o.c = slot;
+                o.weight = duration;
+                o.time = if o.time == 0.0 {
+                    0.0
+                } else {
+                    rng.unit() * duration * 1.2
+                };
+            }
             throng_cpu_ref::program::op::SAMPLE => {
                 let same: Vec<u32> = clips
                     .iter()
@@ -191,8 +248,9 @@ struct BatchPlan {
     hero: Vec<bool>,
 }
 
-/// The GPU and CPU halves of [`run`], without the comparison. Each package gets random masks
-/// per skeleton (a subtree, a uniform and a random one) before both runtimes see it.
+/// The GPU and CPU halves of [`run`], without the comparison: two frames (module doc). Each
+/// package gets random masks per skeleton (a subtree, a uniform and a random one) before both
+/// runtimes see it.
 pub fn evaluate(
     ctx: &GpuContext,
     packages: &[PackageUnderTest],
@@ -219,6 +277,7 @@ pub fn evaluate(
     let skeletons: u32 = all.iter().map(|p| p.skeletons.len() as u32).sum();
     let mut capacities = Capacities::for_packages(&all, instances * skeletons.max(1));
     capacities.binding_limit = binding_limit;
+    capacities.history_slots = capacities.instances;
     let runtime_options = RuntimeOptions {
         mapping: match path {
             Path::Specialised(m) => Some(m),
@@ -232,62 +291,39 @@ pub fn evaluate(
         fk: true,
     };
     let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
-    let mut cpu = CpuRuntime::new(
-        capacities.program_limits(),
-        throng_cpu_ref::Outputs { locals: true },
-        1,
-    );
-    let mut plans = Vec::new();
-    for (p, package) in masked.iter().enumerate() {
-        let id = gpu.add_package(package)?;
+    let cpu_runtime = || {
+        CpuRuntime::new(
+            capacities.program_limits(),
+            throng_cpu_ref::Outputs { locals: true },
+            1,
+        )
+    };
+    let (mut cpu, mut heroes) = (cpu_runtime(), cpu_runtime());
+    let mut ids = Vec::new();
+    for package in &masked {
+        ids.push(gpu.add_package(package)?);
         cpu.add_package(package);
-        for s in 0..package.skeletons.len() as u32 {
-            plans.push((id, BatchPlan::new(&mut rng, p, package, s, instances)));
+        heroes.add_package(package);
+    }
+    let mut last = None;
+    for history in HISTORY_PLAN {
+        let mut plans = Vec::new();
+        let mut slot = 0;
+        for (p, package) in masked.iter().enumerate() {
+            for s in 0..package.skeletons.len() as u32 {
+                let plan = BatchPlan::new(&mut rng, p, package, s, instances, history, slot);
+                slot += instances;
+                plans.push((ids[p], plan));
+            }
         }
+        let frame = evaluate_frame(&mut gpu, &mut cpu, &mut heroes, &plans)?;
+        last = Some((plans, frame));
     }
-    // Heroes bring CPU palettes: the reference evaluates their programs first.
-    let as_programs: Vec<Vec<Instance>> =
-        plans.iter().map(|(_, plan)| plan.instances(None)).collect();
-    fn batches<'a>(
-        plans: &[(crate::PackageId, BatchPlan)],
-        lists: &'a [Vec<Instance<'a>>],
-    ) -> Vec<Batch<'a>> {
-        plans
-            .iter()
-            .zip(lists)
-            .map(|((id, plan), list)| Batch {
-                package: *id,
-                skeleton: plan.skeleton,
-                skin: plan.skin,
-                instances: list,
-            })
-            .collect()
-    }
-    cpu.frame(&batches(&plans, &as_programs))?;
-    let hero_palettes: Vec<Vec<Vec<Affine3A>>> = plans
-        .iter()
-        .zip(cpu.outputs())
-        .map(|((_, plan), out)| {
-            (0..plan.programs.len())
-                .map(|i| {
-                    if plan.hero[i] {
-                        out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec()
-                    } else {
-                        Vec::new()
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let lists: Vec<Vec<Instance>> = plans
-        .iter()
-        .zip(&hero_palettes)
-        .map(|((_, plan), h)| plan.instances(Some(h)))
-        .collect();
-    let frame_batches = batches(&plans, &lists);
-    let frame = gpu.frame(&frame_batches)?;
+    let Some((plans, frame)) = last else {
+        unreachable!("HISTORY_PLAN has frames")
+    };
+    let ops = op_names(plans.iter().flat_map(|(_, plan)| &plan.programs));
     let gpu_out = gpu.readback()?;
-    cpu.frame(&frame_batches)?;
     let cases = plans
         .iter()
         .zip(cpu.outputs())
@@ -308,8 +344,88 @@ pub fn evaluate(
         adapter: ctx.adapter.clone(),
         seed,
         frame,
+        ops,
         cases,
     })
+}
+
+/// Names of the ops in `programs`, in op-code order.
+fn op_names<'a>(programs: impl Iterator<Item = &'a Program>) -> Vec<&'static str> {
+    use throng_cpu_ref::program::op;
+    let names = [
+        (op::REST, "Rest"),
+        (op::SAMPLE, "Sample"),
+        (op::BLEND, "Blend"),
+        (op::OVERRIDE, "Override"),
+        (op::ADDITIVE, "Additive"),
+        (op::TO_COMPONENT, "ToComponent"),
+        (op::PALETTE, "Palette"),
+        (op::CAPTURE, "Capture"),
+        (op::INERTIALIZE, "Inertialize"),
+    ];
+    let mut seen = [false; 10];
+    for o in programs.flat_map(|p| &p.ops) {
+        if let Some(s) = seen.get_mut(o.code as usize) {
+            *s = true;
+        }
+    }
+    names
+        .iter()
+        .filter(|(code, _)| seen[*code as usize])
+        .map(|&(_, name)| name)
+        .collect()
+}
+
+/// One frame of `plans` on the GPU and on the CPU reference; heroes' palettes come from
+/// `heroes`, a CPU runtime of their own (so the reference's history sees each frame once).
+fn evaluate_frame(
+    gpu: &mut Runtime,
+    cpu: &mut CpuRuntime,
+    heroes: &mut CpuRuntime,
+    plans: &[(crate::PackageId, BatchPlan)],
+) -> Result<FrameReport, GpuError> {
+    let as_programs: Vec<Vec<Instance>> =
+        plans.iter().map(|(_, plan)| plan.instances(None)).collect();
+    fn batches<'a>(
+        plans: &[(crate::PackageId, BatchPlan)],
+        lists: &'a [Vec<Instance<'a>>],
+    ) -> Vec<Batch<'a>> {
+        plans
+            .iter()
+            .zip(lists)
+            .map(|((id, plan), list)| Batch {
+                package: *id,
+                skeleton: plan.skeleton,
+                skin: plan.skin,
+                instances: list,
+            })
+            .collect()
+    }
+    heroes.frame(&batches(plans, &as_programs))?;
+    let hero_palettes: Vec<Vec<Vec<Affine3A>>> = plans
+        .iter()
+        .zip(heroes.outputs())
+        .map(|((_, plan), out)| {
+            (0..plan.programs.len())
+                .map(|i| {
+                    if plan.hero[i] {
+                        out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec()
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let lists: Vec<Vec<Instance>> = plans
+        .iter()
+        .zip(&hero_palettes)
+        .map(|((_, plan), h)| plan.instances(Some(h)))
+        .collect();
+    let frame_batches = batches(plans, &lists);
+    let frame = gpu.frame(&frame_batches)?;
+    cpu.frame(&frame_batches)?;
+    Ok(frame)
 }
 
 /// Compares every case of `run` stage by stage.
@@ -321,13 +437,24 @@ pub fn compare(run: &ParityRun, path: Path) -> ParityReport {
         seed: run.seed,
         path,
         frame: run.frame.clone(),
+        ops: run.ops.clone(),
         batches,
         pass,
     }
 }
 
 impl BatchPlan {
-    fn new(rng: &mut Rng, package: usize, p: &Package, skeleton: u32, instances: u32) -> Self {
+    /// Instance `i`'s history slot is `first_slot + i`; template `t` uses history as
+    /// `history[t]`.
+    fn new(
+        rng: &mut Rng,
+        package: usize,
+        p: &Package,
+        skeleton: u32,
+        instances: u32,
+        history: [HistoryUse; SHAPES],
+        first_slot: u32,
+    ) -> Self {
         let sk = &p.skeletons[skeleton as usize];
         let skin = p
             .skins
@@ -346,11 +473,12 @@ impl BatchPlan {
         let n = instances as usize;
         // A few program shapes per batch, each instance one of them with its own clips, times
         // and weights: every specialised pipeline is compiled once and runs several instances.
-        let shapes: Vec<Program> = (0..SHAPES)
-            .map(|_| random_program(rng, p, &clips, &masks, skin))
+        let shapes: Vec<Program> = history
+            .iter()
+            .map(|&h| random_program(rng, p, &clips, &masks, skin, h))
             .collect();
         let programs = (0..n)
-            .map(|i| reroll(rng, p, &clips, &shapes[i % SHAPES]))
+            .map(|i| reroll(rng, p, &clips, &shapes[i % SHAPES], first_slot + i as u32))
             .collect();
         let placements = (0..n).map(|i| random_placement(rng, i)).collect();
         // The second instance is a hero when there is a skin to take its palette.
@@ -607,6 +735,7 @@ impl fmt::Display for ParityReport {
             fr.specialised_dispatches,
             fr.interpreter_dispatches
         )?;
+        writeln!(f, "ops exercised: {}", self.ops.join(", "))?;
         for b in &self.batches {
             writeln!(
                 f,
@@ -687,14 +816,17 @@ fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
     }
 }
 
-/// A random valid program: 1-3 samples (or rest), an optional N-way blend, an optional masked
-/// override and an optional masked additive, then `ToComponent` and the skin's `Palette`.
+/// A random valid program: 1-3 samples (or rest), an optional N-way blend, inertialization
+/// as `history` says (history slot 0, times 0: [`reroll`] sets them; a capture's source,
+/// previous source and previous destination in registers 5-7), an optional masked override and
+/// an optional masked additive, then `ToComponent` and the skin's `Palette`.
 pub fn random_program(
     rng: &mut Rng,
     p: &Package,
     clips: &[u32],
     masks: &[u32],
     skin: Option<u32>,
+    history: HistoryUse,
 ) -> Program {
     let mut ops = Vec::new();
     let mut weights = Vec::new();
@@ -722,6 +854,22 @@ pub fn random_program(
         }
         base = inputs;
         ops.push(PoseOp::blend(base, 0, inputs, 0));
+    }
+    // Times 1 mark an elapsed time for `reroll` to draw, 0 the capture frame's own.
+    match history {
+        HistoryUse::None => {}
+        HistoryUse::Inertialize => ops.push(PoseOp::inertialize(base, 0, 1.0, 0.0)),
+        HistoryUse::Capture | HistoryUse::Interrupt => {
+            for r in 5..8 {
+                source(rng, r, &mut ops);
+            }
+            if history == HistoryUse::Interrupt {
+                ops.push(PoseOp::inertialize(5, 0, 1.0, 0.0));
+                ops.push(PoseOp::inertialize(6, 0, 1.0, 0.0));
+            }
+            ops.push(PoseOp::capture(base, 5, 6, 7, 0, 0.0));
+            ops.push(PoseOp::inertialize(base, 0, 0.0, 0.0));
+        }
     }
     let mask = |rng: &mut Rng| {
         if masks.is_empty() || rng.chance(0.3) {

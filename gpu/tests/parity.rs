@@ -46,6 +46,9 @@ fn character_parity_within_tolerances_on_every_path() {
         .unwrap();
         println!("{report}");
         ran_on(&report, path);
+        for op in ["Capture", "Inertialize", "Blend", "Override", "Additive"] {
+            assert!(report.ops.contains(&op), "{op} not exercised: {report}");
+        }
         assert!(report.pass, "{report}");
     }
 }
