@@ -133,8 +133,8 @@ pub fn run(
         let encodings = [&pair.reference, &pair.compressed];
         let mut runtimes = match gpu {
             Some(ctx) => Some([
-                GpuCrowd::new(ctx, encodings[0], most, 0, options.mapping, false)?,
-                GpuCrowd::new(ctx, encodings[1], most, 0, options.mapping, false)?,
+                GpuCrowd::new(ctx, encodings[0], (most, 0, 0), options.mapping, false)?,
+                GpuCrowd::new(ctx, encodings[1], (most, 0, 0), options.mapping, false)?,
             ]),
             None => None,
         };
@@ -184,7 +184,7 @@ fn measure_encoding(
             0.0
         }
     };
-    let mut cpu = CpuCrowd::new(subject, n, 1);
+    let mut cpu = CpuCrowd::new(subject, n, 1, 0);
     let cpu_ms = measure(options.frames, options.budget_ms, |f| {
         set.advance(&subject.package, f);
         let start = Instant::now();

@@ -5,7 +5,9 @@
 //! exactly what a GPU frame computes.
 
 use glam::{Affine3A, Vec3};
-use throng_cpu_ref::{Batch, CpuRuntime, Instance, Outputs, PackageId, Pose, Program};
+use throng_cpu_ref::{
+    Batch, CpuRuntime, Instance, Outputs, PackageId, Pose, Program, ProgramLimits,
+};
 
 use crate::{BenchError, Subject};
 
@@ -17,9 +19,14 @@ pub struct CpuCrowd {
 }
 
 impl CpuCrowd {
-    /// Room for `threads` workers (at least one) and `n` placements on a grid.
-    pub fn new(subject: &Subject, n: usize, threads: usize) -> CpuCrowd {
-        let mut runtime = CpuRuntime::new(Default::default(), Outputs::default(), threads);
+    /// Room for `threads` workers (at least one), `n` placements on a grid and `history`
+    /// inertialization history slots.
+    pub fn new(subject: &Subject, n: usize, threads: usize, history: usize) -> CpuCrowd {
+        let limits = ProgramLimits {
+            history_slots: history,
+            ..Default::default()
+        };
+        let mut runtime = CpuRuntime::new(limits, Outputs::default(), threads);
         let package = runtime.add_package(&subject.package);
         CpuCrowd {
             runtime,

@@ -30,20 +30,21 @@ pub struct GpuFrame {
 }
 
 impl GpuCrowd {
-    /// Frame buffers for up to `instances` instances, of which up to `skinned` are skinned;
-    /// `mapping` `None` is the adapter's choice. With `program_only` the pose pass stops after
-    /// the program and writes local poses (measuring the FK part).
+    /// Frame buffers for up to `instances` instances, of which up to `skinned` are skinned, and
+    /// `history` inertialization history slots; `mapping` `None` is the adapter's choice. With
+    /// `program_only` the pose pass stops after the program and writes local poses (measuring
+    /// the FK part).
     pub fn new(
         ctx: &GpuContext,
         subject: &Subject,
-        instances: usize,
-        skinned: usize,
+        (instances, skinned, history): (usize, usize, usize),
         mapping: Option<Mapping>,
         program_only: bool,
     ) -> Result<GpuCrowd, BenchError> {
         let n = u32::try_from(instances).map_err(|_| BenchError::TooMany(instances))?;
         let mut capacities = Capacities::for_packages(&[&subject.package], n);
         capacities.skinned_instances = skinned as u32;
+        capacities.history_slots = history as u32;
         let options = RuntimeOptions {
             mapping,
             specialise: Specialise::Background,

@@ -19,12 +19,13 @@ fn gpu() -> Option<GpuContext> {
 }
 
 /// A whole frame's upload per instance: the record (slot, 2 words per sample, blend and layer
-/// weights, rounded up to whole 16-byte vec4s) and a 48-byte placement.
+/// weights, 3 per `Inertialize`, rounded up to whole 16-byte vec4s) and a 48-byte placement.
 fn expected_bytes(shape: Shape) -> f64 {
     let words: u32 = match shape {
         Shape::OneClip => 1 + 2,
-        Shape::Blend2 => 1 + 4 + 2,
+        Shape::Blend2 | Shape::Crossfade => 1 + 4 + 2,
         Shape::Layered => 1 + 8 + 2 + 2,
+        Shape::Inertialize => 1 + 2 + 3,
     };
     (16 * words.div_ceil(4) + 48) as f64
 }
@@ -173,8 +174,8 @@ fn rayon_passes_match_the_single_threaded_ones() {
     for shape in Shape::ALL {
         // 7 instances over 3 workers: blocks of 3, 2 and 2.
         let set = subject.programs(shape, 7);
-        let mut single = CpuCrowd::new(&subject, 7, 1);
-        let mut parallel = CpuCrowd::new(&subject, 7, 3);
+        let mut single = CpuCrowd::new(&subject, 7, 1, shape.history_slots(7));
+        let mut parallel = CpuCrowd::new(&subject, 7, 3, shape.history_slots(7));
         single.frame(&subject, &set.programs, true, false).unwrap();
         parallel.frame(&subject, &set.programs, true, true).unwrap();
         for i in 0..7 {

@@ -45,7 +45,7 @@ fn worst_error(
     runtime.frame(&[batch]).unwrap();
     runtime.finish().unwrap();
     let out = runtime.readback().unwrap();
-    let mut cpu = CpuCrowd::new(subject, n, 1);
+    let mut cpu = CpuCrowd::new(subject, n, 1, 0);
     cpu.frame(subject, &crowd.programs, false, false).unwrap();
     let joints = subject.joints();
     let mut worst = 0.0f32;
@@ -98,8 +98,8 @@ fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages(
     let stale = {
         let crowd = reversed.programs(Shape::OneClip, 5);
         let (mut a, mut b) = (
-            CpuCrowd::new(&subject, 5, 1),
-            CpuCrowd::new(&reversed, 5, 1),
+            CpuCrowd::new(&subject, 5, 1, 0),
+            CpuCrowd::new(&reversed, 5, 1, 0),
         );
         a.frame(&subject, &crowd.programs, false, false).unwrap();
         b.frame(&reversed, &crowd.programs, false, false).unwrap();
