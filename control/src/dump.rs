@@ -35,6 +35,20 @@ pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
             region.weight,
             path.join("/")
         );
+        if rs.inertia.active {
+            let _ = writeln!(
+                out,
+                "  inertializing: history slot {}, {:.3}/{:.3} s{}",
+                s.id,
+                rs.inertia.elapsed,
+                rs.inertia.duration,
+                if rs.inertia.capture.is_some() {
+                    " (captured this tick)"
+                } else {
+                    ""
+                }
+            );
+        }
         match rs.source {
             Source::None => {}
             Source::Live { state, .. } => {

@@ -22,8 +22,16 @@
 //! playing as the fade source. A transition during a fade captures the composed pose of that
 //! moment as at most [`FROZEN_SAMPLES`] weighted (clip, time) samples (the heaviest kept and
 //! renormalised: a bounded collapse) and fades from that frozen pose, so a storm of
-//! interruptions never builds a chain. An inertialization would replace the frozen source with
-//! an offset that decays; the seam is [`Source`].
+//! interruptions never builds a chain.
+//!
+//! Inertialization (base region only): a transition with `blend = "inertialize"` switches at once
+//! (events, root motion and sync take the new leaf alone, as a switch) and records the region's
+//! composed pose of this moment and of one tick later as sample lists ([`Inertia::capture`]);
+//! the program of that tick has the evaluator capture the offset of the source from the new pose
+//! into the instance's history slot (its id), and later ticks add the offset as it decays. An
+//! inertialization that interrupts another carries the old offset on its source; a crossfade that
+//! starts during one leaves it decaying on top. [`Controller::reset_inertia`] (a teleport)
+//! drops the offset.
 
 use glam::{DVec2, Quat, Vec3, Vec4};
 use throng_cpu_ref::{Clip, Package, SyncMarker};
@@ -33,8 +41,8 @@ use crate::events::{deliver, EventBuffer, EventKind, EventTrack, Overflow, Stamp
 use crate::player::{ClipPlayer, PlayMode, PlayerError, Step};
 use crate::root_motion::{step_motion, Motion, IDENTITY};
 use crate::tree::{
-    mode_for, InputType, Producer, RootMotionUse, Tree, Value, FROZEN_SAMPLES, MAX_DEPTH,
-    MAX_POINTS, MAX_SYNC_GROUPS,
+    mode_for, InputType, Producer, RootMotionUse, TransitionBlend, Tree, Value, FROZEN_SAMPLES,
+    MAX_DEPTH, MAX_POINTS, MAX_SYNC_GROUPS,
 };
 
 /// Clip index of a rest-pose sample in a frozen pose.
@@ -65,6 +73,41 @@ pub enum Source {
     },
 }
 
+/// The source pose an inertialization captures, as the region composed it: `now` the tick of
+/// the transition (the old players one tick on), `previous` the tick before (what was shown).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InertialSource {
+    pub now: [FrozenSample; FROZEN_SAMPLES],
+    pub previous: [FrozenSample; FROZEN_SAMPLES],
+    pub now_len: u8,
+    pub previous_len: u8,
+    /// The source's own decaying offset (an interrupted inertialization): seconds since its
+    /// capture at `now`, and its duration.
+    pub carried: Option<(f64, f64)>,
+}
+
+/// A region's inertialization.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Inertia {
+    /// An offset is decaying in the instance's history slot.
+    pub active: bool,
+    /// Seconds since the capture (0 on the tick of the transition).
+    pub elapsed: f64,
+    pub duration: f64,
+    /// Set on the tick of the transition only: the source the program captures from.
+    pub capture: Option<InertialSource>,
+}
+
+/// Which tick's clip times a sample list takes from the players.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum When {
+    Now,
+    /// One tick of play later.
+    Next,
+    /// One tick of play earlier.
+    Previous,
+}
+
 /// The active path and crossfade of one region.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RegionState {
@@ -80,6 +123,7 @@ pub struct RegionState {
     pub source: Source,
     pub fade_elapsed: f64,
     pub fade_duration: f64,
+    pub inertia: Inertia,
 }
 
 impl RegionState {
@@ -293,6 +337,7 @@ impl Controller {
                 source: Source::None,
                 fade_elapsed: 0.0,
                 fade_duration: 0.0,
+                inertia: Inertia::default(),
             });
             self.start_players(&mut s, r, 0)?;
         }
@@ -391,6 +436,14 @@ impl Controller {
             .tick
             .checked_add(1)
             .ok_or(TickError::TickCount)?;
+        for rs in &mut scratch.work.regions {
+            let inertia = &mut rs.inertia;
+            inertia.capture = None;
+            if inertia.active {
+                inertia.elapsed += self.period;
+                inertia.active = inertia.elapsed < inertia.duration;
+            }
+        }
         for r in 0..self.tree.regions.len() {
             if let Some(t) = self.select(&scratch.work, r, tick) {
                 self.apply(scratch, r, t, tick, out)?;
@@ -473,12 +526,15 @@ impl Controller {
         let len = self.tree.entry_chain(r, tr.to, &mut chain);
         let from_depth = region.states[tr.from as usize].depth as usize;
         let to_depth = region.states[tr.to as usize].depth as usize;
+        let inertialize = tr.blend == TransitionBlend::Inertialize;
         // Captured before the path changes: the pose of this moment, if a fade is interrupted.
         let capture = match scratch.work.regions[r].source {
             Source::None => None,
-            _ if tr.duration <= 0.0 => None,
-            _ => Some(self.capture(&scratch.work, r, &mut scratch.weights)),
+            _ if tr.duration <= 0.0 || inertialize => None,
+            _ => Some(self.capture(&scratch.work, r, &mut scratch.weights, When::Now)),
         };
+        let inertial = (inertialize && tr.duration > 0.0)
+            .then(|| self.inertial_source(&scratch.work, r, &mut scratch.weights));
         let s = &mut scratch.work;
         let rs = &mut s.regions[r];
         let (old_leaf, old_count) = (rs.leaf(), rs.count);
@@ -509,14 +565,25 @@ impl Controller {
         rs.depth = len as u8;
         rs.source = match capture {
             Some((samples, len)) => Source::Frozen { samples, len },
-            None if tr.duration > 0.0 => Source::Live {
+            None if tr.duration > 0.0 && !inertialize => Source::Live {
                 state: old_leaf,
                 count: old_count,
             },
             None => Source::None,
         };
         rs.fade_elapsed = 0.0;
-        rs.fade_duration = tr.duration;
+        rs.fade_duration = if inertialize { 0.0 } else { tr.duration };
+        if inertialize {
+            rs.inertia = match inertial {
+                Some(source) => Inertia {
+                    active: true,
+                    elapsed: 0.0,
+                    duration: tr.duration,
+                    capture: Some(source),
+                },
+                None => Inertia::default(),
+            };
+        }
         let bank = 1 - rs.bank;
         self.start_players(s, r, bank)
     }
@@ -586,17 +653,41 @@ impl Controller {
         }
     }
 
-    /// The composed pose of region `r` now, as at most [`FROZEN_SAMPLES`] weighted samples:
-    /// duplicates merged, the heaviest kept, renormalised to the weight they had together.
+    /// Drops every region's inertialization offset (a teleport: the next pose is not a
+    /// continuation of the last).
+    pub fn reset_inertia(&self, s: &mut InstanceState) {
+        for rs in &mut s.regions {
+            rs.inertia = Inertia::default();
+        }
+    }
+
+    /// The source of an inertialization of region `r` starting now (see [`InertialSource`]).
+    fn inertial_source(&self, s: &InstanceState, r: usize, weights: &mut [f32]) -> InertialSource {
+        let (now, now_len) = self.capture(s, r, weights, When::Next);
+        let (previous, previous_len) = self.capture(s, r, weights, When::Now);
+        let i = &s.regions[r].inertia;
+        InertialSource {
+            now,
+            previous,
+            now_len,
+            previous_len,
+            carried: i.active.then_some((i.elapsed, i.duration)),
+        }
+    }
+
+    /// The composed pose of region `r` at `when`, as at most [`FROZEN_SAMPLES`] weighted
+    /// samples: duplicates merged, the heaviest kept, renormalised to the weight they had
+    /// together.
     fn capture(
         &self,
         s: &InstanceState,
         r: usize,
         weights: &mut [f32],
+        when: When,
     ) -> ([FrozenSample; FROZEN_SAMPLES], u8) {
         self.weigh(s, r, weights);
         let mut all = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
-        let n = self.samples(s, r, weights, &mut all);
+        let n = self.samples(s, r, weights, &mut all, when);
         let total: f32 = all[..n].iter().map(|x| x.weight).sum();
         all[..n].sort_by(|a, b| {
             b.weight
@@ -620,15 +711,16 @@ impl Controller {
         (out, kept as u8)
     }
 
-    /// Region `r`'s weighted samples now (weights as from [`Controller::weigh`]): target and live
-    /// source players, frozen samples, and rest for an empty base-region producer; zero weights
-    /// dropped, equal (clip, time) merged. Returns how many were written.
+    /// Region `r`'s weighted samples at `when` (weights as from [`Controller::weigh`]): target
+    /// and live source players, frozen samples, and rest for an empty base-region producer; zero
+    /// weights dropped, equal (clip, time) merged. Returns how many were written.
     pub(crate) fn samples(
         &self,
         s: &InstanceState,
         r: usize,
         weights: &[f32],
         out: &mut [FrozenSample],
+        when: When,
     ) -> usize {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
@@ -659,7 +751,12 @@ impl Controller {
                 .iter()
                 .zip(&weights[first..first + count])
             {
-                add(p.clip, p.clip_time() as f32, w, n);
+                let time = match when {
+                    When::Now => p.clip_time(),
+                    When::Next => p.next_clip_time(),
+                    When::Previous => p.previous_clip_time(),
+                };
+                add(p.clip, time as f32, w, n);
             }
         };
         bank(

@@ -292,6 +292,23 @@ impl ClipPlayer {
         self.move_to(self.base.cycle, x)
     }
 
+    /// The clip time this player shows one tick of play later (as [`ClipPlayer::advance`] would
+    /// move it), without moving it.
+    pub fn next_clip_time(&self) -> f64 {
+        let mut next = *self;
+        next.advance()
+            .map_or(self.clip_time(), |_| next.clip_time())
+    }
+
+    /// The clip time this player showed one tick of play earlier at its current rate (clamped
+    /// or wrapped by its mode), without moving it.
+    pub fn previous_clip_time(&self) -> f64 {
+        let mut previous = *self;
+        previous
+            .advance_by(-self.rate * self.period)
+            .map_or(self.clip_time(), |_| previous.clip_time())
+    }
+
     /// Moves by `delta` phase seconds from the current position and rebases: the advance of a
     /// sync-group follower, whose phase the leader dictates. Otherwise as [`ClipPlayer::advance`].
     pub fn advance_by(&mut self, delta: f64) -> Result<Step, PlayerError> {

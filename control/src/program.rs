@@ -10,14 +10,20 @@
 //!   in `2..`, `Blend` into 2, `Additive(0, 1, 2, weight * presence, mask)`;
 //! - then `ToComponent(0)` and, with a skin, `Palette(skin)`.
 //!
+//! An inertializing base region (docs/pose-program.md, "Inertialize"; history slot = instance
+//! id): on the tick of its transition, the new pose into 0, the source now into 1 and one tick
+//! earlier into 2 (each taking the offset it carried, if it interrupted an inertialization), the
+//! new pose one tick earlier into 3, `Capture(0, 1, 2, 3)` over one tick and `Inertialize(0)` at
+//! time 0; on later ticks of the decay, the new pose into 0 and `Inertialize(0)`.
+//!
 //! Shared samples are deduplicated: one `Sample` per distinct (clip, time) per blend, weights
 //! summed; zero weights are dropped, and a layer with no weight emits nothing. The capacity is
 //! declared up front from the tree ([`limits`]); compiling never exceeds it.
 
 use throng_cpu_ref::{PoseOp, ProgramLimits};
 
-use crate::instance::{Controller, FrozenSample, InstanceState, REST};
-use crate::tree::{LayerBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
+use crate::instance::{Controller, FrozenSample, InertialSource, InstanceState, When, REST};
+use crate::tree::{LayerBlend, TransitionBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
 
 /// Most samples one region can contribute: both player banks, or a bank and a frozen pose.
 fn region_samples(slots: usize) -> usize {
@@ -39,6 +45,18 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
         ops += o;
         registers = registers.max(reg);
         weights += w;
+        let inertializes = r
+            .transitions
+            .iter()
+            .any(|t| t.blend == TransitionBlend::Inertialize);
+        if inertializes {
+            // The tick of the transition: new pose (n), source now and before (F each), new pose
+            // before (n), two carried offsets, the capture and the inertialization.
+            let f = FROZEN_SAMPLES;
+            ops += 2 * (f + 1) + (n + 1) + 4;
+            registers = registers.max(3 + n.max(f));
+            weights += 2 * f + n;
+        }
     }
     ProgramLimits {
         max_ops: ops,
@@ -119,7 +137,7 @@ pub(crate) fn compile_weighed(
     let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     for (r, region) in ctl.tree.regions.iter().enumerate() {
-        let n = ctl.samples(s, r, player_weights, &mut list);
+        let n = ctl.samples(s, r, player_weights, &mut list, When::Now);
         let list = &list[..n];
         let presence: f32 = list.iter().map(|x| x.weight).sum();
         match region.blend {
@@ -154,12 +172,70 @@ pub(crate) fn compile_weighed(
                 ));
             }
         }
+        if region.blend == LayerBlend::Base {
+            inertialize(ctl, s, r, player_weights, &mut w, &mut refs);
+        }
     }
     w.op(PoseOp::to_component(0));
     if let Some(skin) = ctl.skin {
         w.op(PoseOp::palette(skin));
     }
     (w.n_ops, w.n_weights)
+}
+
+/// The base region's inertialization ops after its pose is in register 0 (module doc);
+/// `scratch` holds a sample list.
+fn inertialize(
+    ctl: &Controller,
+    s: &InstanceState,
+    r: usize,
+    player_weights: &[f32],
+    w: &mut Writer,
+    scratch: &mut [FrozenSample],
+) {
+    let inertia = &s.regions[r].inertia;
+    if !inertia.active {
+        return;
+    }
+    let slot = s.id;
+    let duration = inertia.duration as f32;
+    let Some(InertialSource {
+        now,
+        previous,
+        now_len,
+        previous_len,
+        carried,
+    }) = inertia.capture
+    else {
+        w.op(PoseOp::inertialize(
+            0,
+            slot,
+            inertia.elapsed as f32,
+            duration,
+        ));
+        return;
+    };
+    let dt = ctl.period as f32;
+    for (reg, list, len, back) in [(1, &now, now_len, 0.0), (2, &previous, previous_len, dt)] {
+        let list = &list[..len as usize];
+        if list.is_empty() {
+            w.op(PoseOp::rest(reg));
+        } else {
+            w.blend(reg, list);
+        }
+        if let Some((elapsed, d)) = carried {
+            let at = (elapsed as f32 - back).max(0.0);
+            w.op(PoseOp::inertialize(reg, slot, at, d as f32));
+        }
+    }
+    let m = ctl.samples(s, r, player_weights, scratch, When::Previous);
+    if m == 0 {
+        w.op(PoseOp::rest(3));
+    } else {
+        w.blend(3, &scratch[..m]);
+    }
+    w.op(PoseOp::capture(0, 1, 2, 3, slot, dt));
+    w.op(PoseOp::inertialize(0, slot, 0.0, duration));
 }
 
 /// The additive reference of `list`: each clip's first sample (time 0) with its weight, equal

@@ -20,9 +20,9 @@
 use glam::{Affine3A, Vec3, Vec3A};
 use thiserror::Error;
 
+use crate::inertialize::{History, JointOffset};
 use crate::interpreter::Evaluator;
 use crate::palette::build_palette;
-use crate::inertialize::{History, JointOffset};
 use crate::program::op;
 use crate::skinning::{cofactor, skin_mesh};
 use crate::{Assets, Package, Program, ProgramError, ProgramLimits, SkinBinding, Trs};
@@ -486,7 +486,12 @@ impl CpuRuntime {
 
     fn run(&mut self, batches: &[Batch], parallel: bool) -> Result<(), FrameError> {
         let packages = &self.packages;
-        validate(batches, &self.limits, |id| packages.get(id.0), &mut self.claims)?;
+        validate(
+            batches,
+            &self.limits,
+            |id| packages.get(id.0),
+            &mut self.claims,
+        )?;
         self.batches
             .resize_with(batches.len(), BatchOutput::default);
         for (b, batch) in batches.iter().enumerate() {
@@ -542,7 +547,6 @@ impl CpuRuntime {
         }
         Ok(())
     }
-
 }
 
 /// Moves the offsets each of `instances` captured (`joints` per instance in `captures`) into

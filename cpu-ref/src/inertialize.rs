@@ -104,7 +104,7 @@ pub fn capture_joint(
 /// The decayed offset `x(t)` of the module doc for offset `x0`, velocity `v0`, `elapsed` seconds
 /// after the capture and a decay of `duration` seconds (zero or less: no offset).
 pub fn decay(x0: Vec3, v0: Vec3, elapsed: f32, duration: f32) -> Vec3 {
-    if !(duration > 0.0) {
+    if duration.is_nan() || duration <= 0.0 {
         return Vec3::ZERO;
     }
     let u = (elapsed / duration).clamp(0.0, 1.0);
@@ -213,7 +213,12 @@ mod tests {
 
     #[test]
     fn log_and_exp_invert_each_other_on_both_hemispheres() {
-        for (axis, angle) in [(Vec3::X, 0.0), (Vec3::Y, 1e-5), (Vec3::Z, 1.0), (Vec3::ONE, 3.14)] {
+        for (axis, angle) in [
+            (Vec3::X, 0.0),
+            (Vec3::Y, 1e-5),
+            (Vec3::Z, 1.0),
+            (Vec3::ONE, 3.1),
+        ] {
             let q = Quat::from_axis_angle(axis.normalize(), angle);
             for q in [q, -q] {
                 let r = log_rotation(q);

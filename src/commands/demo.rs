@@ -243,6 +243,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     capacities.weights_per_program = capacities
         .weights_per_program
         .max(limits.max_weights as u32);
+    if let Driver::Tree(c) = &driver {
+        if c.ctl.tree.inertializes() {
+            capacities.history_slots = members as u32;
+        }
+    }
     let options = RuntimeOptions {
         mapping: args.mapping.map(Mapping::from),
         ..RuntimeOptions::default()

@@ -106,6 +106,8 @@ pub struct TransitionDoc {
     pub to: S<String>,
     pub priority: Option<S<i32>>,
     pub duration: Option<S<f64>>,
+    /// `"crossfade"` (the default) or `"inertialize"`.
+    pub blend: Option<S<String>>,
     #[serde(default)]
     pub when: Vec<S<ClauseDoc>>,
 }

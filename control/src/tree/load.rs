@@ -9,8 +9,8 @@ use throng_cpu_ref::{LoopPolicy, Mask, Package};
 use super::doc::{ClauseDoc, Doc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
     check, Clause, Cmp, InputDef, InputType, LayerBlend, Producer, Region, RootMotionUse, State,
-    Transition, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION, MAX_DEPTH, MAX_POINTS,
-    MAX_REGIONS, MAX_SYNC_GROUPS,
+    Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION, MAX_DEPTH,
+    MAX_POINTS, MAX_REGIONS, MAX_SYNC_GROUPS,
 };
 use crate::blend::triangulate;
 use crate::player::PlayMode;
@@ -358,7 +358,7 @@ impl Binder<'_> {
                     TreeErrorKind::Duplicate(id.get_ref().clone()),
                 ));
             }
-            transitions.push(self.transition(&tk, t, &find)?);
+            transitions.push(self.transition(&tk, t, &find, blend)?);
         }
         for (i, t) in transitions.iter().enumerate() {
             states[t.from as usize].transitions.push(i as u16);
@@ -608,6 +608,7 @@ impl Binder<'_> {
         key: &str,
         doc: &S<TransitionDoc>,
         find: &FindState,
+        region: LayerBlend,
     ) -> Result<Transition, TreeError> {
         let ctx = self.ctx;
         let d = doc.get_ref();
@@ -622,6 +623,24 @@ impl Binder<'_> {
                 "duration is not a finite number of seconds >= 0",
             ));
         }
+        let blend = match d.blend.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
+            None | Some(("crossfade", _)) => TransitionBlend::Crossfade,
+            Some(("inertialize", _)) if region == LayerBlend::Base => TransitionBlend::Inertialize,
+            Some(("inertialize", span)) => {
+                return Err(ctx.invalid(
+                    span,
+                    format!("{key}.blend"),
+                    "inertialize is supported in the base region only; use crossfade in layers",
+                ))
+            }
+            Some((_, span)) => {
+                return Err(ctx.invalid(
+                    span,
+                    format!("{key}.blend"),
+                    "blend is \"crossfade\" or \"inertialize\"",
+                ))
+            }
+        };
         let mut when = Vec::new();
         for (i, c) in d.when.iter().enumerate() {
             when.push(self.clause(&format!("{key}.when[{i}]"), c)?);
@@ -632,6 +651,7 @@ impl Binder<'_> {
             to,
             priority: d.priority.as_ref().map_or(0, |p| *p.get_ref()),
             duration,
+            blend,
             when,
         })
     }

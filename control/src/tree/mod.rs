@@ -224,9 +224,20 @@ pub struct Transition {
     pub to: u16,
     /// Higher fires first among the transitions of one state.
     pub priority: i32,
-    /// Crossfade seconds; 0 switches at once.
+    /// Crossfade or inertialization seconds; 0 switches at once.
     pub duration: f64,
+    pub blend: TransitionBlend,
     pub when: Vec<Clause>,
+}
+
+/// How a transition moves from the old pose to the new one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransitionBlend {
+    /// Both poses evaluated and blended over the duration (DESIGN.md §5).
+    Crossfade,
+    /// The new pose at once, plus the old one's offset decaying over the duration
+    /// (docs/pose-program.md, "Inertialize"); base region only.
+    Inertialize,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -270,6 +281,14 @@ impl Tree {
             .iter()
             .position(|i| i.name == name)
             .map(|i| i as u16)
+    }
+
+    /// Whether any transition inertializes: then each instance needs a history slot (its id).
+    pub fn inertializes(&self) -> bool {
+        self.regions
+            .iter()
+            .flat_map(|r| &r.transitions)
+            .any(|t| t.blend == TransitionBlend::Inertialize)
     }
 
     /// Player slots an instance needs: two banks (crossfade target and live source) per region.
