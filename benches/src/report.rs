@@ -373,7 +373,61 @@ impl Report {
                 );
             }
         }
+        s.push_str(&self.transitions());
         s.push_str(&self.codec.table());
+        s
+    }
+
+    /// Per subject and instance count, the transition shapes' pose cost over the one-clip
+    /// shape's, measured in this run (empty without a one-clip row to divide by).
+    fn transitions(&self) -> String {
+        let mut s = String::new();
+        let shapes = [
+            BenchShape::Crossfade,
+            BenchShape::Inertialize,
+            BenchShape::Storm,
+        ];
+        for base in self.rows.iter().filter(|r| r.shape == BenchShape::OneClip) {
+            let same = |shape| {
+                self.rows.iter().find(|r| {
+                    r.shape == shape && r.subject == base.subject && r.instances == base.instances
+                })
+            };
+            let parts: Vec<String> = shapes
+                .iter()
+                .filter_map(|&shape| {
+                    let r = same(shape)?;
+                    let gpu = match (&r.gpu, &base.gpu) {
+                        (Some(g), Some(b)) => {
+                            format!(", GPU {}", times(Some(g.pose_ms / b.pose_ms)))
+                        }
+                        _ => String::new(),
+                    };
+                    Some(format!(
+                        "{} CPU {}{gpu}",
+                        shape.label(),
+                        times(Some(r.cpu.pose_ms / base.cpu.pose_ms))
+                    ))
+                })
+                .collect();
+            if parts.is_empty() {
+                continue;
+            }
+            if s.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "
+transitions: pose cost over one clip, same run"
+                );
+            }
+            let _ = writeln!(
+                s,
+                "{} × {}: {}",
+                base.subject,
+                base.instances,
+                parts.join("; ")
+            );
+        }
         s
     }
 }

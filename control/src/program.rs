@@ -50,12 +50,14 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
             .iter()
             .any(|t| t.blend == TransitionBlend::Inertialize);
         if inertializes {
-            // The tick of the transition: new pose (n), source now and before (F each), new pose
-            // before (n), two carried offsets, the capture and the inertialization.
-            let f = FROZEN_SAMPLES;
-            ops += 2 * (f + 1) + (n + 1) + 4;
-            registers = registers.max(3 + n.max(f));
-            weights += 2 * f + n;
+            // The tick of the transition (no fade then, so the new pose is its leaf's `slots`
+            // samples at most): source now and before (F each), the new pose one tick earlier,
+            // two carried offsets, the capture and the inertialization, in registers 0..3 and
+            // the samples of the last list above them.
+            let (f, m) = (FROZEN_SAMPLES, (r.slots as usize).max(1));
+            ops += 2 * (f + 1) + (m + 1) + 4;
+            registers = registers.max(3 + m.max(f));
+            weights += 2 * f + m;
         }
     }
     ProgramLimits {

@@ -78,6 +78,7 @@ fn a_scripted_600_tick_run_matches_the_golden_hash() {
     let mut weights = vec![0.0; ctl.tree.player_slots()];
     let mut d = Digest::default();
     let mut steps = 0;
+    let mut captures = 0;
     for tick in 0..600 {
         let (speed, wave) = scripted_inputs(tick);
         ctl.set_input(&mut s, "speed", Value::Float(speed)).unwrap();
@@ -87,14 +88,21 @@ fn a_scripted_600_tick_run_matches_the_golden_hash() {
         d.tick(&s, &out);
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         d.program(&ops[..n], &pool[..m]);
+        captures += ops[..n]
+            .iter()
+            .filter(|o| o.code == throng_cpu_ref::program::op::CAPTURE)
+            .count();
     }
     // Walking and running deliver step events; idle delivers none.
     assert!(steps > 10, "{steps} events");
+    // The sprint at 5 m/s is entered once, inertialized.
+    assert_eq!(captures, 1);
     // Pinned from a run of this build. It changes when the generated character's clips, the
     // cook (sample rate, root-motion extraction, events), the crowd tree, or any control
-    // semantics (tick order, sync, crossfades, program layout) change: rerun and re-pin only
-    // after checking that the change is intended.
+    // semantics (tick order, sync, crossfades, inertialization, program layout) change: rerun
+    // and re-pin only after checking that the change is intended (last: the crowd tree's
+    // inertialized sprint).
     assert_eq!(format!("{:016x}", d.finish()), GOLDEN);
 }
 
-const GOLDEN: &str = "0ba9e62e5def06e4";
+const GOLDEN: &str = "359d85e271ceb9bd";
