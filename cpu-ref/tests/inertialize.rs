@@ -2,6 +2,8 @@
 //! duration on, and finite results at the quaternion edge cases (near 180°, q and -q, zero
 //! durations), over random inputs.
 
+mod common;
+
 use glam::{Quat, Vec3};
 use proptest::prelude::*;
 use throng_cpu_ref::inertialize::{capture_joint, inertialize_joint};
@@ -110,5 +112,130 @@ proptest! {
                 prop_assert!((x.rotation.length() - 1.0).abs() < 1e-4);
             }
         }
+    }
+}
+
+mod frames {
+    use glam::{Affine3A, Quat};
+    use throng_cpu_ref::{
+        Batch, CpuRuntime, FrameError, Instance, Outputs, Package, PackageId, Pose, PoseOp,
+        Program, ProgramLimits,
+    };
+
+    use super::common::{branching_rig, pose_clip, trs};
+
+    /// The branching rig with two still poses as clips 0 (its rest) and 1 (every joint turned).
+    fn package() -> Package {
+        let skeleton = branching_rig();
+        let turned: Vec<_> = skeleton
+            .rest
+            .iter()
+            .map(|r| {
+                trs(
+                    r.translation.into(),
+                    Quat::from_rotation_z(0.7) * r.rotation,
+                    [1.0; 3],
+                )
+            })
+            .collect();
+        let clips = vec![pose_clip(&skeleton.rest, 0), pose_clip(&turned, 0)];
+        Package {
+            skeletons: vec![skeleton],
+            skins: vec![],
+            meshes: vec![],
+            clips,
+            masks: vec![],
+        }
+    }
+
+    /// Switch from clip 1 to clip 0 on slot `slot`: the capture frame's program.
+    fn capture(slot: u32) -> Program {
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.0),
+                PoseOp::sample(1, 1, 0.0),
+                PoseOp::sample(2, 1, 0.0),
+                PoseOp::sample(3, 0, 0.0),
+                PoseOp::capture(0, 1, 2, 3, slot, 1.0 / 60.0),
+                PoseOp::inertialize(0, slot, 0.0, 0.5),
+                PoseOp::to_component(0),
+            ],
+            weights: vec![],
+        }
+    }
+
+    fn decay(slot: u32, elapsed: f32) -> Program {
+        Program {
+            ops: vec![
+                PoseOp::sample(0, 0, 0.0),
+                PoseOp::inertialize(0, slot, elapsed, 0.5),
+                PoseOp::to_component(0),
+            ],
+            weights: vec![],
+        }
+    }
+
+    fn frame(rt: &mut CpuRuntime, programs: &[Program], parallel: bool) -> Result<(), FrameError> {
+        let instances: Vec<Instance> = programs
+            .iter()
+            .map(|p| Instance {
+                pose: Pose::Program(p),
+                placement: Affine3A::IDENTITY,
+            })
+            .collect();
+        let batch = [Batch {
+            package: PackageId(0),
+            skeleton: 0,
+            skin: None,
+            instances: &instances,
+        }];
+        if parallel {
+            rt.frame_parallel(&batch)
+        } else {
+            rt.frame(&batch)
+        }
+    }
+
+    fn runtime(threads: usize) -> CpuRuntime {
+        let limits = ProgramLimits {
+            history_slots: 4,
+            ..Default::default()
+        };
+        let mut rt = CpuRuntime::new(limits, Outputs { locals: true }, threads);
+        rt.add_package(&package());
+        rt
+    }
+
+    #[test]
+    fn history_outlives_the_frame_that_captured_it_serial_and_parallel_alike() {
+        let (mut serial, mut parallel) = (runtime(1), runtime(3));
+        let first: Vec<Program> = (0..4).map(capture).collect();
+        let later: Vec<Program> = (0..4).map(|s| decay(s, 0.1)).collect();
+        for (rt, par) in [(&mut serial, false), (&mut parallel, true)] {
+            frame(rt, &first, par).unwrap();
+            // At the switch: the source pose (clip 1).
+            let turned = package().clips[1].values[3..7].to_vec();
+            let local = rt.outputs()[0].locals[0].rotation.to_array();
+            for (a, b) in local.iter().zip(&turned) {
+                assert!((a - b).abs() < 1e-5, "{local:?} vs {turned:?}");
+            }
+            frame(rt, &later, par).unwrap();
+        }
+        assert_eq!(serial.history(), parallel.history());
+        let (s, p) = (&serial.outputs()[0], &parallel.outputs()[0]);
+        assert_eq!(s.locals, p.locals);
+        // A tenth of a second into the decay the pose is between the two clips.
+        let rest = package().skeletons[0].rest[0].rotation;
+        let angle = s.locals[0].rotation.angle_between(rest);
+        assert!(angle > 0.05 && angle < 0.7, "{angle}");
+    }
+
+    #[test]
+    fn two_instances_of_a_frame_may_not_share_a_slot() {
+        let mut rt = runtime(1);
+        let err = frame(&mut rt, &[capture(2), decay(2, 0.1)], false).unwrap_err();
+        assert!(err.to_string().contains("history slot 2"), "{err}");
+        let err = frame(&mut rt, &[decay(4, 0.0)], false).unwrap_err();
+        assert!(err.to_string().contains("outside the 4 slots"), "{err}");
     }
 }
