@@ -55,7 +55,7 @@ pub fn log_rotation(q: Quat) -> Vec3 {
     if s < 1e-8 {
         return v * 2.0;
     }
-    v * (2.0 * s.atan2(q.w) / s)
+    v * (2.0 * atan2_first_quadrant(s, q.w) / s)
 }
 
 /// The rotation of axis × angle `r`: the inverse of [`log_rotation`].
@@ -64,9 +64,82 @@ pub fn exp_rotation(r: Vec3) -> Quat {
     if angle < 1e-8 {
         return Quat::from_xyzw(r.x * 0.5, r.y * 0.5, r.z * 0.5, 1.0).normalize();
     }
-    let (s, c) = (angle * 0.5).sin_cos();
+    let (s, c) = sin_cos(angle * 0.5);
     let v = r * (s / angle);
     Quat::from_xyzw(v.x, v.y, v.z, c)
+}
+
+// The trigonometry of inertialization is written out (Taylor series on reduced ranges, error
+// below 1e-8) and mirrored operation for operation in inertialize.wgsl: Vulkan lets a GPU's
+// built-in sin, cos and atan be off by 2^-11 or 4096 ulp, which FK down a long chain turns into
+// more than DESIGN.md §6 allows, and the CPU and GPU must agree on every adapter.
+
+/// `atan(y)` for `|y| <= tan(π/8)`.
+fn atan_series(y: f32) -> f32 {
+    let z = y * y;
+    let mut p = -1.0 / 15.0;
+    for c in [
+        1.0 / 13.0,
+        -1.0 / 11.0,
+        1.0 / 9.0,
+        -1.0 / 7.0,
+        0.2,
+        -1.0 / 3.0,
+        1.0,
+    ] {
+        p = p * z + c;
+    }
+    y * p
+}
+
+/// `atan2(y, x)` for `y, x >= 0`, not both zero.
+pub fn atan2_first_quadrant(y: f32, x: f32) -> f32 {
+    let (lo, hi) = if y <= x { (y, x) } else { (x, y) };
+    let t = lo / hi;
+    let a = if t > std::f32::consts::FRAC_PI_8.tan() {
+        std::f32::consts::FRAC_PI_4 + atan_series((t - 1.0) / (t + 1.0))
+    } else {
+        atan_series(t)
+    };
+    if y <= x {
+        a
+    } else {
+        std::f32::consts::FRAC_PI_2 - a
+    }
+}
+
+/// `(sin x, cos x)`.
+pub fn sin_cos(x: f32) -> (f32, f32) {
+    use std::f32::consts::{FRAC_PI_2, PI, TAU};
+    let x = x - TAU * (x / TAU).round();
+    // Fold into [-π/2, π/2]: sin(π - x) = sin x, cos(π - x) = -cos x.
+    let fold = x.abs() > FRAC_PI_2;
+    let x = if fold { PI.copysign(x) - x } else { x };
+    let z = x * x;
+    let mut s = 1.0 / 6_227_020_800.0;
+    for c in [
+        -1.0 / 39_916_800.0,
+        1.0 / 362_880.0,
+        -1.0 / 5_040.0,
+        1.0 / 120.0,
+        -1.0 / 6.0,
+        1.0,
+    ] {
+        s = s * z + c;
+    }
+    let mut c = 1.0 / 87_178_291_200.0;
+    for k in [
+        -1.0 / 479_001_600.0,
+        1.0 / 3_628_800.0,
+        -1.0 / 40_320.0,
+        1.0 / 720.0,
+        -1.0 / 24.0,
+        0.5,
+    ] {
+        c = c * z + k;
+    }
+    let cos = 1.0 - z * c;
+    (x * s, if fold { -cos } else { cos })
 }
 
 /// One channel's offset `source - destination` of the rotations.
@@ -195,7 +268,7 @@ mod tests {
     fn the_decay_starts_at_the_offset_with_its_velocity_and_ends_flat_at_zero() {
         let (x0, v0, t1) = (Vec3::new(1.0, -2.0, 0.5), Vec3::new(-3.0, 1.0, 4.0), 0.4);
         assert_eq!(decay(x0, v0, 0.0, t1), x0);
-        let h = 1e-3;
+        let h = 1e-4;
         let slope = (decay(x0, v0, h, t1) - x0) / h;
         assert!((slope - v0).abs().max_element() < 0.05, "{slope}");
         assert_eq!(decay(x0, v0, t1, t1), Vec3::ZERO);
@@ -228,6 +301,25 @@ mod tests {
                 assert!(back.dot(q).abs() > 1.0 - 1e-6, "{q} -> {r} -> {back}");
             }
         }
+    }
+
+    #[test]
+    fn the_written_out_trigonometry_matches_the_library_within_1e_6() {
+        for k in 0..=2000 {
+            let x = -9.0 + 18.0 * k as f32 / 2000.0;
+            let (s, c) = sin_cos(x);
+            assert!(
+                (s - x.sin()).abs() < 1e-6 && (c - x.cos()).abs() < 1e-6,
+                "{x}"
+            );
+            let (a, b) = (x.abs(), (x * 0.37).abs() + 1e-3);
+            assert!(
+                (atan2_first_quadrant(a, b) - a.atan2(b)).abs() < 1e-6,
+                "{a}, {b}"
+            );
+        }
+        assert_eq!(atan2_first_quadrant(0.0, 1.0), 0.0);
+        assert!((atan2_first_quadrant(1.0, 0.0) - std::f32::consts::FRAC_PI_2).abs() < 1e-7);
     }
 
     #[test]

@@ -141,7 +141,7 @@ fn capacities() {
 
 #[test]
 fn unknown_op_codes() {
-    for code in [0, 8, u32::MAX] {
+    for code in [0, 10, u32::MAX] {
         let o = PoseOp {
             code,
             ..PoseOp::rest(0)
@@ -527,4 +527,66 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn history_ops_name_one_declared_slot_and_sane_times() {
+    let f = fixture();
+    let limits = ProgramLimits {
+        history_slots: 2,
+        ..Default::default()
+    };
+    let check = |ops: Vec<PoseOp>| {
+        Program {
+            ops,
+            weights: vec![],
+        }
+        .validate(&limits, &f.assets())
+    };
+    let base = || vec![PoseOp::rest(0), PoseOp::rest(1), PoseOp::rest(2)];
+    let with = |extra: Vec<PoseOp>| [base(), extra].concat();
+    assert_eq!(
+        check(with(vec![
+            PoseOp::capture(0, 1, 2, 1, 1, 0.02),
+            PoseOp::inertialize(0, 1, 0.0, 0.3),
+        ])),
+        Ok(())
+    );
+    assert_eq!(
+        check(with(vec![PoseOp::inertialize(0, 2, 0.0, 0.3)])),
+        Err(ProgramError::HistorySlot {
+            op: 3,
+            slot: 2,
+            slots: 2
+        })
+    );
+    assert!(matches!(
+        check(with(vec![
+            PoseOp::inertialize(1, 0, 0.1, 0.3),
+            PoseOp::inertialize(0, 1, 0.0, 0.3),
+        ])),
+        Err(ProgramError::Order { op: 4, .. })
+    ));
+    for dt in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        assert!(matches!(
+            check(with(vec![PoseOp::capture(0, 1, 2, 1, 0, dt)])),
+            Err(ProgramError::BadValue { op: 3, .. })
+        ));
+    }
+    for (elapsed, duration) in [
+        (-0.1, 0.3),
+        (0.0, -0.3),
+        (f32::NAN, 0.3),
+        (0.0, f32::INFINITY),
+    ] {
+        assert!(matches!(
+            check(with(vec![PoseOp::inertialize(0, 0, elapsed, duration)])),
+            Err(ProgramError::BadValue { op: 3, .. })
+        ));
+    }
+    // The previous-destination register must have been written.
+    assert_eq!(
+        check(with(vec![PoseOp::capture(0, 1, 2, 5, 0, 0.02)])),
+        Err(ProgramError::Unwritten { op: 3, register: 5 })
+    );
 }

@@ -2,11 +2,14 @@
 //! and by throng-cpu-ref's `CpuRuntime` on the same cooked data, compared stage by stage; the
 //! report gives the worst error of each stage and where it was found, and the ops exercised.
 //!
-//! A run is two frames. Per batch, instance `i` runs template `i % 4` of each frame, and the
-//! templates carry inertialization by their index ([`HISTORY_PLAN`]): the first frame captures
-//! history (plainly and interrupting a decay), the second inertializes from what it captured,
-//! from a slot never captured, and captures again over a decaying offset. Only the second
-//! frame's outputs are compared; its inertialized poses depend on the first frame's captures.
+//! A run is two frames of the same four program shapes per batch (each compiled once), instance
+//! `i` running template `i % 4` with its own clips, times and weights each frame. The templates
+//! carry inertialization by their index ([`HISTORY_USE`]): none, an `Inertialize` from the slot,
+//! a capture interrupting the slot's decay, and a plain capture. In the first frame every
+//! instance names its own slot; in the second, instances `4k + 1` and `4k + 3` swap slots, so the
+//! inertializing one reads what its partner captured a frame earlier, and the interrupting one
+//! reads its own first capture. Only the second frame's outputs are compared; its inertialized
+//! poses depend on the first frame's captures.
 //!
 //! Scales: errors of positions are relative to the skeleton extent (the bounding-box diagonal
 //! of the rest pose's joint positions in component space) or, for skinned vertices, to the
@@ -172,21 +175,26 @@ pub enum HistoryUse {
     Interrupt,
 }
 
-/// Per frame, the history use of each template index.
-pub const HISTORY_PLAN: [[HistoryUse; SHAPES]; 2] = [
-    [
-        HistoryUse::None,
-        HistoryUse::Capture,
-        HistoryUse::Interrupt,
-        HistoryUse::Capture,
-    ],
-    [
-        HistoryUse::Inertialize,
-        HistoryUse::Inertialize,
-        HistoryUse::Interrupt,
-        HistoryUse::None,
-    ],
+/// The history use of each template index.
+pub const HISTORY_USE: [HistoryUse; SHAPES] = [
+    HistoryUse::None,
+    HistoryUse::Inertialize,
+    HistoryUse::Interrupt,
+    HistoryUse::Capture,
 ];
+
+/// Frames of a run; the last is compared.
+const FRAMES: usize = 2;
+
+/// Instance `i`'s history slot in `frame` (module doc), of `n` instances from `first`.
+fn history_slot(first: u32, i: usize, n: usize, frame: usize) -> u32 {
+    let partner = match i % SHAPES {
+        1 if i + 2 < n => i + 2,
+        3 => i - 2,
+        _ => i,
+    };
+    first + if frame == 0 { i } else { partner } as u32
+}
 
 /// `template` with new clips (of the same encoding), times and weights, and history `slot`:
 /// the same shape.
@@ -237,12 +245,16 @@ fn reroll(rng: &mut Rng, p: &Package, clips: &[u32], template: &Program, slot: u
     program
 }
 
-/// One batch's instances: programs, placements, and which one is a hero.
+/// One batch's instances: program templates, this frame's programs, placements, and which one
+/// is a hero.
 struct BatchPlan {
     package: usize,
     skeleton: u32,
     skin: Option<u32>,
     extent: f32,
+    /// Clips of the batch's skeleton.
+    clips: Vec<u32>,
+    templates: Vec<Program>,
     programs: Vec<Program>,
     placements: Vec<Affine3A>,
     hero: Vec<bool>,
@@ -305,23 +317,21 @@ pub fn evaluate(
         cpu.add_package(package);
         heroes.add_package(package);
     }
-    let mut last = None;
-    for history in HISTORY_PLAN {
-        let mut plans = Vec::new();
-        let mut slot = 0;
-        for (p, package) in masked.iter().enumerate() {
-            for s in 0..package.skeletons.len() as u32 {
-                let plan = BatchPlan::new(&mut rng, p, package, s, instances, history, slot);
-                slot += instances;
-                plans.push((ids[p], plan));
-            }
+    let mut plans = Vec::new();
+    for (p, package) in masked.iter().enumerate() {
+        for s in 0..package.skeletons.len() as u32 {
+            plans.push((ids[p], BatchPlan::new(&mut rng, p, package, s, instances)));
         }
-        let frame = evaluate_frame(&mut gpu, &mut cpu, &mut heroes, &plans)?;
-        last = Some((plans, frame));
     }
-    let Some((plans, frame)) = last else {
-        unreachable!("HISTORY_PLAN has frames")
-    };
+    let mut frame = FrameReport::default();
+    for f in 0..FRAMES {
+        let mut first = 0;
+        for (_, plan) in &mut plans {
+            plan.reroll(&mut rng, &masked[plan.package], first, f);
+            first += instances;
+        }
+        frame = evaluate_frame(&mut gpu, &mut cpu, &mut heroes, &plans, f + 1 == FRAMES)?;
+    }
     let ops = op_names(plans.iter().flat_map(|(_, plan)| &plan.programs));
     let gpu_out = gpu.readback()?;
     let cases = plans
@@ -376,13 +386,16 @@ fn op_names<'a>(programs: impl Iterator<Item = &'a Program>) -> Vec<&'static str
         .collect()
 }
 
-/// One frame of `plans` on the GPU and on the CPU reference; heroes' palettes come from
-/// `heroes`, a CPU runtime of their own (so the reference's history sees each frame once).
+/// One frame of `plans` on the GPU and on the CPU reference. In a frame that is `compared`,
+/// heroes bring palettes from `heroes`, a CPU runtime of their own (so the reference's history
+/// sees each frame once); in one that is not, which only writes the history the next frame reads,
+/// every instance is a program (the same pipelines run it).
 fn evaluate_frame(
     gpu: &mut Runtime,
     cpu: &mut CpuRuntime,
     heroes: &mut CpuRuntime,
     plans: &[(crate::PackageId, BatchPlan)],
+    compared: bool,
 ) -> Result<FrameReport, GpuError> {
     let as_programs: Vec<Vec<Instance>> =
         plans.iter().map(|(_, plan)| plan.instances(None)).collect();
@@ -400,6 +413,12 @@ fn evaluate_frame(
                 instances: list,
             })
             .collect()
+    }
+    if !compared {
+        let poses = batches(plans, &as_programs);
+        let frame = gpu.frame(&poses)?;
+        cpu.frame(&poses)?;
+        return Ok(frame);
     }
     heroes.frame(&batches(plans, &as_programs))?;
     let hero_palettes: Vec<Vec<Vec<Affine3A>>> = plans
@@ -444,17 +463,8 @@ pub fn compare(run: &ParityRun, path: Path) -> ParityReport {
 }
 
 impl BatchPlan {
-    /// Instance `i`'s history slot is `first_slot + i`; template `t` uses history as
-    /// `history[t]`.
-    fn new(
-        rng: &mut Rng,
-        package: usize,
-        p: &Package,
-        skeleton: u32,
-        instances: u32,
-        history: [HistoryUse; SHAPES],
-        first_slot: u32,
-    ) -> Self {
+    /// The batch's templates and placements; its programs come with [`BatchPlan::reroll`].
+    fn new(rng: &mut Rng, package: usize, p: &Package, skeleton: u32, instances: u32) -> Self {
         let sk = &p.skeletons[skeleton as usize];
         let skin = p
             .skins
@@ -473,12 +483,9 @@ impl BatchPlan {
         let n = instances as usize;
         // A few program shapes per batch, each instance one of them with its own clips, times
         // and weights: every specialised pipeline is compiled once and runs several instances.
-        let shapes: Vec<Program> = history
+        let templates: Vec<Program> = HISTORY_USE
             .iter()
             .map(|&h| random_program(rng, p, &clips, &masks, skin, h))
-            .collect();
-        let programs = (0..n)
-            .map(|i| reroll(rng, p, &clips, &shapes[i % SHAPES], first_slot + i as u32))
             .collect();
         let placements = (0..n).map(|i| random_placement(rng, i)).collect();
         // The second instance is a hero when there is a skin to take its palette.
@@ -488,10 +495,24 @@ impl BatchPlan {
             skeleton,
             skin,
             extent: component_extent(sk),
-            programs,
+            clips,
+            templates,
+            programs: Vec::new(),
             placements,
             hero,
         }
+    }
+
+    /// Frame `frame`'s programs: each instance's template with new clips, times and weights,
+    /// and its history slot of that frame (slots from `first`).
+    fn reroll(&mut self, rng: &mut Rng, p: &Package, first: u32, frame: usize) {
+        let n = self.placements.len();
+        self.programs = (0..n)
+            .map(|i| {
+                let slot = history_slot(first, i, n, frame);
+                reroll(rng, p, &self.clips, &self.templates[i % SHAPES], slot)
+            })
+            .collect();
     }
 
     /// The batch's instances: heroes as programs without `palettes`, else with theirs.
@@ -817,8 +838,8 @@ fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
 }
 
 /// A random valid program: 1-3 samples (or rest), an optional N-way blend, inertialization
-/// as `history` says (history slot 0, times 0: [`reroll`] sets them; a capture's source,
-/// previous source and previous destination in registers 5-7), an optional masked override and
+/// as `history` says (history slot 0, times 0: [`reroll`] sets them; a capture's source in
+/// register 5, previous source in 0, previous destination in 7), an optional masked override and
 /// an optional masked additive, then `ToComponent` and the skin's `Palette`.
 pub fn random_program(
     rng: &mut Rng,
@@ -860,14 +881,15 @@ pub fn random_program(
         HistoryUse::None => {}
         HistoryUse::Inertialize => ops.push(PoseOp::inertialize(base, 0, 1.0, 0.0)),
         HistoryUse::Capture | HistoryUse::Interrupt => {
-            for r in 5..8 {
-                source(rng, r, &mut ops);
-            }
+            // One more sample: the previous source is the first input and the previous
+            // destination the rest pose, which keeps the shape (and its compile) small.
+            source(rng, 5, &mut ops);
+            ops.push(PoseOp::rest(7));
             if history == HistoryUse::Interrupt {
                 ops.push(PoseOp::inertialize(5, 0, 1.0, 0.0));
-                ops.push(PoseOp::inertialize(6, 0, 1.0, 0.0));
+                ops.push(PoseOp::inertialize(7, 0, 1.0, 0.0));
             }
-            ops.push(PoseOp::capture(base, 5, 6, 7, 0, 0.0));
+            ops.push(PoseOp::capture(base, 5, 0, 7, 0, 0.0));
             ops.push(PoseOp::inertialize(base, 0, 0.0, 0.0));
         }
     }
