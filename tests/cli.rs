@@ -332,6 +332,36 @@ fn pose_of_a_real_asset_matches_between_cooked_and_exact_at_sample_times() {
 }
 
 #[test]
+fn the_dump_at_the_sprint_shows_the_inertialization_capture_and_its_slot() {
+    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    // The scripted run reaches 5 m/s at tick 500; the sprint starts on the next tick.
+    let o = throng(&[
+        "simulate",
+        "--ticks",
+        "501",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--dump",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("): sprint"), "{text}");
+    assert!(
+        text.contains("inertializing: history slot 0, 0.000/0.300 s (captured this tick)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("history slot 0 = offset of r1 from r0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("r0 += history slot 0 decayed 0.0000/0.3000 s"),
+        "{text}"
+    );
+}
+
+#[test]
 fn inspect_instance_dumps_state_path_and_program() {
     let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
     let o = throng(&[

@@ -176,6 +176,14 @@ fn op_text(ctl: &Controller, o: &PoseOp, pool: &[f32]) -> String {
         ),
         op::TO_COMPONENT => format!("component = fk(r{})", o.a),
         op::PALETTE => format!("palette of skin {}", o.a),
+        op::CAPTURE => format!(
+            "history slot {} = offset of r{} from r{}, velocity from r{} and r{} over {:.4} s",
+            o.c, o.a, o.dst, o.b, o.d, o.weight
+        ),
+        op::INERTIALIZE => format!(
+            "r{} += history slot {} decayed {:.4}/{:.4} s",
+            o.dst, o.c, o.time, o.weight
+        ),
         code => format!("op {code}"),
     }
 }
