@@ -69,10 +69,10 @@ pub fn exp_rotation(r: Vec3) -> Quat {
     Quat::from_xyzw(v.x, v.y, v.z, c)
 }
 
-// The trigonometry of inertialization is written out (Taylor series on reduced ranges, error
-// below 1e-8) and mirrored operation for operation in inertialize.wgsl: Vulkan lets a GPU's
-// built-in sin, cos and atan be off by 2^-11 or 4096 ulp, which FK down a long chain turns into
-// more than DESIGN.md §6 allows, and the CPU and GPU must agree on every adapter.
+// The trigonometry of inertialization is written out (Taylor series on reduced ranges, within
+// 1e-6 of libm, tested) and mirrored operation for operation in inertialize.wgsl: Vulkan lets a
+// GPU's built-in sin, cos and atan be off by 2^-11 or 4096 ulp, which FK down a long chain turns
+// into more than DESIGN.md §6 allows, and the CPU and GPU must agree on every adapter.
 
 /// `atan(y)` for `|y| <= tan(π/8)`.
 fn atan_series(y: f32) -> f32 {
