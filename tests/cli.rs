@@ -311,11 +311,23 @@ fn pose_of_a_real_asset_matches_between_cooked_and_exact_at_sample_times() {
     assert_eq!(joints.len(), 24, "Fox's skin has 24 joints");
     // glTF skin order: the first entry is the skin's first joint node.
     assert!(joints.iter().all(|j| j["node"].as_u64().is_some()));
-    let vertices = cooked["vertices"].as_array().unwrap().len();
+    let vertices = cooked["vertices"].as_array().unwrap();
     assert!(
-        vertices > 1000,
-        "Fox has a skinned mesh, got {vertices} vertices"
+        vertices.len() > 1000,
+        "Fox has a skinned mesh, got {} vertices",
+        vertices.len()
     );
+    let (lo, hi) = (
+        floats(&cooked["bounds"]["min"]),
+        floats(&cooked["bounds"]["max"]),
+    );
+    for v in vertices {
+        let v = floats(v);
+        assert!(
+            (0..3).all(|a| lo[a] <= v[a] && v[a] <= hi[a]),
+            "vertex {v:?} outside the printed bounds {lo:?}..{hi:?}"
+        );
+    }
     let mut extent: f64 = 0.0;
     let mut worst: f64 = 0.0;
     for (c, e) in joints.iter().zip(exact["joints"].as_array().unwrap()) {

@@ -135,8 +135,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         let r = &f["report"];
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 1,
-            "pose dispatches per shape, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 2,
+            "pose dispatches per shape, one bounds, one skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }

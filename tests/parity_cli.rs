@@ -98,6 +98,7 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
         let n = |k: &str| f[k].as_u64().unwrap();
         assert!(n("pose_dispatches") <= n("batches") * n("shapes"), "{f}");
         assert!(n("skinning_dispatches") <= n("batches"), "{f}");
+        assert_eq!(n("bounds_dispatches"), n("skinning_dispatches"), "{f}");
     }
     assert!(out.status.success(), "{stderr}");
 }

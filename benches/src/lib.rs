@@ -369,6 +369,7 @@ fn time_gpu(
             fk_ms: (pose_pass - program_ms).max(0.0),
             palette_ms: whole_pass.map_or(0.0, |w| (w - pose_pass).max(0.0)),
             skinning_ms: median(whole.iter().map(|f| f.times.skinning_ms)),
+            bounds_ms: median(whole.iter().map(|f| f.times.bounds_ms)),
             pose_ms: pose_pass,
         }
     });

@@ -120,6 +120,8 @@ pub struct Stages {
     pub fk_ms: f64,
     pub palette_ms: f64,
     pub skinning_ms: f64,
+    /// The bounds pass of a whole frame (animated bounds of the skinned instances).
+    pub bounds_ms: f64,
     /// The pose-only frame's pose pass.
     pub pose_ms: f64,
 }

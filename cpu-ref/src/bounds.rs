@@ -2,6 +2,8 @@
 
 use glam::{Affine3A, Vec3};
 
+use crate::{SkinBinding, SkinnedMesh};
+
 /// An axis-aligned box; `min > max` on some axis means empty.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bounds {
@@ -53,5 +55,119 @@ impl Bounds {
 
     pub fn centre(&self) -> Vec3 {
         (self.min + self.max) * 0.5
+    }
+
+    pub fn point(p: Vec3) -> Bounds {
+        Bounds { min: p, max: p }
+    }
+
+    /// Whether `p` lies inside, or within `tolerance` of, the box.
+    pub fn contains(&self, p: Vec3, tolerance: f32) -> bool {
+        (p.cmpge(self.min - tolerance) & p.cmple(self.max + tolerance)).all()
+    }
+
+    /// The affine map of the cube `[-1, 1]³` onto this (non-empty) box.
+    pub fn unit_cube_map(&self) -> Affine3A {
+        Affine3A::from_scale_rotation_translation(
+            (self.max - self.min) * 0.5,
+            glam::Quat::IDENTITY,
+            self.centre(),
+        )
+    }
+}
+
+/// An instance's box is padded by this times its largest coordinate, so that rounding in
+/// skinning (a few ulps of the scene coordinates) never puts a vertex outside it.
+pub const BOUNDS_PAD: f32 = 1e-5;
+
+/// The cube `[-1, 1]³` under `m`: its exact axis-aligned box (the centre is `m`'s translation,
+/// each half extent the sum of the absolute values of `m`'s linear row).
+pub fn of_unit_cube(m: &Affine3A) -> Bounds {
+    let l = m.matrix3;
+    let half = l.x_axis.abs() + l.y_axis.abs() + l.z_axis.abs();
+    let centre = Vec3::from(m.translation);
+    Bounds {
+        min: centre - Vec3::from(half),
+        max: centre + Vec3::from(half),
+    }
+}
+
+/// Animated bounds of one skin: per palette entry that influences a vertex, a box holding
+/// those vertices in the entry's joint space (`inverse_bind · p`), kept as the affine map of
+/// the cube `[-1, 1]³` onto that box in bind space.
+///
+/// A skinned vertex is `Σ wₖ palette[k] · p` with weights that are non-negative and sum to 1
+/// (the cook normalises them), a convex combination of points `palette[k] · p`, each inside
+/// `palette[k] · box[k]`; so the union of those boxes' axis-aligned boxes holds every skinned
+/// vertex, whatever the pose (additives and IK included: the bound is taken from the final
+/// palette). Joint space follows the bone, so limbs get boxes far tighter than a box in bind
+/// space would be.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinBounds {
+    /// Palette entry of each box.
+    pub entries: Vec<u32>,
+    /// Per box: the cube `[-1, 1]³` onto the box, bind space.
+    pub boxes: Vec<Affine3A>,
+}
+
+impl SkinBounds {
+    /// The boxes of `skin` over the vertices of `meshes` (the meshes bound to it). An entry
+    /// whose inverse bind matrix has no finite inverse gets its box in bind space instead.
+    pub fn new<'a>(
+        skin: &SkinBinding,
+        meshes: impl IntoIterator<Item = &'a SkinnedMesh>,
+    ) -> SkinBounds {
+        let n = skin.joints.len().min(skin.inverse_bind.len());
+        let mut joint_space = vec![Bounds::EMPTY; n];
+        let mut bind_space = vec![Bounds::EMPTY; n];
+        for mesh in meshes {
+            let influences = mesh.joints.iter().zip(&mesh.weights);
+            for (&p, (joints, weights)) in mesh.positions.iter().zip(influences) {
+                for (&k, &w) in joints.iter().zip(weights) {
+                    let k = k as usize;
+                    if k >= n || w.is_nan() || w <= 0.0 {
+                        continue;
+                    }
+                    let q = skin.inverse_bind[k].transform_point3(p);
+                    joint_space[k] = joint_space[k].union(&Bounds::point(q));
+                    bind_space[k] = bind_space[k].union(&Bounds::point(p));
+                }
+            }
+        }
+        let mut bounds = SkinBounds::default();
+        for (k, (joint, bind)) in joint_space.iter().zip(&bind_space).enumerate() {
+            if joint.is_empty() {
+                continue;
+            }
+            let bind_of_joint = skin.inverse_bind[k].inverse();
+            let unit = if bind_of_joint.is_finite() {
+                bind_of_joint * joint.unit_cube_map()
+            } else {
+                bind.unit_cube_map()
+            };
+            bounds.entries.push(k as u32);
+            bounds.boxes.push(unit);
+        }
+        bounds
+    }
+
+    /// The scene-space box of an instance posed with `palette` and placed by `placement`,
+    /// padded by [`BOUNDS_PAD`] (empty when the skin influences no vertex). The GPU's bounds pass computes the same,
+    /// in the same order (shaders/src/wgsl/bounds.wgsl).
+    pub fn instance(&self, palette: &[Affine3A], placement: &Affine3A) -> Bounds {
+        let mut out = Bounds::EMPTY;
+        for (&k, unit) in self.entries.iter().zip(&self.boxes) {
+            if let Some(p) = palette.get(k as usize) {
+                out = out.union(&of_unit_cube(&(*placement * (*p * *unit))));
+            }
+        }
+        if out.is_empty() {
+            return out;
+        }
+        let pad = BOUNDS_PAD * out.min.abs().max(out.max.abs()).max_element();
+        Bounds {
+            min: out.min - pad,
+            max: out.max + pad,
+        }
     }
 }

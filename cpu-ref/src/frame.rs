@@ -10,7 +10,9 @@
 //!    program's own `Palette` ops are checked but not run, as on the GPU;
 //! 4. with a skin, every vertex of the meshes bound to it (mesh order), skinned in component
 //!    space and then moved by the instance's placement: position `P·(M·p)`, normal
-//!    `normalize(cof(P)·normalize(cof(M)·n))`.
+//!    `normalize(cof(P)·normalize(cof(M)·n))`;
+//! 5. with a skin, its scene-space animated bounds ([`SkinBounds::instance`]), which hold every
+//!    vertex of step 4.
 //!
 //! A hero ([`Pose::Hero`]) brings its palette, computed on the CPU (so it can run IK); steps 1
 //! and 2 leave its entries as they were. [`validate`] is the one set of checks both runtimes
@@ -20,6 +22,7 @@
 use glam::{Affine3A, Vec3, Vec3A};
 use thiserror::Error;
 
+use crate::bounds::{Bounds, SkinBounds};
 use crate::inertialize::{History, JointOffset};
 use crate::interpreter::Evaluator;
 use crate::palette::build_palette;
@@ -87,6 +90,8 @@ pub struct BatchOutput {
     pub palettes: Vec<Affine3A>,
     /// Skinned vertices after placement (empty without a skin).
     pub skinned: Vec<SkinnedVertex>,
+    /// Per instance, scene-space bounds of its skinned vertices (empty without a skin).
+    pub bounds: Vec<Bounds>,
 }
 
 /// Why a frame was refused. Nothing of it was evaluated.
@@ -324,6 +329,8 @@ pub struct CpuRuntime {
     limits: ProgramLimits,
     outputs: Outputs,
     packages: Vec<Package>,
+    /// Per package, per skin: its animated bounds.
+    skin_bounds: Vec<Vec<SkinBounds>>,
     workers: Vec<Worker>,
     /// Largest skeleton and mesh of the packages: what the workers are sized for.
     joints: usize,
@@ -343,6 +350,8 @@ struct Strides {
     joints: usize,
     palette: usize,
     vertices: usize,
+    /// 1 with a skin, else 0.
+    bounds: usize,
     captures: usize,
 }
 
@@ -352,6 +361,7 @@ struct Slices<'a> {
     components: &'a mut [Affine3A],
     palettes: &'a mut [Affine3A],
     skinned: &'a mut [SkinnedVertex],
+    bounds: &'a mut [Bounds],
     captures: &'a mut [JointOffset],
 }
 
@@ -362,6 +372,7 @@ impl<'a> Slices<'a> {
         let (ca, cb) = self.components.split_at_mut(n * s.joints);
         let (pa, pb) = self.palettes.split_at_mut(n * s.palette);
         let (sa, sb) = self.skinned.split_at_mut(n * s.vertices);
+        let (ba, bb) = self.bounds.split_at_mut(n * s.bounds);
         let (xa, xb) = self.captures.split_at_mut(n * s.captures);
         (
             Slices {
@@ -369,6 +380,7 @@ impl<'a> Slices<'a> {
                 components: ca,
                 palettes: pa,
                 skinned: sa,
+                bounds: ba,
                 captures: xa,
             },
             Slices {
@@ -376,6 +388,7 @@ impl<'a> Slices<'a> {
                 components: cb,
                 palettes: pb,
                 skinned: sb,
+                bounds: bb,
                 captures: xb,
             },
         )
@@ -390,6 +403,7 @@ impl CpuRuntime {
             limits,
             outputs,
             packages: Vec::new(),
+            skin_bounds: Vec::new(),
             workers: Vec::new(),
             joints: 0,
             mesh_vertices: 0,
@@ -421,6 +435,7 @@ impl CpuRuntime {
     /// Adds a copy of `package`; returns its handle.
     pub fn add_package(&mut self, package: &Package) -> PackageId {
         self.packages.push(package.clone());
+        self.skin_bounds.push(skin_bounds(package));
         self.resize_workers();
         PackageId(self.packages.len() - 1)
     }
@@ -431,6 +446,7 @@ impl CpuRuntime {
             return false;
         };
         *slot = package.clone();
+        self.skin_bounds[id.0] = skin_bounds(package);
         self.resize_workers();
         true
     }
@@ -506,6 +522,7 @@ impl CpuRuntime {
                 joints: checked.joints(),
                 palette: checked.palette_len(),
                 vertices: checked.vertex_count,
+                bounds: usize::from(checked.skin.is_some()),
                 captures: if batch.instances.iter().any(captures) {
                     checked.joints()
                 } else {
@@ -524,20 +541,30 @@ impl CpuRuntime {
             out.palettes.resize(n * strides.palette, Affine3A::IDENTITY);
             out.skinned
                 .resize(n * strides.vertices, SkinnedVertex::default());
+            out.bounds.resize(n * strides.bounds, Bounds::EMPTY);
             let slices = Slices {
                 locals: &mut out.locals,
                 components: &mut out.components,
                 palettes: &mut out.palettes,
                 skinned: &mut out.skinned,
+                bounds: &mut out.bounds,
                 captures: &mut self.captures,
             };
+            let bounds = batch
+                .skin
+                .and_then(|k| self.skin_bounds[batch.package.0].get(k as usize));
             let workers = if parallel {
                 &mut self.workers[..]
             } else {
                 &mut self.workers[..1]
             };
             let history = &self.history;
-            run_range(workers, batch.instances, slices, &checked, history, strides);
+            let batch_in = BatchIn {
+                assets: &checked,
+                bounds,
+                history,
+            };
+            run_range(workers, batch.instances, slices, &batch_in, strides);
             commit_captures(
                 &mut self.history,
                 &self.captures,
@@ -579,13 +606,12 @@ fn run_range(
     workers: &mut [Worker],
     instances: &[Instance],
     out: Slices,
-    batch: &BatchAssets,
-    history: &History,
+    batch: &BatchIn,
     s: Strides,
 ) {
     if workers.len() <= 1 || instances.len() <= 1 {
         if let Some(w) = workers.first_mut() {
-            run_serial(w, instances, out, batch, history, s);
+            run_serial(w, instances, out, batch, s);
         }
         return;
     }
@@ -595,38 +621,27 @@ fn run_range(
     let (ia, ib) = instances.split_at(n);
     let (oa, ob) = out.split(n, s);
     rayon::join(
-        || run_range(wa, ia, oa, batch, history, s),
-        || run_range(wb, ib, ob, batch, history, s),
+        || run_range(wa, ia, oa, batch, s),
+        || run_range(wb, ib, ob, batch, s),
     );
 }
 
-fn run_serial(
-    w: &mut Worker,
-    instances: &[Instance],
-    out: Slices,
-    batch: &BatchAssets,
-    history: &History,
-    s: Strides,
-) {
+fn run_serial(w: &mut Worker, instances: &[Instance], out: Slices, batch: &BatchIn, s: Strides) {
     let mut out = out;
     for x in instances {
         let (one, rest) = out.split(1, s);
         out = rest;
-        pose_instance(w, x, one, batch, history);
+        pose_instance(w, x, one, batch);
     }
 }
 
-/// Steps 1–4 of the module doc for one instance of a validated batch.
-fn pose_instance(
-    w: &mut Worker,
-    x: &Instance,
-    out: Slices,
-    batch: &BatchAssets,
-    history: &History,
-) {
+/// Steps 1–5 of the module doc for one instance of a validated batch.
+fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch_in: &BatchIn) {
+    let batch = batch_in.assets;
     match x.pose {
         Pose::Program(program) => {
-            w.evaluator.evaluate(program, &batch.assets, history, false);
+            w.evaluator
+                .evaluate(program, &batch.assets, batch_in.history, false);
             if let Some((_, offsets)) = w.evaluator.captured() {
                 if out.captures.len() == offsets.len() {
                     out.captures.copy_from_slice(offsets);
@@ -660,4 +675,23 @@ fn pose_instance(
         }
         at += n;
     }
+    if let (Some(b), Some(bounds)) = (out.bounds.first_mut(), batch_in.bounds) {
+        *b = bounds.instance(out.palettes, &x.placement);
+    }
+}
+
+/// What every instance of a batch reads.
+struct BatchIn<'a> {
+    assets: &'a BatchAssets<'a>,
+    /// The batch skin's bounds (`None` without a skin).
+    bounds: Option<&'a SkinBounds>,
+    history: &'a History,
+}
+
+/// Every skin's animated bounds, in package order.
+pub fn skin_bounds(package: &Package) -> Vec<SkinBounds> {
+    let k = |m: &&crate::SkinnedMesh, k: usize| m.skin as usize == k;
+    (package.skins.iter().enumerate())
+        .map(|(i, skin)| SkinBounds::new(skin, package.meshes.iter().filter(|m| k(m, i))))
+        .collect()
 }

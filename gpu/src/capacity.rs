@@ -22,7 +22,8 @@ pub struct Capacities {
     pub weights_per_program: u32,
     /// Inertialization history slots (`ProgramLimits::history_slots`), of `joints` joints each.
     pub history_slots: u32,
-    /// Dispatches per frame: one per (batch, program shape) and one per skinned batch.
+    /// Dispatches per frame: one per (batch, program shape) and two per skinned batch (bounds
+    /// and skinning).
     pub dispatches: u32,
     /// Bind at most this many bytes of a buffer per binding (below the adapter's limit); `None`
     /// uses the adapter's `max_storage_buffer_binding_size`. Smaller values give more pages.

@@ -1,6 +1,6 @@
 //! The frame's buffers, sized once from [`Capacities`]: four per-instance output streams, cut
-//! into pages (throng-shaders `FrameLayout`), and the per-frame inputs (records, placements,
-//! dispatch parameters).
+//! into pages (throng-shaders `FrameLayout`), the per-frame inputs (records, placements,
+//! dispatch parameters), the animated bounds and the inertialization history.
 //!
 //! [`STREAMS`] is the one table of per-instance outputs: each stream's element, elements per
 //! instance and instance capacity. Buffer sizes, page sizes, the shaders' strides and readback
@@ -14,6 +14,9 @@ use crate::GpuError;
 
 /// Bytes of one joint's inertialization offset in the history buffer.
 pub const HISTORY_JOINT_BYTES: u64 = 16 * throng_shaders::HISTORY_VEC4S as u64;
+
+/// Bytes of one slot's animated bounds.
+pub const BOUNDS_BYTES: u64 = 32;
 
 /// Per stream: elements per instance and instances, from the capacities; `locals` says whether
 /// the runtime keeps local poses at all.
@@ -74,6 +77,8 @@ pub(crate) struct FrameBuffers {
     pub placements: wgpu::Buffer,
     /// Dispatch parameters, one 256-byte slot per dispatch.
     pub params: wgpu::Buffer,
+    /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
+    pub bounds: wgpu::Buffer,
     /// Inertialization history: `history_slots` slots of `joints` joint offsets
     /// (`HISTORY_VEC4S` vec4s each). Zeroed at creation and kept across frames.
     pub history: wgpu::Buffer,
@@ -148,10 +153,12 @@ impl FrameBuffers {
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
+        let bounds_bytes = BOUNDS_BYTES * u64::from(c.instances);
         let history_bytes = u64::from(c.history_slots) * u64::from(c.joints) * HISTORY_JOINT_BYTES;
         for (what, bytes) in [
             ("instance records", record_bytes),
             ("placements", placement_bytes),
+            ("animated bounds", bounds_bytes),
             ("inertialization history", history_bytes),
         ] {
             if bytes > binding_limit {
@@ -168,6 +175,7 @@ impl FrameBuffers {
             streams,
             records: make("instance records", record_bytes, input),
             placements: make("placements", placement_bytes, input),
+            bounds: make("animated bounds", bounds_bytes, output),
             params: make(
                 "dispatch parameters",
                 u64::from(c.dispatches) * OFFSET_ALIGNMENT,
@@ -192,6 +200,7 @@ impl FrameBuffers {
         streams
             + self.records.size()
             + self.placements.size()
+            + self.bounds.size()
             + self.params.size()
             + self.history.size()
     }

@@ -13,7 +13,9 @@
 //!
 //! Scales: errors of positions are relative to the skeleton extent (the bounding-box diagonal
 //! of the rest pose's joint positions in component space) or, for skinned vertices, to the
-//! bounding-box diagonal of the instance's CPU-skinned mesh; rotations are angles in radians.
+//! bounding-box diagonal of the instance's CPU-skinned mesh (animated bounds too, whose corners
+//! are compared, and which must hold every GPU-skinned vertex exactly); rotations are angles in
+//! radians.
 //! Both are measured in the space the GPU writes (component space; placements are rigid), so
 //! rigs with 100× / 0.01 factors between nodes are judged at their own scale.
 
@@ -636,14 +638,24 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         VERTEX_TOLERANCE,
     );
     let mut normal = Worst::new("skinned normal", "rad", ROTATION_TOLERANCE);
+    let mut bounds = Worst::new("bounds", "× mesh bounds diagonal", VERTEX_TOLERANCE);
+    // A GPU-skinned vertex outside its GPU box: the box must hold it exactly.
+    let mut outside = Worst::new("outside bounds", "× mesh bounds diagonal", 0.0);
     let joints = c.cpu.joints;
     let n = c.heroes.len();
     let count_mismatch = c.gpu.locals.len() != c.cpu.locals.len()
         || c.gpu.components.len() != c.cpu.components.len()
         || c.gpu.palettes.len() != c.cpu.palettes.len()
-        || c.gpu.skinned.len() != c.cpu.skinned.len();
+        || c.gpu.skinned.len() != c.cpu.skinned.len()
+        || c.gpu.bounds.len() != c.cpu.bounds.len();
     if count_mismatch {
-        for w in [&mut local_t, &mut comp_t, &mut palette, &mut vertex] {
+        for w in [
+            &mut local_t,
+            &mut comp_t,
+            &mut palette,
+            &mut vertex,
+            &mut bounds,
+        ] {
             w.see(f64::INFINITY, 0, 0);
         }
     }
@@ -689,6 +701,23 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         .enumerate()
     {
         let diagonal = bounds_diagonal(rs);
+        if let (Some(gb), Some(rb)) = (c.gpu.bounds.get(i), c.cpu.bounds.get(i)) {
+            let error = if gb.is_empty() || rb.is_empty() {
+                if gb.is_empty() == rb.is_empty() {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                let d = (gb.min - rb.min).abs().max((gb.max - rb.max).abs());
+                f64::from(d.max_element()) / diagonal
+            };
+            bounds.see(error, i, 0);
+            for (v, g) in gs.iter().enumerate() {
+                let out = (gb.min - g.position).max(g.position - gb.max).max_element();
+                outside.see(f64::from(out.max(0.0)) / diagonal, i, v);
+            }
+        }
         for (v, (g, r)) in gs.iter().zip(rs).enumerate() {
             vertex.see(
                 (g.position - r.position).as_dvec3().length() / diagonal,
@@ -711,7 +740,13 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         comp_q.finish(),
     ];
     if c.skin.is_some() {
-        stages.extend([palette.finish(), vertex.finish(), normal.finish()]);
+        stages.extend([
+            palette.finish(),
+            vertex.finish(),
+            normal.finish(),
+            bounds.finish(),
+            outside.finish(),
+        ]);
     }
     let pass = stages.iter().all(|s| s.pass);
     BatchParity {

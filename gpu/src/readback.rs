@@ -1,21 +1,28 @@
 //! Readback of a frame's outputs into throng-cpu-ref's `BatchOutput`, the form the CPU oracle
 //! writes (for parity, tests and tools; it waits for the GPU).
 
-use glam::Affine3A;
+use glam::{Affine3A, Vec3};
+use throng_cpu_ref::bounds::Bounds;
 use throng_cpu_ref::{BatchOutput, SkinnedVertex, Trs};
 use throng_shaders::Stream;
 
 use crate::context::{map_read, scoped};
-use crate::frame_buffers::FrameBuffers;
+use crate::frame_buffers::{FrameBuffers, BOUNDS_BYTES};
 use crate::layout::{AffineRows, SkinnedRecord, TrsRecord};
 use crate::plan::BatchSlots;
 use crate::{GpuContext, GpuError};
 
-/// One copy: a stream's page range holding `count` instances from slot `slot`.
+/// What a copy reads: a stream's page, or the bounds buffer.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    Stream(Stream, usize),
+    Bounds,
+}
+
+/// One copy: a byte range of a source holding whole instances.
 struct Copy {
     batch: usize,
-    stream: Stream,
-    page: usize,
+    source: Source,
     offset: u64,
     bytes: u64,
 }
@@ -37,8 +44,7 @@ fn runs(
         let (page, offset) = s.locate(at, 0);
         out.push(Copy {
             batch,
-            stream,
-            page,
+            source: Source::Stream(stream, page),
             offset,
             bytes: u64::from(n) * s.instance_bytes,
         });
@@ -46,8 +52,8 @@ fn runs(
     }
 }
 
-/// Reads every batch of `batches`: components, and locals, palettes and skinned vertices where
-/// the frame wrote them.
+/// Reads every batch of `batches`: components, and locals, palettes, skinned vertices and
+/// bounds where the frame wrote them.
 pub(crate) fn read(
     ctx: &GpuContext,
     buffers: &FrameBuffers,
@@ -66,6 +72,14 @@ pub(crate) fn read(
         for s in streams {
             runs(buffers, index, s, b.first_slot, b.count, &mut copies);
         }
+        if b.skin.is_some() {
+            copies.push(Copy {
+                batch: index,
+                source: Source::Bounds,
+                offset: u64::from(b.first_slot) * BOUNDS_BYTES,
+                bytes: u64::from(b.count) * BOUNDS_BYTES,
+            });
+        }
     }
     let total: u64 = copies.iter().map(|c| c.bytes).sum();
     let device = &ctx.device;
@@ -81,13 +95,11 @@ pub(crate) fn read(
         });
         let mut at = 0;
         for c in &copies {
-            encoder.copy_buffer_to_buffer(
-                &buffers.stream(c.stream).pages[c.page],
-                c.offset,
-                &staging,
-                at,
-                c.bytes,
-            );
+            let from = match c.source {
+                Source::Stream(s, page) => &buffers.stream(s).pages[page],
+                Source::Bounds => &buffers.bounds,
+            };
+            encoder.copy_buffer_to_buffer(from, c.offset, &staging, at, c.bytes);
             at += c.bytes;
         }
         ctx.queue.submit([encoder.finish()]);
@@ -105,12 +117,20 @@ pub(crate) fn read(
         .collect();
     let mut at = 0usize;
     for c in &copies {
-        let s = buffers.stream(c.stream);
         let chunk = bytes.get(at..at + c.bytes as usize).unwrap_or(&[]);
         at += c.bytes as usize;
         let o = &mut out[c.batch];
+        let Source::Stream(stream, _) = c.source else {
+            o.bounds.extend(
+                bytemuck::pod_collect_to_vec::<u8, [[f32; 4]; 2]>(chunk)
+                    .into_iter()
+                    .map(bounds),
+            );
+            continue;
+        };
+        let s = buffers.stream(stream);
         for one in chunk.chunks(s.instance_bytes.max(1) as usize) {
-            match c.stream {
+            match stream {
                 Stream::Locals => o
                     .locals
                     .extend(elements::<TrsRecord>(one, o.joints).map(Trs::from)),
@@ -127,6 +147,19 @@ pub(crate) fn read(
         }
     }
     Ok(out)
+}
+
+/// A bounds record as the CPU reference writes it (an empty box is [`Bounds::EMPTY`]).
+fn bounds([lo, hi]: [[f32; 4]; 2]) -> Bounds {
+    let b = Bounds {
+        min: Vec3::from_slice(&lo[..3]),
+        max: Vec3::from_slice(&hi[..3]),
+    };
+    if b.is_empty() {
+        Bounds::EMPTY
+    } else {
+        b
+    }
 }
 
 /// The first `n` elements of one instance's bytes.

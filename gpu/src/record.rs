@@ -31,6 +31,7 @@ fn resource<'a>(
         Resource::Placements => whole(&frame.placements),
         Resource::Shapes => whole(&shapes.buffer),
         Resource::History => whole(&frame.history),
+        Resource::Bounds => whole(&frame.bounds),
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),
     }
 }

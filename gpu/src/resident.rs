@@ -3,11 +3,11 @@
 //! One package becomes four storage buffers (docs/gpu.md, "Resident data"):
 //! - `tables` (u32): clip headers (`CLIP_WORDS` each, from 0), per skeleton its joints' parents
 //!   and depths, per skin its palette entries' joints, per joint the range of its entries in the
-//!   palette order and that order, per mask the pool vec4 of its weights, and the codec streams
+//!   palette order and that order, the palette entry of each bounds box, per mask the pool vec4 of its weights, and the codec streams
 //!   of compressed clips;
 //! - `tracks` (vec4<u32>): per clip and joint, the t, q, s sub-track references (sample.wgsl);
 //! - `pool` (vec4<f32>): rest poses (three vec4s per joint), inverse binds (three rows per
-//!   entry), mask weights (four per vec4), reference clip samples (one vec4 per sample of an
+//!   entry), bounds boxes (three rows each), mask weights (four per vec4), reference clip samples (one vec4 per sample of an
 //!   animated sub-track, t and s in xyz) and the constants of both encodings;
 //! - `vertices` (vec4<u32>): three per skinned vertex, grouped by skin (skinning.wgsl).
 //!
@@ -15,6 +15,7 @@
 //! GPU work.
 
 use glam::Vec4;
+use throng_cpu_ref::bounds::SkinBounds;
 use throng_cpu_ref::codec::{decode_components, segment_count, CompressedClip};
 use throng_cpu_ref::{Clip, Package, SubTrackKind, NO_PARENT};
 use throng_shaders::prelude::CLIP_WORDS;
@@ -48,6 +49,11 @@ pub struct SkinRange {
     pub vertex_count: u32,
     /// `(mesh index, first vertex within the skin's vertices, vertex count)` per bound mesh.
     pub meshes: Vec<(usize, u32, u32)>,
+    /// The skin's animated bounds (throng-cpu-ref `SkinBounds`): three pool rows per box from
+    /// `box_base`, each box's palette entry in `tables` from `entry_base`.
+    pub(crate) box_base: u32,
+    pub(crate) entry_base: u32,
+    pub(crate) boxes: u32,
 }
 
 pub(crate) struct ResidentBuffers {
@@ -342,6 +348,12 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             meshes.push((m, count, index(n, "vertex")?));
             count += n as u32;
         }
+        let bounds = SkinBounds::new(skin, meshes.iter().map(|&(m, _, _)| &package.meshes[m]));
+        let box_base = a.pool_at()?;
+        a.pool
+            .extend(bounds.boxes.iter().flat_map(|m| AffineRows::from(m).rows));
+        let entry_base = a.table_at()?;
+        a.tables.extend(&bounds.entries);
         ranges.push(SkinRange {
             skeleton: skin.skeleton,
             len: index(skin.joints.len(), "palette entry")?,
@@ -352,6 +364,9 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             vertex_base,
             vertex_count: count,
             meshes,
+            box_base,
+            entry_base,
+            boxes: bounds.entries.len() as u32,
         });
     }
     Ok(ranges)

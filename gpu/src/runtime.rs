@@ -1,5 +1,5 @@
 //! The crowd runtime: resident packages, per-frame batches, one pose dispatch per (batch, shape)
-//! and one skinning dispatch per skinned batch (docs/gpu.md).
+//! and one bounds and one skinning dispatch per skinned batch (docs/gpu.md).
 //!
 //! A frame, in order:
 //! 1. validate every batch and instance (throng-cpu-ref `frame::validate`) and the capacities;
@@ -7,7 +7,8 @@
 //! 3. choose each pose dispatch's pipeline: the specialised one for the runtime's [`Mapping`]
 //!    when it is built, else the interpreter ([`crate::pipelines`]);
 //! 4. stage and upload records, placements, parameters and hero palettes ([`crate::staging`]);
-//! 5. record the pose pass and the skinning pass ([`crate::record`]) and submit.
+//! 5. record the pose pass, the bounds pass and the skinning pass ([`crate::record`]) and
+//!    submit.
 //!
 //! A refused frame submits nothing and leaves the last frame's outputs readable. A steady
 //! frame allocates nothing of its own (wgpu and wgpu-profiler allocate inside each submission).
@@ -17,7 +18,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use throng_cpu_ref::{Batch, BatchOutput, Package, PackageId, SlotClaims};
-use throng_shaders::{kernel, Outputs, PoseParams, SkinParams, Stream};
+use throng_shaders::{kernel, BoundsParams, Outputs, PoseParams, SkinParams, Stream};
 
 use crate::capacity::Capacities;
 use crate::context::scoped;
@@ -61,9 +62,11 @@ pub struct FrameReport {
     pub chunks: usize,
     pub instances: usize,
     pub heroes: usize,
-    /// Compute dispatches: one per (batch, shape) plus one per skinned batch.
+    /// Compute dispatches: one per (batch, shape) plus two per skinned batch (bounds and
+    /// skinning).
     pub dispatches: usize,
     pub pose_dispatches: usize,
+    pub bounds_dispatches: usize,
     pub skinning_dispatches: usize,
     /// Pose dispatches on each path.
     pub interpreter_dispatches: usize,
@@ -94,6 +97,8 @@ impl FrameReport {
 pub struct StageTimes {
     /// The fused pose pass (program, FK and palette).
     pub pose_ms: f64,
+    /// The bounds pass (animated bounds of skinned instances).
+    pub bounds_ms: f64,
     pub skinning_ms: f64,
     /// True when the pass times come from timestamp queries; false when the adapter has none.
     pub gpu_timestamps: bool,
@@ -124,6 +129,7 @@ pub struct SkinnedRun {
 enum PipelineId {
     Interpreter(Outputs),
     Specialised(Key),
+    Bounds,
     Skinning,
 }
 
@@ -147,6 +153,7 @@ pub struct Runtime {
     shapes: Shapes,
     pipelines: Pipelines,
     interpreters: HashMap<Outputs, Built>,
+    bounds: Built,
     skinning: Built,
     groups: HashMap<GroupKey, wgpu::BindGroup>,
     staging: Staging,
@@ -217,13 +224,11 @@ impl Runtime {
                 })?;
             interpreters.insert(outputs, built);
         }
-        let skinning =
-            crate::pipelines::build(device, &kernel::skinning(&layout)).map_err(|reason| {
-                GpuError::Wgpu {
-                    what: "skinning pipeline",
-                    reason,
-                }
-            })?;
+        let build = |what, k| {
+            crate::pipelines::build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason })
+        };
+        let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
+        let skinning = build("skinning pipeline", kernel::skinning(&layout))?;
         Ok(Runtime {
             ctx: ctx.clone(),
             capacities,
@@ -236,6 +241,7 @@ impl Runtime {
             shapes: Shapes::new(device),
             pipelines: Pipelines::new(ctx, options.specialise),
             interpreters,
+            bounds,
             skinning,
             groups: HashMap::new(),
             staging: Staging::default(),
@@ -346,16 +352,11 @@ impl Runtime {
             .page_instances;
         self.plan
             .build(batches, &self.packages, &mut self.shapes, page);
-        let dispatches = self.plan.poses.len()
-            + self
-                .plan
-                .batches
-                .iter()
-                .filter(|b| b.skin.is_some())
-                .count();
+        let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
+        let dispatches = self.plan.poses.len() + 2 * skinned.count();
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + skinned batches)",
+                what: "dispatches (batches × program shapes + 2 × skinned batches)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -475,7 +476,8 @@ impl Runtime {
         }
     }
 
-    /// Parameters of every dispatch, in recording order: pose dispatches, then skinning.
+    /// Parameters of every dispatch, in recording order: pose dispatches, then bounds, then
+    /// skinning.
     fn stage_params(&mut self) {
         for d in &self.plan.poses {
             let slots = self.plan.batches[d.batch];
@@ -501,6 +503,20 @@ impl Runtime {
                 shape_base: entry.base,
                 shape_ops: entry.shape.ops.len() as u32,
                 max_depth: sk.max_depth,
+                pad: [0; 3],
+            };
+            self.staging.params(bytemuck::bytes_of(&params));
+        }
+        for slots in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
+            let skin = slots
+                .skin
+                .and_then(|k| self.packages[slots.package].skins.get(k as usize));
+            let params = BoundsParams {
+                count: slots.count,
+                first_slot: slots.first_slot,
+                box_base: skin.map_or(0, |s| s.box_base),
+                entry_base: skin.map_or(0, |s| s.entry_base),
+                boxes: skin.map_or(0, |s| s.boxes),
                 pad: [0; 3],
             };
             self.staging.params(bytemuck::bytes_of(&params));
@@ -595,7 +611,9 @@ impl Runtime {
             .enumerate()
             .filter(|(_, b)| b.skin.is_some())
         {
-            wanted.push((self.group_key(PipelineId::Skinning, batch.package), b));
+            for id in [PipelineId::Bounds, PipelineId::Skinning] {
+                wanted.push((self.group_key(id, batch.package), b));
+            }
         }
         for &(key, b) in &wanted {
             if self.groups.contains_key(&key) {
@@ -603,6 +621,7 @@ impl Runtime {
             }
             let batch = self.plan.batches[b];
             let built = match key.pipeline {
+                PipelineId::Bounds => &self.bounds,
                 PipelineId::Skinning => &self.skinning,
                 PipelineId::Interpreter(o) => &self.interpreters[&o],
                 PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
@@ -668,6 +687,25 @@ impl Runtime {
             self.timing.end(encoder, query);
         }
         if self.plan.batches.iter().any(|b| b.skin.is_some()) {
+            let (mut pass, query) = self.timing.begin(encoder, "bounds");
+            for batch in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
+                let group = self
+                    .groups
+                    .get(&self.group_key(PipelineId::Bounds, batch.package))
+                    .ok_or_else(missing)?;
+                crate::record::dispatch_1d(
+                    &mut pass,
+                    &self.bounds.pipeline,
+                    group,
+                    slot,
+                    batch.count.div_ceil(self.bounds.workgroup).into(),
+                    max_x,
+                );
+                slot += 1;
+                report.bounds_dispatches += 1;
+            }
+            drop(pass);
+            self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
             for batch in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
                 let group = self
@@ -688,7 +726,8 @@ impl Runtime {
             drop(pass);
             self.timing.end(encoder, query);
         }
-        report.dispatches = report.pose_dispatches + report.skinning_dispatches;
+        report.dispatches =
+            report.pose_dispatches + report.bounds_dispatches + report.skinning_dispatches;
         Ok(())
     }
 
@@ -705,6 +744,7 @@ impl Runtime {
         };
         self.timing.collect(&self.ctx, |label, ms| match label {
             "pose" => times.pose_ms = ms,
+            "bounds" => times.bounds_ms = ms,
             "skinning" => times.skinning_ms = ms,
             _ => {}
         });

@@ -53,7 +53,10 @@ fn dispatch_count_does_not_grow_with_instances() {
         println!("{n} instances: {report:?}\n  {times:?}");
         assert!(times.wall_ms > 0.0);
         if times.gpu_timestamps {
-            assert!(times.pose_ms > 0.0 && times.skinning_ms > 0.0, "{times:?}");
+            assert!(
+                times.pose_ms > 0.0 && times.bounds_ms > 0.0 && times.skinning_ms > 0.0,
+                "{times:?}"
+            );
         }
         assert_eq!(report.instances, n);
         // A 16-byte record (slot, clip, time, padding) and a 48-byte placement.
@@ -62,8 +65,8 @@ fn dispatch_count_does_not_grow_with_instances() {
     }
     assert_eq!(
         counts,
-        vec![2, 2, 2],
-        "one pose dispatch (one shape) and one skinning dispatch"
+        vec![3, 3, 3],
+        "one pose dispatch (one shape), one bounds and one skinning dispatch"
     );
     let out = runtime.readback().unwrap();
     assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
@@ -397,7 +400,7 @@ fn a_hero_palette_skins_exactly_like_the_cpu() {
             instances: &list,
         }])
         .unwrap();
-    assert_eq!((report.heroes, report.dispatches), (1, 2));
+    assert_eq!((report.heroes, report.dispatches), (1, 3));
     assert_eq!(report.hero_bytes, 48 * palette.len() as u64);
     let out = runtime.readback().unwrap();
     let n = out[0].vertex_count;

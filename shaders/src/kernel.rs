@@ -29,6 +29,7 @@ const CODEC: &str = include_str!("wgsl/codec.wgsl");
 const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
 const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
+const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
 /// Entry point of every compute kernel.
@@ -139,6 +140,8 @@ pub enum Resource {
     Shapes,
     /// Runtime: inertialization history, [`HISTORY_VEC4S`] per joint of each slot.
     History,
+    /// Frame: per slot, its animated bounds (two vec4<f32>: min, max).
+    Bounds,
     /// Frame: page `n` of a stream.
     Page(Stream, u32),
 }
@@ -932,6 +935,52 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
     .join("\n");
     Kernel {
         label: "skinning".into(),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}
+
+/// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch.
+pub fn bounds(layout: &FrameLayout) -> Kernel {
+    let mut bindings = [
+        (Resource::Params, Access::Uniform),
+        (Resource::Tables, Access::Read),
+        (Resource::Pool, Access::Read),
+        (Resource::Placements, Access::Read),
+        (Resource::Bounds, Access::ReadWrite),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(b, &(resource, access))| Binding {
+        binding: b as u32,
+        resource,
+        access,
+    })
+    .collect();
+    let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
+@group(0) @binding(1) var<storage, read> tables: array<u32>;
+@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
+";
+    let mut next = 5;
+    let accessors = stream_bindings(
+        layout,
+        &[(Stream::Palettes, Access::Read)],
+        &mut next,
+        &mut bindings,
+    );
+    let source = [
+        crate::prelude::source().as_str(),
+        MATH,
+        decls,
+        &accessors,
+        BOUNDS,
+    ]
+    .join("\n");
+    Kernel {
+        label: "bounds".into(),
         source,
         bindings,
         workgroup: WORKGROUP,

@@ -1,5 +1,5 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
-//! of skinning.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! of skinning.wgsl, `BoundsParams` of bounds.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -40,8 +40,20 @@ pub struct SkinParams {
     pub pad: [u32; 2],
 }
 
+/// `BoundsParams` of bounds.wgsl: one skinned batch (32 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BoundsParams {
+    pub count: u32,
+    pub first_slot: u32,
+    pub box_base: u32,
+    pub entry_base: u32,
+    pub boxes: u32,
+    pub pad: [u32; 3],
+}
+
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 2] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 3] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -56,6 +68,10 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 2] {
         (
             "SkinParams",
             members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows),
+        ),
+        (
+            "BoundsParams",
+            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes),
         ),
     ]
 }

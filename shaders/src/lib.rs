@@ -3,7 +3,7 @@
 //! WGSL has no includes, so every module is composed here: the generated [`prelude`] (constants
 //! defined once in Rust), `math.wgsl` (quaternion and 3×4 affine math, the per-op joint math of
 //! throng-cpu-ref's interpreter), then the kernel's own parts. [`kernel`] builds the pose pass in
-//! its three forms and the skinning pass, each with the bindings it declares; [`shape`] turns a
+//! its three forms, the bounds pass and the skinning pass, each with the bindings it declares; [`shape`] turns a
 //! program into the shape a pipeline specialises on and an instance's record.
 //!
 //! Memory conventions: a local transform in memory is a 48-byte `TrsRecord` (t.xyz_, q.xyzw,
@@ -18,7 +18,7 @@ pub mod shape;
 pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
-pub use layout::{PoseParams, SkinParams};
+pub use layout::{BoundsParams, PoseParams, SkinParams};
 pub use shape::{write_record, Shape, ShapeOp};
 
 const MATH: &str = include_str!("wgsl/math.wgsl");

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use throng_cpu_ref::bounds::BOUNDS_PAD;
 use throng_cpu_ref::clip::encoding;
 use throng_cpu_ref::codec::layout as codec;
 use throng_cpu_ref::program::{op, NO_MASK};
@@ -64,5 +65,8 @@ pub fn source() -> String {
         let _ = writeln!(s, "const {name}: u32 = {value}u;");
     }
     let _ = writeln!(s, "const BLEND_EPSILON: f32 = {BLEND_EPSILON:e};");
+    let _ = writeln!(s, "const BOUNDS_PAD: f32 = {BOUNDS_PAD:e};");
+    // The bounds pass's empty box (the largest finite f32: WGSL has no infinity literal).
+    let _ = writeln!(s, "const BOUNDS_EMPTY: f32 = {:e};", f32::MAX);
     s
 }

@@ -160,8 +160,10 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 }
 
 #[test]
-fn skinning_and_raster_validate() {
+fn skinning_bounds_and_raster_validate() {
     for pages in [1, 4] {
+        let k = kernel::bounds(&layout(pages));
+        check_bindings(&k, &validate(&k.label, &k.source));
         let k = kernel::skinning(&layout(pages));
         let module = validate(&k.label, &k.source);
         check_bindings(&k, &module);
@@ -255,6 +257,7 @@ fn host_structs_match_naga_layout() {
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
     let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
     let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
+    let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
     let sizes = [
         (
             "PoseParams",
@@ -264,10 +267,14 @@ fn host_structs_match_naga_layout() {
             "SkinParams",
             std::mem::size_of::<throng_shaders::SkinParams>(),
         ),
+        (
+            "BoundsParams",
+            std::mem::size_of::<throng_shaders::BoundsParams>(),
+        ),
     ];
     for ((name, host), module) in throng_shaders::layout::host_offsets()
         .into_iter()
-        .zip([&pose, &skin])
+        .zip([&pose, &skin, &bounds])
     {
         let ty = module
             .types

@@ -529,12 +529,13 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} skinning), {} draw(s) ({} triangles)",
+                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} skinning), {} draw(s) ({} triangles)",
                 r.dispatches,
                 r.pose_dispatches,
                 r.shapes,
                 r.specialised_dispatches,
                 r.interpreter_dispatches,
+                r.bounds_dispatches,
                 r.skinning_dispatches,
                 f.draws,
                 f.triangles
@@ -547,8 +548,9 @@ impl Summary<'_> {
             );
             if s.gpu_timestamps {
                 println!(
-                    "  GPU ms (timestamps): pose (program, FK, palette) {:.3}, skinning {:.3}, raster {}",
+                    "  GPU ms (timestamps): pose (program, FK, palette) {:.3}, bounds {:.3}, skinning {:.3}, raster {}",
                     s.pose_ms,
+                    s.bounds_ms,
                     s.skinning_ms,
                     f.raster.gpu_ms.map_or("n/a".into(), |ms| format!("{ms:.3}"))
                 );

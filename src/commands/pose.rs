@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Affine3A, Mat4, Vec3};
 use serde_json::json;
+use throng_cpu_ref::bounds::SkinBounds;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
 use throng_cpu_ref::transform::mean_column_scale;
 use throng_cpu_ref::{
@@ -325,6 +326,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => Vec::new(),
     };
+    let bounds = SkinBounds::new(
+        skin,
+        p.meshes.iter().filter(|m| m.skin as usize == args.skin),
+    )
+    .instance(&pal, &scene);
+    let bounds = (!bounds.is_empty())
+        .then(|| json!({"min": bounds.min.to_array(), "max": bounds.max.to_array()}));
     print_json(&json!({
         "input": args.input,
         "skin": args.skin,
@@ -333,6 +341,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         "exact": args.exact,
         "joints": joints,
         "vertices": vertices,
+        "bounds": bounds,
         "ik": ik,
     }));
     Ok(())

@@ -1,0 +1,56 @@
+// Animated bounds (throng-cpu-ref bounds.rs `SkinBounds::instance`): one thread per instance of
+// one skinned batch. Per box b of the skin (palette entry k, the cube [-1, 1]³ onto the box in
+// bind space U), M = P · palette[k] · U, with P the instance's placement; the box of M's cube is
+// centre M.t, half extent |row|·(1, 1, 1) per row; the union over boxes, padded by
+// BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot:
+// two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
+
+/// Per-dispatch parameters of one skinned batch (host mirror: `BoundsParams`).
+struct BoundsParams {
+    /// Instances of the batch; instance `i` has frame slot `first_slot + i`.
+    count: u32,
+    first_slot: u32,
+    /// First pool vec4 of the skin's boxes (three rows each), first table word of their
+    /// palette entries, and boxes.
+    box_base: u32,
+    entry_base: u32,
+    boxes: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.y * groups.x * WORKGROUP + gid.x;
+    if i >= params.count {
+        return;
+    }
+    let slot = params.first_slot + i;
+    let pa = 3u * slot;
+    let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
+    var lo = vec3<f32>(BOUNDS_EMPTY);
+    var hi = vec3<f32>(-BOUNDS_EMPTY);
+    for (var b = 0u; b < params.boxes; b++) {
+        let k = tables[params.entry_base + b];
+        let at = params.box_base + 3u * b;
+        let unit = Affine(pool[at], pool[at + 1u], pool[at + 2u]);
+        let m = affine_mul(placement, affine_mul(load_palettes(slot, k), unit));
+        let centre = vec3<f32>(m.r0.w, m.r1.w, m.r2.w);
+        let half = vec3<f32>(
+            abs(m.r0.x) + abs(m.r0.y) + abs(m.r0.z),
+            abs(m.r1.x) + abs(m.r1.y) + abs(m.r1.z),
+            abs(m.r2.x) + abs(m.r2.y) + abs(m.r2.z),
+        );
+        lo = min(lo, centre - half);
+        hi = max(hi, centre + half);
+    }
+    if params.boxes > 0u {
+        let extent = max(abs(lo), abs(hi));
+        let pad = BOUNDS_PAD * max(extent.x, max(extent.y, extent.z));
+        lo -= vec3<f32>(pad);
+        hi += vec3<f32>(pad);
+    }
+    bounds[2u * slot] = vec4<f32>(lo, 0.0);
+    bounds[2u * slot + 1u] = vec4<f32>(hi, 0.0);
+}
