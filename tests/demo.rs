@@ -122,6 +122,14 @@ fn demo_json_reports_the_frames_it_wrote() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert!(report["adapter"]["name"].is_string(), "{report}");
+    // The demo frames the whole crowd, so culling against its camera keeps everyone.
+    assert_eq!(report["cull"], true);
+    assert_eq!(report["visible"], 4, "{report}");
+    let per = |k: &str| report[k].as_u64().unwrap() / 4;
+    assert!(
+        per("skinned_vertices") > 1000 && per("triangles") > 1000,
+        "{report}"
+    );
     assert_eq!(report["instances"], 4);
     let frames = report["frames"].as_array().expect("frames");
     assert_eq!(frames.len(), 2);
@@ -135,8 +143,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         let r = &f["report"];
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 2,
-            "pose dispatches per shape, one bounds, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 3,
+            "pose dispatches per shape, one bounds, one indirect-arguments, one skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }

@@ -171,3 +171,35 @@ impl SkinBounds {
         }
     }
 }
+
+/// A view frustum as six planes `(n, d)`, inside where `n·p + d >= 0`: left, right, bottom,
+/// top, near, far. From a view-projection matrix with depth in `[0, 1]` (wgpu's clip space).
+///
+/// Gribb & Hartmann, "Fast Extraction of Viewing Frustum Planes from the World-View-Projection
+/// Matrix" (2001), https://www.gamedevs.org/uploads/fast-extraction-viewing-frustum-planes-from-world-view-projection-matrix.pdf
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frustum {
+    pub planes: [glam::Vec4; 6],
+}
+
+impl Frustum {
+    pub fn from_view_proj(m: &glam::Mat4) -> Frustum {
+        let (r0, r1, r2, r3) = (m.row(0), m.row(1), m.row(2), m.row(3));
+        Frustum {
+            planes: [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2],
+        }
+    }
+
+    /// Whether `b` may be seen: false only when the box lies wholly outside one plane (its
+    /// corner farthest along the plane's normal is behind it). An empty box is never seen. The
+    /// bounds pass runs the same test, written out in the same order (bounds.wgsl `in_frustum`).
+    pub fn intersects(&self, b: &Bounds) -> bool {
+        if b.is_empty() {
+            return false;
+        }
+        self.planes.iter().all(|p| {
+            let far = Vec3::select(p.truncate().cmpge(Vec3::ZERO), b.max, b.min);
+            p.x * far.x + p.y * far.y + p.z * far.z + p.w >= 0.0
+        })
+    }
+}

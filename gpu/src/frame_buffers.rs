@@ -67,6 +67,30 @@ impl StreamBuffers {
     }
 }
 
+/// What culling and the indirect dispatches and draws use.
+pub(crate) struct CullBuffers {
+    /// Per skinned batch, its visible-instance count (u32; zeroed at the start of each frame).
+    pub counters: wgpu::Buffer,
+    /// Where each frame's counts are copied for [`crate::Runtime::visibility`].
+    pub counts: wgpu::Buffer,
+    /// Per skinned slot, the frame slot of a visible instance (u32).
+    pub visible: wgpu::Buffer,
+    /// indirect.wgsl's rows: one per skinned batch, then one per skinned run.
+    pub table: wgpu::Buffer,
+    /// Skinning dispatch arguments (3 u32 per skinned batch), then draw arguments from
+    /// [`CullBuffers::draw_base`] (5 u32 per skinned run).
+    pub indirect: wgpu::Buffer,
+    /// Skinned batches a frame may have (runs: at most that plus the skinned stream's pages).
+    pub batches: u32,
+}
+
+impl CullBuffers {
+    /// The u32 index of the first draw's arguments in `indirect`.
+    pub fn draw_base(&self) -> u32 {
+        3 * self.batches
+    }
+}
+
 /// Every buffer a frame writes.
 pub(crate) struct FrameBuffers {
     pub layout: FrameLayout,
@@ -79,6 +103,8 @@ pub(crate) struct FrameBuffers {
     pub params: wgpu::Buffer,
     /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
     pub bounds: wgpu::Buffer,
+    /// Culling and indirect arguments (docs/gpu.md, "Culling").
+    pub cull: CullBuffers,
     /// Inertialization history: `history_slots` slots of `joints` joint offsets
     /// (`HISTORY_VEC4S` vec4s each). Zeroed at creation and kept across frames.
     pub history: wgpu::Buffer,
@@ -170,7 +196,37 @@ impl FrameBuffers {
                 });
             }
         }
+        // A skinned batch starts a run, and each page boundary inside one starts another.
+        let batches = c.dispatches;
+        let runs = batches + streams[3].paging.pages;
+        let cull = CullBuffers {
+            counters: make(
+                "visible counts",
+                4 * u64::from(batches),
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+            ),
+            counts: make(
+                "visible counts readback",
+                4 * u64::from(batches),
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            visible: make(
+                "visible slots",
+                4 * u64::from(c.skinned_instances),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            table: make("indirect rows", 16 * u64::from(batches + runs), input),
+            indirect: make(
+                "indirect arguments",
+                4 * u64::from(3 * batches + 5 * runs),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            ),
+            batches,
+        };
         Ok(FrameBuffers {
+            cull,
             layout,
             streams,
             records: make("instance records", record_bytes, input),
@@ -201,6 +257,16 @@ impl FrameBuffers {
             + self.records.size()
             + self.placements.size()
             + self.bounds.size()
+            + [
+                &self.cull.counters,
+                &self.cull.counts,
+                &self.cull.visible,
+                &self.cull.table,
+                &self.cull.indirect,
+            ]
+            .iter()
+            .map(|b| b.size())
+            .sum::<u64>()
             + self.params.size()
             + self.history.size()
     }

@@ -66,5 +66,5 @@ pub use frame_buffers::output_bytes;
 pub use pipelines::{Mapping, Specialise};
 pub use plan::{BatchSlots, PosePath};
 pub use resident::{ResidentPackage, SkinRange};
-pub use runtime::{FrameReport, Runtime, RuntimeOptions, SkinnedRun, StageTimes};
+pub use runtime::{FrameReport, Runtime, RuntimeOptions, SkinnedRun, StageTimes, Visibility};
 pub use throng_cpu_ref::{Batch, BatchOutput, Instance, PackageId, Pose, SkinnedVertex};

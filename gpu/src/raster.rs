@@ -2,9 +2,11 @@
 //! runtime's last frame into a colour (`Rgba8UnormSrgb`; 4× MSAA resolved on hardware, one
 //! sample on software adapters, see [`SAMPLES`]) + depth (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
 //!
-//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed draw per skinned run
-//! (a skinned batch's instances on one page of the skinned stream, [`Runtime::skinned_runs`]) —
-//! never one per instance — binding the run's range of its page; the index
+//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed, indirect draw per
+//! skinned run (a skinned batch's instances on one page of the skinned stream,
+//! [`Runtime::skinned_runs`]) — never one per instance — binding the run's range of its page;
+//! its instance count is the runtime's, written on the GPU from the visible count of the batch
+//! (all of them without a frustum), so culled instances cost no vertex work; the index
 //! buffer is the skin's triangle indices (every mesh bound to the skin, offset to the skin's
 //! vertex order), built once per (package, skin) the first time it is drawn. A raster pass
 //! therefore assumes a package's meshes do not change while it lives.
@@ -221,8 +223,8 @@ impl Image {
 pub struct RasterReport {
     /// Instanced crowd draws (one per skinned run) plus the ground.
     pub draws: usize,
+    /// Instances the draws cover before culling (what is drawn: [`Runtime::visibility`]).
     pub instances: u64,
-    pub triangles: u64,
 }
 
 /// Time of the last render.
@@ -393,6 +395,7 @@ impl Raster {
             });
             self.record(
                 &mut encoder,
+                runtime.indirect_buffer(),
                 &draws,
                 &groups,
                 scene.ground.is_some(),
@@ -491,7 +494,7 @@ impl Raster {
             let (batch, skin) = (&batches[run.batch], slots[run.batch].skin.unwrap_or(0));
             let indices = self.skin_indices(runtime, batch.package, skin)?;
             if self.indices[indices].count > 0 {
-                draws.push(PlannedDraw { run, indices });
+                draws.push(PlannedDraw { run: *run, indices });
             }
         }
         Ok(draws)
@@ -651,6 +654,10 @@ impl Raster {
                             size: NonZeroU64::new(d.run.size),
                         }),
                     },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: runtime.visible_buffer().as_entire_binding(),
+                    },
                 ],
             }));
         }
@@ -661,6 +668,7 @@ impl Raster {
     fn record(
         &self,
         encoder: &mut wgpu::CommandEncoder,
+        indirect: &wgpu::Buffer,
         draws: &[PlannedDraw],
         (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
         ground: bool,
@@ -699,18 +707,13 @@ impl Raster {
         }
         pass.set_pipeline(&self.crowd);
         for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
-            let Some((buffer, count)) = self
-                .indices
-                .get(d.indices)
-                .and_then(|s| Some((s.buffer.as_ref()?, s.count)))
-            else {
+            let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
                 continue;
             };
             pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
             pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(0..count, 0, 0..d.run.count);
+            pass.draw_indexed_indirect(indirect, d.run.draw_args);
             report.instances += u64::from(d.run.count);
-            report.triangles += u64::from(d.run.count) * u64::from(count / 3);
         }
         drop(pass);
         self.profiler.end_query(encoder, query);
@@ -741,6 +744,20 @@ impl Raster {
                 depth_or_array_layers: 1,
             },
         );
+    }
+}
+
+/// A read-only storage buffer of the vertex stage.
+fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
     }
 }
 
@@ -790,16 +807,8 @@ fn pipelines(
                 },
                 count: None,
             },
-            wgpu::BindGroupLayoutEntry {
-                binding: 1,
-                visibility: wgpu::ShaderStages::VERTEX,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: true },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
+            storage_entry(1),
+            storage_entry(2),
         ],
     });
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {

@@ -168,3 +168,33 @@ fn elements<T: bytemuck::Pod>(bytes: &[u8], n: usize) -> impl Iterator<Item = T>
         .into_iter()
         .take(n)
 }
+
+/// `count` u32 words of `buffer` from word `first` (the buffer needs `COPY_SRC`; waits).
+pub(crate) fn words(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    first: u64,
+    count: u64,
+) -> Result<Vec<u32>, GpuError> {
+    let bytes = 4 * count.max(1);
+    let device = &ctx.device;
+    let staging = scoped(device, "readback copy", || {
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("word readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("word readback"),
+        });
+        encoder.copy_buffer_to_buffer(buffer, 4 * first, &staging, 0, bytes);
+        ctx.queue.submit([encoder.finish()]);
+        staging
+    })?;
+    let data = map_read(ctx, &staging, "words")?;
+    Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&data)
+        .into_iter()
+        .take(count as usize)
+        .collect())
+}

@@ -32,6 +32,10 @@ fn resource<'a>(
         Resource::Shapes => whole(&shapes.buffer),
         Resource::History => whole(&frame.history),
         Resource::Bounds => whole(&frame.bounds),
+        Resource::Counters => whole(&frame.cull.counters),
+        Resource::Visible => whole(&frame.cull.visible),
+        Resource::IndirectTable => whole(&frame.cull.table),
+        Resource::Indirect => whole(&frame.cull.indirect),
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),
     }
 }
@@ -84,24 +88,12 @@ pub(crate) fn dispatch_1d(
     pass.dispatch_workgroups(x, y, 1);
 }
 
-/// The skinning dispatch of `batch`: x over blocks of `WORKGROUP × SKIN_VERTICES_PER_THREAD`
-/// vertices, y (then z) over instances.
-pub(crate) fn dispatch_skinning(
-    pass: &mut wgpu::ComputePass,
-    built: &Built,
-    group: &wgpu::BindGroup,
-    slot: u32,
-    batch: &BatchSlots,
-    max: u32,
-) {
-    let x = batch
+/// Workgroups along x of a skinning dispatch of `batch`: blocks of `WORKGROUP ×
+/// SKIN_VERTICES_PER_THREAD` vertices (y, then z, run over its visible instances).
+pub(crate) fn skinning_groups(built: &Built, batch: &BatchSlots) -> u32 {
+    batch
         .vertex_count
-        .div_ceil(built.workgroup * throng_shaders::prelude::SKIN_VERTICES_PER_THREAD);
-    let y = batch.count.min(max);
-    let z = batch.count.div_ceil(max.max(1));
-    pass.set_pipeline(&built.pipeline);
-    pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
-    pass.dispatch_workgroups(x, y, z);
+        .div_ceil(built.workgroup * throng_shaders::prelude::SKIN_VERTICES_PER_THREAD)
 }
 
 #[cfg(test)]

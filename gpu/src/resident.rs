@@ -49,6 +49,8 @@ pub struct SkinRange {
     pub vertex_count: u32,
     /// `(mesh index, first vertex within the skin's vertices, vertex count)` per bound mesh.
     pub meshes: Vec<(usize, u32, u32)>,
+    /// Triangle indices of those meshes.
+    pub index_count: u32,
     /// The skin's animated bounds (throng-cpu-ref `SkinBounds`): three pool rows per box from
     /// `box_base`, each box's palette entry in `tables` from `entry_base`.
     pub(crate) box_base: u32,
@@ -349,6 +351,10 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             count += n as u32;
         }
         let bounds = SkinBounds::new(skin, meshes.iter().map(|&(m, _, _)| &package.meshes[m]));
+        let indices = meshes
+            .iter()
+            .map(|&(m, _, _)| package.meshes[m].indices.len());
+        let index_count = index(indices.sum(), "triangle index")?;
         let box_base = a.pool_at()?;
         a.pool
             .extend(bounds.boxes.iter().flat_map(|m| AffineRows::from(m).rows));
@@ -367,6 +373,7 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             box_base,
             entry_base,
             boxes: bounds.entries.len() as u32,
+            index_count,
         });
     }
     Ok(ranges)

@@ -7,8 +7,11 @@
 //! 3. choose each pose dispatch's pipeline: the specialised one for the runtime's [`Mapping`]
 //!    when it is built, else the interpreter ([`crate::pipelines`]);
 //! 4. stage and upload records, placements, parameters and hero palettes ([`crate::staging`]);
-//! 5. record the pose pass, the bounds pass and the skinning pass ([`crate::record`]) and
-//!    submit.
+//! 5. record the pose pass, the bounds pass (bounds, culling against the frustum set by
+//!    [`Runtime::set_frustum`], compaction; then the indirect arguments) and the skinning pass
+//!    (indirect, over the visible instances) ([`crate::record`]), and submit;
+//! 6. at [`Runtime::finish`], read the visible counts the frame copied out
+//!    ([`Runtime::visibility`]).
 //!
 //! A refused frame submits nothing and leaves the last frame's outputs readable. A steady
 //! frame allocates nothing of its own (wgpu and wgpu-profiler allocate inside each submission).
@@ -17,12 +20,16 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use serde::Serialize;
+use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::{Batch, BatchOutput, Package, PackageId, SlotClaims};
-use throng_shaders::{kernel, BoundsParams, Outputs, PoseParams, SkinParams, Stream};
+use throng_shaders::{
+    kernel, BoundsParams, IndirectParams, Outputs, PoseParams, SkinParams, Stream,
+};
 
 use crate::capacity::Capacities;
 use crate::context::scoped;
 use crate::frame_buffers::FrameBuffers;
+use crate::layout::OFFSET_ALIGNMENT;
 use crate::pipelines::{Built, Form, Key, Mapping, Pipelines, Specialise};
 use crate::plan::{BatchSlots, Plan, PosePath};
 use crate::resident::ResidentPackage;
@@ -122,6 +129,21 @@ pub struct SkinnedRun {
     /// `i * stride + v`).
     pub stride: u32,
     pub vertex_count: u32,
+    /// Byte offset in [`Runtime::indirect_buffer`] of the run's indexed-draw arguments (its
+    /// skin's indices; instances: those of the batch's visible instances that fall in the run).
+    pub draw_args: u64,
+}
+
+/// What the last frame's culling kept (after [`Runtime::finish`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Visibility {
+    /// Skinned instances visible, over all skinned batches (all of them without a frustum).
+    pub visible: u64,
+    pub skinned_vertices: u64,
+    /// Triangles of the visible instances' skins.
+    pub triangles: u64,
+    /// Visible instances per skinned batch, in batch order.
+    pub per_batch: Vec<u32>,
 }
 
 /// What a bind group was built for.
@@ -130,6 +152,7 @@ enum PipelineId {
     Interpreter(Outputs),
     Specialised(Key),
     Bounds,
+    Indirect,
     Skinning,
 }
 
@@ -154,7 +177,18 @@ pub struct Runtime {
     pipelines: Pipelines,
     interpreters: HashMap<Outputs, Built>,
     bounds: Built,
+    indirect: Built,
     skinning: Built,
+    /// Culling frustum of the next frames (`None`: every instance is visible).
+    frustum: Option<Frustum>,
+    /// Skinned runs of the frame being built, and of the last submitted one.
+    runs: Vec<SkinnedRun>,
+    last_runs: Vec<SkinnedRun>,
+    /// Rows of indirect.wgsl's table for the frame being built.
+    table: Vec<[u32; 4]>,
+    /// Visible counts of the last frame, once read ([`Runtime::finish`]).
+    counts: Vec<u32>,
+    counts_pending: bool,
     groups: HashMap<GroupKey, wgpu::BindGroup>,
     staging: Staging,
     plan: Plan,
@@ -228,6 +262,7 @@ impl Runtime {
             crate::pipelines::build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason })
         };
         let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
+        let indirect = build("indirect-arguments pipeline", kernel::indirect())?;
         let skinning = build("skinning pipeline", kernel::skinning(&layout))?;
         Ok(Runtime {
             ctx: ctx.clone(),
@@ -242,7 +277,14 @@ impl Runtime {
             pipelines: Pipelines::new(ctx, options.specialise),
             interpreters,
             bounds,
+            indirect,
             skinning,
+            frustum: None,
+            runs: Vec::new(),
+            last_runs: Vec::new(),
+            table: Vec::new(),
+            counts: Vec::new(),
+            counts_pending: false,
             groups: HashMap::new(),
             staging: Staging::default(),
             plan: Plan::default(),
@@ -352,15 +394,21 @@ impl Runtime {
             .page_instances;
         self.plan
             .build(batches, &self.packages, &mut self.shapes, page);
-        let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
-        let dispatches = self.plan.poses.len() + 2 * skinned.count();
+        let skinned = self
+            .plan
+            .batches
+            .iter()
+            .filter(|b| b.skin.is_some())
+            .count();
+        let dispatches = self.plan.poses.len() + 2 * skinned + usize::from(skinned > 0);
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + 2 × skinned batches)",
+                what: "dispatches (batches × program shapes + 2 × skinned batches + 1)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
         }
+        self.plan_runs();
         self.choose_paths();
         let mut report = FrameReport {
             batches: batches.len(),
@@ -376,8 +424,66 @@ impl Runtime {
         let submitted = self.submit(&mut report);
         if submitted.is_ok() {
             std::mem::swap(&mut self.plan, &mut self.last);
+            std::mem::swap(&mut self.runs, &mut self.last_runs);
+            self.counts_pending = skinned > 0;
+            self.counts.clear();
         }
         submitted.map(|()| report)
+    }
+
+    /// Culls skinned instances of the next frames against `frustum` (scene space): only those
+    /// whose animated bounds meet it are skinned and drawn. `None` (the default) keeps all.
+    pub fn set_frustum(&mut self, frustum: Option<Frustum>) {
+        self.frustum = frustum;
+    }
+
+    /// The skinned runs of the frame being planned (one per skinned batch and page of the
+    /// skinned stream), and the indirect table's rows: batches, then runs.
+    fn plan_runs(&mut self) {
+        let stream = self.buffers.stream(Stream::Skinned);
+        let per = stream.paging.page_instances.max(1);
+        let draw_base = u64::from(self.buffers.cull.draw_base());
+        self.runs.clear();
+        self.table.clear();
+        let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
+        for (counter, batch) in skinned.clone().enumerate() {
+            let groups = crate::record::skinning_groups(&self.skinning, batch);
+            self.table.push([counter as u32, groups, 0, 0]);
+        }
+        for (counter, (b, batch)) in self
+            .plan
+            .batches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.skin.is_some())
+            .enumerate()
+        {
+            let indices = batch
+                .skin
+                .and_then(|k| self.packages[batch.package].skins.get(k as usize))
+                .map_or(0, |s| s.index_count);
+            let mut slot = batch.first_slot;
+            let end = batch.first_slot + batch.count;
+            while slot < end {
+                let count = ((slot / per + 1) * per).min(end) - slot;
+                let (page, offset) = stream.locate(slot, 0);
+                let run = self.runs.len() as u64;
+                self.runs.push(SkinnedRun {
+                    batch: b,
+                    page,
+                    offset,
+                    size: u64::from(count) * stream.instance_bytes,
+                    first_slot: slot,
+                    count,
+                    stride: stream.paging.stride,
+                    vertex_count: batch.vertex_count,
+                    draw_args: 4 * (draw_base + 5 * run),
+                });
+                self.table
+                    .push([counter as u32, slot - batch.first_slot, count, indices]);
+                slot += count;
+            }
+        }
     }
 
     /// Instances, per-instance sizes and skinned slots against the declared capacities.
@@ -476,9 +582,10 @@ impl Runtime {
         }
     }
 
-    /// Parameters of every dispatch, in recording order: pose dispatches, then bounds, then
-    /// skinning.
+    /// Parameters of every dispatch, in recording order: pose dispatches, then bounds, the
+    /// indirect arguments, then skinning.
     fn stage_params(&mut self) {
+        let mut counter = 0u32;
         for d in &self.plan.poses {
             let slots = self.plan.batches[d.batch];
             let p = &self.packages[slots.package];
@@ -517,12 +624,33 @@ impl Runtime {
                 box_base: skin.map_or(0, |s| s.box_base),
                 entry_base: skin.map_or(0, |s| s.entry_base),
                 boxes: skin.map_or(0, |s| s.boxes),
-                pad: [0; 3],
+                cull: u32::from(self.frustum.is_some()),
+                counter,
+                pad: 0,
+                planes: self
+                    .frustum
+                    .map_or([[0.0; 4]; 6], |f| f.planes.map(|p| p.to_array())),
+            };
+            self.staging.params(bytemuck::bytes_of(&params));
+            counter += 1;
+        }
+        let rows = self.ctx.limits.max_compute_workgroups_per_dimension;
+        if counter > 0 {
+            let params = IndirectParams {
+                batches: counter,
+                runs: self.runs.len() as u32,
+                rows,
+                draw_base: self.buffers.cull.draw_base(),
             };
             self.staging.params(bytemuck::bytes_of(&params));
         }
-        let rows = self.ctx.limits.max_compute_workgroups_per_dimension;
-        for slots in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
+        for (counter, slots) in self
+            .plan
+            .batches
+            .iter()
+            .filter(|b| b.skin.is_some())
+            .enumerate()
+        {
             let skin = slots
                 .skin
                 .and_then(|k| self.packages[slots.package].skins.get(k as usize));
@@ -533,7 +661,8 @@ impl Runtime {
                 vertex_count: slots.vertex_count,
                 skin_len: slots.palette_len,
                 rows,
-                pad: [0; 2],
+                counter: counter as u32,
+                pad: 0,
             };
             self.staging.params(bytemuck::bytes_of(&params));
         }
@@ -543,6 +672,11 @@ impl Runtime {
     fn submit(&mut self, report: &mut FrameReport) -> Result<(), GpuError> {
         let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
         self.staging.upload(&queue, &self.buffers, report);
+        if !self.table.is_empty() {
+            let bytes: &[u8] = bytemuck::cast_slice(&self.table);
+            queue.write_buffer(&self.buffers.cull.table, 0, bytes);
+            report.upload_bytes += bytes.len() as u64;
+        }
         scoped(&device, "bind group creation", || self.ensure_groups())??;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("throng frame"),
@@ -615,6 +749,10 @@ impl Runtime {
                 wanted.push((self.group_key(id, batch.package), b));
             }
         }
+        if let Some(b) = self.plan.batches.iter().position(|b| b.skin.is_some()) {
+            let package = self.plan.batches[b].package;
+            wanted.push((self.group_key(PipelineId::Indirect, package), b));
+        }
         for &(key, b) in &wanted {
             if self.groups.contains_key(&key) {
                 continue;
@@ -622,6 +760,7 @@ impl Runtime {
             let batch = self.plan.batches[b];
             let built = match key.pipeline {
                 PipelineId::Bounds => &self.bounds,
+                PipelineId::Indirect => &self.indirect,
                 PipelineId::Skinning => &self.skinning,
                 PipelineId::Interpreter(o) => &self.interpreters[&o],
                 PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
@@ -653,6 +792,16 @@ impl Runtime {
             reason: "a dispatch has no bind group".into(),
         };
         let mut slot = 0u32;
+        let cull = &self.buffers.cull;
+        let skinned = self
+            .plan
+            .batches
+            .iter()
+            .filter(|b| b.skin.is_some())
+            .count() as u64;
+        if skinned > 0 {
+            encoder.clear_buffer(&cull.counters, 0, Some(4 * skinned));
+        }
         {
             let (mut pass, query) = self.timing.begin(encoder, "pose");
             for d in &self.plan.poses {
@@ -704,30 +853,46 @@ impl Runtime {
                 slot += 1;
                 report.bounds_dispatches += 1;
             }
+            let first = self.plan.batches.iter().find(|b| b.skin.is_some());
+            let group = first
+                .and_then(|b| {
+                    self.groups
+                        .get(&self.group_key(PipelineId::Indirect, b.package))
+                })
+                .ok_or_else(missing)?;
+            let rows = self.table.len() as u64;
+            crate::record::dispatch_1d(
+                &mut pass,
+                &self.indirect.pipeline,
+                group,
+                slot,
+                rows.div_ceil(u64::from(self.indirect.workgroup)),
+                max_x,
+            );
+            slot += 1;
             drop(pass);
             self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
-            for batch in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
+            let skinned_batches = self.plan.batches.iter().filter(|b| b.skin.is_some());
+            for (counter, batch) in skinned_batches.enumerate() {
                 let group = self
                     .groups
                     .get(&self.group_key(PipelineId::Skinning, batch.package))
                     .ok_or_else(missing)?;
-                crate::record::dispatch_skinning(
-                    &mut pass,
-                    &self.skinning,
-                    group,
-                    slot,
-                    batch,
-                    max_x,
-                );
+                pass.set_pipeline(&self.skinning.pipeline);
+                pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
+                pass.dispatch_workgroups_indirect(&cull.indirect, 12 * counter as u64);
                 slot += 1;
                 report.skinning_dispatches += 1;
             }
             drop(pass);
             self.timing.end(encoder, query);
+            encoder.copy_buffer_to_buffer(&cull.counters, 0, &cull.counts, 0, 4 * skinned);
         }
-        report.dispatches =
-            report.pose_dispatches + report.bounds_dispatches + report.skinning_dispatches;
+        report.dispatches = report.pose_dispatches
+            + report.bounds_dispatches
+            + usize::from(skinned > 0)
+            + report.skinning_dispatches;
         Ok(())
     }
 
@@ -742,6 +907,7 @@ impl Runtime {
             gpu_timestamps: self.ctx.timestamps,
             ..StageTimes::default()
         };
+        self.read_counts()?;
         self.timing.collect(&self.ctx, |label, ms| match label {
             "pose" => times.pose_ms = ms,
             "bounds" => times.bounds_ms = ms,
@@ -770,38 +936,115 @@ impl Runtime {
         )
     }
 
-    /// The skinned vertices of the last frame, one run per (skinned batch, page).
-    pub fn skinned_runs(&self) -> Vec<SkinnedRun> {
-        let stream = self.buffers.stream(Stream::Skinned);
-        let per = stream.paging.page_instances;
-        let mut runs = Vec::new();
-        for (b, batch) in self
+    /// The skinned vertices of the last frame, one run per (skinned batch, page). With a
+    /// frustum, a batch's visible instances are compacted to the front of its slots: a run's
+    /// drawn instances are in its draw arguments ([`SkinnedRun::draw_args`]).
+    pub fn skinned_runs(&self) -> &[SkinnedRun] {
+        &self.last_runs
+    }
+
+    /// The indirect arguments the last frame wrote (draw arguments at
+    /// [`SkinnedRun::draw_args`]: `DrawIndexedIndirectArgs`).
+    pub fn indirect_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.cull.indirect
+    }
+
+    /// Per skinned slot, the frame slot of the instance skinned there (u32; the raster pass
+    /// reads it to tint instances by frame slot).
+    pub fn visible_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.cull.visible
+    }
+
+    /// Copies the last frame's visible counts out of their readback buffer (once per frame).
+    fn read_counts(&mut self) -> Result<(), GpuError> {
+        if !self.counts_pending {
+            return Ok(());
+        }
+        self.counts_pending = false;
+        let skinned = self
             .last
             .batches
             .iter()
-            .enumerate()
-            .filter(|(_, b)| b.skin.is_some() && b.vertex_count > 0)
+            .filter(|b| b.skin.is_some())
+            .count();
+        let buffer = &self.buffers.cull.counts;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let range = ..4 * skinned as u64;
+        buffer.map_async(wgpu::MapMode::Read, range, move |r| {
+            let _ = tx.send(r);
+        });
+        self.ctx.wait()?;
+        let failed = |reason: String| GpuError::Readback {
+            what: "visible counts",
+            reason,
+        };
+        rx.recv()
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
         {
-            let mut slot = batch.first_slot;
-            let end = batch.first_slot + batch.count;
-            while slot < end {
-                let page_end = (slot / per + 1) * per;
-                let count = page_end.min(end) - slot;
-                let (page, offset) = stream.locate(slot, 0);
-                runs.push(SkinnedRun {
-                    batch: b,
-                    page,
-                    offset,
-                    size: u64::from(count) * stream.instance_bytes,
-                    first_slot: slot,
-                    count,
-                    stride: stream.paging.stride,
-                    vertex_count: batch.vertex_count,
-                });
-                slot += count;
-            }
+            let view = buffer
+                .get_mapped_range(range)
+                .map_err(|e| failed(e.to_string()))?;
+            self.counts.clear();
+            self.counts.extend(bytemuck::cast_slice::<u8, u32>(&view));
         }
-        runs
+        buffer.unmap();
+        Ok(())
+    }
+
+    /// What culling kept in the last frame: visible instances, their skinned vertices and
+    /// triangles. Read once per frame by [`Runtime::finish`] (empty before it).
+    pub fn visibility(&self) -> Visibility {
+        let mut v = Visibility {
+            per_batch: self.counts.clone(),
+            ..Visibility::default()
+        };
+        let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
+        for (batch, &n) in skinned.zip(&self.counts) {
+            let indices = batch
+                .skin
+                .and_then(|k| self.packages.get(batch.package)?.skins.get(k as usize))
+                .map_or(0, |s| s.index_count);
+            v.visible += u64::from(n);
+            v.skinned_vertices += u64::from(n) * u64::from(batch.vertex_count);
+            v.triangles += u64::from(n) * u64::from(indices / 3);
+        }
+        v
+    }
+
+    /// Reads back the last frame's visible frame slots, per skinned batch (for tests and
+    /// tools; it waits for the GPU).
+    pub fn visible_slots(&self) -> Result<Vec<Vec<u32>>, GpuError> {
+        if self.submitted.is_none() {
+            return Err(GpuError::NothingToRead);
+        }
+        let counts =
+            crate::readback::words(&self.ctx, &self.buffers.cull.counters, 0, self.counts_len())?;
+        let visible = crate::readback::words(
+            &self.ctx,
+            &self.buffers.cull.visible,
+            0,
+            self.buffers.cull.visible.size() / 4,
+        )?;
+        let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
+        Ok(skinned
+            .zip(counts)
+            .map(|(b, n)| {
+                let first = b.first_slot as usize;
+                visible
+                    .get(first..first + n.min(b.count) as usize)
+                    .unwrap_or(&[])
+                    .to_vec()
+            })
+            .collect())
+    }
+
+    fn counts_len(&self) -> u64 {
+        self.last
+            .batches
+            .iter()
+            .filter(|b| b.skin.is_some())
+            .count() as u64
     }
 
     /// Pages of the skinned-vertex stream ([`SkinnedRun::page`] indexes them).

@@ -4,6 +4,7 @@
 mod common;
 
 use glam::{Affine3A, Vec3};
+use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::FrameError;
 use throng_cpu_ref::{Package, PoseOp, Program};
 use throng_gpu::raster::{Bounds, Image, Raster, Scene, BACKGROUND};
@@ -313,4 +314,28 @@ fn an_empty_or_oversized_image_is_an_error() {
             ..
         })
     ));
+}
+
+#[test]
+fn culling_against_the_cameras_frustum_leaves_the_image_unchanged() {
+    let Some(mut s) = setup() else { return };
+    // 15 instances on the row, the camera framing the middle 5.
+    let scene = scene(5, s.raster.aspect());
+    let programs: Vec<Program> = (0..15)
+        .map(|i| sample(&s.package, "walk", 0.07 * i as f32))
+        .collect();
+    let all = s.render(&programs, &row(15), &scene);
+    let drawn = s.runtime.visibility().visible;
+    let frustum = Frustum::from_view_proj(&scene.camera.view_proj(s.raster.aspect()));
+    s.runtime.set_frustum(Some(frustum));
+    let culled = s.render(&programs, &row(15), &scene);
+    let kept = s.runtime.visibility().visible;
+    println!("visible: {drawn} without culling, {kept} with it");
+    assert_eq!(drawn, 15);
+    assert!(kept > 0 && kept < 15, "{kept} of 15 kept");
+    assert!(coverage(&all) > 0.05);
+    let differing = (0..all.rgba.len() / 4)
+        .filter(|&p| all.rgba[4 * p..4 * p + 4] != culled.rgba[4 * p..4 * p + 4])
+        .count();
+    assert_eq!(differing, 0, "culling changed {differing} pixels");
 }

@@ -30,6 +30,7 @@ const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
 const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
+const INDIRECT: &str = include_str!("wgsl/indirect.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
 /// Entry point of every compute kernel.
@@ -142,6 +143,14 @@ pub enum Resource {
     History,
     /// Frame: per slot, its animated bounds (two vec4<f32>: min, max).
     Bounds,
+    /// Frame: per skinned batch, its visible-instance count (u32).
+    Counters,
+    /// Frame: per skinned slot, the frame slot of a visible instance (u32; bounds.wgsl).
+    Visible,
+    /// Frame: the rows indirect.wgsl turns into indirect arguments (vec4<u32>).
+    IndirectTable,
+    /// Frame: indirect dispatch and draw arguments (u32).
+    Indirect,
     /// Frame: page `n` of a stream.
     Page(Stream, u32),
 }
@@ -914,12 +923,24 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
             resource: Resource::Placements,
             access: Access::Read,
         },
+        Binding {
+            binding: 3,
+            resource: Resource::Counters,
+            access: Access::Read,
+        },
+        Binding {
+            binding: 4,
+            resource: Resource::Visible,
+            access: Access::Read,
+        },
     ];
     let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> counters: array<u32>;
+@group(0) @binding(4) var<storage, read> visible: array<u32>;
 ";
-    let mut next = 3;
+    let mut next = 5;
     let streams = [
         (Stream::Palettes, Access::Read),
         (Stream::Skinned, Access::ReadWrite),
@@ -941,7 +962,8 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
     }
 }
 
-/// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch.
+/// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
+/// it culls and compacts the batch's visible instances.
 pub fn bounds(layout: &FrameLayout) -> Kernel {
     let mut bindings = [
         (Resource::Params, Access::Uniform),
@@ -949,6 +971,8 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Pool, Access::Read),
         (Resource::Placements, Access::Read),
         (Resource::Bounds, Access::ReadWrite),
+        (Resource::Counters, Access::ReadWrite),
+        (Resource::Visible, Access::ReadWrite),
     ]
     .iter()
     .enumerate()
@@ -963,8 +987,10 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> visible: array<u32>;
 ";
-    let mut next = 5;
+    let mut next = 7;
     let accessors = stream_bindings(
         layout,
         &[(Stream::Palettes, Access::Read)],
@@ -982,6 +1008,30 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
     Kernel {
         label: "bounds".into(),
         source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}
+
+/// The indirect arguments of the frame's skinning dispatches and draws: one dispatch.
+pub fn indirect() -> Kernel {
+    let bindings = [
+        (Resource::Params, Access::Uniform),
+        (Resource::Counters, Access::Read),
+        (Resource::IndirectTable, Access::Read),
+        (Resource::Indirect, Access::ReadWrite),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(b, &(resource, access))| Binding {
+        binding: b as u32,
+        resource,
+        access,
+    })
+    .collect();
+    Kernel {
+        label: "indirect arguments".into(),
+        source: [crate::prelude::source().as_str(), INDIRECT].join("\n"),
         bindings,
         workgroup: WORKGROUP,
     }

@@ -1,5 +1,5 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
-//! of skinning.wgsl, `BoundsParams` of bounds.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `IndirectParams` of indirect.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -37,23 +37,37 @@ pub struct SkinParams {
     pub vertex_count: u32,
     pub skin_len: u32,
     pub rows: u32,
-    pub pad: [u32; 2],
+    pub counter: u32,
+    pub pad: u32,
 }
 
-/// `BoundsParams` of bounds.wgsl: one skinned batch (32 bytes, uniform).
+/// `IndirectParams` of indirect.wgsl: the frame's indirect arguments (16 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct IndirectParams {
+    pub batches: u32,
+    pub runs: u32,
+    pub rows: u32,
+    pub draw_base: u32,
+}
+
+/// `BoundsParams` of bounds.wgsl: one skinned batch (128 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BoundsParams {
     pub count: u32,
     pub first_slot: u32,
     pub box_base: u32,
     pub entry_base: u32,
     pub boxes: u32,
-    pub pad: [u32; 3],
+    pub cull: u32,
+    pub counter: u32,
+    pub pad: u32,
+    pub planes: [[f32; 4]; 6],
 }
 
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 3] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 4] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -67,11 +81,15 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 3] {
         ),
         (
             "SkinParams",
-            members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows),
+            members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows, counter),
         ),
         (
             "BoundsParams",
-            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes),
+            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, counter, planes),
+        ),
+        (
+            "IndirectParams",
+            members!(IndirectParams: batches, runs, rows, draw_base),
         ),
     ]
 }

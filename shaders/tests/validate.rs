@@ -160,10 +160,11 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 }
 
 #[test]
-fn skinning_bounds_and_raster_validate() {
+fn skinning_bounds_indirect_and_raster_validate() {
     for pages in [1, 4] {
-        let k = kernel::bounds(&layout(pages));
-        check_bindings(&k, &validate(&k.label, &k.source));
+        for k in [kernel::bounds(&layout(pages)), kernel::indirect()] {
+            check_bindings(&k, &validate(&k.label, &k.source));
+        }
         let k = kernel::skinning(&layout(pages));
         let module = validate(&k.label, &k.source);
         check_bindings(&k, &module);
@@ -258,6 +259,7 @@ fn host_structs_match_naga_layout() {
     let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
     let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
     let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
+    let indirect = naga::front::wgsl::parse_str(&kernel::indirect().source).unwrap();
     let sizes = [
         (
             "PoseParams",
@@ -271,10 +273,14 @@ fn host_structs_match_naga_layout() {
             "BoundsParams",
             std::mem::size_of::<throng_shaders::BoundsParams>(),
         ),
+        (
+            "IndirectParams",
+            std::mem::size_of::<throng_shaders::IndirectParams>(),
+        ),
     ];
     for ((name, host), module) in throng_shaders::layout::host_offsets()
         .into_iter()
-        .zip([&pose, &skin, &bounds])
+        .zip([&pose, &skin, &bounds, &indirect])
     {
         let ty = module
             .types

@@ -18,13 +18,14 @@ use std::time::Instant;
 use glam::{Affine3A, Vec3};
 use serde_json::json;
 use throng_control::instance::Controller;
+use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::ik::IkResult;
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{
     Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime,
-    RuntimeOptions, StageTimes,
+    RuntimeOptions, StageTimes, Visibility,
 };
 
 use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
@@ -83,6 +84,9 @@ pub struct Args {
     /// instance); by default the adapter's choice (thread on a software adapter).
     #[arg(long, value_enum)]
     mapping: Option<MappingArg>,
+    /// Skin and draw every instance: no frustum culling (on by default, against the camera).
+    #[arg(long)]
+    no_cull: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -110,7 +114,8 @@ struct FrameStats {
     stages: StageTimes,
     raster: RasterTimes,
     draws: usize,
-    triangles: u64,
+    /// What culling kept: visible instances, skinned vertices, triangles.
+    visibility: Visibility,
     control: ControlStats,
     /// CPU time of the heroes: program, FK, IK and palette.
     heroes_ms: f64,
@@ -263,6 +268,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let assets = package
         .assets(skeleton)
         .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
+    let frustum = Frustum::from_view_proj(&scene.camera.view_proj(raster.aspect()));
+    runtime.set_frustum((!args.no_cull).then_some(frustum));
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -311,7 +318,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             stages,
             raster: raster_times,
             draws: drawn.draws,
-            triangles: drawn.triangles,
+            visibility: runtime.visibility(),
             control,
             heroes_ms,
             heroes: heroes.as_ref().map_or_else(Vec::new, |h| h.results.clone()),
@@ -529,7 +536,7 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} skinning), {} draw(s) ({} triangles)",
+                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} skinning), {} draw(s)",
                 r.dispatches,
                 r.pose_dispatches,
                 r.shapes,
@@ -538,7 +545,19 @@ impl Summary<'_> {
                 r.bounds_dispatches,
                 r.skinning_dispatches,
                 f.draws,
-                f.triangles
+            );
+            let v = &f.visibility;
+            println!(
+                "  culling ({}): {} of {} instances visible, {} skinned vertices, {} triangles",
+                if self.args.no_cull {
+                    "off"
+                } else {
+                    "camera frustum"
+                },
+                v.visible,
+                r.instances,
+                v.skinned_vertices,
+                v.triangles
             );
             println!(
                 "  uploaded: {:.1} bytes per instance ({} bytes this frame in all, {} of hero palettes)",
@@ -569,6 +588,7 @@ impl Summary<'_> {
     }
 
     fn json(&self, frames: &[FrameStats]) -> serde_json::Value {
+        let last = frames.last();
         let frames: Vec<_> = frames
             .iter()
             .map(|f| {
@@ -598,7 +618,9 @@ impl Summary<'_> {
                     "stages": f.stages,
                     "raster": f.raster,
                     "draws": f.draws,
-                    "triangles": f.triangles,
+                    "visible": f.visibility.visible,
+                    "skinned_vertices": f.visibility.skinned_vertices,
+                    "triangles": f.visibility.triangles,
                     "control": f.control,
                     "heroes_ms": f.heroes_ms,
                     "heroes": heroes,
@@ -618,6 +640,10 @@ impl Summary<'_> {
             "mapping": self.mapping,
             "resident_package_bytes": self.resident,
             "output_bytes_per_instance": self.outputs,
+            "cull": !self.args.no_cull,
+            "visible": last.map(|f| f.visibility.visible),
+            "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
+            "triangles": last.map(|f| f.visibility.triangles),
             "frames": frames,
         })
     }

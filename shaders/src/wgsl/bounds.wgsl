@@ -4,6 +4,12 @@
 // centre M.t, half extent |row|·(1, 1, 1) per row; the union over boxes, padded by
 // BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot:
 // two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
+//
+// Then compaction: a visible instance (every instance unless `cull`; else one whose box meets
+// the frustum, bounds.rs `Frustum::intersects`) counts itself in `counters[counter]` and writes
+// its frame slot into `visible`: at `first_slot + i` without culling (the identity), at
+// `first_slot + (its place in the count)` with it (in no particular order). The skinning pass
+// and the raster pass read the batch's visible slots from there.
 
 /// Per-dispatch parameters of one skinned batch (host mirror: `BoundsParams`).
 struct BoundsParams {
@@ -15,9 +21,29 @@ struct BoundsParams {
     box_base: u32,
     entry_base: u32,
     boxes: u32,
+    /// 1: cull against `planes`; 0: every instance is visible.
+    cull: u32,
+    /// The batch's visible-instance counter.
+    counter: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    /// The frustum: inside where dot(xyz, p) + w >= 0.
+    planes: array<vec4<f32>, 6>,
+}
+
+/// Whether the box lo..hi may be seen (bounds.rs `Frustum::intersects`, same order of
+/// operations).
+fn in_frustum(lo: vec3<f32>, hi: vec3<f32>) -> bool {
+    if any(lo > hi) {
+        return false;
+    }
+    for (var k = 0u; k < 6u; k++) {
+        let p = params.planes[k];
+        let far = select(lo, hi, p.xyz >= vec3<f32>(0.0));
+        if p.x * far.x + p.y * far.y + p.z * far.z + p.w < 0.0 {
+            return false;
+        }
+    }
+    return true;
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -53,4 +79,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     bounds[2u * slot] = vec4<f32>(lo, 0.0);
     bounds[2u * slot + 1u] = vec4<f32>(hi, 0.0);
+    if params.cull == 0u {
+        atomicAdd(&counters[params.counter], 1u);
+        visible[slot] = slot;
+    } else if in_frustum(lo, hi) {
+        visible[params.first_slot + atomicAdd(&counters[params.counter], 1u)] = slot;
+    }
 }

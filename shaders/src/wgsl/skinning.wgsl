@@ -1,5 +1,9 @@
-// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (instance, SKIN_VERTICES_PER_THREAD
-// vertices) of one skinned batch, the instance from the workgroup (y, then z). `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
+// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (visible instance,
+// SKIN_VERTICES_PER_THREAD vertices) of one skinned batch, the instance from the workgroup (y,
+// then z). Visible instance `i` of the batch (bounds.wgsl) is frame slot
+// `visible[first_slot + i]`, and is written at skinned slot `first_slot + i`: without culling
+// the same slot, with it compacted to the front of the batch's slots. The dispatch is indirect
+// (indirect.wgsl sized it from the batch's visible count). `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
 // skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
 // instance's placement P: `P (M p)`, `normalize(cof(P) n)`. Output per vertex: the position's
 // bits and the octahedral normal (`encode_normal`), instance-major by frame slot.
@@ -18,17 +22,19 @@ struct SkinParams {
     skin_len: u32,
     /// Workgroup rows per z layer (instances past 65 535 fold into z).
     rows: u32,
+    /// The batch's visible-instance counter.
+    counter: u32,
     pad0: u32,
-    pad1: u32,
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let i = wg.y + wg.z * params.rows;
-    if i >= params.count {
+    if i >= min(params.count, counters[params.counter]) {
         return;
     }
-    let slot = params.first_slot + i;
+    let slot = visible[params.first_slot + i];
+    let out = params.first_slot + i;
     // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
@@ -51,6 +57,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         let position = affine_point(placement, affine_point(m, bitcast<vec3<f32>>(a.xyz)));
         let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
-        store_skinned(slot, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
+        store_skinned(out, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
     }
 }

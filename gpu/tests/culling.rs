@@ -1,0 +1,197 @@
+//! Frustum culling on the GPU: the set of visible instances equals the CPU reference's over a
+//! seeded camera sweep, visible instances are skinned compacted, and the visible counts, skinned
+//! vertices and triangles the runtime reports follow them.
+
+mod common;
+
+use glam::{Affine3A, Quat, Vec3};
+use throng_cpu_ref::bounds::{Bounds, Frustum};
+use throng_cpu_ref::{CpuRuntime, Outputs, Package, PoseOp, Program};
+use throng_fixtures::SplitMix64;
+use throng_gpu::raster::Camera;
+use throng_gpu::{Batch, Capacities, Instance, Pose, Runtime};
+
+/// A 12 × 8 grid of instances 3 m apart, each at its own yaw and clip time.
+fn crowd(package: &Package, rng: &mut SplitMix64) -> (Vec<Program>, Vec<Affine3A>) {
+    let clips = ["walk", "run", "idle"].map(|c| package.find_clip(c).expect("clip") as u32);
+    let mut programs = Vec::new();
+    let mut placements = Vec::new();
+    for k in 0..96 {
+        let clip = clips[k % clips.len()];
+        let time = rng.range(0.0, package.clips[clip as usize].duration as f32);
+        programs.push(Program {
+            ops: vec![
+                PoseOp::sample(0, clip, time),
+                PoseOp::to_component(0),
+                PoseOp::palette(0),
+            ],
+            weights: vec![],
+        });
+        let at = Vec3::new(
+            (k % 12) as f32 * 3.0 - 16.5,
+            0.0,
+            (k / 12) as f32 * 3.0 - 10.5,
+        );
+        placements.push(Affine3A::from_rotation_translation(
+            Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU)),
+            at,
+        ));
+    }
+    (programs, placements)
+}
+
+/// Seeded cameras around the grid at 6–45 m, looking near it (one looks away from it).
+fn cameras(rng: &mut SplitMix64) -> Vec<Frustum> {
+    let mut out: Vec<Frustum> = (0..11)
+        .map(|_| {
+            let angle = rng.range(0.0, std::f32::consts::TAU);
+            let distance = rng.range(6.0, 45.0);
+            let camera = Camera {
+                eye: Vec3::new(
+                    angle.cos() * distance,
+                    rng.range(1.0, 20.0),
+                    angle.sin() * distance,
+                ),
+                target: Vec3::new(rng.range(-15.0, 15.0), 0.5, rng.range(-10.0, 10.0)),
+                fov_y: rng.range(0.4, 1.2),
+                near: 0.1,
+                far: rng.range(20.0, 200.0),
+            };
+            Frustum::from_view_proj(&camera.view_proj(16.0 / 9.0))
+        })
+        .collect();
+    let away = Camera {
+        eye: Vec3::new(0.0, 2.0, 40.0),
+        target: Vec3::new(0.0, 2.0, 80.0),
+        fov_y: 0.8,
+        near: 0.1,
+        far: 100.0,
+    };
+    out.push(Frustum::from_view_proj(&away.view_proj(16.0 / 9.0)));
+    out
+}
+
+#[test]
+fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(2026);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .map(|(p, &placement)| Instance {
+            pose: Pose::Program(p),
+            placement,
+        })
+        .collect();
+    let batch = |id| Batch {
+        package: id,
+        skeleton: 0,
+        skin: Some(0),
+        instances: &instances,
+    };
+    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
+    let cpu_id = cpu.add_package(&package);
+    cpu.frame(&[batch(cpu_id)]).unwrap();
+    let reference = &cpu.outputs()[0];
+    let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
+    let gpu_id = gpu.add_package(&package).unwrap();
+    let (mut partial, mut seen) = (0, 0);
+    for (c, frustum) in cameras(&mut rng).iter().enumerate() {
+        gpu.set_frustum(Some(*frustum));
+        gpu.frame(&[batch(gpu_id)]).unwrap();
+        gpu.finish().unwrap();
+        let mut got = gpu.visible_slots().unwrap().remove(0);
+        got.sort_unstable();
+        let want: Vec<u32> = (0..instances.len() as u32)
+            .filter(|&i| frustum.intersects(&reference.bounds[i as usize]))
+            .collect();
+        assert_eq!(got, want, "camera {c}: visible slots, GPU vs CPU");
+        let visibility = gpu.visibility();
+        assert_eq!(visibility.visible, want.len() as u64, "camera {c}");
+        assert_eq!(visibility.per_batch, [want.len() as u32], "camera {c}");
+        let vertices = reference.vertex_count as u64;
+        assert_eq!(visibility.skinned_vertices, vertices * want.len() as u64);
+        let triangles = package.meshes[0].indices.len() as u64 / 3;
+        assert_eq!(visibility.triangles, triangles * want.len() as u64);
+        // The culled instances' boxes are wholly outside: no skinned vertex of theirs is seen.
+        for i in (0..instances.len()).filter(|i| !want.contains(&(*i as u32))) {
+            let n = reference.vertex_count;
+            let vertices = &reference.skinned[i * n..(i + 1) * n];
+            let b = Bounds::of_points(vertices.iter().map(|v| v.position));
+            assert!(
+                !frustum.intersects(&b),
+                "camera {c}: instance {i} was culled but is seen"
+            );
+        }
+        partial += usize::from(!want.is_empty() && want.len() < instances.len());
+        seen += want.len();
+        eprintln!("camera {c}: {} of {} visible", want.len(), instances.len());
+    }
+    assert!(
+        partial >= 6,
+        "the sweep should mostly cut the crowd: {partial} partial views"
+    );
+    assert!(seen > 0);
+}
+
+#[test]
+fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(7);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .map(|(p, &placement)| Instance {
+            pose: Pose::Program(p),
+            placement,
+        })
+        .collect();
+    let batch = |id| Batch {
+        package: id,
+        skeleton: 0,
+        skin: Some(0),
+        instances: &instances,
+    };
+    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
+    let cpu_id = cpu.add_package(&package);
+    cpu.frame(&[batch(cpu_id)]).unwrap();
+    let reference = &cpu.outputs()[0];
+    let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
+    let gpu_id = gpu.add_package(&package).unwrap();
+    let camera = Camera {
+        eye: Vec3::new(-20.0, 6.0, 14.0),
+        target: Vec3::new(-8.0, 0.5, 0.0),
+        fov_y: 0.7,
+        near: 0.1,
+        far: 60.0,
+    };
+    gpu.set_frustum(Some(Frustum::from_view_proj(&camera.view_proj(1.5))));
+    gpu.frame(&[batch(gpu_id)]).unwrap();
+    gpu.finish().unwrap();
+    let visible = gpu.visible_slots().unwrap().remove(0);
+    assert!(
+        !visible.is_empty() && visible.len() < instances.len(),
+        "{} of {} visible",
+        visible.len(),
+        instances.len()
+    );
+    let out = gpu.readback().unwrap().remove(0);
+    let n = reference.vertex_count;
+    let diagonal = package.meshes[0].bounds_diagonal();
+    let mut worst = 0.0f32;
+    for (i, &slot) in visible.iter().enumerate() {
+        let got = &out.skinned[i * n..(i + 1) * n];
+        let want = &reference.skinned[slot as usize * n..(slot as usize + 1) * n];
+        for (g, w) in got.iter().zip(want) {
+            worst = worst.max((g.position - w.position).length() / diagonal);
+        }
+    }
+    eprintln!("compacted skinning, worst vertex error {worst:.2e} of the mesh diagonal");
+    assert!(worst <= 1e-4, "worst vertex error {worst:.2e}");
+}
