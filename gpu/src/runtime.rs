@@ -69,11 +69,12 @@ pub struct FrameReport {
     pub chunks: usize,
     pub instances: usize,
     pub heroes: usize,
-    /// Compute dispatches: one per (batch, shape) plus two per skinned batch (bounds and
-    /// skinning).
+    /// Compute dispatches: one per (batch, shape), two per skinned batch (bounds and
+    /// skinning), and one of indirect arguments when a batch is skinned.
     pub dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
+    pub indirect_dispatches: usize,
     pub skinning_dispatches: usize,
     /// Pose dispatches on each path.
     pub interpreter_dispatches: usize,
@@ -870,6 +871,7 @@ impl Runtime {
                 max_x,
             );
             slot += 1;
+            report.indirect_dispatches += 1;
             drop(pass);
             self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
@@ -891,7 +893,7 @@ impl Runtime {
         }
         report.dispatches = report.pose_dispatches
             + report.bounds_dispatches
-            + usize::from(skinned > 0)
+            + report.indirect_dispatches
             + report.skinning_dispatches;
         Ok(())
     }

@@ -536,13 +536,14 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} skinning), {} draw(s)",
+                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} indirect arguments; {} skinning), {} draw(s)",
                 r.dispatches,
                 r.pose_dispatches,
                 r.shapes,
                 r.specialised_dispatches,
                 r.interpreter_dispatches,
                 r.bounds_dispatches,
+                r.indirect_dispatches,
                 r.skinning_dispatches,
                 f.draws,
             );
