@@ -406,3 +406,44 @@ fn demo_refuses_a_state_tree_for_a_real_asset() {
         "{err}"
     );
 }
+
+#[test]
+fn demo_stagger_keeps_far_members_poses_between_their_frames() {
+    let dir = scratch_dir("demo-stagger");
+    let png = dir.join("stagger.png");
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "64",
+        "--frames",
+        "3",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--stagger",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let frames = report["frames"].as_array().expect("frames");
+    let count = |f: &serde_json::Value, k: &str| f[k].as_u64().unwrap();
+    assert_eq!(
+        (count(&frames[0], "evaluated"), count(&frames[0], "kept")),
+        (64, 0)
+    );
+    // 96 px high: every member is under 24 px, so every 4 frames (captures excepted).
+    for f in &frames[1..] {
+        assert_eq!(count(f, "evaluated") + count(f, "kept"), 64, "{f}");
+        assert!(count(f, "kept") >= 32, "{f}");
+    }
+}

@@ -15,7 +15,8 @@
 //!    vertex of step 4.
 //!
 //! A hero ([`Pose::Hero`]) brings its palette, computed on the CPU (so it can run IK); steps 1
-//! and 2 leave its entries as they were. [`validate`] is the one set of checks both runtimes
+//! and 2 leave its entries as they were. A kept instance ([`Pose::Keep`], update-rate LOD)
+//! skips steps 1–3: its slot keeps the last frame's pose, and steps 4–5 use its new placement. [`validate`] is the one set of checks both runtimes
 //! run before any work; a refused frame leaves the outputs of the last one in place. After the
 //! first frame of a given size, frames allocate nothing.
 
@@ -59,6 +60,61 @@ pub enum Pose<'a> {
     Program(&'a Program),
     /// A hero: its palette for the batch's skin, computed by the caller.
     Hero(&'a [Affine3A]),
+    /// Update-rate LOD: the slot keeps the pose the last frame gave it (its components,
+    /// palette and local pose), not evaluated again; skinning and bounds use this frame's
+    /// placement. Valid only when the last frame had the same batch ([`BatchLayout`]) at this
+    /// index. Nothing of its program runs: an instance whose program captures inertialization
+    /// history this frame must be evaluated, or a later `Inertialize` reads an old capture.
+    Keep,
+}
+
+/// What makes a batch's slots the same from one frame to the next, for [`Pose::Keep`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchLayout {
+    pub package: PackageId,
+    pub skeleton: u32,
+    pub skin: Option<u32>,
+    pub instances: usize,
+}
+
+impl BatchLayout {
+    pub fn of(batch: &Batch) -> BatchLayout {
+        BatchLayout {
+            package: batch.package,
+            skeleton: batch.skeleton,
+            skin: batch.skin,
+            instances: batch.instances.len(),
+        }
+    }
+}
+
+/// Refuses a [`Pose::Keep`] in a batch the last frame did not have at the same index with the
+/// same layout (`last(b)`: the last frame's batch `b`), since its slots would hold another
+/// instance's pose, or none.
+pub fn check_keeps(
+    batches: &[Batch],
+    last: impl Fn(usize) -> Option<BatchLayout>,
+) -> Result<(), FrameError> {
+    for (b, batch) in batches.iter().enumerate() {
+        let Some(i) = batch
+            .instances
+            .iter()
+            .position(|x| matches!(x.pose, Pose::Keep))
+        else {
+            continue;
+        };
+        let now = BatchLayout::of(batch);
+        if last(b) != Some(now) {
+            return Err(FrameError::BadInstance {
+                batch: b,
+                instance: i,
+                what: format!(
+                    "keeps its last pose, but the last frame had no batch {b} like this one                      ({now:?}); evaluate its instances this frame"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Optional outputs of a frame.
@@ -280,6 +336,7 @@ fn check_instance(
                 ));
             }
         }
+        Pose::Keep => {}
         Pose::Hero(palette) => {
             let Some((_, skin)) = checked.skin else {
                 return Err(bad("a hero needs a batch with a skin".into()));
@@ -341,6 +398,8 @@ pub struct CpuRuntime {
     claims: SlotClaims,
     /// Per instance of the batch being run, the offsets its `Capture` wrote (committed after).
     captures: Vec<JointOffset>,
+    /// The last frame's batches, for [`Pose::Keep`].
+    layout: Vec<BatchLayout>,
 }
 
 /// Per-instance element counts of a batch's outputs.
@@ -411,6 +470,7 @@ impl CpuRuntime {
             history: History::new(limits.history_slots, 0),
             claims: SlotClaims::default(),
             captures: Vec::new(),
+            layout: Vec::new(),
         }
         .with_workers(threads.max(1))
     }
@@ -508,6 +568,9 @@ impl CpuRuntime {
             |id| packages.get(id.0),
             &mut self.claims,
         )?;
+        check_keeps(batches, |b| self.layout.get(b).copied())?;
+        self.layout.clear();
+        self.layout.extend(batches.iter().map(BatchLayout::of));
         self.batches
             .resize_with(batches.len(), BatchOutput::default);
         for (b, batch) in batches.iter().enumerate() {
@@ -658,6 +721,7 @@ fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch_in: &BatchIn) 
             }
         }
         Pose::Hero(palette) => out.palettes.copy_from_slice(palette),
+        Pose::Keep => {}
     }
     let cof = cofactor(&x.placement.matrix3);
     let mut at = 0;

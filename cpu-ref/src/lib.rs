@@ -22,6 +22,7 @@ pub mod program;
 pub mod skeleton;
 pub mod skin;
 pub mod skinning;
+pub mod stagger;
 pub mod transform;
 
 pub use clip::{
@@ -29,8 +30,8 @@ pub use clip::{
 };
 pub use curve::{Channel, ChannelPath, Interpolation, SourceClip};
 pub use frame::{
-    Batch, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose, SkinnedVertex,
-    SlotClaims,
+    Batch, BatchLayout, BatchOutput, CpuRuntime, FrameError, Instance, Outputs, PackageId, Pose,
+    SkinnedVertex, SlotClaims,
 };
 pub use interpreter::Evaluator;
 pub use package::Package;

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
-use throng_cpu_ref::{Batch, BatchOutput, Package, PackageId, SlotClaims};
+use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::{
     kernel, BoundsParams, IndirectParams, Outputs, PoseParams, SkinParams, Stream,
 };
@@ -386,6 +386,15 @@ impl Runtime {
             |id| packages.get(id.0).map(|p| &p.package),
             &mut self.claims,
         )?;
+        let last = &self.last.batches;
+        throng_cpu_ref::frame::check_keeps(batches, |b| {
+            last.get(b).map(|s| BatchLayout {
+                package: PackageId(s.package),
+                skeleton: s.skeleton,
+                skin: s.skin,
+                instances: s.count as usize,
+            })
+        })?;
         self.check_capacities(batches)?;
         self.pipelines.poll();
         let page = self

@@ -478,3 +478,68 @@ fn a_shapes_pipeline_is_built_once_and_reused() {
         );
     }
 }
+
+#[test]
+fn kept_instances_show_their_last_pose_at_their_new_placement_like_the_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut gpu = Runtime::new(&ctx, Capacities::for_packages(&[&package], 8)).unwrap();
+    let gpu_id = gpu.add_package(&package).unwrap();
+    let mut cpu = throng_cpu_ref::CpuRuntime::new(Default::default(), Default::default(), 1);
+    let cpu_id = cpu.add_package(&package);
+    let (early, late) = (walk(&package, 0.2), walk(&package, 0.7));
+    let first = instances(&early, 8);
+    // Second frame: even instances keep their pose, odd ones move on; everyone moves 2 m.
+    let second: Vec<Instance> = (0..8)
+        .map(|i| Instance {
+            pose: if i % 2 == 0 {
+                Pose::Keep
+            } else {
+                Pose::Program(&late)
+            },
+            placement: Affine3A::from_translation(glam::Vec3::new(i as f32, 0.0, 2.0)),
+        })
+        .collect();
+    for frame in [&first, &second] {
+        let batch = |package| Batch {
+            package,
+            skeleton: 0,
+            skin: Some(0),
+            instances: frame,
+        };
+        gpu.frame(&[batch(gpu_id)]).unwrap();
+        cpu.frame(&[batch(cpu_id)]).unwrap();
+    }
+    let (got, want) = (&gpu.readback().unwrap()[0], &cpu.outputs()[0]);
+    let n = want.palette_len;
+    let scale = package.meshes[0].bounds_diagonal();
+    for i in 0..8 {
+        let worst = (0..n)
+            .map(|k| {
+                let (g, w) = (got.palettes[i * n + k], want.palettes[i * n + k]);
+                (g.translation - w.translation).length()
+            })
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst <= 1e-4 * scale,
+            "instance {i}: palette off by {worst}"
+        );
+        let b = (got.bounds[i].min - want.bounds[i].min).abs().max_element();
+        assert!(b <= 1e-4 * scale, "instance {i}: bounds off by {b}");
+    }
+    // A kept instance's palette is the first frame's: the early pose, not the late one.
+    let differs = (0..n)
+        .map(|k| (got.palettes[k].translation - got.palettes[n + k].translation).length())
+        .fold(0.0f32, f32::max);
+    assert!(differs > 0.01, "kept and evaluated poses differ: {differs}");
+    let refused = gpu.frame(&[Batch {
+        package: gpu_id,
+        skeleton: 0,
+        skin: Some(0),
+        instances: &second[..4],
+    }]);
+    assert!(
+        matches!(&refused, Err(GpuError::Frame(FrameError::BadInstance { what, .. })) if what.contains("keeps its last pose")),
+        "{refused:?}"
+    );
+}

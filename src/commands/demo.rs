@@ -20,6 +20,7 @@ use serde_json::json;
 use throng_control::instance::Controller;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::ik::IkResult;
+use throng_cpu_ref::stagger::Stagger;
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
@@ -87,6 +88,10 @@ pub struct Args {
     /// Skin and draw every instance: no frustum culling (on by default, against the camera).
     #[arg(long)]
     no_cull: bool,
+    /// Update-rate LOD: far members re-evaluate their pose every 2, 3 or 4 frames by projected
+    /// height (staggered per member), keeping their last pose in between.
+    #[arg(long)]
+    stagger: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -116,6 +121,9 @@ struct FrameStats {
     draws: usize,
     /// What culling kept: visible instances, skinned vertices, triangles.
     visibility: Visibility,
+    /// Members evaluated and kept (update-rate LOD) this frame.
+    evaluated: usize,
+    kept: usize,
     control: ControlStats,
     /// CPU time of the heroes: program, FK, IK and palette.
     heroes_ms: f64,
@@ -270,6 +278,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
     let frustum = Frustum::from_view_proj(&scene.camera.view_proj(raster.aspect()));
     runtime.set_frustum((!args.no_cull).then_some(frustum));
+    let mut stagger = Stagger::new();
+    let focal = args.height as f32 / (2.0 * (scene.camera.fov_y * 0.5).tan());
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -292,10 +302,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
                         pose: Pose::Hero(h.palette(k)),
                         placement,
                     },
-                    None => Instance {
-                        pose: Pose::Program(p),
-                        placement,
-                    },
+                    None => {
+                        let distance = scene.camera.eye.distance(placement.translation.into());
+                        let rate = update_rate(CHARACTER_HEIGHT * focal / distance.max(1e-3));
+                        // A program that captures inertialization history must run this tick.
+                        let due =
+                            !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate);
+                        Instance {
+                            pose: if due { Pose::Program(p) } else { Pose::Keep },
+                            placement,
+                        }
+                    }
                 },
             )
             .collect();
@@ -319,6 +336,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             raster: raster_times,
             draws: drawn.draws,
             visibility: runtime.visibility(),
+            kept: instances
+                .iter()
+                .filter(|x| matches!(x.pose, Pose::Keep))
+                .count(),
+            evaluated: instances
+                .iter()
+                .filter(|x| matches!(x.pose, Pose::Program(_)))
+                .count(),
             control,
             heroes_ms,
             heroes: heroes.as_ref().map_or_else(Vec::new, |h| h.results.clone()),
@@ -349,6 +374,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// Height (m) the update rate assumes for a member, about the generated character's.
+const CHARACTER_HEIGHT: f32 = 1.8;
+
+/// Frames between pose evaluations for a member `pixels` tall on screen: every frame from
+/// 96 px, then every 2, 3 and 4 frames below 96, 48 and 24 px.
+fn update_rate(pixels: f32) -> u8 {
+    match pixels {
+        p if p >= 96.0 => 1,
+        p if p >= 48.0 => 2,
+        p if p >= 24.0 => 3,
+        _ => 4,
+    }
 }
 
 /// `count` placements in a row in front of the crowd's grid (toward +Z, the camera), facing +Z.
@@ -547,6 +586,12 @@ impl Summary<'_> {
                 r.skinning_dispatches,
                 f.draws,
             );
+            if self.args.stagger {
+                println!(
+                    "  update-rate LOD: {} members evaluated, {} kept their last pose",
+                    f.evaluated, f.kept
+                );
+            }
             let v = &f.visibility;
             println!(
                 "  culling ({}): {} of {} instances visible, {} skinned vertices, {} triangles",
@@ -622,6 +667,8 @@ impl Summary<'_> {
                     "visible": f.visibility.visible,
                     "skinned_vertices": f.visibility.skinned_vertices,
                     "triangles": f.visibility.triangles,
+                    "evaluated": f.evaluated,
+                    "kept": f.kept,
                     "control": f.control,
                     "heroes_ms": f.heroes_ms,
                     "heroes": heroes,
