@@ -143,8 +143,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         let r = &f["report"];
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 3,
-            "pose dispatches per shape, one bounds, one indirect-arguments, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 4,
+            "pose dispatches per shape, one bounds, two of the budget, one skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }

@@ -14,7 +14,9 @@ pub struct Capacities {
     pub palette: u32,
     /// Vertices of the largest skin's meshes: the per-instance stride of skinned vertices.
     pub vertices: u32,
-    /// Frame slots that may be skinned (slot numbers below this): the skinned stream's size.
+    /// The skinned budget: instances skinned per frame at most (the skinned pool's size).
+    /// Visible instances past it, in frame-slot order, are neither skinned nor drawn
+    /// ([`crate::Visibility::over_budget`]).
     pub skinned_instances: u32,
     /// Ops of one program (`ProgramLimits::max_ops`).
     pub ops_per_program: u32,
@@ -22,8 +24,8 @@ pub struct Capacities {
     pub weights_per_program: u32,
     /// Inertialization history slots (`ProgramLimits::history_slots`), of `joints` joints each.
     pub history_slots: u32,
-    /// Dispatches per frame: one per (batch, program shape) and two per skinned batch (bounds
-    /// and skinning).
+    /// Dispatches per frame: one per (batch, program shape), two per skinned batch (bounds
+    /// and skinning) and two for the skinned budget.
     pub dispatches: u32,
     /// Bind at most this many bytes of a buffer per binding (below the adapter's limit); `None`
     /// uses the adapter's `max_storage_buffer_binding_size`. Smaller values give more pages.

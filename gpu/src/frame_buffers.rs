@@ -67,27 +67,39 @@ impl StreamBuffers {
     }
 }
 
-/// What culling and the indirect dispatches and draws use.
+/// What culling, the skinned budget and the indirect dispatches and draws use (docs/gpu.md,
+/// "Culling and the skinned budget").
 pub(crate) struct CullBuffers {
-    /// Per skinned batch, its visible-instance count (u32; zeroed at the start of each frame).
-    pub counters: wgpu::Buffer,
-    /// Where each frame's counts are copied for [`crate::Runtime::visibility`].
+    /// Per frame slot, its visibility mark (u32; zeroed at the start of each frame).
+    pub marks: wgpu::Buffer,
+    /// Per bounds workgroup, its seen count, then the rank of its first seen instance (u32).
+    pub groups: wgpu::Buffer,
+    /// Per skinned batch (first rank, skinned, seen, 0), then per draw its first instance
+    /// within its page (u32).
+    pub ranks: wgpu::Buffer,
+    /// Where each frame's per-batch ranks are copied for [`crate::Runtime::visibility`].
     pub counts: wgpu::Buffer,
-    /// Per skinned slot, the frame slot of a visible instance (u32).
-    pub visible: wgpu::Buffer,
-    /// indirect.wgsl's rows: one per skinned batch, then one per skinned run.
+    /// Per rank of the skinned pool, the frame slot skinned there (u32).
+    pub order: wgpu::Buffer,
+    /// budget.wgsl's rows, one per skinned batch.
     pub table: wgpu::Buffer,
     /// Skinning dispatch arguments (3 u32 per skinned batch), then draw arguments from
-    /// [`CullBuffers::draw_base`] (5 u32 per skinned run).
+    /// [`CullBuffers::draw_base`] (5 u32 per skinned batch and page of the skinned pool).
     pub indirect: wgpu::Buffer,
-    /// Skinned batches a frame may have (runs: at most that plus the skinned stream's pages).
+    /// Skinned batches a frame may have, and pages of the skinned pool.
     pub batches: u32,
+    pub pages: u32,
 }
 
 impl CullBuffers {
     /// The u32 index of the first draw's arguments in `indirect`.
     pub fn draw_base(&self) -> u32 {
         3 * self.batches
+    }
+
+    /// The u32 index of the first draw's first instance in `ranks`.
+    pub fn rank_base(&self) -> u32 {
+        4 * self.batches
     }
 }
 
@@ -196,34 +208,40 @@ impl FrameBuffers {
                 });
             }
         }
-        // A skinned batch starts a run, and each page boundary inside one starts another.
         let batches = c.dispatches;
-        let runs = batches + streams[3].paging.pages;
+        let pages = streams[3].paging.pages;
+        let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + batches;
+        let storage = wgpu::BufferUsages::STORAGE;
         let cull = CullBuffers {
-            counters: make(
-                "visible counts",
-                4 * u64::from(batches),
-                wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_DST
-                    | wgpu::BufferUsages::COPY_SRC,
+            marks: make(
+                "visibility marks",
+                4 * u64::from(c.instances),
+                storage | wgpu::BufferUsages::COPY_DST,
+            ),
+            groups: make("bounds workgroup counts", 4 * u64::from(groups), storage),
+            ranks: make(
+                "skinned ranks",
+                4 * u64::from(4 * batches + batches * pages),
+                storage | wgpu::BufferUsages::COPY_SRC,
             ),
             counts: make(
-                "visible counts readback",
-                4 * u64::from(batches),
+                "skinned ranks readback",
+                16 * u64::from(batches),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
-            visible: make(
-                "visible slots",
+            order: make(
+                "skinned order",
                 4 * u64::from(c.skinned_instances),
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                storage | wgpu::BufferUsages::COPY_SRC,
             ),
-            table: make("indirect rows", 16 * u64::from(batches + runs), input),
+            table: make("budget rows", 16 * u64::from(batches), input),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(3 * batches + 5 * runs),
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                4 * u64::from(3 * batches + 5 * batches * pages),
+                storage | wgpu::BufferUsages::INDIRECT,
             ),
             batches,
+            pages,
         };
         Ok(FrameBuffers {
             cull,
@@ -258,9 +276,11 @@ impl FrameBuffers {
             + self.placements.size()
             + self.bounds.size()
             + [
-                &self.cull.counters,
+                &self.cull.marks,
+                &self.cull.groups,
+                &self.cull.ranks,
                 &self.cull.counts,
-                &self.cull.visible,
+                &self.cull.order,
                 &self.cull.table,
                 &self.cull.indirect,
             ]

@@ -223,8 +223,6 @@ impl Image {
 pub struct RasterReport {
     /// Instanced crowd draws (one per skinned run) plus the ground.
     pub draws: usize,
-    /// Instances the draws cover before culling (what is drawn: [`Runtime::visibility`]).
-    pub instances: u64,
 }
 
 /// Time of the last render.
@@ -253,9 +251,9 @@ struct FrameUniform {
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct DrawUniform {
     stride: u32,
-    instance_base: u32,
+    page_rank: u32,
+    first_at: u32,
     highlight: u32,
-    pad: u32,
 }
 
 /// One instanced draw: a skinned run of the last frame.
@@ -383,9 +381,8 @@ impl Raster {
         let draws = self.plan_draws(runtime, batches)?;
         let device = self.ctx.device.clone();
         let queue = self.ctx.queue.clone();
-        let mut report = RasterReport {
+        let report = RasterReport {
             draws: draws.len() + usize::from(scene.ground.is_some()),
-            ..RasterReport::default()
         };
         let mut encoder = scoped(&device, "raster recording", || {
             self.write_uniforms(&queue, &draws, scene);
@@ -399,7 +396,6 @@ impl Raster {
                 &draws,
                 &groups,
                 scene.ground.is_some(),
-                &mut report,
             );
             self.copy_image(&mut encoder);
             encoder
@@ -601,9 +597,9 @@ impl Raster {
         for (slot, d) in draws.iter().enumerate() {
             let uniform = DrawUniform {
                 stride: d.run.stride,
-                instance_base: d.run.first_slot,
+                page_rank: d.run.first_rank,
+                first_at: d.run.first_at,
                 highlight: scene.highlight,
-                pad: 0,
             };
             let at = slot * OFFSET_ALIGNMENT as usize;
             bytes[at..at + std::mem::size_of::<DrawUniform>()]
@@ -656,7 +652,11 @@ impl Raster {
                     },
                     wgpu::BindGroupEntry {
                         binding: 2,
-                        resource: runtime.visible_buffer().as_entire_binding(),
+                        resource: runtime.ranks_buffer().as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: runtime.order_buffer().as_entire_binding(),
                     },
                 ],
             }));
@@ -672,7 +672,6 @@ impl Raster {
         draws: &[PlannedDraw],
         (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
         ground: bool,
-        report: &mut RasterReport,
     ) {
         let t = &self.targets;
         let [r, g, b] = BACKGROUND.map(f64::from);
@@ -713,7 +712,6 @@ impl Raster {
             pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
             pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
             pass.draw_indexed_indirect(indirect, d.run.draw_args);
-            report.instances += u64::from(d.run.count);
         }
         drop(pass);
         self.profiler.end_query(encoder, query);
@@ -809,6 +807,7 @@ fn pipelines(
             },
             storage_entry(1),
             storage_entry(2),
+            storage_entry(3),
         ],
     });
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {

@@ -53,11 +53,13 @@ fn runs(
 }
 
 /// Reads every batch of `batches`: components, and locals, palettes, skinned vertices and
-/// bounds where the frame wrote them.
+/// bounds where the frame wrote them. Skinned vertices are those of the batch's skinned
+/// instances, `skinned[b]`: (first rank in the skinned pool, instances).
 pub(crate) fn read(
     ctx: &GpuContext,
     buffers: &FrameBuffers,
     batches: &[BatchSlots],
+    skinned: &[Option<(u32, u32)>],
     locals: bool,
 ) -> Result<Vec<BatchOutput>, GpuError> {
     let mut copies = Vec::new();
@@ -67,10 +69,13 @@ pub(crate) fn read(
             streams.push(Stream::Locals);
         }
         if b.skin.is_some() {
-            streams.extend([Stream::Palettes, Stream::Skinned]);
+            streams.push(Stream::Palettes);
         }
         for s in streams {
             runs(buffers, index, s, b.first_slot, b.count, &mut copies);
+        }
+        if let Some(&Some((first, n))) = skinned.get(index) {
+            runs(buffers, index, Stream::Skinned, first, n, &mut copies);
         }
         if b.skin.is_some() {
             copies.push(Copy {

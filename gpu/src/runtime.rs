@@ -8,9 +8,11 @@
 //!    when it is built, else the interpreter ([`crate::pipelines`]);
 //! 4. stage and upload records, placements, parameters and hero palettes ([`crate::staging`]);
 //! 5. record the pose pass, the bounds pass (bounds, culling against the frustum set by
-//!    [`Runtime::set_frustum`], compaction; then the indirect arguments) and the skinning pass
-//!    (indirect, over the visible instances) ([`crate::record`]), and submit;
-//! 6. at [`Runtime::finish`], read the visible counts the frame copied out
+//!    [`Runtime::set_frustum`]; then the skinned budget and order: ranks of the seen instances
+//!    in frame-slot order, the first `Capacities::skinned_instances` of them skinned, and the
+//!    indirect arguments) and the skinning pass (indirect, over the skinned instances)
+//!    ([`crate::record`]), and submit;
+//! 6. at [`Runtime::finish`], read the per-batch counts the frame copied out
 //!    ([`Runtime::visibility`]).
 //!
 //! A refused frame submits nothing and leaves the last frame's outputs readable. A steady
@@ -23,7 +25,7 @@ use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::{
-    kernel, BoundsParams, IndirectParams, Outputs, PoseParams, SkinParams, Stream,
+    kernel, BoundsParams, BudgetParams, Outputs, PoseParams, ScatterParams, SkinParams, Stream,
 };
 
 use crate::capacity::Capacities;
@@ -70,11 +72,12 @@ pub struct FrameReport {
     pub instances: usize,
     pub heroes: usize,
     /// Compute dispatches: one per (batch, shape), two per skinned batch (bounds and
-    /// skinning), and one of indirect arguments when a batch is skinned.
+    /// skinning), and, when a batch is skinned, two for the skinned budget (ranks and indirect
+    /// arguments, then the skinned order).
     pub dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
-    pub indirect_dispatches: usize,
+    pub budget_dispatches: usize,
     pub skinning_dispatches: usize,
     /// Pose dispatches on each path.
     pub interpreter_dispatches: usize,
@@ -123,28 +126,38 @@ pub struct SkinnedRun {
     /// Byte range of the run in the page.
     pub offset: u64,
     pub size: u64,
-    /// Frame slot of the run's first instance, and instances.
-    pub first_slot: u32,
+    /// Rank in the skinned pool of the run's page's first instance, and the page's instances
+    /// (the run draws those of them its batch skinned).
+    pub first_rank: u32,
     pub count: u32,
     /// Elements per instance in the stream (the run's vertex `v` of instance `i` is element
     /// `i * stride + v`).
     pub stride: u32,
     pub vertex_count: u32,
     /// Byte offset in [`Runtime::indirect_buffer`] of the run's indexed-draw arguments (its
-    /// skin's indices; instances: those of the batch's visible instances that fall in the run).
+    /// skin's indices; instances: those of the batch's skinned instances on the run's page).
     pub draw_args: u64,
+    /// Where in [`Runtime::ranks_buffer`] (u32 index) the run's first instance within its page
+    /// is written.
+    pub first_at: u32,
 }
 
-/// What the last frame's culling kept (after [`Runtime::finish`]).
+/// What culling and the skinned budget kept in the last frame (after [`Runtime::finish`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Visibility {
-    /// Skinned instances visible, over all skinned batches (all of them without a frustum).
+    /// Instances of skinned batches whose bounds meet the frustum (all of them without one).
     pub visible: u64,
+    /// Visible instances skinned and drawn: the first `Capacities::skinned_instances` of them
+    /// in frame-slot order.
+    pub skinned: u64,
+    /// Visible instances past the budget: neither skinned nor drawn.
+    pub over_budget: u64,
+    /// Vertices of the skinned instances.
     pub skinned_vertices: u64,
-    /// Triangles of the visible instances' skins.
+    /// Triangles of the skinned instances' skins.
     pub triangles: u64,
-    /// Visible instances per skinned batch, in batch order.
-    pub per_batch: Vec<u32>,
+    /// Visible and skinned instances per skinned batch, in batch order.
+    pub per_batch: Vec<(u32, u32)>,
 }
 
 /// What a bind group was built for.
@@ -153,7 +166,8 @@ enum PipelineId {
     Interpreter(Outputs),
     Specialised(Key),
     Bounds,
-    Indirect,
+    Budget,
+    Scatter,
     Skinning,
 }
 
@@ -178,17 +192,19 @@ pub struct Runtime {
     pipelines: Pipelines,
     interpreters: HashMap<Outputs, Built>,
     bounds: Built,
-    indirect: Built,
+    budget: Built,
+    scatter: Built,
     skinning: Built,
     /// Culling frustum of the next frames (`None`: every instance is visible).
     frustum: Option<Frustum>,
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
-    /// Rows of indirect.wgsl's table for the frame being built.
+    /// Rows of budget.wgsl's table for the frame being built.
     table: Vec<[u32; 4]>,
-    /// Visible counts of the last frame, once read ([`Runtime::finish`]).
-    counts: Vec<u32>,
+    /// Per skinned batch of the last frame (first rank, skinned, seen, 0), once read
+    /// ([`Runtime::finish`]).
+    counts: Vec<[u32; 4]>,
     counts_pending: bool,
     groups: HashMap<GroupKey, wgpu::BindGroup>,
     staging: Staging,
@@ -263,7 +279,8 @@ impl Runtime {
             crate::pipelines::build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason })
         };
         let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
-        let indirect = build("indirect-arguments pipeline", kernel::indirect())?;
+        let budget = build("skinned budget pipeline", kernel::budget())?;
+        let scatter = build("skinned order pipeline", kernel::scatter())?;
         let skinning = build("skinning pipeline", kernel::skinning(&layout))?;
         Ok(Runtime {
             ctx: ctx.clone(),
@@ -278,7 +295,8 @@ impl Runtime {
             pipelines: Pipelines::new(ctx, options.specialise),
             interpreters,
             bounds,
-            indirect,
+            budget,
+            scatter,
             skinning,
             frustum: None,
             runs: Vec::new(),
@@ -410,10 +428,10 @@ impl Runtime {
             .iter()
             .filter(|b| b.skin.is_some())
             .count();
-        let dispatches = self.plan.poses.len() + 2 * skinned + usize::from(skinned > 0);
+        let dispatches = self.plan.poses.len() + 2 * skinned + 2 * usize::from(skinned > 0);
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + 2 × skinned batches + 1)",
+                what: "dispatches (batches × program shapes + 2 × skinned batches + 2)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -448,50 +466,39 @@ impl Runtime {
     }
 
     /// The skinned runs of the frame being planned (one per skinned batch and page of the
-    /// skinned stream), and the indirect table's rows: batches, then runs.
+    /// skinned pool), and budget.wgsl's rows (first bounds workgroup, workgroups, skinning
+    /// workgroups along x, triangle indices per skinned batch).
     fn plan_runs(&mut self) {
         let stream = self.buffers.stream(Stream::Skinned);
-        let per = stream.paging.page_instances.max(1);
-        let draw_base = u64::from(self.buffers.cull.draw_base());
+        let cull = &self.buffers.cull;
+        let per = stream.paging.page_instances;
         self.runs.clear();
         self.table.clear();
-        let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
-        for (counter, batch) in skinned.clone().enumerate() {
-            let groups = crate::record::skinning_groups(&self.skinning, batch);
-            self.table.push([counter as u32, groups, 0, 0]);
-        }
-        for (counter, (b, batch)) in self
-            .plan
-            .batches
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.skin.is_some())
-            .enumerate()
-        {
+        let mut group = 0u32;
+        let skinned = self.plan.batches.iter().enumerate();
+        for (counter, (b, batch)) in skinned.filter(|(_, b)| b.skin.is_some()).enumerate() {
             let indices = batch
                 .skin
                 .and_then(|k| self.packages[batch.package].skins.get(k as usize))
                 .map_or(0, |s| s.index_count);
-            let mut slot = batch.first_slot;
-            let end = batch.first_slot + batch.count;
-            while slot < end {
-                let count = ((slot / per + 1) * per).min(end) - slot;
-                let (page, offset) = stream.locate(slot, 0);
-                let run = self.runs.len() as u64;
+            let groups = batch.count.div_ceil(self.bounds.workgroup);
+            let x = crate::record::skinning_groups(&self.skinning, batch);
+            self.table.push([group, groups, x, indices]);
+            group += groups;
+            for (page, buffer) in stream.pages.iter().enumerate() {
+                let draw = counter as u32 * cull.pages + page as u32;
                 self.runs.push(SkinnedRun {
                     batch: b,
                     page,
-                    offset,
-                    size: u64::from(count) * stream.instance_bytes,
-                    first_slot: slot,
-                    count,
+                    offset: 0,
+                    size: buffer.size(),
+                    first_rank: page as u32 * per,
+                    count: per,
                     stride: stream.paging.stride,
                     vertex_count: batch.vertex_count,
-                    draw_args: 4 * (draw_base + 5 * run),
+                    draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
+                    first_at: cull.rank_base() + draw,
                 });
-                self.table
-                    .push([counter as u32, slot - batch.first_slot, count, indices]);
-                slot += count;
             }
         }
     }
@@ -518,7 +525,6 @@ impl Runtime {
                 }));
             }
         }
-        let mut slot = 0u64;
         for b in batches {
             let Some(p) = self.packages.get(b.package.0) else {
                 continue;
@@ -537,20 +543,10 @@ impl Runtime {
                     skin.map_or(0, |s| s.vertex_count).into(),
                     c.vertices,
                 ),
-                over(
-                    "skinned instance slots",
-                    if skin.is_some() {
-                        slot + b.instances.len() as u64
-                    } else {
-                        0
-                    },
-                    c.skinned_instances,
-                ),
             ];
             if let Some(e) = checks.into_iter().flatten().next() {
                 return Err(e);
             }
-            slot += b.instances.len() as u64;
         }
         Ok(())
     }
@@ -593,7 +589,7 @@ impl Runtime {
     }
 
     /// Parameters of every dispatch, in recording order: pose dispatches, then bounds, the
-    /// indirect arguments, then skinning.
+    /// budget and the skinned order, then skinning.
     fn stage_params(&mut self) {
         let mut counter = 0u32;
         for d in &self.plan.poses {
@@ -635,7 +631,7 @@ impl Runtime {
                 entry_base: skin.map_or(0, |s| s.entry_base),
                 boxes: skin.map_or(0, |s| s.boxes),
                 cull: u32::from(self.frustum.is_some()),
-                counter,
+                group_base: self.table[counter as usize][0],
                 pad: 0,
                 planes: self
                     .frustum
@@ -646,13 +642,25 @@ impl Runtime {
         }
         let rows = self.ctx.limits.max_compute_workgroups_per_dimension;
         if counter > 0 {
-            let params = IndirectParams {
+            let cull = &self.buffers.cull;
+            let stream = self.buffers.stream(Stream::Skinned);
+            let budget = BudgetParams {
                 batches: counter,
-                runs: self.runs.len() as u32,
+                pool: self.capacities.skinned_instances,
+                page_instances: stream.paging.page_instances,
+                pages: cull.pages,
                 rows,
-                draw_base: self.buffers.cull.draw_base(),
+                draw_base: cull.draw_base(),
+                rank_base: cull.rank_base(),
+                pad: 0,
             };
-            self.staging.params(bytemuck::bytes_of(&params));
+            self.staging.params(bytemuck::bytes_of(&budget));
+            let scatter = ScatterParams {
+                slots: self.plan.slots(),
+                pool: self.capacities.skinned_instances,
+                pad: [0; 2],
+            };
+            self.staging.params(bytemuck::bytes_of(&scatter));
         }
         for (counter, slots) in self
             .plan
@@ -665,14 +673,12 @@ impl Runtime {
                 .skin
                 .and_then(|k| self.packages[slots.package].skins.get(k as usize));
             let params = SkinParams {
-                count: slots.count,
-                first_slot: slots.first_slot,
+                batch: counter as u32,
                 vertex_base: skin.map_or(0, |s| s.vertex_base),
                 vertex_count: slots.vertex_count,
                 skin_len: slots.palette_len,
                 rows,
-                counter: counter as u32,
-                pad: 0,
+                pad: [0; 3],
             };
             self.staging.params(bytemuck::bytes_of(&params));
         }
@@ -761,7 +767,9 @@ impl Runtime {
         }
         if let Some(b) = self.plan.batches.iter().position(|b| b.skin.is_some()) {
             let package = self.plan.batches[b].package;
-            wanted.push((self.group_key(PipelineId::Indirect, package), b));
+            for id in [PipelineId::Budget, PipelineId::Scatter] {
+                wanted.push((self.group_key(id, package), b));
+            }
         }
         for &(key, b) in &wanted {
             if self.groups.contains_key(&key) {
@@ -770,7 +778,8 @@ impl Runtime {
             let batch = self.plan.batches[b];
             let built = match key.pipeline {
                 PipelineId::Bounds => &self.bounds,
-                PipelineId::Indirect => &self.indirect,
+                PipelineId::Budget => &self.budget,
+                PipelineId::Scatter => &self.scatter,
                 PipelineId::Skinning => &self.skinning,
                 PipelineId::Interpreter(o) => &self.interpreters[&o],
                 PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
@@ -810,7 +819,7 @@ impl Runtime {
             .filter(|b| b.skin.is_some())
             .count() as u64;
         if skinned > 0 {
-            encoder.clear_buffer(&cull.counters, 0, Some(4 * skinned));
+            encoder.clear_buffer(&cull.marks, 0, Some(4 * u64::from(self.plan.slots())));
         }
         {
             let (mut pass, query) = self.timing.begin(encoder, "pose");
@@ -864,23 +873,26 @@ impl Runtime {
                 report.bounds_dispatches += 1;
             }
             let first = self.plan.batches.iter().find(|b| b.skin.is_some());
-            let group = first
-                .and_then(|b| {
-                    self.groups
-                        .get(&self.group_key(PipelineId::Indirect, b.package))
-                })
-                .ok_or_else(missing)?;
-            let rows = self.table.len() as u64;
+            let group = |id| {
+                first
+                    .and_then(|b| self.groups.get(&self.group_key(id, b.package)))
+                    .ok_or_else(missing)
+            };
+            // One workgroup scans every batch's counts.
+            let budget = group(PipelineId::Budget)?;
+            crate::record::dispatch_1d(&mut pass, &self.budget.pipeline, budget, slot, 1, max_x);
+            let scatter = group(PipelineId::Scatter)?;
+            let groups = u64::from(self.plan.slots()).div_ceil(u64::from(self.scatter.workgroup));
             crate::record::dispatch_1d(
                 &mut pass,
-                &self.indirect.pipeline,
-                group,
-                slot,
-                rows.div_ceil(u64::from(self.indirect.workgroup)),
+                &self.scatter.pipeline,
+                scatter,
+                slot + 1,
+                groups,
                 max_x,
             );
-            slot += 1;
-            report.indirect_dispatches += 1;
+            slot += 2;
+            report.budget_dispatches += 2;
             drop(pass);
             self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
@@ -898,11 +910,11 @@ impl Runtime {
             }
             drop(pass);
             self.timing.end(encoder, query);
-            encoder.copy_buffer_to_buffer(&cull.counters, 0, &cull.counts, 0, 4 * skinned);
+            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, 16 * skinned);
         }
         report.dispatches = report.pose_dispatches
             + report.bounds_dispatches
-            + report.indirect_dispatches
+            + report.budget_dispatches
             + report.skinning_dispatches;
         Ok(())
     }
@@ -943,13 +955,14 @@ impl Runtime {
             &self.ctx,
             &self.buffers,
             &self.last.batches,
+            &self.skinned_ranges()?,
             self.options.outputs.locals,
         )
     }
 
-    /// The skinned vertices of the last frame, one run per (skinned batch, page). With a
-    /// frustum, a batch's visible instances are compacted to the front of its slots: a run's
-    /// drawn instances are in its draw arguments ([`SkinnedRun::draw_args`]).
+    /// The skinned vertices of the last frame, one run per (skinned batch, page of the skinned
+    /// pool). Each run's drawn instances (its share of the batch's skinned ones, in frame-slot
+    /// order) are in its draw arguments ([`SkinnedRun::draw_args`]).
     pub fn skinned_runs(&self) -> &[SkinnedRun] {
         &self.last_runs
     }
@@ -960,13 +973,19 @@ impl Runtime {
         &self.buffers.cull.indirect
     }
 
-    /// Per skinned slot, the frame slot of the instance skinned there (u32; the raster pass
-    /// reads it to tint instances by frame slot).
-    pub fn visible_buffer(&self) -> &wgpu::Buffer {
-        &self.buffers.cull.visible
+    /// The last frame's ranks (u32): a run's first instance within its page at
+    /// [`SkinnedRun::first_at`].
+    pub fn ranks_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.cull.ranks
     }
 
-    /// Copies the last frame's visible counts out of their readback buffer (once per frame).
+    /// Per rank of the skinned pool, the frame slot skinned there (u32; the raster pass reads
+    /// it to tint instances by frame slot).
+    pub fn order_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.cull.order
+    }
+
+    /// Copies the last frame's per-batch ranks out of their readback buffer (once per frame).
     fn read_counts(&mut self) -> Result<(), GpuError> {
         if !self.counts_pending {
             return Ok(());
@@ -980,13 +999,13 @@ impl Runtime {
             .count();
         let buffer = &self.buffers.cull.counts;
         let (tx, rx) = std::sync::mpsc::channel();
-        let range = ..4 * skinned as u64;
+        let range = ..16 * skinned as u64;
         buffer.map_async(wgpu::MapMode::Read, range, move |r| {
             let _ = tx.send(r);
         });
         self.ctx.wait()?;
         let failed = |reason: String| GpuError::Readback {
-            what: "visible counts",
+            what: "skinned counts",
             reason,
         };
         rx.recv()
@@ -997,65 +1016,71 @@ impl Runtime {
                 .get_mapped_range(range)
                 .map_err(|e| failed(e.to_string()))?;
             self.counts.clear();
-            self.counts.extend(bytemuck::cast_slice::<u8, u32>(&view));
+            self.counts
+                .extend(bytemuck::cast_slice::<u8, [u32; 4]>(&view));
         }
         buffer.unmap();
         Ok(())
     }
 
-    /// What culling kept in the last frame: visible instances, their skinned vertices and
-    /// triangles. Read once per frame by [`Runtime::finish`] (empty before it).
+    /// What culling and the budget kept in the last frame: visible and skinned instances, their
+    /// skinned vertices and triangles. Read once per frame by [`Runtime::finish`] (empty before).
     pub fn visibility(&self) -> Visibility {
-        let mut v = Visibility {
-            per_batch: self.counts.clone(),
-            ..Visibility::default()
-        };
+        let mut v = Visibility::default();
         let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
-        for (batch, &n) in skinned.zip(&self.counts) {
+        for (batch, &[_, skinned, seen, _]) in skinned.zip(&self.counts) {
             let indices = batch
                 .skin
                 .and_then(|k| self.packages.get(batch.package)?.skins.get(k as usize))
                 .map_or(0, |s| s.index_count);
-            v.visible += u64::from(n);
-            v.skinned_vertices += u64::from(n) * u64::from(batch.vertex_count);
-            v.triangles += u64::from(n) * u64::from(indices / 3);
+            v.visible += u64::from(seen);
+            v.skinned += u64::from(skinned);
+            v.skinned_vertices += u64::from(skinned) * u64::from(batch.vertex_count);
+            v.triangles += u64::from(skinned) * u64::from(indices / 3);
+            v.per_batch.push((seen, skinned));
         }
+        v.over_budget = v.visible - v.skinned;
         v
     }
 
-    /// Reads back the last frame's visible frame slots, per skinned batch (for tests and
-    /// tools; it waits for the GPU).
-    pub fn visible_slots(&self) -> Result<Vec<Vec<u32>>, GpuError> {
-        if self.submitted.is_none() {
-            return Err(GpuError::NothingToRead);
-        }
-        let counts =
-            crate::readback::words(&self.ctx, &self.buffers.cull.counters, 0, self.counts_len())?;
-        let visible = crate::readback::words(
-            &self.ctx,
-            &self.buffers.cull.visible,
-            0,
-            self.buffers.cull.visible.size() / 4,
-        )?;
-        let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
-        Ok(skinned
-            .zip(counts)
-            .map(|(b, n)| {
-                let first = b.first_slot as usize;
-                visible
-                    .get(first..first + n.min(b.count) as usize)
-                    .unwrap_or(&[])
-                    .to_vec()
+    /// Reads back the frame slots the last frame skinned, per skinned batch, in the order of
+    /// its skinned output (for tests and tools; it waits for the GPU).
+    pub fn skinned_slots(&self) -> Result<Vec<Vec<u32>>, GpuError> {
+        let ranges = self.skinned_ranges()?;
+        let order = &self.buffers.cull.order;
+        let order = crate::readback::words(&self.ctx, order, 0, order.size() / 4)?;
+        Ok(ranges
+            .iter()
+            .flatten()
+            .map(|&(first, n)| {
+                let first = first as usize;
+                order.get(first..first + n as usize).unwrap_or(&[]).to_vec()
             })
             .collect())
     }
 
-    fn counts_len(&self) -> u64 {
-        self.last
+    /// Per batch of the last frame, `(first rank, skinned instances)` for a skinned one.
+    fn skinned_ranges(&self) -> Result<Vec<Option<(u32, u32)>>, GpuError> {
+        if self.submitted.is_none() {
+            return Err(GpuError::NothingToRead);
+        }
+        let skinned = self
+            .last
             .batches
             .iter()
             .filter(|b| b.skin.is_some())
-            .count() as u64
+            .count() as u64;
+        let ranks = crate::readback::words(&self.ctx, &self.buffers.cull.ranks, 0, 4 * skinned)?;
+        let mut at = ranks.chunks_exact(4);
+        Ok(self
+            .last
+            .batches
+            .iter()
+            .map(|b| {
+                b.skin?;
+                at.next().map(|r| (r[0], r[1]))
+            })
+            .collect())
     }
 
     /// Pages of the skinned-vertex stream ([`SkinnedRun::page`] indexes them).

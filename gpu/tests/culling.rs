@@ -1,6 +1,7 @@
-//! Frustum culling on the GPU: the set of visible instances equals the CPU reference's over a
-//! seeded camera sweep, visible instances are skinned compacted, and the visible counts, skinned
-//! vertices and triangles the runtime reports follow them.
+//! Frustum culling and the skinned budget on the GPU: the set of visible instances equals the
+//! CPU reference's over a seeded camera sweep, in frame-slot order; visible instances are
+//! skinned compacted, as far as the budget goes; the counts, skinned vertices and triangles the
+//! runtime reports follow them.
 
 mod common;
 
@@ -103,15 +104,16 @@ fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
         gpu.set_frustum(Some(*frustum));
         gpu.frame(&[batch(gpu_id)]).unwrap();
         gpu.finish().unwrap();
-        let mut got = gpu.visible_slots().unwrap().remove(0);
-        got.sort_unstable();
+        let got = gpu.skinned_slots().unwrap().remove(0);
         let want: Vec<u32> = (0..instances.len() as u32)
             .filter(|&i| frustum.intersects(&reference.bounds[i as usize]))
             .collect();
         assert_eq!(got, want, "camera {c}: visible slots, GPU vs CPU");
         let visibility = gpu.visibility();
         assert_eq!(visibility.visible, want.len() as u64, "camera {c}");
-        assert_eq!(visibility.per_batch, [want.len() as u32], "camera {c}");
+        let n = want.len() as u32;
+        assert_eq!(visibility.per_batch, [(n, n)], "camera {c}");
+        assert_eq!((visibility.skinned, visibility.over_budget), (n.into(), 0));
         let vertices = reference.vertex_count as u64;
         assert_eq!(visibility.skinned_vertices, vertices * want.len() as u64);
         let triangles = package.meshes[0].indices.len() as u64 / 3;
@@ -174,7 +176,7 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
     gpu.set_frustum(Some(Frustum::from_view_proj(&camera.view_proj(1.5))));
     gpu.frame(&[batch(gpu_id)]).unwrap();
     gpu.finish().unwrap();
-    let visible = gpu.visible_slots().unwrap().remove(0);
+    let visible = gpu.skinned_slots().unwrap().remove(0);
     assert!(
         !visible.is_empty() && visible.len() < instances.len(),
         "{} of {} visible",
@@ -194,4 +196,94 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
     }
     eprintln!("compacted skinning, worst vertex error {worst:.2e} of the mesh diagonal");
     assert!(worst <= 1e-4, "worst vertex error {worst:.2e}");
+}
+
+#[test]
+fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(9);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .map(|(p, &placement)| Instance {
+            pose: Pose::Program(p),
+            placement,
+        })
+        .collect();
+    // Two skinned batches of 48: the budget of 60 runs out inside the second one's visible
+    // set, in frame-slot order.
+    let (a, b) = instances.split_at(48);
+    let batches = |id| {
+        [a, b].map(|instances| Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances,
+        })
+    };
+    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
+    let cpu_id = cpu.add_package(&package);
+    cpu.frame(&batches(cpu_id)).unwrap();
+    let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    capacities.skinned_instances = 60;
+    // Pages of 16 skinned instances: the budget spans four pages.
+    capacities.binding_limit = Some(16 * 16 * u64::from(capacities.vertices));
+    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
+    let gpu_id = gpu.add_package(&package).unwrap();
+    let camera = Camera {
+        eye: Vec3::new(0.0, 25.0, 30.0),
+        target: Vec3::new(-5.0, 0.0, 0.0),
+        fov_y: 0.8,
+        near: 0.1,
+        far: 100.0,
+    };
+    let frustum = Frustum::from_view_proj(&camera.view_proj(1.5));
+    gpu.set_frustum(Some(frustum));
+    gpu.frame(&batches(gpu_id)).unwrap();
+    gpu.finish().unwrap();
+    let visible: Vec<Vec<u32>> = cpu
+        .outputs()
+        .iter()
+        .zip([0u32, 48])
+        .map(|(out, first)| {
+            (0..48)
+                .filter(|&i| frustum.intersects(&out.bounds[i as usize]))
+                .map(|i| first + i)
+                .collect()
+        })
+        .collect();
+    let seen = visible[0].len() + visible[1].len();
+    assert!(
+        seen > 60 && visible[0].len() < 60,
+        "{seen} visible: the budget must bind"
+    );
+    let kept = 60 - visible[0].len();
+    let want = [visible[0].clone(), visible[1][..kept].to_vec()];
+    assert_eq!(gpu.skinned_slots().unwrap(), want);
+    let v = gpu.visibility();
+    assert_eq!(
+        (v.visible, v.skinned, v.over_budget),
+        (seen as u64, 60, seen as u64 - 60)
+    );
+    let out = gpu.readback().unwrap();
+    let n = cpu.outputs()[0].vertex_count;
+    let diagonal = package.meshes[0].bounds_diagonal();
+    for (b, slots) in want.iter().enumerate() {
+        assert_eq!(out[b].skinned.len(), slots.len() * n);
+        for (i, &slot) in slots.iter().enumerate() {
+            let k = slot as usize - 48 * b;
+            let got = &out[b].skinned[i * n..(i + 1) * n];
+            let reference = &cpu.outputs()[b].skinned[k * n..(k + 1) * n];
+            for (g, r) in got.iter().zip(reference) {
+                let e = (g.position - r.position).length() / diagonal;
+                assert!(e <= 1e-4, "batch {b} slot {slot}: vertex off by {e:.2e}");
+            }
+        }
+    }
+    eprintln!(
+        "budget 60: visible {seen}, (seen, skinned) {:?}",
+        v.per_batch
+    );
 }

@@ -101,7 +101,6 @@ impl Setup {
             report.draws, 1,
             "one instanced draw for one chunk, no ground"
         );
-        assert_eq!(report.instances, instances.len() as u64);
         self.runtime.finish().unwrap();
         let times = self.raster.finish().unwrap();
         assert!(times.wall_ms > 0.0);

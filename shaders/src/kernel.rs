@@ -30,7 +30,8 @@ const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
 const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
-const INDIRECT: &str = include_str!("wgsl/indirect.wgsl");
+const BUDGET: &str = include_str!("wgsl/budget.wgsl");
+const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
 /// Entry point of every compute kernel.
@@ -143,11 +144,16 @@ pub enum Resource {
     History,
     /// Frame: per slot, its animated bounds (two vec4<f32>: min, max).
     Bounds,
-    /// Frame: per skinned batch, its visible-instance count (u32).
-    Counters,
-    /// Frame: per skinned slot, the frame slot of a visible instance (u32; bounds.wgsl).
-    Visible,
-    /// Frame: the rows indirect.wgsl turns into indirect arguments (vec4<u32>).
+    /// Frame: per frame slot, its visibility mark (u32; bounds.wgsl).
+    Marks,
+    /// Frame: per bounds workgroup, its seen count, then its first rank (u32; budget.wgsl).
+    Groups,
+    /// Frame: per skinned batch its first rank, skinned and seen counts, then per draw its
+    /// first instance within its page (u32; budget.wgsl).
+    Ranks,
+    /// Frame: per rank of the skinned pool, the frame slot skinned there (u32; scatter.wgsl).
+    Order,
+    /// Frame: per skinned batch, budget.wgsl's row (vec4<u32>).
     IndirectTable,
     /// Frame: indirect dispatch and draw arguments (u32).
     Indirect,
@@ -925,20 +931,20 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
         },
         Binding {
             binding: 3,
-            resource: Resource::Counters,
+            resource: Resource::Ranks,
             access: Access::Read,
         },
         Binding {
             binding: 4,
-            resource: Resource::Visible,
+            resource: Resource::Order,
             access: Access::Read,
         },
     ];
     let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> counters: array<u32>;
-@group(0) @binding(4) var<storage, read> visible: array<u32>;
+@group(0) @binding(3) var<storage, read> ranks: array<u32>;
+@group(0) @binding(4) var<storage, read> order: array<u32>;
 ";
     let mut next = 5;
     let streams = [
@@ -963,7 +969,7 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
 }
 
 /// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
-/// it culls and compacts the batch's visible instances.
+/// it culls and marks the instances it sees.
 pub fn bounds(layout: &FrameLayout) -> Kernel {
     let mut bindings = [
         (Resource::Params, Access::Uniform),
@@ -971,8 +977,8 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Pool, Access::Read),
         (Resource::Placements, Access::Read),
         (Resource::Bounds, Access::ReadWrite),
-        (Resource::Counters, Access::ReadWrite),
-        (Resource::Visible, Access::ReadWrite),
+        (Resource::Marks, Access::ReadWrite),
+        (Resource::Groups, Access::ReadWrite),
     ]
     .iter()
     .enumerate()
@@ -987,8 +993,8 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> visible: array<u32>;
+@group(0) @binding(5) var<storage, read_write> marks: array<u32>;
+@group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
 ";
     let mut next = 7;
     let accessors = stream_bindings(
@@ -1013,26 +1019,51 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
     }
 }
 
-/// The indirect arguments of the frame's skinning dispatches and draws: one dispatch.
-pub fn indirect() -> Kernel {
-    let bindings = [
-        (Resource::Params, Access::Uniform),
-        (Resource::Counters, Access::Read),
-        (Resource::IndirectTable, Access::Read),
-        (Resource::Indirect, Access::ReadWrite),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(b, &(resource, access))| Binding {
-        binding: b as u32,
-        resource,
-        access,
-    })
-    .collect();
+/// A one-dispatch kernel of `resources` (binding `n` is the `n`-th), from the prelude and
+/// `body`.
+fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
+    let bindings = resources
+        .iter()
+        .enumerate()
+        .map(|(b, &(resource, access))| Binding {
+            binding: b as u32,
+            resource,
+            access,
+        })
+        .collect();
     Kernel {
-        label: "indirect arguments".into(),
-        source: [crate::prelude::source().as_str(), INDIRECT].join("\n"),
+        label: label.into(),
+        source: [crate::prelude::source().as_str(), body].join("\n"),
         bindings,
         workgroup: WORKGROUP,
     }
+}
+
+/// The skinned budget: ranks of the seen instances and the indirect arguments (one workgroup).
+pub fn budget() -> Kernel {
+    single(
+        "skinned budget",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::IndirectTable, Access::Read),
+            (Resource::Groups, Access::ReadWrite),
+            (Resource::Ranks, Access::ReadWrite),
+            (Resource::Indirect, Access::ReadWrite),
+        ],
+        BUDGET,
+    )
+}
+
+/// The skinned order: one thread per frame slot.
+pub fn scatter() -> Kernel {
+    single(
+        "skinned order",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Marks, Access::Read),
+            (Resource::Groups, Access::Read),
+            (Resource::Order, Access::ReadWrite),
+        ],
+        SCATTER,
+    )
 }

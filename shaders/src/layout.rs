@@ -1,5 +1,6 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
-//! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `IndirectParams` of indirect.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl, `ScatterParams` of
+//! scatter.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -31,24 +32,35 @@ pub struct PoseParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct SkinParams {
-    pub count: u32,
-    pub first_slot: u32,
+    pub batch: u32,
     pub vertex_base: u32,
     pub vertex_count: u32,
     pub skin_len: u32,
     pub rows: u32,
-    pub counter: u32,
+    pub pad: [u32; 3],
+}
+
+/// `BudgetParams` of budget.wgsl (32 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BudgetParams {
+    pub batches: u32,
+    pub pool: u32,
+    pub page_instances: u32,
+    pub pages: u32,
+    pub rows: u32,
+    pub draw_base: u32,
+    pub rank_base: u32,
     pub pad: u32,
 }
 
-/// `IndirectParams` of indirect.wgsl: the frame's indirect arguments (16 bytes, uniform).
+/// `ScatterParams` of scatter.wgsl (16 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct IndirectParams {
-    pub batches: u32,
-    pub runs: u32,
-    pub rows: u32,
-    pub draw_base: u32,
+pub struct ScatterParams {
+    pub slots: u32,
+    pub pool: u32,
+    pub pad: [u32; 2],
 }
 
 /// `BoundsParams` of bounds.wgsl: one skinned batch (128 bytes, uniform).
@@ -61,13 +73,13 @@ pub struct BoundsParams {
     pub entry_base: u32,
     pub boxes: u32,
     pub cull: u32,
-    pub counter: u32,
+    pub group_base: u32,
     pub pad: u32,
     pub planes: [[f32; 4]; 6],
 }
 
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 4] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 5] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -81,15 +93,16 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 4] {
         ),
         (
             "SkinParams",
-            members!(SkinParams: count, first_slot, vertex_base, vertex_count, skin_len, rows, counter),
+            members!(SkinParams: batch, vertex_base, vertex_count, skin_len, rows),
         ),
         (
             "BoundsParams",
-            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, counter, planes),
+            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, planes),
         ),
         (
-            "IndirectParams",
-            members!(IndirectParams: batches, runs, rows, draw_base),
+            "BudgetParams",
+            members!(BudgetParams: batches, pool, page_instances, pages, rows, draw_base, rank_base),
         ),
+        ("ScatterParams", members!(ScatterParams: slots, pool)),
     ]
 }

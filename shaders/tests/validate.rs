@@ -160,9 +160,13 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 }
 
 #[test]
-fn skinning_bounds_indirect_and_raster_validate() {
+fn skinning_bounds_budget_and_raster_validate() {
     for pages in [1, 4] {
-        for k in [kernel::bounds(&layout(pages)), kernel::indirect()] {
+        for k in [
+            kernel::bounds(&layout(pages)),
+            kernel::budget(),
+            kernel::scatter(),
+        ] {
             check_bindings(&k, &validate(&k.label, &k.source));
         }
         let k = kernel::skinning(&layout(pages));
@@ -259,7 +263,8 @@ fn host_structs_match_naga_layout() {
     let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
     let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
     let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
-    let indirect = naga::front::wgsl::parse_str(&kernel::indirect().source).unwrap();
+    let budget = naga::front::wgsl::parse_str(&kernel::budget().source).unwrap();
+    let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();
     let sizes = [
         (
             "PoseParams",
@@ -274,13 +279,17 @@ fn host_structs_match_naga_layout() {
             std::mem::size_of::<throng_shaders::BoundsParams>(),
         ),
         (
-            "IndirectParams",
-            std::mem::size_of::<throng_shaders::IndirectParams>(),
+            "BudgetParams",
+            std::mem::size_of::<throng_shaders::BudgetParams>(),
+        ),
+        (
+            "ScatterParams",
+            std::mem::size_of::<throng_shaders::ScatterParams>(),
         ),
     ];
     for ((name, host), module) in throng_shaders::layout::host_offsets()
         .into_iter()
-        .zip([&pose, &skin, &bounds, &indirect])
+        .zip([&pose, &skin, &bounds, &budget, &scatter])
     {
         let ty = module
             .types

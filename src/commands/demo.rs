@@ -88,6 +88,10 @@ pub struct Args {
     /// Skin and draw every instance: no frustum culling (on by default, against the camera).
     #[arg(long)]
     no_cull: bool,
+    /// Skinned budget: members skinned and drawn per frame at most, nearest to the camera
+    /// first (default: all of them, at most 2048).
+    #[arg(long)]
+    budget: Option<u32>,
     /// Update-rate LOD: far members re-evaluate their pose every 2, 3 or 4 frames by projected
     /// height (staggered per member), keeping their last pose in between.
     #[arg(long)]
@@ -252,6 +256,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let ctx = GpuContext::new().map_err(no_gpu)?;
     let package = driver.package(&package).clone();
     let mut capacities = Capacities::for_packages(&[&package], members as u32);
+    capacities.skinned_instances = args
+        .budget
+        .unwrap_or(DEFAULT_BUDGET)
+        .min(members as u32)
+        .max(1);
     capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
     capacities.weights_per_program = capacities
         .weights_per_program
@@ -280,6 +289,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
     runtime.set_frustum((!args.no_cull).then_some(frustum));
     let mut stagger = Stagger::new();
     let focal = args.height as f32 / (2.0 * (scene.camera.fov_y * 0.5).tan());
+    // Frame slots nearest first (heroes first of all), so the budget serves the nearest: fixed
+    // from the first frame's placements, so slots stay the same and kept poses stay valid.
+    let eye = scene.camera.eye;
+    let mut order: Vec<usize> = (0..members).collect();
+    order[hero_count..].sort_by(|&a, &b| {
+        let d = |k: usize| eye.distance_squared(driver.placements()[k].translation.into());
+        d(a).total_cmp(&d(b))
+    });
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -291,13 +308,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         }
         let heroes_ms = hero_start.elapsed().as_secs_f64() * 1e3;
-        let instances: Vec<Instance> = driver
-            .programs()
+        let (programs, placements) = (driver.programs(), driver.placements());
+        let instances: Vec<Instance> = order
             .iter()
-            .zip(driver.placements())
-            .enumerate()
+            .map(|&k| (k, (&programs[k], placements[k])))
             .map(
-                |(k, (p, &placement))| match heroes.as_ref().filter(|_| k < hero_count) {
+                |(k, (p, placement))| match heroes.as_ref().filter(|_| k < hero_count) {
                     Some(h) => Instance {
                         pose: Pose::Hero(h.palette(k)),
                         placement,
@@ -367,6 +383,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         resident,
         outputs,
         mapping: runtime.mapping(),
+        budget: runtime.capacities().skinned_instances,
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -375,6 +392,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// Members skinned per frame at most unless `--budget` says otherwise.
+const DEFAULT_BUDGET: u32 = 2048;
 
 /// Height (m) the update rate assumes for a member, about the generated character's.
 const CHARACTER_HEIGHT: f32 = 1.8;
@@ -502,6 +522,8 @@ struct Summary<'a> {
     resident: u64,
     outputs: u64,
     mapping: Mapping,
+    /// Members skinned per frame at most.
+    budget: u32,
 }
 
 /// Names of a hero's solves, in [`HeroIk`] order.
@@ -575,14 +597,14 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} indirect arguments; {} skinning), {} draw(s)",
+                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} budget; {} skinning), {} draw(s)",
                 r.dispatches,
                 r.pose_dispatches,
                 r.shapes,
                 r.specialised_dispatches,
                 r.interpreter_dispatches,
                 r.bounds_dispatches,
-                r.indirect_dispatches,
+                r.budget_dispatches,
                 r.skinning_dispatches,
                 f.draws,
             );
@@ -594,7 +616,7 @@ impl Summary<'_> {
             }
             let v = &f.visibility;
             println!(
-                "  culling ({}): {} of {} instances visible, {} skinned vertices, {} triangles",
+                "  culling ({}): {} of {} instances visible, {} skinned (budget {}, {} over), {} skinned vertices, {} triangles",
                 if self.args.no_cull {
                     "off"
                 } else {
@@ -602,6 +624,9 @@ impl Summary<'_> {
                 },
                 v.visible,
                 r.instances,
+                v.skinned,
+                self.budget,
+                v.over_budget,
                 v.skinned_vertices,
                 v.triangles
             );
@@ -665,6 +690,8 @@ impl Summary<'_> {
                     "raster": f.raster,
                     "draws": f.draws,
                     "visible": f.visibility.visible,
+                    "skinned": f.visibility.skinned,
+                    "over_budget": f.visibility.over_budget,
                     "skinned_vertices": f.visibility.skinned_vertices,
                     "triangles": f.visibility.triangles,
                     "evaluated": f.evaluated,
@@ -689,7 +716,9 @@ impl Summary<'_> {
             "resident_package_bytes": self.resident,
             "output_bytes_per_instance": self.outputs,
             "cull": !self.args.no_cull,
+            "budget": self.budget,
             "visible": last.map(|f| f.visibility.visible),
+            "skinned": last.map(|f| f.visibility.skinned),
             "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
             "triangles": last.map(|f| f.visibility.triangles),
             "frames": frames,

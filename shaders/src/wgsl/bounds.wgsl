@@ -5,11 +5,12 @@
 // BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot:
 // two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
 //
-// Then compaction: a visible instance (every instance unless `cull`; else one whose box meets
-// the frustum, bounds.rs `Frustum::intersects`) counts itself in `counters[counter]` and writes
-// its frame slot into `visible`: at `first_slot + i` without culling (the identity), at
-// `first_slot + (its place in the count)` with it (in no particular order). The skinning pass
-// and the raster pass read the batch's visible slots from there.
+// Then visibility: an instance is seen (every instance unless `cull`; else one whose box meets
+// the frustum, bounds.rs `Frustum::intersects`), and its rank among the seen instances of its
+// workgroup goes into `marks[slot]` as `1 + group × WORKGROUP + rank` (0: not seen; `group` counts
+// the frame's bounds workgroups from the batch's `group_base`), and each workgroup's count into
+// `group_counts[group]`. budget.wgsl turns the counts into offsets, scatter.wgsl the marks into
+// the frame's skinned order: seen instances in frame-slot order, as far as the budget goes.
 
 /// Per-dispatch parameters of one skinned batch (host mirror: `BoundsParams`).
 struct BoundsParams {
@@ -23,8 +24,8 @@ struct BoundsParams {
     boxes: u32,
     /// 1: cull against `planes`; 0: every instance is visible.
     cull: u32,
-    /// The batch's visible-instance counter.
-    counter: u32,
+    /// The frame's bounds workgroup of this dispatch's first workgroup.
+    group_base: u32,
     pad0: u32,
     /// The frustum: inside where dot(xyz, p) + w >= 0.
     planes: array<vec4<f32>, 6>,
@@ -46,13 +47,10 @@ fn in_frustum(lo: vec3<f32>, hi: vec3<f32>) -> bool {
     return true;
 }
 
-@compute @workgroup_size(WORKGROUP)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.y * groups.x * WORKGROUP + gid.x;
-    if i >= params.count {
-        return;
-    }
-    let slot = params.first_slot + i;
+var<workgroup> seen_by_lane: array<u32, WORKGROUP>;
+
+/// The scene-space box of frame slot `slot` (min, max; min > max when the skin has no box).
+fn instance_box(slot: u32) -> array<vec3<f32>, 2> {
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
     var lo = vec3<f32>(BOUNDS_EMPTY);
@@ -77,12 +75,39 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         lo -= vec3<f32>(pad);
         hi += vec3<f32>(pad);
     }
-    bounds[2u * slot] = vec4<f32>(lo, 0.0);
-    bounds[2u * slot + 1u] = vec4<f32>(hi, 0.0);
-    if params.cull == 0u {
-        atomicAdd(&counters[params.counter], 1u);
-        visible[slot] = slot;
-    } else if in_frustum(lo, hi) {
-        visible[params.first_slot + atomicAdd(&counters[params.counter], 1u)] = slot;
+    return array<vec3<f32>, 2>(lo, hi);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {
+    let i = gid.y * groups.x * WORKGROUP + gid.x;
+    var seen = false;
+    if i < params.count {
+        let slot = params.first_slot + i;
+        let b = instance_box(slot);
+        bounds[2u * slot] = vec4<f32>(b[0], 0.0);
+        bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
+        seen = params.cull == 0u || in_frustum(b[0], b[1]);
+    }
+    seen_by_lane[lane] = u32(seen);
+    workgroupBarrier();
+    var rank = 0u;
+    var total = 0u;
+    for (var l = 0u; l < WORKGROUP; l++) {
+        let s = seen_by_lane[l];
+        rank += select(0u, s, l < lane);
+        total += s;
+    }
+    let group = params.group_base + wg.y * groups.x + wg.x;
+    if lane == 0u {
+        group_counts[group] = total;
+    }
+    if seen {
+        marks[params.first_slot + i] = 1u + group * WORKGROUP + rank;
     }
 }

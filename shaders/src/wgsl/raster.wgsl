@@ -9,9 +9,9 @@
 // skin), `instance_index` counts from 0 within the draw, and the skinned vertex is
 // `skinned[instance_index * stride + vertex_index]` of the draw's range (the skinning pass's
 // instance-major output, already placed in the scene: position bits and the octahedral normal,
-// `decode_normal` of math.wgsl). The draw is indirect: its instance count is the visible one,
-// and `visible[instance_base + instance_index]` is the instance's frame slot (culling compacts
-// visible instances to the front of their batch's slots). Lighting: one directional light (Lambert, lit from both faces) plus a
+// `decode_normal` of math.wgsl). The draw is indirect (budget.wgsl): its instances are the
+// batch's skinned ones on the draw's page of the skinned pool, from `ranks[draw.first_at]`
+// within the page; `order[draw.page_rank + that]` is an instance's frame slot. Lighting: one directional light (Lambert, lit from both faces) plus a
 // sky/ground hemispheric ambient, times a per-instance tint hashed from the instance's number in
 // the frame, so neighbours are told apart (the first `draw.highlight` instances of the frame get
 // one gold tint instead: heroes); distance fog toward the background colour.
@@ -34,13 +34,14 @@ struct Frame {
     background: vec4<f32>,
 }
 
-/// Per draw: the skinned stream's elements per instance, the skinned slot of its first
-/// instance, and how many of the frame's first instances are drawn in `HIGHLIGHT` (heroes).
+/// Per draw: the skinned stream's elements per instance, the rank of its page's first
+/// instance, where its first instance within the page is written, and how many of the frame's
+/// first slots are drawn in `HIGHLIGHT` (heroes).
 struct Draw {
     stride: u32,
-    instance_base: u32,
+    page_rank: u32,
+    first_at: u32,
     highlight: u32,
-    pad0: u32,
 }
 
 /// Colour of highlighted instances, linear: gold.
@@ -49,7 +50,8 @@ const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(1) @binding(0) var<uniform> draw: Draw;
 @group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
-@group(1) @binding(2) var<storage, read> visible: array<u32>;
+@group(1) @binding(2) var<storage, read> ranks: array<u32>;
+@group(1) @binding(3) var<storage, read> order: array<u32>;
 
 struct CrowdVarying {
     @builtin(position) clip: vec4<f32>,
@@ -79,13 +81,14 @@ fn tint(n: u32) -> vec3<f32> {
 
 @vertex
 fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CrowdVarying {
-    let s = skinned[i * draw.stride + v];
+    let k = ranks[draw.first_at] + i;
+    let s = skinned[k * draw.stride + v];
     let position = bitcast<vec3<f32>>(s.xyz);
     var out: CrowdVarying;
     out.clip = frame.view_proj * vec4<f32>(position, 1.0);
     out.world = position;
     out.normal = decode_normal(s.w);
-    let n = visible[draw.instance_base + i];
+    let n = order[draw.page_rank + k];
     out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
     return out;
 }

@@ -1,9 +1,8 @@
-// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (visible instance,
+// Linear blend skinning (skinning.rs `skin_mesh`): one thread per (skinned instance,
 // SKIN_VERTICES_PER_THREAD vertices) of one skinned batch, the instance from the workgroup (y,
-// then z). Visible instance `i` of the batch (bounds.wgsl) is frame slot
-// `visible[first_slot + i]`, and is written at skinned slot `first_slot + i`: without culling
-// the same slot, with it compacted to the front of the batch's slots. The dispatch is indirect
-// (indirect.wgsl sized it from the batch's visible count). `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
+// then z). Skinned instance `i` of batch `batch` has rank `ranks[4 batch] + i` (budget.wgsl),
+// frame slot `order[rank]` (scatter.wgsl), and is written at that rank of the skinned pool. The
+// dispatch is indirect, sized from the batch's skinned count. `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
 // skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
 // instance's placement P: `P (M p)`, `normalize(cof(P) n)`. Output per vertex: the position's
 // bits and the octahedral normal (`encode_normal`), instance-major by frame slot.
@@ -13,28 +12,27 @@
 
 /// Per-dispatch parameters of one skinned batch (host mirror: `SkinParams`).
 struct SkinParams {
-    /// Instances of the batch; instance `i` has frame slot `first_slot + i`.
-    count: u32,
-    first_slot: u32,
+    /// The batch's place among the frame's skinned batches.
+    batch: u32,
     /// First vertex record of the skin's meshes, and their vertex count.
     vertex_base: u32,
     vertex_count: u32,
     skin_len: u32,
     /// Workgroup rows per z layer (instances past 65 535 fold into z).
     rows: u32,
-    /// The batch's visible-instance counter.
-    counter: u32,
     pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let i = wg.y + wg.z * params.rows;
-    if i >= min(params.count, counters[params.counter]) {
+    if i >= ranks[4u * params.batch + 1u] {
         return;
     }
-    let slot = visible[params.first_slot + i];
-    let out = params.first_slot + i;
+    let out = ranks[4u * params.batch] + i;
+    let slot = order[out];
     // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
