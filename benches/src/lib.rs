@@ -16,6 +16,7 @@
 
 pub mod codec;
 pub mod cpu;
+pub mod crowd;
 pub mod gpu;
 pub mod report;
 pub mod subject;
@@ -31,6 +32,7 @@ use throng_gpu::{GpuContext, GpuError, Mapping};
 
 pub use codec::{Codec, CodecRow, Pair};
 pub use cpu::CpuCrowd;
+pub use crowd::CrowdRow;
 pub use gpu::{GpuCrowd, GpuFrame};
 pub use report::{CpuTiming, Derived, GpuTiming, MappingPose, Report, Row, Stages};
 pub use subject::Subject;
@@ -238,6 +240,7 @@ pub fn run(
         budget_ms: options.budget_ms,
         rows,
         codec: Codec::default(),
+        crowd: Vec::new(),
     })
 }
 

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
-use crate::Codec;
+use crate::{Codec, CrowdRow};
 use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
@@ -25,6 +25,9 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Reference vs compressed clips ([`crate::codec::run`]); empty unless the caller ran it.
     pub codec: Codec,
+    /// Whole crowd frames with raster, crowd path and full detail ([`crate::crowd::run`]);
+    /// empty unless the caller ran it.
+    pub crowd: Vec<CrowdRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -377,6 +380,7 @@ impl Report {
         }
         s.push_str(&self.transitions());
         s.push_str(&self.codec.table());
+        s.push_str(&crowd_table(&self.crowd));
         s
     }
 
@@ -514,4 +518,72 @@ fn opt(x: Option<f64>) -> String {
 
 fn times(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{}×", num(x)))
+}
+
+/// The crowd table: whole frames with raster, crowd path next to full detail, and the ratio of
+/// the largest crowd-path frame to the smallest.
+fn crowd_table(rows: &[CrowdRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\ncrowd: whole frames with raster (ms), fixed camera; lod = culling + update-rate LOD + skinned budget, else full detail"
+    );
+    let _ =
+        writeln!(
+        s,
+        "{:<12} {:>7} {:>5} | {:>9} | {:>7} {:>7} {:>7} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+        "subject", "N", "lod", "frame ms", "visible", "skinned", "posed", "vertices", "triangles",
+        "pose ms", "bnd ms", "skin ms", "raster ms"
+    );
+    for r in rows {
+        let _ = write!(
+            s,
+            "{:<12} {:>7} {:>5} | {:>9} | ",
+            r.subject,
+            r.instances,
+            r.lod,
+            opt(r.frame_ms)
+        );
+        match &r.skipped {
+            Some(why) => {
+                let _ = writeln!(s, "skipped: {why}");
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{:>7} {:>7} {:>7} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+                    r.visible,
+                    r.skinned,
+                    r.evaluated,
+                    r.skinned_vertices,
+                    r.triangles,
+                    num(r.pose_ms),
+                    num(r.bounds_ms),
+                    num(r.skinning_ms),
+                    num(r.raster_ms)
+                );
+            }
+        }
+    }
+    let lod: Vec<&CrowdRow> = rows
+        .iter()
+        .filter(|r| r.lod && r.frame_ms.is_some())
+        .collect();
+    if let (Some(small), Some(large)) = (
+        lod.iter().min_by_key(|r| r.instances),
+        lod.iter().max_by_key(|r| r.instances),
+    ) {
+        if large.instances > small.instances {
+            let ratio = large.frame_ms.unwrap_or(0.0) / small.frame_ms.unwrap_or(1.0).max(1e-9);
+            let _ = writeln!(
+                s,
+                "crowd path: {} instances take {ratio:.2}x the frame of {}",
+                large.instances, small.instances
+            );
+        }
+    }
+    s
 }

@@ -263,6 +263,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             rows,
             skipped: vec!["x.throng: holds compressed clips".into()],
         },
+        crowd: Vec::new(),
     };
     let table = report.table();
     println!("{table}");
@@ -332,5 +333,65 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
         } else {
             assert!(a["resident_bytes"].is_null() && b["gpu_pose_ms"].is_null());
         }
+    }
+}
+
+#[test]
+fn crowd_rows_count_what_culling_and_the_budget_kept() {
+    let Some(ctx) = gpu() else { return };
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        frames: 1,
+        budget_ms: 0.0,
+        ..Options::default()
+    };
+    let mut seen = 0;
+    let rows = throng_bench::crowd::run(&ctx, &subject, &[100], &options, |_| seen += 1).unwrap();
+    assert_eq!(seen, 2);
+    let triangles = subject
+        .package
+        .meshes
+        .iter()
+        .map(|m| m.indices.len() as u64 / 3)
+        .sum::<u64>();
+    for r in &rows {
+        assert!(r.skipped.is_none(), "{r:?}");
+        assert!(r.frame_ms.is_some_and(|ms| ms > 0.0), "{r:?}");
+        assert_eq!(r.budget, 100);
+        assert_eq!(r.skinned_vertices, r.skinned * subject.vertices() as u64);
+        assert_eq!(r.triangles, r.skinned * triangles);
+        if r.lod {
+            // The camera sees the middle of the one row of 100: culling keeps part of it.
+            assert!(r.visible > 0 && r.visible < 100, "{r:?}");
+            assert!(r.evaluated < 100, "update-rate LOD kept some poses: {r:?}");
+        } else {
+            assert_eq!(
+                (r.visible, r.skinned, r.evaluated),
+                (100, 100, 100),
+                "{r:?}"
+            );
+        }
+        assert_eq!(r.skinned, r.visible, "{r:?}");
+    }
+    let report = Report {
+        adapter: None,
+        rayon_threads: 1,
+        frames_max: 1,
+        budget_ms: 0.0,
+        rows: Vec::new(),
+        codec: Codec::default(),
+        crowd: rows,
+    };
+    assert!(report.table().contains("crowd: whole frames with raster"));
+    let json = serde_json::to_value(&report).unwrap();
+    for key in [
+        "instances",
+        "lod",
+        "frame_ms",
+        "visible",
+        "skinned_vertices",
+        "triangles",
+    ] {
+        assert!(!json["crowd"][0][key].is_null(), "{key}");
     }
 }

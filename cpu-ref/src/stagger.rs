@@ -8,6 +8,18 @@
 //! is built from its control time whenever it is due, so playback speed does not depend on the
 //! rate and a pose at a given control time does not depend on the stagger phase.
 
+/// Frames between pose evaluations for an instance `pixels` tall on screen: every frame from
+/// 96 px, then every 2, 3 and 4 frames below 96, 48 and 24 px (the demo's and the benchmark's
+/// policy).
+pub fn rate_for_height(pixels: f32) -> u8 {
+    match pixels {
+        p if p >= 96.0 => 1,
+        p if p >= 48.0 => 2,
+        p if p >= 24.0 => 3,
+        _ => 4,
+    }
+}
+
 /// Countdowns of a crowd's instances (by id), kept from frame to frame.
 #[derive(Clone, Debug, Default)]
 pub struct Stagger {

@@ -118,8 +118,9 @@ pub(crate) struct FrameBuffers {
     /// Culling and indirect arguments (docs/gpu.md, "Culling").
     pub cull: CullBuffers,
     /// Inertialization history: `history_slots` slots of `joints` joint offsets
-    /// (`HISTORY_VEC4S` vec4s each). Zeroed at creation and kept across frames.
-    pub history: wgpu::Buffer,
+    /// (`HISTORY_VEC4S` vec4s each), in pages of whole slots (`layout.history`). Zeroed at
+    /// creation and kept across frames.
+    pub history: Vec<wgpu::Buffer>,
 }
 
 impl FrameBuffers {
@@ -181,23 +182,36 @@ impl FrameBuffers {
         };
         let [l, m, p, k] = STREAMS.map(build);
         let streams = [l?, m?, p?, k?];
+        let slot_bytes = u64::from(c.joints.max(1)) * HISTORY_JOINT_BYTES;
+        let per_page = (binding_limit / slot_bytes).min(u64::from(u32::MAX)) as u32;
+        if per_page == 0 && c.history_slots > 0 {
+            return Err(GpuError::BindingLimit {
+                what: "one inertialization history slot",
+                bytes: slot_bytes,
+                limit: binding_limit,
+                adapter: adapter.to_string(),
+            });
+        }
+        let history = Paging {
+            pages: c.history_slots.div_ceil(per_page.max(1)).max(1),
+            page_instances: per_page.max(1),
+            stride: c.joints,
+        };
         let layout = FrameLayout {
             locals: streams[0].paging,
             components: streams[1].paging,
             palettes: streams[2].paging,
             skinned: streams[3].paging,
-            history_joints: c.joints,
+            history,
         };
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
         let bounds_bytes = BOUNDS_BYTES * u64::from(c.instances);
-        let history_bytes = u64::from(c.history_slots) * u64::from(c.joints) * HISTORY_JOINT_BYTES;
         for (what, bytes) in [
             ("instance records", record_bytes),
             ("placements", placement_bytes),
             ("animated bounds", bounds_bytes),
-            ("inertialization history", history_bytes),
         ] {
             if bytes > binding_limit {
                 return Err(GpuError::BindingLimit {
@@ -255,11 +269,16 @@ impl FrameBuffers {
                 u64::from(c.dispatches) * OFFSET_ALIGNMENT,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
-            history: make(
-                "inertialization history",
-                history_bytes.max(HISTORY_JOINT_BYTES),
-                output,
-            ),
+            history: (0..history.pages)
+                .map(|p| {
+                    let slots = c
+                        .history_slots
+                        .saturating_sub(p * history.page_instances)
+                        .min(history.page_instances);
+                    let bytes = u64::from(slots) * slot_bytes;
+                    make("inertialization history", bytes.max(slot_bytes), output)
+                })
+                .collect(),
         })
     }
 
@@ -288,6 +307,6 @@ impl FrameBuffers {
             .map(|b| b.size())
             .sum::<u64>()
             + self.params.size()
-            + self.history.size()
+            + self.history.iter().map(|b| b.size()).sum::<u64>()
     }
 }

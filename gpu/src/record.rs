@@ -30,7 +30,7 @@ fn resource<'a>(
         Resource::Records => whole(&frame.records),
         Resource::Placements => whole(&frame.placements),
         Resource::Shapes => whole(&shapes.buffer),
-        Resource::History => whole(&frame.history),
+        Resource::History(page) => whole(&frame.history[page as usize]),
         Resource::Bounds => whole(&frame.bounds),
         Resource::Marks => whole(&frame.cull.marks),
         Resource::Groups => whole(&frame.cull.groups),

@@ -249,11 +249,13 @@ impl Runtime {
             )
         })??;
         let layout = buffers.layout;
-        let streams = buffers.streams.iter().map(|s| s.paging.pages).sum::<u32>() + 8;
+        let streams = buffers.streams.iter().map(|s| s.paging.pages).sum::<u32>()
+            + buffers.layout.history.pages
+            + 8;
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
-                what: "storage buffers per shader stage (pages of the frame streams)",
+                what: "storage buffers per shader stage (pages of the frame streams and history)",
                 have: ctx.limits.max_storage_buffers_per_shader_stage.into(),
                 need: streams.into(),
             });

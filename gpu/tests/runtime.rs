@@ -543,3 +543,74 @@ fn kept_instances_show_their_last_pose_at_their_new_placement_like_the_cpu() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn inertialization_history_split_over_pages_matches_the_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let (walk, run) = (
+        package.find_clip("walk").unwrap() as u32,
+        package.find_clip("run").unwrap() as u32,
+    );
+    let dt = 1.0 / 30.0;
+    let n = 12u32;
+    let capture = |slot: u32| Program {
+        ops: vec![
+            PoseOp::sample(1, walk, 0.3 + 0.05 * slot as f32),
+            PoseOp::sample(2, walk, 0.3 + 0.05 * slot as f32 - dt),
+            PoseOp::sample(0, run, 0.1),
+            PoseOp::sample(3, run, 0.1 - dt),
+            PoseOp::capture(0, 1, 2, 3, slot, dt),
+            PoseOp::inertialize(0, slot, 0.0, 0.3),
+            PoseOp::to_component(0),
+        ],
+        weights: vec![],
+    };
+    let decay = |slot: u32| Program {
+        ops: vec![
+            PoseOp::sample(0, run, 0.1 + dt),
+            PoseOp::inertialize(0, slot, dt, 0.3),
+            PoseOp::to_component(0),
+        ],
+        weights: vec![],
+    };
+    let frames: Vec<Vec<Program>> =
+        vec![(0..n).map(capture).collect(), (0..n).map(decay).collect()];
+    let mut capacities = Capacities::for_packages(&[&package], n);
+    capacities.history_slots = n;
+    (capacities.palette, capacities.vertices) = (0, 0);
+    // Three history slots per binding: four pages of history (and of components).
+    let slot_bytes = u64::from(capacities.joints) * throng_gpu::frame_buffers::HISTORY_JOINT_BYTES;
+    capacities.binding_limit = Some(3 * slot_bytes);
+    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
+    let gpu_id = gpu.add_package(&package).unwrap();
+    let mut cpu =
+        throng_cpu_ref::CpuRuntime::new(capacities.program_limits(), Default::default(), 1);
+    let cpu_id = cpu.add_package(&package);
+    for programs in &frames {
+        let list: Vec<Instance> = programs
+            .iter()
+            .map(|p| Instance {
+                pose: Pose::Program(p),
+                placement: Affine3A::IDENTITY,
+            })
+            .collect();
+        let batch = |package| Batch {
+            package,
+            skeleton: 0,
+            skin: None,
+            instances: &list,
+        };
+        gpu.frame(&[batch(gpu_id)]).unwrap();
+        cpu.frame(&[batch(cpu_id)]).unwrap();
+    }
+    let (got, want) = (&gpu.readback().unwrap()[0], &cpu.outputs()[0]);
+    let worst = got
+        .components
+        .iter()
+        .zip(&want.components)
+        .map(|(g, w)| (g.translation - w.translation).length())
+        .fold(0.0f32, f32::max);
+    assert_eq!(got.components.len(), want.components.len());
+    assert!(worst <= 1e-4, "components off by {worst} m");
+}

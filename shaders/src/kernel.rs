@@ -95,15 +95,15 @@ pub struct Paging {
     pub stride: u32,
 }
 
-/// The paging of every stream of a runtime, and the joints of one history slot.
+/// The paging of every stream of a runtime and of the inertialization history.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FrameLayout {
     pub locals: Paging,
     pub components: Paging,
     pub palettes: Paging,
     pub skinned: Paging,
-    /// Joints per inertialization history slot ([`HISTORY_VEC4S`] vec4s each).
-    pub history_joints: u32,
+    /// History slots per page; `stride`: joints per slot ([`HISTORY_VEC4S`] vec4s each).
+    pub history: Paging,
 }
 
 /// vec4s of one joint's offset in the history buffer: translation, its velocity, rotation, its
@@ -140,8 +140,9 @@ pub enum Resource {
     Placements,
     /// Runtime: the interpreter's shape table.
     Shapes,
-    /// Runtime: inertialization history, [`HISTORY_VEC4S`] per joint of each slot.
-    History,
+    /// Runtime: page `n` of the inertialization history, [`HISTORY_VEC4S`] vec4s per joint of
+    /// each slot.
+    History(u32),
     /// Frame: per slot, its animated bounds (two vec4<f32>: min, max).
     Bounds,
     /// Frame: per frame slot, its visibility mark (u32; bounds.wgsl).
@@ -256,46 +257,46 @@ fn stream_bindings(
 
 /// The pose kernels' resident and frame bindings 0–4, the interpreter's shape table and the
 /// history buffer.
-fn pose_bindings(shapes: bool, history: bool) -> (String, Vec<Binding>, u32) {
+fn pose_bindings(shapes: bool, history: Option<Paging>) -> (String, Vec<Binding>, u32) {
     let mut list = vec![
         (
             Resource::Params,
             Access::Uniform,
-            "var<uniform> params: PoseParams",
+            "var<uniform> params: PoseParams".to_string(),
         ),
         (
             Resource::Tables,
             Access::Read,
-            "var<storage, read> tables: array<u32>",
+            "var<storage, read> tables: array<u32>".to_string(),
         ),
         (
             Resource::Tracks,
             Access::Read,
-            "var<storage, read> tracks: array<vec4<u32>>",
+            "var<storage, read> tracks: array<vec4<u32>>".to_string(),
         ),
         (
             Resource::Pool,
             Access::Read,
-            "var<storage, read> pool: array<vec4<f32>>",
+            "var<storage, read> pool: array<vec4<f32>>".to_string(),
         ),
         (
             Resource::Records,
             Access::Read,
-            "var<storage, read> records: array<vec4<u32>>",
+            "var<storage, read> records: array<vec4<u32>>".to_string(),
         ),
     ];
     if shapes {
         list.push((
             Resource::Shapes,
             Access::Read,
-            "var<storage, read> shapes: array<vec4<u32>>",
+            "var<storage, read> shapes: array<vec4<u32>>".to_string(),
         ));
     }
-    if history {
+    for page in 0..history.map_or(0, |h| h.pages.max(1)) {
         list.push((
-            Resource::History,
+            Resource::History(page),
             Access::ReadWrite,
-            "var<storage, read_write> history: array<vec4<f32>>",
+            format!("var<storage, read_write> history_{page}: array<vec4<f32>>"),
         ));
     }
     let mut s = String::new();
@@ -334,10 +335,11 @@ fn pose_head(
     shapes: bool,
     history: bool,
 ) -> (String, Vec<Binding>) {
+    let history = history.then_some(layout.history);
     let (decls, mut bindings, mut next) = pose_bindings(shapes, history);
     let mut accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
-    if history {
-        accessors.push_str(&history_accessors(layout.history_joints));
+    if let Some(h) = history {
+        accessors.push_str(&history_accessors(h));
     }
     let source = [
         crate::prelude::source().as_str(),
@@ -353,28 +355,69 @@ fn pose_head(
     (source, bindings)
 }
 
-/// `load_history(slot, j)` and `store_history(slot, j, offset)` for slots of `joints` joints.
-fn history_accessors(joints: u32) -> String {
-    format!(
+/// `load_history(slot, j)` and `store_history(slot, j, offset)` over the history's pages
+/// (a `switch` on the page only when there is more than one).
+fn history_accessors(h: Paging) -> String {
+    let (joints, per) = (h.stride, h.page_instances.max(1));
+    let load = |p: u32| {
+        format!(
+            "Offset(history_{p}[at].xyz, history_{p}[at + 1u].xyz, history_{p}[at + 2u].xyz, \
+             history_{p}[at + 3u].xyz, history_{p}[at + 4u].xyz, history_{p}[at + 5u].xyz)"
+        )
+    };
+    let store = |p: u32| {
+        format!(
+            "history_{p}[at] = vec4<f32>(o.t, 0.0); history_{p}[at + 1u] = vec4<f32>(o.tv, 0.0); \
+             history_{p}[at + 2u] = vec4<f32>(o.r, 0.0); history_{p}[at + 3u] = vec4<f32>(o.rv, 0.0); \
+             history_{p}[at + 4u] = vec4<f32>(o.s, 0.0); history_{p}[at + 5u] = vec4<f32>(o.sv, 0.0);"
+        )
+    };
+    let mut s = format!(
         "fn history_at(slot: u32, j: u32) -> u32 {{
-    return (slot * {joints}u + j) * {HISTORY_VEC4S}u;
+    return ((slot % {per}u) * {joints}u + j) * {HISTORY_VEC4S}u;
 }}
-fn load_history(slot: u32, j: u32) -> Offset {{
+"
+    );
+    if h.pages <= 1 {
+        let _ = write!(
+            s,
+            "fn load_history(slot: u32, j: u32) -> Offset {{
     let at = history_at(slot, j);
-    return Offset(history[at].xyz, history[at + 1u].xyz, history[at + 2u].xyz,
-        history[at + 3u].xyz, history[at + 4u].xyz, history[at + 5u].xyz);
+    return {};
 }}
 fn store_history(slot: u32, j: u32, o: Offset) {{
     let at = history_at(slot, j);
-    history[at] = vec4<f32>(o.t, 0.0);
-    history[at + 1u] = vec4<f32>(o.tv, 0.0);
-    history[at + 2u] = vec4<f32>(o.r, 0.0);
-    history[at + 3u] = vec4<f32>(o.rv, 0.0);
-    history[at + 4u] = vec4<f32>(o.s, 0.0);
-    history[at + 5u] = vec4<f32>(o.sv, 0.0);
+    {}
 }}
-"
-    )
+",
+            load(0),
+            store(0)
+        );
+        return s;
+    }
+    let cases = |f: &dyn Fn(u32) -> String| {
+        (1..h.pages)
+            .map(|p| format!("        case {p}u: {{ {} }}\n", f(p)))
+            .collect::<String>()
+            + &format!("        default: {{ {} }}\n", f(0))
+    };
+    let _ = write!(
+        s,
+        "fn load_history(slot: u32, j: u32) -> Offset {{
+    let at = history_at(slot, j);
+    switch slot / {per}u {{
+{}    }}
+}}
+fn store_history(slot: u32, j: u32, o: Offset) {{
+    let at = history_at(slot, j);
+    switch slot / {per}u {{
+{}    }}
+}}
+",
+        cases(&|p| format!("return {};", load(p))),
+        cases(&store)
+    );
+    s
 }
 
 /// `main` of a one-thread-per-instance pose kernel: the record at `stride` vec4s per instance,

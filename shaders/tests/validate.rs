@@ -47,7 +47,7 @@ fn layout(pages: u32) -> FrameLayout {
         components: p(8),
         palettes: p(8),
         skinned: p(30),
-        history_joints: 8,
+        history: p(8),
     }
 }
 

@@ -15,6 +15,10 @@ pub struct Args {
     /// Also measure 100,000 instances.
     #[arg(long)]
     large: bool,
+    /// Also measure whole crowd frames with raster at 10,000 and 100,000 instances: culling,
+    /// update-rate LOD and the skinned budget next to full detail (slow on a software adapter).
+    #[arg(long)]
+    crowd: bool,
     /// A glTF (.glb/.gltf) or .throng asset to measure besides the generated character; repeatable.
     #[arg(long = "asset", value_name = "FILE")]
     assets: Vec<PathBuf>,
@@ -79,6 +83,15 @@ pub fn run(a: Args) -> Result<(), CliError> {
         rows: throng_bench::codec::run(&pairs, gpu.as_ref(), &options, codec_progress)?,
         skipped,
     };
+    if let (true, Some(ctx)) = (a.crowd, gpu.as_ref()) {
+        report.crowd = throng_bench::crowd::run(
+            ctx,
+            &subjects[0],
+            &throng_bench::crowd::CROWD_INSTANCES,
+            &options,
+            crowd_progress,
+        )?;
+    }
     print!("{}", report.table());
     if let Some(path) = &a.json {
         write_file(path, json(&report).as_bytes())?;
@@ -97,6 +110,20 @@ fn progress(r: &Row) {
         r.cpu.frame_ms,
         r.cpu_rayon.frame_ms,
         gpu.map_or("-".into(), |ms| format!("{ms:.2} ms"))
+    );
+}
+
+/// One line on stderr per measured crowd row.
+fn crowd_progress(r: &throng_bench::CrowdRow) {
+    eprintln!(
+        "measured crowd {} × {} ({}): {}",
+        r.subject,
+        r.instances,
+        if r.lod { "crowd path" } else { "full detail" },
+        r.frame_ms.map_or_else(
+            || r.skipped.clone().unwrap_or_default(),
+            |ms| format!("{ms:.1} ms")
+        )
     );
 }
 

@@ -20,7 +20,7 @@ use serde_json::json;
 use throng_control::instance::Controller;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::ik::IkResult;
-use throng_cpu_ref::stagger::Stagger;
+use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
@@ -320,7 +320,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     },
                     None => {
                         let distance = scene.camera.eye.distance(placement.translation.into());
-                        let rate = update_rate(CHARACTER_HEIGHT * focal / distance.max(1e-3));
+                        let rate = rate_for_height(CHARACTER_HEIGHT * focal / distance.max(1e-3));
                         // A program that captures inertialization history must run this tick.
                         let due =
                             !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate);
@@ -398,17 +398,6 @@ const DEFAULT_BUDGET: u32 = 2048;
 
 /// Height (m) the update rate assumes for a member, about the generated character's.
 const CHARACTER_HEIGHT: f32 = 1.8;
-
-/// Frames between pose evaluations for a member `pixels` tall on screen: every frame from
-/// 96 px, then every 2, 3 and 4 frames below 96, 48 and 24 px.
-fn update_rate(pixels: f32) -> u8 {
-    match pixels {
-        p if p >= 96.0 => 1,
-        p if p >= 48.0 => 2,
-        p if p >= 24.0 => 3,
-        _ => 4,
-    }
-}
 
 /// `count` placements in a row in front of the crowd's grid (toward +Z, the camera), facing +Z.
 fn front_row(layout: &Crowd, count: usize) -> Vec<Affine3A> {
