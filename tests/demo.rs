@@ -408,7 +408,7 @@ fn demo_refuses_a_state_tree_for_a_real_asset() {
 }
 
 #[test]
-fn demo_stagger_keeps_far_members_poses_between_their_frames() {
+fn demo_stagger_keeps_far_members_poses_between_their_frames_and_tints_their_tier() {
     let dir = scratch_dir("demo-stagger");
     let png = dir.join("stagger.png");
     let out = throng(&[
@@ -422,6 +422,7 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames() {
         "--height",
         "64",
         "--stagger",
+        "--lod-tint",
         "--json",
         "--out",
         png.to_str().unwrap(),
@@ -446,4 +447,23 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames() {
         assert_eq!(count(f, "evaluated") + count(f, "kept"), 64, "{f}");
         assert!(count(f, "kept") >= 32, "{f}");
     }
+    // --lod-tint: every member is in the red tier (every 4 frames).
+    let (_, _, rgba) = decode(&dir.join("stagger_0002.png"));
+    let pixels: Vec<[i32; 3]> = rgba
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1], p[2]].map(i32::from))
+        .collect();
+    let saturated: Vec<&[i32; 3]> = pixels
+        .iter()
+        .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() > 40)
+        .collect();
+    let red = saturated
+        .iter()
+        .filter(|p| p[0] > p[1] + 40 && p[0] > p[2] + 40)
+        .count();
+    assert!(
+        saturated.len() > 20 && red * 10 >= saturated.len() * 8,
+        "{red} of {} colourful pixels are red",
+        saturated.len()
+    );
 }

@@ -244,6 +244,8 @@ struct FrameUniform {
     ground: [f32; 4],
     centre: [f32; 4],
     background: [f32; 4],
+    /// x: frame slots with a tier ([`Raster::set_tiers`]; 0: no tier tint).
+    tiers: [u32; 4],
 }
 
 /// `Draw` of raster.wgsl (16 bytes, one per 256-byte slot).
@@ -294,6 +296,10 @@ pub struct Raster {
     frame: wgpu::Buffer,
     draws: wgpu::Buffer,
     draw_slots: u64,
+    /// Per frame slot its tier (u32), and how many slots have one.
+    tiers: wgpu::Buffer,
+    tier_count: u32,
+    tier_words: Vec<u32>,
     targets: Targets,
     indices: Vec<SkinIndices>,
     profiler: GpuProfiler,
@@ -357,11 +363,32 @@ impl Raster {
             frame,
             draws,
             draw_slots: 1,
+            tiers: tier_buffer(device, 1),
+            tier_count: 0,
+            tier_words: Vec::new(),
             targets,
             indices: Vec::new(),
             profiler,
             submitted: None,
         })
+    }
+
+    /// Tints the instances of the next renders by tier instead of their own colour: `tiers[s]`
+    /// is frame slot `s`'s tier, 1 (green) to 4 (red), anything else blue (`throng demo
+    /// --lod-tint` gives each member its update rate). An empty slice turns the tint off.
+    pub fn set_tiers(&mut self, tiers: &[u8]) {
+        self.tier_words.clear();
+        self.tier_words.extend(tiers.iter().map(|&t| u32::from(t)));
+        self.tier_count = tiers.len() as u32;
+        if tiers.is_empty() {
+            return;
+        }
+        let bytes = 4 * tiers.len() as u64;
+        if bytes > self.tiers.size() {
+            self.tiers = tier_buffer(&self.ctx.device, bytes);
+        }
+        let words: &[u8] = bytemuck::cast_slice(&self.tier_words);
+        self.ctx.queue.write_buffer(&self.tiers, 0, words);
     }
 
     /// Width over height.
@@ -591,6 +618,7 @@ impl Raster {
             ],
             centre: ground.centre.extend(1.0).to_array(),
             background: [r, g, b, 1.0],
+            tiers: [self.tier_count, 0, 0, 0],
         };
         queue.write_buffer(&self.frame, 0, bytemuck::bytes_of(&frame));
         let mut bytes = vec![0u8; (slots * OFFSET_ALIGNMENT) as usize];
@@ -618,10 +646,16 @@ impl Raster {
         let frame = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("raster frame"),
             layout: &self.frame_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: self.frame.as_entire_binding(),
-            }],
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.frame.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: self.tiers.as_entire_binding(),
+                },
+            ],
         });
         let mut groups = Vec::with_capacity(draws.len());
         let pages = runtime.skinned_pages();
@@ -745,6 +779,16 @@ impl Raster {
     }
 }
 
+/// The per-slot tier buffer, `bytes` long.
+fn tier_buffer(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("raster tiers"),
+        size: align_up(bytes.max(16), 16),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// A read-only storage buffer of the vertex stage.
 fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -781,16 +825,19 @@ fn pipelines(
     let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
     let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("raster frame"),
-        entries: &[wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: stages,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: NonZeroU64::new(std::mem::size_of::<FrameUniform>() as u64),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: stages,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: NonZeroU64::new(std::mem::size_of::<FrameUniform>() as u64),
+                },
+                count: None,
             },
-            count: None,
-        }],
+            storage_entry(1),
+        ],
     });
     let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("raster draw"),

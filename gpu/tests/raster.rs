@@ -338,3 +338,34 @@ fn culling_against_the_cameras_frustum_leaves_the_image_unchanged() {
         .count();
     assert_eq!(differing, 0, "culling changed {differing} pixels");
 }
+
+#[test]
+fn a_tier_tint_colours_instances_by_their_tier() {
+    let Some(mut s) = setup() else { return };
+    let scene = scene(3, s.raster.aspect());
+    let programs = vec![sample(&s.package, "idle", 0.5); 3];
+    let redness = |image: &Image| {
+        let n = (0..image.height)
+            .flat_map(|y| (0..image.width).map(move |x| (x, y)))
+            .filter_map(|(x, y)| image.pixel(x, y))
+            .map(|p| p.map(i32::from))
+            .filter(|p| p[0] > p[1] + 40 && p[0] > p[2] + 40)
+            .count();
+        n as f64 / f64::from(image.width * image.height)
+    };
+    let own = s.render(&programs, &row(3), &scene);
+    s.raster.set_tiers(&[4, 4, 4]);
+    let red = s.render(&programs, &row(3), &scene);
+    s.raster.set_tiers(&[1, 1, 1]);
+    let green = s.render(&programs, &row(3), &scene);
+    s.raster.set_tiers(&[]);
+    let again = s.render(&programs, &row(3), &scene);
+    println!(
+        "red pixels: own colours {:.4}, tier 4 {:.4}",
+        redness(&own),
+        redness(&red)
+    );
+    assert!(redness(&red) > 0.5 * coverage(&red), "tier 4 tints red");
+    assert!(redness(&green) < 0.1 * redness(&red), "tier 1 is not red");
+    assert_eq!(own, again, "an empty tier list turns the tint off");
+}

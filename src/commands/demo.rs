@@ -96,6 +96,10 @@ pub struct Args {
     /// height (staggered per member), keeping their last pose in between.
     #[arg(long)]
     stagger: bool,
+    /// Colour members by update-rate tier instead of their own colours: green every frame,
+    /// yellow, orange, red every 2, 3, 4 frames (the rates `--stagger` uses; heroes green).
+    #[arg(long)]
+    lod_tint: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -297,6 +301,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let d = |k: usize| eye.distance_squared(driver.placements()[k].translation.into());
         d(a).total_cmp(&d(b))
     });
+    let mut tiers = vec![1u8; members];
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -321,6 +326,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     None => {
                         let distance = scene.camera.eye.distance(placement.translation.into());
                         let rate = rate_for_height(CHARACTER_HEIGHT * focal / distance.max(1e-3));
+                        tiers[k] = rate;
                         // A program that captures inertialization history must run this tick.
                         let due =
                             !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate);
@@ -339,6 +345,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             instances: &instances,
         }];
         // Waiting between compute and raster keeps each wall time its own.
+        if args.lod_tint {
+            let by_slot: Vec<u8> = order.iter().map(|&k| tiers[k]).collect();
+            raster.set_tiers(&by_slot);
+        }
         let report = runtime.frame(&batches)?;
         let stages = runtime.finish()?;
         let drawn = raster.render(&runtime, &batches, &scene)?;

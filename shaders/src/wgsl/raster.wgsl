@@ -14,7 +14,8 @@
 // within the page; `order[draw.page_rank + that]` is an instance's frame slot. Lighting: one directional light (Lambert, lit from both faces) plus a
 // sky/ground hemispheric ambient, times a per-instance tint hashed from the instance's number in
 // the frame, so neighbours are told apart (the first `draw.highlight` instances of the frame get
-// one gold tint instead: heroes); distance fog toward the background colour.
+// one gold tint instead: heroes; with a tier tint, `tier_colour` of the slot's tier instead);
+// distance fog toward the background colour.
 // Meshes without normals (normal = 0) are lit with the triangle's screen-space derivative normal.
 //
 // Ground: one quad of 6 vertices generated from `vertex_index`, a grid of lines every
@@ -32,6 +33,8 @@ struct Frame {
     centre: vec4<f32>,
     /// rgb: background (clear) colour, linear.
     background: vec4<f32>,
+    /// x: frame slots with a tier in `tiers` (0: no tier tint).
+    tiers: vec4<u32>,
 }
 
 /// Per draw: the skinned stream's elements per instance, the rank of its page's first
@@ -48,6 +51,8 @@ struct Draw {
 const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 
 @group(0) @binding(0) var<uniform> frame: Frame;
+/// Per frame slot, its tier (1–4) for the tier tint.
+@group(0) @binding(1) var<storage, read> tiers: array<u32>;
 @group(1) @binding(0) var<uniform> draw: Draw;
 @group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
 @group(1) @binding(2) var<storage, read> ranks: array<u32>;
@@ -90,7 +95,21 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
     out.normal = decode_normal(s.w);
     let n = order[draw.page_rank + k];
     out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
+    if n < frame.tiers.x {
+        out.tint = tier_colour(tiers[n]);
+    }
     return out;
+}
+
+/// The tier tint, linear: 1 green, 2 yellow, 3 orange, 4 red, anything else blue.
+fn tier_colour(tier: u32) -> vec3<f32> {
+    switch tier {
+        case 1u: { return vec3<f32>(0.10, 0.65, 0.15); }
+        case 2u: { return vec3<f32>(0.80, 0.75, 0.10); }
+        case 3u: { return vec3<f32>(0.90, 0.40, 0.05); }
+        case 4u: { return vec3<f32>(0.80, 0.05, 0.05); }
+        default: { return vec3<f32>(0.10, 0.20, 0.85); }
+    }
 }
 
 /// Direct light plus hemispheric ambient for albedo `albedo` at unit normal `n`.
