@@ -115,7 +115,7 @@ pub(crate) struct FrameBuffers {
     pub params: wgpu::Buffer,
     /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
     pub bounds: wgpu::Buffer,
-    /// Culling and indirect arguments (docs/gpu.md, "Culling").
+    /// Culling, the skinned budget and indirect arguments.
     pub cull: CullBuffers,
     /// Inertialization history: `history_slots` slots of `joints` joint offsets
     /// (`HISTORY_VEC4S` vec4s each), in pages of whole slots (`layout.history`). Zeroed at

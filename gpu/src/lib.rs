@@ -19,9 +19,12 @@
 //!   adapter, forceable ([`RuntimeOptions::mapping`]).
 //! - **Per frame upload**: per instance its record (16 bytes for a one-clip program) and, when
 //!   skinned, a 48-byte placement; heroes upload their palette instead.
-//! - **Outputs**: paged streams of component transforms, palettes, skinned vertices (16 bytes:
-//!   position and octahedral normal) and optionally local poses, instance-major by frame slot
-//!   ([`Runtime::skinned_runs`] for a raster pass, [`Runtime::readback`] for tools).
+//! - **Outputs**: paged streams of component transforms, palettes and optionally local poses,
+//!   instance-major by frame slot, per-slot animated bounds, and the skinned pool (16 bytes per
+//!   vertex: position and octahedral normal) holding the instances culling and the skinned
+//!   budget kept, in slot order ([`Runtime::set_frustum`], [`Runtime::visibility`],
+//!   [`Runtime::skinned_runs`] for a raster pass, [`Runtime::readback`] for tools).
+//! - **Update-rate LOD**: an instance may keep its last pose (`Pose::Keep`).
 //! - **Errors**: frames are validated by throng-cpu-ref's `frame::validate` against the declared
 //!   [`Capacities`] before anything is uploaded; a refused frame leaves the last frame's outputs
 //!   readable. wgpu validation errors are caught in error scopes and returned as
