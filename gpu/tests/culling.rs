@@ -10,7 +10,7 @@ use throng_cpu_ref::bounds::{Bounds, Frustum};
 use throng_cpu_ref::{CpuRuntime, Outputs, Package, PoseOp, Program};
 use throng_fixtures::SplitMix64;
 use throng_gpu::raster::Camera;
-use throng_gpu::{Batch, Capacities, Instance, Pose, Runtime};
+use throng_gpu::{Batch, Capacities, Instance, PackageId, Pose, Runtime};
 
 /// A 12 × 8 grid of instances 3 m apart, each at its own yaw and clip time.
 fn crowd(package: &Package, rng: &mut SplitMix64) -> (Vec<Program>, Vec<Affine3A>) {
@@ -72,29 +72,47 @@ fn cameras(rng: &mut SplitMix64) -> Vec<Frustum> {
     out
 }
 
+/// Each program at its placement.
+fn instances<'a>(programs: &'a [Program], placements: &[Affine3A]) -> Vec<Instance<'a>> {
+    programs
+        .iter()
+        .zip(placements)
+        .map(|(p, &placement)| Instance {
+            pose: Pose::Program(p),
+            placement,
+        })
+        .collect()
+}
+
+/// One skinned batch of the character per list, for the runtime that calls it `package`.
+fn batches<'a>(package: PackageId, lists: &[&'a [Instance<'a>]]) -> Vec<Batch<'a>> {
+    lists
+        .iter()
+        .map(|&instances| Batch {
+            package,
+            skeleton: 0,
+            skin: Some(0),
+            instances,
+        })
+        .collect()
+}
+
+/// The CPU reference after one frame of `lists`.
+fn reference(package: &Package, lists: &[&[Instance]]) -> CpuRuntime {
+    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
+    let id = cpu.add_package(package);
+    cpu.frame(&batches(id, lists)).unwrap();
+    cpu
+}
+
 #[test]
 fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
     let mut rng = SplitMix64::new(2026);
     let (programs, placements) = crowd(&package, &mut rng);
-    let instances: Vec<Instance> = programs
-        .iter()
-        .zip(&placements)
-        .map(|(p, &placement)| Instance {
-            pose: Pose::Program(p),
-            placement,
-        })
-        .collect();
-    let batch = |id| Batch {
-        package: id,
-        skeleton: 0,
-        skin: Some(0),
-        instances: &instances,
-    };
-    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
-    let cpu_id = cpu.add_package(&package);
-    cpu.frame(&[batch(cpu_id)]).unwrap();
+    let instances = instances(&programs, &placements);
+    let cpu = reference(&package, &[&instances]);
     let reference = &cpu.outputs()[0];
     let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
     let mut gpu = Runtime::new(&ctx, capacities).unwrap();
@@ -102,7 +120,7 @@ fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
     let (mut partial, mut seen) = (0, 0);
     for (c, frustum) in cameras(&mut rng).iter().enumerate() {
         gpu.set_frustum(Some(*frustum));
-        gpu.frame(&[batch(gpu_id)]).unwrap();
+        gpu.frame(&batches(gpu_id, &[&instances])).unwrap();
         gpu.finish().unwrap();
         let got = gpu.skinned_slots().unwrap().remove(0);
         let want: Vec<u32> = (0..instances.len() as u32)
@@ -145,23 +163,8 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
     let package = common::character();
     let mut rng = SplitMix64::new(7);
     let (programs, placements) = crowd(&package, &mut rng);
-    let instances: Vec<Instance> = programs
-        .iter()
-        .zip(&placements)
-        .map(|(p, &placement)| Instance {
-            pose: Pose::Program(p),
-            placement,
-        })
-        .collect();
-    let batch = |id| Batch {
-        package: id,
-        skeleton: 0,
-        skin: Some(0),
-        instances: &instances,
-    };
-    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
-    let cpu_id = cpu.add_package(&package);
-    cpu.frame(&[batch(cpu_id)]).unwrap();
+    let instances = instances(&programs, &placements);
+    let cpu = reference(&package, &[&instances]);
     let reference = &cpu.outputs()[0];
     let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
     let mut gpu = Runtime::new(&ctx, capacities).unwrap();
@@ -174,7 +177,7 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
         far: 60.0,
     };
     gpu.set_frustum(Some(Frustum::from_view_proj(&camera.view_proj(1.5))));
-    gpu.frame(&[batch(gpu_id)]).unwrap();
+    gpu.frame(&batches(gpu_id, &[&instances])).unwrap();
     gpu.finish().unwrap();
     let visible = gpu.skinned_slots().unwrap().remove(0);
     assert!(
@@ -204,28 +207,11 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
     let package = common::character();
     let mut rng = SplitMix64::new(9);
     let (programs, placements) = crowd(&package, &mut rng);
-    let instances: Vec<Instance> = programs
-        .iter()
-        .zip(&placements)
-        .map(|(p, &placement)| Instance {
-            pose: Pose::Program(p),
-            placement,
-        })
-        .collect();
+    let instances = instances(&programs, &placements);
     // Two skinned batches of 48: the budget of 60 runs out inside the second one's visible
     // set, in frame-slot order.
     let (a, b) = instances.split_at(48);
-    let batches = |id| {
-        [a, b].map(|instances| Batch {
-            package: id,
-            skeleton: 0,
-            skin: Some(0),
-            instances,
-        })
-    };
-    let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
-    let cpu_id = cpu.add_package(&package);
-    cpu.frame(&batches(cpu_id)).unwrap();
+    let cpu = reference(&package, &[a, b]);
     let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
     capacities.skinned_instances = 60;
     // Pages of 16 skinned instances: the budget spans four pages.
@@ -241,7 +227,7 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
     };
     let frustum = Frustum::from_view_proj(&camera.view_proj(1.5));
     gpu.set_frustum(Some(frustum));
-    gpu.frame(&batches(gpu_id)).unwrap();
+    gpu.frame(&batches(gpu_id, &[a, b])).unwrap();
     gpu.finish().unwrap();
     let visible: Vec<Vec<u32>> = cpu
         .outputs()

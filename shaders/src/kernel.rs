@@ -956,33 +956,13 @@ fn main(
 
 /// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch.
 pub fn skinning(layout: &FrameLayout) -> Kernel {
-    let mut bindings = vec![
-        Binding {
-            binding: 0,
-            resource: Resource::Params,
-            access: Access::Uniform,
-        },
-        Binding {
-            binding: 1,
-            resource: Resource::Vertices,
-            access: Access::Read,
-        },
-        Binding {
-            binding: 2,
-            resource: Resource::Placements,
-            access: Access::Read,
-        },
-        Binding {
-            binding: 3,
-            resource: Resource::Ranks,
-            access: Access::Read,
-        },
-        Binding {
-            binding: 4,
-            resource: Resource::Order,
-            access: Access::Read,
-        },
-    ];
+    let mut bindings = numbered(&[
+        (Resource::Params, Access::Uniform),
+        (Resource::Vertices, Access::Read),
+        (Resource::Placements, Access::Read),
+        (Resource::Ranks, Access::Read),
+        (Resource::Order, Access::Read),
+    ]);
     let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
@@ -1014,7 +994,7 @@ pub fn skinning(layout: &FrameLayout) -> Kernel {
 /// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
 /// it culls and marks the instances it sees.
 pub fn bounds(layout: &FrameLayout) -> Kernel {
-    let mut bindings = [
+    let mut bindings = numbered(&[
         (Resource::Params, Access::Uniform),
         (Resource::Tables, Access::Read),
         (Resource::Pool, Access::Read),
@@ -1022,15 +1002,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Bounds, Access::ReadWrite),
         (Resource::Marks, Access::ReadWrite),
         (Resource::Groups, Access::ReadWrite),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(b, &(resource, access))| Binding {
-        binding: b as u32,
-        resource,
-        access,
-    })
-    .collect();
+    ]);
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
@@ -1062,10 +1034,9 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
     }
 }
 
-/// A one-dispatch kernel of `resources` (binding `n` is the `n`-th), from the prelude and
-/// `body`.
-fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
-    let bindings = resources
+/// Bindings `0..` of `resources`, in order.
+fn numbered(resources: &[(Resource, Access)]) -> Vec<Binding> {
+    resources
         .iter()
         .enumerate()
         .map(|(b, &(resource, access))| Binding {
@@ -1073,11 +1044,16 @@ fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
             resource,
             access,
         })
-        .collect();
+        .collect()
+}
+
+/// A one-dispatch kernel of `resources` (binding `n` is the `n`-th), from the prelude and
+/// `body`.
+fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
     Kernel {
         label: label.into(),
         source: [crate::prelude::source().as_str(), body].join("\n"),
-        bindings,
+        bindings: numbered(resources),
         workgroup: WORKGROUP,
     }
 }
