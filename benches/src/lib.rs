@@ -27,7 +27,6 @@ use std::time::Instant;
 
 use thiserror::Error;
 use throng_fixtures::{BenchShape, ProgramSet};
-use throng_gpu::frame_buffers::HISTORY_JOINT_BYTES;
 use throng_gpu::{GpuContext, GpuError, Mapping};
 
 pub use codec::{Codec, CodecRow, Pair};
@@ -98,10 +97,6 @@ impl Default for Options {
     }
 }
 
-/// The most bytes of inertialization history the benchmark binds: lavapipe's storage binding
-/// limit.
-const HISTORY_BINDING_BYTES: u64 = 128 << 20;
-
 /// Bytes of one skinned vertex in the GPU's output.
 fn skinned_vertex_bytes() -> u64 {
     throng_gpu::output_bytes(0, Some((0, 1)))
@@ -139,15 +134,13 @@ pub fn run(
             .filter(|&n| skinnable(n))
             .max()
             .unwrap_or(0);
-        // History for the inertialize shape's instances, as far as one binding holds it.
-        let history = |n: usize| {
-            let wanted = options.shapes.iter().map(|s| s.history_slots(n)).max();
-            let joint_bytes = HISTORY_JOINT_BYTES as usize * subject.joints().max(1);
-            wanted
-                .unwrap_or(0)
-                .min(HISTORY_BINDING_BYTES as usize / joint_bytes)
-        };
-        let most_history = history(most);
+        // History for the inertialize shapes' instances (paged like the streams).
+        let most_history = options
+            .shapes
+            .iter()
+            .map(|s| s.history_slots(most))
+            .max()
+            .unwrap_or(0);
         let mut runtimes = match gpu {
             Some(ctx) => {
                 let main = GpuCrowd::new(
@@ -188,17 +181,6 @@ pub fn run(
         };
         for &n in &options.instances {
             for &shape in &options.shapes {
-                if shape.history_slots(n) > most_history {
-                    eprintln!(
-                        "bench: {} at {n} instances skipped: its history ({} slots of {} joints) \
-                         is larger than one {} MiB binding",
-                        shape.label(),
-                        n,
-                        subject.joints(),
-                        HISTORY_BINDING_BYTES >> 20
-                    );
-                    continue;
-                }
                 let mut set = subject.programs(shape, n);
                 let mut cpu = CpuCrowd::new(subject, n, threads, shape.history_slots(n));
                 let skin = skinnable(n);
