@@ -10,7 +10,7 @@ use throng_cpu_ref::bounds::{Bounds, Frustum};
 use throng_cpu_ref::{CpuRuntime, Outputs, Package, PoseOp, Program};
 use throng_fixtures::SplitMix64;
 use throng_gpu::raster::Camera;
-use throng_gpu::{Batch, Capacities, Instance, PackageId, Pose, Runtime};
+use throng_gpu::{Batch, Capacities, GpuContext, Instance, PackageId, Pose, Runtime};
 
 /// A 12 × 8 grid of instances 3 m apart, each at its own yaw and clip time.
 fn crowd(package: &Package, rng: &mut SplitMix64) -> (Vec<Program>, Vec<Affine3A>) {
@@ -97,6 +97,13 @@ fn batches<'a>(package: PackageId, lists: &[&'a [Instance<'a>]]) -> Vec<Batch<'a
         .collect()
 }
 
+/// A GPU runtime with `package` resident.
+fn runtime(ctx: &GpuContext, package: &Package, capacities: Capacities) -> (Runtime, PackageId) {
+    let mut gpu = Runtime::new(ctx, capacities).unwrap();
+    let id = gpu.add_package(package).unwrap();
+    (gpu, id)
+}
+
 /// The CPU reference after one frame of `lists`.
 fn reference(package: &Package, lists: &[&[Instance]]) -> CpuRuntime {
     let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
@@ -115,8 +122,7 @@ fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
     let cpu = reference(&package, &[&instances]);
     let reference = &cpu.outputs()[0];
     let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
-    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
-    let gpu_id = gpu.add_package(&package).unwrap();
+    let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
     let (mut partial, mut seen) = (0, 0);
     for (c, frustum) in cameras(&mut rng).iter().enumerate() {
         gpu.set_frustum(Some(*frustum));
@@ -167,8 +173,7 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
     let cpu = reference(&package, &[&instances]);
     let reference = &cpu.outputs()[0];
     let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
-    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
-    let gpu_id = gpu.add_package(&package).unwrap();
+    let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
     let camera = Camera {
         eye: Vec3::new(-20.0, 6.0, 14.0),
         target: Vec3::new(-8.0, 0.5, 0.0),
@@ -216,8 +221,7 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
     capacities.skinned_instances = 60;
     // Pages of 16 skinned instances: the budget spans four pages.
     capacities.binding_limit = Some(16 * 16 * u64::from(capacities.vertices));
-    let mut gpu = Runtime::new(&ctx, capacities).unwrap();
-    let gpu_id = gpu.add_package(&package).unwrap();
+    let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
     let camera = Camera {
         eye: Vec3::new(0.0, 25.0, 30.0),
         target: Vec3::new(-5.0, 0.0, 0.0),

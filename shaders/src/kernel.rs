@@ -32,6 +32,7 @@ const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
+const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
 /// Entry point of every compute kernel.
@@ -1023,6 +1024,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         MATH,
         decls,
         &accessors,
+        SCAN,
         BOUNDS,
     ]
     .join("\n");
@@ -1069,7 +1071,7 @@ pub fn budget() -> Kernel {
             (Resource::Ranks, Access::ReadWrite),
             (Resource::Indirect, Access::ReadWrite),
         ],
-        BUDGET,
+        &[SCAN, BUDGET].join("\n"),
     )
 }
 

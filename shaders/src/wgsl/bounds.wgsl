@@ -47,8 +47,6 @@ fn in_frustum(lo: vec3<f32>, hi: vec3<f32>) -> bool {
     return true;
 }
 
-var<workgroup> seen_by_lane: array<u32, WORKGROUP>;
-
 /// The scene-space box of frame slot `slot` (min, max; min > max when the skin has no box).
 fn instance_box(slot: u32) -> array<vec3<f32>, 2> {
     let pa = 3u * slot;
@@ -94,15 +92,9 @@ fn main(
         bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
         seen = params.cull == 0u || in_frustum(b[0], b[1]);
     }
-    seen_by_lane[lane] = u32(seen);
-    workgroupBarrier();
-    var rank = 0u;
-    var total = 0u;
-    for (var l = 0u; l < WORKGROUP; l++) {
-        let s = seen_by_lane[l];
-        rank += select(0u, s, l < lane);
-        total += s;
-    }
+    let sums = lane_sums(u32(seen), lane);
+    let rank = sums.x;
+    let total = sums.y;
     let group = params.group_base + wg.y * groups.x + wg.x;
     if lane == 0u {
         group_counts[group] = total;

@@ -31,8 +31,6 @@ struct BudgetParams {
 @group(0) @binding(3) var<storage, read_write> ranks: array<u32>;
 @group(0) @binding(4) var<storage, read_write> indirect: array<u32>;
 
-var<workgroup> chunk: array<u32, WORKGROUP>;
-
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(local_invocation_index) lane: u32) {
     var next = 0u;
@@ -46,20 +44,11 @@ fn main(@builtin(local_invocation_index) lane: u32) {
             if inside {
                 n = groups[g];
             }
-            chunk[lane] = n;
-            workgroupBarrier();
-            var before = 0u;
-            var total = 0u;
-            for (var l = 0u; l < WORKGROUP; l++) {
-                let k = chunk[l];
-                before += select(0u, k, l < lane);
-                total += k;
-            }
+            let sums = lane_sums(n, lane);
             if inside {
-                groups[g] = next + before;
+                groups[g] = next + sums.x;
             }
-            next += total;
-            workgroupBarrier();
+            next += sums.y;
         }
         if lane == 0u {
             let skinned = min(next, params.pool) - min(first, params.pool);
