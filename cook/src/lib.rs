@@ -17,6 +17,7 @@
 
 pub mod codec;
 pub mod import;
+pub mod lod;
 pub mod metadata;
 pub mod package;
 pub mod profile;

@@ -9,6 +9,7 @@ use throng_cpu_ref::error_metric::ClipError;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SubTrackKind};
 
+use crate::lod::LodReport;
 use crate::package::payload_bytes;
 use crate::{Imported, Profile};
 
@@ -42,6 +43,8 @@ pub struct SkeletonReport {
     pub root: String,
     /// Scene-space bounding-box diagonal of the rest-pose joint positions (scene units).
     pub extent: f32,
+    /// Its cooked LOD levels ([`crate::lod`]).
+    pub lods: Vec<LodReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -198,6 +201,7 @@ impl CookReport {
                     joints: s.joint_count(),
                     root: s.names.first().cloned().unwrap_or_default(),
                     extent: rest_extent(s),
+                    lods: Vec::new(),
                 })
                 .collect(),
             skins: package
@@ -259,12 +263,25 @@ impl fmt::Display for CookReport {
                 s.joints.to_string(),
                 format!("{:.3}", s.extent),
                 s.root.clone(),
+                (s.lods.iter())
+                    .map(|l| {
+                        let share = 100.0 * l.max_error / s.extent.max(f32::MIN_POSITIVE);
+                        format!("{} joints, {:.3} ({share:.1}%)", l.joints, l.max_error)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
             ]
         });
         table(
             f,
             "skeletons",
-            &["#", "joints", "extent", "root"],
+            &[
+                "#",
+                "joints",
+                "extent",
+                "root",
+                "LOD levels (max error, % of extent)",
+            ],
             rows.collect(),
         )?;
         let rows = self

@@ -87,7 +87,11 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         ));
         package.clips.push(clip);
     }
+    let lods = crate::lod::build_lods(&mut package, &[])?;
     let mut report = CookReport::new(imported, profile, &package, reports);
+    for (skeleton, levels) in report.skeletons.iter_mut().zip(lods) {
+        skeleton.lods = levels;
+    }
     report.warnings.extend(warnings);
     Ok((package, report))
 }

@@ -217,7 +217,7 @@ fn sections_must_be_packed_present_and_known() {
     assert!(matches!(
         read_package(&assemble(&duplicate)),
         Err(PackageError::BadSection {
-            index: 5,
+            index: 6,
             kind: MESHES,
             ..
         })
@@ -897,4 +897,94 @@ fn event_flags_and_root_motion_fields_are_checked_bytewise() {
             offset: c0 as u64 + 77
         })
     );
+}
+
+#[test]
+fn a_package_without_lods_has_no_lods_section_and_an_empty_one_is_refused() {
+    let mut package = sample_package();
+    package.skeletons[0].lods.clear();
+    let bytes = write_package(&package);
+    assert!(!has_section(&bytes, LODS));
+    assert_eq!(read_package(&bytes), Ok(package));
+    let mut parts = split(&bytes);
+    parts.push((LODS, 1, vec![0; 8]));
+    assert!(matches!(
+        read_package(&assemble(&parts)),
+        Err(PackageError::Invalid {
+            section: "LODS",
+            field: "item count",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_lods_section_must_carry_the_optional_flag() {
+    let mut parts = split(&write_package(&sample_package()));
+    let lods = parts.iter().position(|p| p.0 == LODS).unwrap();
+    parts[lods].1 = 0;
+    assert!(matches!(
+        read_package(&assemble(&parts)),
+        Err(PackageError::BadSection { kind: LODS, .. })
+    ));
+}
+
+/// The sample package with its LODS body replaced by `words` (u32 each, f32 bits included).
+fn with_lods(words: &[u32]) -> Result<throng_cpu_ref::Package, PackageError> {
+    let mut parts = split(&write_package(&sample_package()));
+    let lods = parts.iter().position(|p| p.0 == LODS).unwrap();
+    parts[lods].2 = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    read_package(&assemble(&parts))
+}
+
+/// One level of skeleton 0 (six joints) retaining `joints`, with `error` and held poses.
+fn level(joints: &[u32], error: f32) -> Vec<u32> {
+    let mut w = vec![joints.len() as u32, error.to_bits()];
+    w.extend_from_slice(joints);
+    for _ in 0..6 - joints.len() {
+        let pose = [0.0f32, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0];
+        w.extend(pose.map(f32::to_bits));
+    }
+    w
+}
+
+#[test]
+fn lod_levels_are_checked_as_the_evaluator_relies_on() {
+    let record = |skeleton: u32, levels: &[Vec<u32>]| {
+        let mut w = vec![1, 0, skeleton, levels.len() as u32];
+        levels.iter().for_each(|l| w.extend(l));
+        w
+    };
+    assert!(with_lods(&record(0, &[level(&[0, 1, 3], 0.01)])).is_ok());
+    let refused = |words: Vec<u32>, says: &str| {
+        let r = with_lods(&words);
+        assert!(
+            matches!(&r, Err(e) if e.to_string().contains(says)),
+            "{says}: {r:?}"
+        );
+    };
+    refused(record(2, &[level(&[0], 0.0)]), "not a skeleton");
+    refused(record(0, &[]), "LODS");
+    refused(record(0, &[level(&[0, 3], 0.0)]), "not its parent 1");
+    refused(record(0, &[level(&[0, 1, 9], 0.0)]), "out of range");
+    refused(record(0, &[level(&[1, 0], 0.0)]), "not its parent 0");
+    refused(
+        record(0, &[level(&[0, 1], f32::NAN)]),
+        "not a finite distance",
+    );
+    refused(
+        record(0, &[level(&[0, 1], 0.0), level(&[0, 5], 0.0)]),
+        "which level 1 dropped",
+    );
+    refused(
+        record(0, &[level(&[0, 1], 0.0), level(&[0, 1], 0.0)]),
+        "not fewer",
+    );
+    let mut bad_pose = level(&[0, 1, 3, 4, 5], 0.0);
+    bad_pose[7 + 3] = 3.0f32.to_bits(); // rotation w of joint 2's held pose
+    refused(record(0, &[bad_pose]), "rotation");
+    let mut two = record(0, &[level(&[0, 1], 0.0)]);
+    two[0] = 2;
+    two.extend(&record(0, &[level(&[0, 1], 0.0)])[2..]);
+    refused(two, "not a skeleton after the last record's");
 }

@@ -40,15 +40,20 @@ fn header_and_table_follow_the_documented_layout() {
     let bytes = write_package(&sample_package());
     assert_eq!(&bytes[0..8], b"THRNGPKG");
     assert_eq!(u32_at(&bytes, 8), 3, "format version");
-    assert_eq!(u32_at(&bytes, 12), 5, "section count");
+    assert_eq!(u32_at(&bytes, 12), 6, "section count (with LODS)");
     assert_eq!(u64_at(&bytes, 16), xxh3_64(&bytes[32..]), "content hash");
     assert_eq!(u64_at(&bytes, 24), bytes.len() as u64, "total size");
     assert_eq!(bytes.len() % 16, 0);
-    let mut end: usize = 32 + 5 * 24;
-    for (i, kind) in (1..=5u32).enumerate() {
+    let mut end: usize = 32 + 6 * 24;
+    for (i, kind) in (1..=6u32).enumerate() {
         let entry = 32 + 24 * i;
         assert_eq!(u32_at(&bytes, entry), kind, "sections in kind order");
-        assert_eq!(u32_at(&bytes, entry + 4), 0, "flags");
+        let optional = u32::from(kind == LODS);
+        assert_eq!(
+            u32_at(&bytes, entry + 4),
+            optional,
+            "flags: LODS is optional"
+        );
         let (offset, size) = section(&bytes, kind);
         assert_eq!(
             offset,

@@ -58,6 +58,11 @@ pub struct Instance<'a> {
 pub enum Pose<'a> {
     /// Evaluated by the runtime. It must contain `ToComponent`.
     Program(&'a Program),
+    /// Evaluated by the runtime at skeleton LOD level `lod` (`crate::lod`): the program runs on
+    /// the level's retained joints and the dropped ones take the level's pose. Level 0 is every
+    /// joint (as [`Pose::Program`]); a level past the skeleton's is refused, and so is a
+    /// reduced level for a program that captures or inertializes (history needs every joint).
+    Lod(&'a Program, u8),
     /// A hero: its palette for the batch's skin, computed by the caller.
     Hero(&'a [Affine3A]),
     /// Update-rate LOD: the slot keeps the pose the last frame gave it (its components,
@@ -66,6 +71,17 @@ pub enum Pose<'a> {
     /// index. Nothing of its program runs: an instance whose program captures inertialization
     /// history this frame must be evaluated, or a later `Inertialize` reads an old capture.
     Keep,
+}
+
+impl<'a> Pose<'a> {
+    /// The program the runtime evaluates and its LOD level; `None` for heroes and kept poses.
+    pub fn program(&self) -> Option<(&'a Program, u8)> {
+        match *self {
+            Pose::Program(p) => Some((p, 0)),
+            Pose::Lod(p, lod) => Some((p, lod)),
+            Pose::Hero(_) | Pose::Keep => None,
+        }
+    }
 }
 
 /// What makes a batch's slots the same from one frame to the next, for [`Pose::Keep`].
@@ -262,7 +278,7 @@ pub fn validate<'a>(
         let checked = batch_assets(b, batch, &package)?;
         for (i, instance) in batch.instances.iter().enumerate() {
             check_instance(b, i, instance, limits, &checked)?;
-            if let Pose::Program(p) = instance.pose {
+            if let Some((p, _)) = instance.pose.program() {
                 if let Some(slot) = p.history_slot() {
                     if !claims.claim(slot) {
                         return Err(FrameError::BadInstance {
@@ -322,8 +338,32 @@ fn check_instance(
     if !is_finite(&x.placement) {
         return Err(bad("placement is not finite".into()));
     }
+    if let Some((p, lod)) = x.pose.program() {
+        let skeleton = checked.assets.skeleton;
+        let levels = skeleton.lods.len();
+        if lod as usize > levels {
+            return Err(bad(format!(
+                "asks for skeleton LOD {lod}, but the skeleton has levels 0 to {levels}"
+            )));
+        }
+        if lod > 0 {
+            if p.history_slot().is_some() {
+                return Err(bad(format!(
+                    "asks for skeleton LOD {lod}, but its program captures or inertializes, \
+                     which needs every joint; give it level 0"
+                )));
+            }
+            let level = &skeleton.lods[lod as usize - 1];
+            let n = skeleton.joint_count();
+            if level.words().len() != n.div_ceil(32) || level.pose().len() != n {
+                return Err(bad(format!(
+                    "skeleton LOD {lod} was made for a skeleton of another size"
+                )));
+            }
+        }
+    }
     match x.pose {
-        Pose::Program(p) => {
+        Pose::Program(p) | Pose::Lod(p, _) => {
             p.validate(limits, &checked.assets)
                 .map_err(|source| FrameError::Program {
                     batch,
@@ -651,7 +691,9 @@ fn commit_captures(
         return;
     }
     for (x, from) in instances.iter().zip(captures.chunks_exact(joints)) {
-        let Pose::Program(p) = x.pose else { continue };
+        let Some((p, _)) = x.pose.program() else {
+            continue;
+        };
         if let Some(to) = p.capture_slot().and_then(|s| history.slot_mut(s)) {
             to[..joints].copy_from_slice(from);
         }
@@ -660,7 +702,9 @@ fn commit_captures(
 
 /// Whether the instance's program captures inertialization history.
 fn captures(x: &Instance) -> bool {
-    matches!(x.pose, Pose::Program(p) if p.capture_slot().is_some())
+    x.pose
+        .program()
+        .is_some_and(|(p, _)| p.capture_slot().is_some())
 }
 
 /// Evaluates `instances` into `out`, halving workers and instances over `rayon::join` until
@@ -702,9 +746,13 @@ fn run_serial(w: &mut Worker, instances: &[Instance], out: Slices, batch: &Batch
 fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch_in: &BatchIn) {
     let batch = batch_in.assets;
     match x.pose {
-        Pose::Program(program) => {
+        Pose::Program(program) | Pose::Lod(program, _) => {
+            let lod = match x.pose {
+                Pose::Lod(_, l) if l > 0 => batch.assets.skeleton.lods.get(usize::from(l) - 1),
+                _ => None,
+            };
             w.evaluator
-                .evaluate(program, &batch.assets, batch_in.history, false);
+                .evaluate(program, &batch.assets, lod, batch_in.history, false);
             if let Some((_, offsets)) = w.evaluator.captured() {
                 if out.captures.len() == offsets.len() {
                     out.captures.copy_from_slice(offsets);

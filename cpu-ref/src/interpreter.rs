@@ -19,7 +19,7 @@ use crate::inertialize::{capture_joint, inertialize_joint, History, JointOffset}
 use crate::palette::build_palette;
 use crate::program::{op, Assets, NO_MASK};
 use crate::transform::{nlerp_shortest, slerp_shortest};
-use crate::{PoseOp, Program, ProgramError, ProgramLimits, Trs};
+use crate::{PoseOp, Program, ProgramError, ProgramLimits, SkeletonLod, Trs};
 
 /// A Blend whose weights sum below this gives the rest pose.
 pub const BLEND_EPSILON: f32 = 1e-6;
@@ -104,7 +104,7 @@ impl Evaluator {
                 });
             }
         }
-        self.evaluate(program, assets, history, true);
+        self.evaluate(program, assets, None, history, true);
         if let Some((slot, offsets)) = self.captured() {
             if let Some(to) = history.slot_mut(slot) {
                 to[..offsets.len()].copy_from_slice(offsets);
@@ -133,11 +133,15 @@ impl Evaluator {
 
     /// Evaluates a program that [`Program::validate`] accepted for `assets` (whose skeleton
     /// [`Evaluator::fits`]); `Palette` ops only with `palettes` (their entries must fit). A slot
-    /// missing from `history` reads as no offset.
+    /// missing from `history` reads as no offset. With `lod` (a level of the skeleton, used
+    /// only by programs without history), `ToComponent` takes the level's pose for the joints
+    /// it drops (`crate::lod`); ops are per joint, so the retained joints are what running the
+    /// program on them alone gives.
     pub(crate) fn evaluate(
         &mut self,
         program: &Program,
         assets: &Assets,
+        lod: Option<&SkeletonLod>,
         history: &History,
         palettes: bool,
     ) {
@@ -149,7 +153,7 @@ impl Evaluator {
                 op::PALETTE if !palettes => {}
                 op::CAPTURE => self.capture(o),
                 op::INERTIALIZE => self.inertialize(o, history),
-                _ => self.execute(o, &program.weights, assets),
+                _ => self.execute(o, &program.weights, assets, lod),
             }
         }
     }
@@ -209,7 +213,7 @@ impl Evaluator {
     }
 
     /// Runs one validated op.
-    fn execute(&mut self, o: &PoseOp, weights: &[f32], assets: &Assets) {
+    fn execute(&mut self, o: &PoseOp, weights: &[f32], assets: &Assets, lod: Option<&SkeletonLod>) {
         let skeleton = assets.skeleton;
         match o.code {
             op::REST => {
@@ -246,6 +250,14 @@ impl Evaluator {
                 }
             }
             op::TO_COMPONENT => {
+                if let Some(lod) = lod {
+                    let local = self.register_mut(o.a);
+                    for (j, (x, held)) in local.iter_mut().zip(lod.pose()).enumerate() {
+                        if !lod.retains(j) {
+                            *x = *held;
+                        }
+                    }
+                }
                 let start = self.at(o.a, 0);
                 let local = &self.registers[start..start + self.joints];
                 local_to_component(skeleton, local, &mut self.component[..self.joints]);

@@ -16,6 +16,7 @@ pub mod frame;
 pub mod ik;
 pub mod inertialize;
 pub mod interpreter;
+pub mod lod;
 pub mod package;
 pub mod palette;
 pub mod program;
@@ -34,6 +35,7 @@ pub use frame::{
     SkinnedVertex, SlotClaims,
 };
 pub use interpreter::Evaluator;
+pub use lod::SkeletonLod;
 pub use package::Package;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};
 pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};

@@ -3,7 +3,7 @@
 use glam::Affine3A;
 use thiserror::Error;
 
-use crate::Trs;
+use crate::{SkeletonLod, Trs};
 
 /// Parent index of a root joint.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -31,6 +31,8 @@ pub struct Skeleton {
     pub source_nodes: Vec<u32>,
     /// Scene-space transform of the frame the root joint lives in.
     pub root_transform: Affine3A,
+    /// Reduced levels of detail 1, 2, … (`crate::lod`), cooked; empty: level 0 only.
+    pub lods: Vec<SkeletonLod>,
 }
 
 #[derive(Debug, Error, PartialEq)]
@@ -147,6 +149,7 @@ impl Skeleton {
             names,
             source_nodes,
             root_transform,
+            lods: Vec::new(),
         })
     }
 

@@ -254,6 +254,8 @@ struct BatchPlan {
     skeleton: u32,
     skin: Option<u32>,
     extent: f32,
+    /// Reduced LOD levels of the batch's skeleton.
+    levels: usize,
     /// Clips of the batch's skeleton.
     clips: Vec<u32>,
     templates: Vec<Program>,
@@ -497,6 +499,7 @@ impl BatchPlan {
             skeleton,
             skin,
             extent: component_extent(sk),
+            levels: sk.lods.len(),
             clips,
             templates,
             programs: Vec::new(),
@@ -517,15 +520,24 @@ impl BatchPlan {
             .collect();
     }
 
-    /// The batch's instances: heroes as programs without `palettes`, else with theirs.
+    /// The batch's instances: heroes as programs without `palettes`, else with theirs. Each
+    /// program without history runs at a skeleton LOD level of its own (every shape at every
+    /// level of the skeleton), the others at level 0.
     fn instances<'a>(&'a self, palettes: Option<&'a [Vec<Affine3A>]>) -> Vec<Instance<'a>> {
         (0..self.programs.len())
-            .map(|i| Instance {
-                pose: match palettes {
-                    Some(h) if self.hero[i] => Pose::Hero(&h[i]),
-                    _ => Pose::Program(&self.programs[i]),
-                },
-                placement: self.placements[i],
+            .map(|i| {
+                let p = &self.programs[i];
+                let lod = match p.history_slot() {
+                    None => (i / SHAPES) % (self.levels + 1),
+                    Some(_) => 0,
+                };
+                Instance {
+                    pose: match palettes {
+                        Some(h) if self.hero[i] => Pose::Hero(&h[i]),
+                        _ => Pose::Lod(p, lod as u8),
+                    },
+                    placement: self.placements[i],
+                }
             })
             .collect()
     }

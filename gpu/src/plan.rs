@@ -37,11 +37,12 @@ pub enum PosePath {
     Workgroup,
 }
 
-/// One pose dispatch: the instances of one shape in one batch.
+/// One pose dispatch: the instances of one shape at one skeleton LOD in one batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PoseDispatch {
     pub batch: usize,
     pub shape: u32,
+    pub lod: u8,
     /// First record (vec4 index) and instance count.
     pub record_base: u32,
     pub count: u32,
@@ -54,8 +55,8 @@ pub(crate) struct PoseDispatch {
 pub(crate) struct Plan {
     pub batches: Vec<BatchSlots>,
     pub poses: Vec<PoseDispatch>,
-    /// Scratch: (shape, page, clip, instance) of one batch's program instances.
-    bins: Vec<(u32, u32, u32, u32)>,
+    /// Scratch: (shape, LOD, page, clip, instance) of one batch's program instances.
+    bins: Vec<(u32, u8, u32, u32, u32)>,
     /// Instance order of the records: `order[k]` is the batch instance of record `k` of the
     /// pose dispatches, in dispatch order.
     pub order: Vec<(usize, u32)>,
@@ -111,26 +112,27 @@ impl Plan {
             self.bins.clear();
             let mut hint = None;
             for (i, x) in batch.instances.iter().enumerate() {
-                if let Pose::Program(p) = x.pose {
+                if let Some((p, lod)) = x.pose.program() {
                     let shape = shapes.id(p, &package.package, hint);
                     hint = Some(shape);
                     let page = (slot + i as u32) / page_instances.max(1);
-                    self.bins.push((shape, page, first_clip(p), i as u32));
+                    self.bins.push((shape, lod, page, first_clip(p), i as u32));
                 }
             }
             self.bins.sort_unstable();
             let mut start = 0;
             while start < self.bins.len() {
-                let shape = self.bins[start].0;
+                let (shape, lod) = (self.bins[start].0, self.bins[start].1);
                 let end = start
                     + self.bins[start..]
                         .iter()
-                        .take_while(|e| e.0 == shape)
+                        .take_while(|e| (e.0, e.1) == (shape, lod))
                         .count();
                 let stride = shapes.entries[shape as usize].shape.record_stride();
                 self.poses.push(PoseDispatch {
                     batch: b,
                     shape,
+                    lod,
                     record_base: self.records,
                     count: (end - start) as u32,
                     stride,
@@ -138,7 +140,7 @@ impl Plan {
                 });
                 self.records += stride * (end - start) as u32;
                 self.order
-                    .extend(self.bins[start..end].iter().map(|e| (b, e.3)));
+                    .extend(self.bins[start..end].iter().map(|e| (b, e.4)));
                 start = end;
             }
             slot += batch.instances.len() as u32;

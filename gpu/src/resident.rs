@@ -32,6 +32,25 @@ pub(crate) struct SkeletonRange {
     pub depth_base: u32,
     pub rest_base: u32,
     pub max_depth: u32,
+    /// `tables`: the retained-joint bitsets of LOD levels 1, 2, … (`words` u32 each).
+    pub lod_base: u32,
+    pub words: u32,
+    /// `pool`: the held poses of LOD levels 1, 2, … (three vec4s per joint each).
+    pub held_base: u32,
+}
+
+impl SkeletonRange {
+    /// `PoseParams::lod_base` and `held_base` of LOD `level` (already checked against the
+    /// skeleton's levels).
+    pub fn lod(&self, level: u8) -> (u32, u32) {
+        match u32::from(level).checked_sub(1) {
+            None => (throng_shaders::NO_LOD, 0),
+            Some(l) => (
+                self.lod_base + l * self.words,
+                self.held_base + 3 * l * self.joints,
+            ),
+        }
+    }
 }
 
 /// Where one skin lives: its palette tables and the vertices of the meshes it binds.
@@ -203,12 +222,31 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
         a.tables.extend(&skeleton.parents);
         let depth_base = a.table_at()?;
         a.tables.extend(&skeleton.depth);
+        let words = joints.div_ceil(32);
+        let (lod_base, held_base) = (a.table_at()?, a.pool_at()?);
+        for (l, lod) in skeleton.lods.iter().enumerate() {
+            if lod.words().len() != words || lod.pose().len() != joints {
+                return Err(format!(
+                    "skeleton {s} LOD level {} was made for a skeleton of another size",
+                    l + 1
+                ));
+            }
+            a.tables.extend(lod.words());
+            for t in lod.pose() {
+                a.pool.push(t.translation.extend(0.0).to_array());
+                a.pool.push(t.rotation.to_array());
+                a.pool.push(t.scale.extend(0.0).to_array());
+            }
+        }
         ranges.push(SkeletonRange {
             joints: index(joints, "joint")?,
             parent_base,
             depth_base,
             rest_base,
             max_depth: skeleton.depth.iter().copied().max().unwrap_or(0),
+            lod_base,
+            words: index(words, "LOD word")?,
+            held_base,
         });
     }
     Ok(ranges)

@@ -618,7 +618,9 @@ impl Runtime {
                 shape_base: entry.base,
                 shape_ops: entry.shape.ops.len() as u32,
                 max_depth: sk.max_depth,
-                pad: [0; 3],
+                lod_base: sk.lod(d.lod).0,
+                held_base: sk.lod(d.lod).1,
+                pad: [0; 1],
             };
             self.staging.params(bytemuck::bytes_of(&params));
         }

@@ -47,10 +47,10 @@ impl Staging {
             for n in 0..d.count as usize {
                 let (b, i) = plan.order[k];
                 k += 1;
-                let Some(Pose::Program(p)) = batches
+                let Some((p, _)) = batches
                     .get(b)
                     .and_then(|x| x.instances.get(i as usize))
-                    .map(|x| x.pose)
+                    .and_then(|x| x.pose.program())
                 else {
                     continue;
                 };

@@ -463,7 +463,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let rec = params.record_base + k * {stride};
     let slot = records[rec].x;
 {hoist}    for (var j = 0u; j < params.joint_count; j++) {{
-        let local = {local};
+        let rest = rest_joint(j);
+        var local: Trs;
+        if retained(j) {{
+            local = {local};
+        }} else {{
+            local = held_joint(j);
+        }}
 {body}    }}
 }}
 "
@@ -477,7 +483,7 @@ pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
         outputs,
         "params.record_stride",
         "",
-        "interpret(rec, j, rest_joint(j))",
+        "interpret(rec, j, rest)",
     );
     Kernel {
         label: format!("pose interpreter {}", variant(outputs)),
@@ -843,7 +849,7 @@ pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
         outputs,
         &stride,
         "    let h = hoist(rec);\n",
-        &format!("shape_joint(h, j, rest_joint(j){weights})"),
+        &format!("shape_joint(h, j, rest{weights})"),
     );
     Kernel {
         label: format!("pose thread {}", variant(outputs)),
@@ -938,8 +944,12 @@ fn main(
         slot = records[rec].x;
     }}
     if live {{
-        let h = hoist(rec);
-        let local = shape_joint(h, j, rest_joint(j){weights});
+        var local: Trs;
+        if retained(j) {{
+            local = shape_joint(hoist(rec), j, rest_joint(j){weights});
+        }} else {{
+            local = held_joint(j);
+        }}
 {locals}        m = trs_to_affine(local);
         parent = tables[params.parent_base + j];
         depth = tables[params.depth_base + j];

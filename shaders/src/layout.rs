@@ -4,6 +4,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+/// `PoseParams::lod_base` of a dispatch at skeleton LOD level 0: every joint runs its program.
+pub const NO_LOD: u32 = u32::MAX;
+
 /// `PoseParams` of pose.wgsl: one (batch, shape) dispatch of the pose pass (80 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -25,7 +28,11 @@ pub struct PoseParams {
     pub shape_base: u32,
     pub shape_ops: u32,
     pub max_depth: u32,
-    pub pad: [u32; 3],
+    /// `tables`: the retained-joint bitset of the dispatch's skeleton LOD, or [`NO_LOD`].
+    pub lod_base: u32,
+    /// `pool`: the held pose of that LOD's dropped joints (three vec4s per joint).
+    pub held_base: u32,
+    pub pad: [u32; 1],
 }
 
 /// `SkinParams` of skinning.wgsl: one skinned batch (32 bytes, uniform).
@@ -89,7 +96,7 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 5] {
             "PoseParams",
             members!(PoseParams: count, record_base, record_stride, joint_count, clip_base, parent_base, depth_base,
                 rest_base, skin_len, skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base,
-                shape_base, shape_ops, max_depth),
+                shape_base, shape_ops, max_depth, lod_base, held_base),
         ),
         (
             "SkinParams",

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::layout::NO_LOD;
 use throng_cpu_ref::bounds::BOUNDS_PAD;
 use throng_cpu_ref::clip::encoding;
 use throng_cpu_ref::codec::layout as codec;
@@ -27,7 +28,7 @@ pub const CLIP_WORDS: u32 = 8;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 31] = [
+    let u32s: [(&str, u32); 32] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -37,6 +38,7 @@ pub fn source() -> String {
         ("OP_CAPTURE", op::CAPTURE),
         ("OP_INERTIALIZE", op::INERTIALIZE),
         ("NO_MASK", NO_MASK),
+        ("NO_LOD", NO_LOD),
         ("NO_PARENT", NO_PARENT),
         ("NO_NORMAL", NO_NORMAL),
         ("TRACK_DEFAULT", SubTrackKind::Default as u32),

@@ -73,6 +73,19 @@ fn print_text(path: &std::path::Path, p: &Package) {
             s.names[0],
             s.identity_hash()
         );
+        for (l, lod) in s.lods.iter().enumerate() {
+            let names: Vec<&str> = lod
+                .joints()
+                .iter()
+                .map(|&j| s.names[j as usize].as_str())
+                .collect();
+            println!(
+                "  LOD {}: {} joints: {}",
+                l + 1,
+                names.len(),
+                names.join(" ")
+            );
+        }
     }
     for (i, s) in p.skins.iter().enumerate() {
         println!(
@@ -128,6 +141,7 @@ fn to_json(p: &Package) -> serde_json::Value {
             "names": s.names,
             "parents": s.parents.iter().map(|&x| if x == throng_cpu_ref::NO_PARENT { -1 } else { x as i64 }).collect::<Vec<_>>(),
             "identity_hash": format!("{:016x}", s.identity_hash()),
+            "lods": s.lods.iter().map(|l| l.joints()).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "skins": p.skins.iter().map(|s| json!({"name": s.name, "skeleton": s.skeleton, "palette": s.joints.len()})).collect::<Vec<_>>(),
         "meshes": p.meshes.iter().map(|m| json!({"name": m.name, "skin": m.skin, "vertices": m.positions.len(), "triangles": m.indices.len() / 3})).collect::<Vec<_>>(),

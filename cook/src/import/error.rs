@@ -7,6 +7,8 @@ use throng_cpu_ref::SkeletonError;
 
 #[derive(Debug, Error)]
 pub enum CookError {
+    #[error("skeleton LODs: {0}")]
+    Lod(String),
     #[error("{file}: cannot read: {message}")]
     Io { file: String, message: String },
     #[error("{file}: not a valid glTF 2.0 file: {message}")]

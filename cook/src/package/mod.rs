@@ -43,7 +43,8 @@ pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
 pub const EVENT_REVERSIBLE: u32 = 1;
 
-/// The section kinds this version knows; each appears exactly once in a package.
+/// The section kinds this version knows. Each required kind appears exactly once in a package,
+/// an optional one at most once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum SectionKind {
@@ -53,17 +54,25 @@ pub enum SectionKind {
     Skins = 3,
     Meshes = 4,
     Clips = 5,
+    /// Skeleton LOD levels (optional: a reader that skips it evaluates every joint).
+    Lods = 6,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 5] = [
+    pub const ALL: [SectionKind; 6] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
         SectionKind::Meshes,
         SectionKind::Clips,
+        SectionKind::Lods,
     ];
+
+    /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
+    pub fn optional(self) -> bool {
+        self == SectionKind::Lods
+    }
 
     pub fn from_u32(kind: u32) -> Option<SectionKind> {
         SectionKind::ALL.into_iter().find(|k| *k as u32 == kind)
@@ -76,6 +85,7 @@ impl SectionKind {
             SectionKind::Skins => "SKINS",
             SectionKind::Meshes => "MESHES",
             SectionKind::Clips => "CLIPS",
+            SectionKind::Lods => "LODS",
         }
     }
 }

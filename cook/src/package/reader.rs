@@ -3,9 +3,11 @@
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::codec::layout::segment_table;
 use throng_cpu_ref::codec::{segment_count, CompressedClip, COMPRESSED_CODEC_VERSION};
+use throng_cpu_ref::lod::check_levels;
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
-    RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
+    RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind,
+    SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -34,10 +36,10 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let sections = read_section_table(bytes, section_count)?;
+    let (sections, lods) = read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
-    let package = Package {
+    let mut package = Package {
         skeletons: read_items(skeletons, SKELETON_HEADER, |c, i| {
             read_skeleton(c, i, &mut names)
         })?,
@@ -46,6 +48,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
         masks: Vec::new(),
     };
+    if let Some(lods) = lods {
+        read_lods(lods, &mut package.skeletons)?;
+    }
     names.check_all_used()?;
     validate_package(&package)?;
     Ok(package)
@@ -97,8 +102,12 @@ struct Section<'a> {
 }
 
 /// Reads the table and checks that sections are aligned, in bounds, packed in table order with
-/// zero padding, and that each known kind appears exactly once. Returns them in kind order.
-fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], PackageError> {
+/// zero padding, and that each required kind appears exactly once and an optional one at most
+/// once. Returns the required ones in kind order, and LODS if present.
+fn read_section_table(
+    bytes: &[u8],
+    count: u32,
+) -> Result<([Section<'_>; 5], Option<Section<'_>>), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -114,7 +123,7 @@ fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], Pack
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 5] = [None; 5];
+    let mut found: [Option<Section>; 6] = [None; 6];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -145,11 +154,15 @@ fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], Pack
         zero_gap(bytes, end, offset)?;
         end = section_end;
         match SectionKind::from_u32(kind) {
-            Some(_) if flags != 0 => {
+            Some(k) if flags != u32::from(k.optional()) * SECTION_OPTIONAL => {
                 return Err(PackageError::BadSection {
                     index,
                     kind,
-                    what: "known sections carry no flags",
+                    what: if k.optional() {
+                        "an optional known section carries exactly the optional flag"
+                    } else {
+                        "required sections carry no flags"
+                    },
                 })
             }
             Some(k) => {
@@ -204,7 +217,61 @@ fn read_section_table(bytes: &[u8], count: u32) -> Result<[Section<'_>; 5], Pack
     for ((slot, kind), found) in sections.iter_mut().zip(SectionKind::ALL).zip(found) {
         *slot = found.ok_or(PackageError::MissingSection { kind: kind.name() })?;
     }
-    Ok(sections)
+    Ok((sections, found[SectionKind::Lods as usize - 1]))
+}
+
+/// The LODS section into the skeletons it names: at least one record, skeletons ascending, each
+/// with at least one level; every level ancestor-closed, nested and coarser than the one before
+/// (throng-cpu-ref `lod::check_levels`), with a valid held pose per dropped joint.
+fn read_lods(section: Section, skeletons: &mut [Skeleton]) -> Result<(), PackageError> {
+    let invalid = |index: usize, field: &'static str, what: String| PackageError::Invalid {
+        section: "LODS",
+        index,
+        field,
+        what,
+    };
+    let mut next = 0usize;
+    let records = read_items(section, 20, |c, index| {
+        let skeleton = c.u32("skeleton")? as usize;
+        if skeleton < next || skeleton >= skeletons.len() {
+            return Err(invalid(
+                index,
+                "skeleton",
+                format!(
+                    "{skeleton} is not a skeleton after the last record's (there are {})",
+                    skeletons.len()
+                ),
+            ));
+        }
+        next = skeleton + 1;
+        let levels = c.u32("level count")?;
+        if levels == 0 {
+            return Err(invalid(index, "level count", "is zero".into()));
+        }
+        let s = &skeletons[skeleton];
+        let lods = c.vec(levels, 12, "levels", |c, _| {
+            let count = c.u32("joint count")?;
+            let error = c.f32("error")?;
+            let joints = c.vec(count, 4, "joints", |c, _| c.u32("joint"))?;
+            let dropped = (s.joint_count() as u32).saturating_sub(count);
+            let pose = c.vec(dropped, 40, "held pose", |c, _| read_trs(c))?;
+            SkeletonLod::new(s, joints, &pose, error)
+                .map_err(|e| invalid(index, "joints", e.to_string()))
+        })?;
+        check_levels(s, &lods).map_err(|e| invalid(index, "levels", e.to_string()))?;
+        Ok((skeleton, lods))
+    })?;
+    if records.is_empty() {
+        return Err(invalid(
+            0,
+            "item count",
+            "is zero; a package without LODs has no LODS section".into(),
+        ));
+    }
+    for (skeleton, lods) in records {
+        skeletons[skeleton].lods = lods;
+    }
+    Ok(())
 }
 
 fn slice(bytes: &[u8], start: u64, end: u64) -> Option<&[u8]> {

@@ -11,7 +11,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
     SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
-    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE,
+    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
@@ -27,9 +27,12 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     let skins = skins(&package.skins, &mut strings);
     let meshes = meshes(&package.meshes, &mut strings);
     let clips = clips(&package.clips, &mut strings);
-    let bodies = [strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
+    let mut bodies = vec![strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
+    if package.skeletons.iter().any(|s| !s.lods.is_empty()) {
+        bodies.push(lods(&package.skeletons).0);
+    }
 
-    let table_end = HEADER_SIZE + SectionKind::ALL.len() * SECTION_ENTRY_SIZE;
+    let table_end = HEADER_SIZE + bodies.len() * SECTION_ENTRY_SIZE;
     let mut offsets = Vec::with_capacity(bodies.len());
     let mut end = table_end;
     for body in &bodies {
@@ -47,7 +50,7 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     out.u64(total as u64);
     for ((kind, body), offset) in SectionKind::ALL.iter().zip(&bodies).zip(&offsets) {
         out.u32(*kind as u32);
-        out.u32(0); // flags
+        out.u32(if kind.optional() { SECTION_OPTIONAL } else { 0 });
         out.u64(*offset as u64);
         out.u64(body.len() as u64);
     }
@@ -72,6 +75,27 @@ fn skeletons(skeletons: &[Skeleton], strings: &mut Strings) -> Out {
         s.source_nodes.iter().for_each(|&n| out.u32(n));
         s.names.iter().for_each(|n| out.str(strings, n));
         s.rest.iter().for_each(|t| out.trs(t));
+    }
+    out
+}
+
+/// One record per skeleton with LOD levels: its index, the level count, then per level the
+/// retained-joint count, its measured error, the joints and the held pose of each dropped joint.
+fn lods(skeletons: &[Skeleton]) -> Out {
+    let with = skeletons
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.lods.is_empty());
+    let mut out = Out::table(with.clone().count());
+    for (index, s) in with {
+        out.u32(len32(index));
+        out.u32(len32(s.lods.len()));
+        for lod in &s.lods {
+            out.u32(len32(lod.joints().len()));
+            out.f32(lod.error());
+            lod.joints().iter().for_each(|&j| out.u32(j));
+            lod.dropped_pose().for_each(|t| out.trs(t));
+        }
     }
     out
 }

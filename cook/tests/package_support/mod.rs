@@ -4,8 +4,8 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::{
-    Clip, ClipEvent, LoopPolicy, Package, RootMotion, RootMotionPolicy, Skeleton, SkinBinding,
-    SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs, NO_PARENT,
+    Clip, ClipEvent, LoopPolicy, Package, RootMotion, RootMotionPolicy, Skeleton, SkeletonLod,
+    SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs, NO_PARENT,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -151,8 +151,9 @@ fn clip(
     }
 }
 
-/// Two skeletons, two skins, two meshes (with and without normals), two clips using all
-/// three sub-track kinds, events (reversible and not), markers, and a planar trajectory on one.
+/// Two skeletons (the first with two LOD levels), two skins, two meshes (with and without
+/// normals), two clips using all three sub-track kinds, events (reversible and not), markers,
+/// and a planar trajectory on one.
 pub fn sample_package() -> Package {
     use SubTrackKind::{Animated as A, Constant as C, Default as D};
     let big = branching_skeleton();
@@ -260,6 +261,24 @@ pub fn sample_package() -> Package {
     let mut pose = clip("pose", 1, &small, &[D, C, D, C, D, C], 0.0, 60.0, 1);
     pose.loop_policy = LoopPolicy::Once;
     pose.profile = "hero".into();
+    let mut big = big;
+    let held = |k: usize| {
+        trs(
+            [0.1, 0.2 * k as f32, 0.0],
+            Quat::from_rotation_y(0.4),
+            [1.0, 1.2, 1.0],
+        )
+    };
+    big.lods = vec![
+        SkeletonLod::new(&big, vec![0, 1, 3, 5], &[held(2), held(4)], 0.02).expect("valid level"),
+        SkeletonLod::new(
+            &big,
+            vec![0, 1],
+            &[held(2), held(3), held(4), held(5)],
+            0.25,
+        )
+        .expect("valid level"),
+    ];
     Package {
         skeletons: vec![big, small],
         skins,
@@ -312,6 +331,12 @@ pub const SKELETONS: u32 = 2;
 pub const SKINS: u32 = 3;
 pub const MESHES: u32 = 4;
 pub const CLIPS: u32 = 5;
+pub const LODS: u32 = 6;
+
+/// Whether the package's table lists a section of `kind`.
+pub fn has_section(bytes: &[u8], kind: u32) -> bool {
+    (0..u32_at(bytes, 12) as usize).any(|i| u32_at(bytes, 32 + 24 * i) == kind)
+}
 
 /// Byte ranges of every count, size, reserved word, padding byte and encoding field of a
 /// package, found by walking the documented layout. Each walk must end exactly at its section's
@@ -320,9 +345,17 @@ pub fn structural_ranges(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut out = vec![0..16, 24..32]; // header without the hash
     let count = u32_at(bytes, 12) as usize;
     let table_end = 32 + 24 * count;
-    out.push(32..table_end);
+    // The whole table, but the kind of an optional section: another kind makes it an unknown
+    // optional section, which a reader skips by design (docs/package-format.md).
+    for e in (32..table_end).step_by(24) {
+        let optional = u32_at(bytes, e + 4) & 1 != 0;
+        out.push(if optional { e + 4..e + 24 } else { e..e + 24 });
+    }
     let mut prev_end = table_end;
-    let mut sections: Vec<(usize, usize)> = (1..=5).map(|k| section(bytes, k)).collect();
+    let mut sections: Vec<(usize, usize)> = (1..=6)
+        .filter(|&k| has_section(bytes, k))
+        .map(|k| section(bytes, k))
+        .collect();
     sections.sort();
     for &(offset, size) in &sections {
         out.push(prev_end..offset); // padding
@@ -394,7 +427,31 @@ pub fn structural_ranges(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
         out.push(end..padded);
         padded
     });
+    if has_section(bytes, LODS) {
+        walk_table(LODS, &mut out, &|at, out| {
+            out.push(at..at + 8); // skeleton, level count
+            let skeleton = u32_at(bytes, at) as usize;
+            let n = skeleton_joints(bytes, skeleton);
+            let mut cursor = at + 8;
+            for _ in 0..u32_at(bytes, at + 4) {
+                out.push(cursor..cursor + 4); // joint count (then the error, a value)
+                let count = u32_at(bytes, cursor) as usize;
+                cursor += 8 + 4 * count + 40 * (n - count);
+            }
+            cursor
+        });
+    }
     out
+}
+
+/// Joint count of skeleton record `index`, walking SKELETONS as documented.
+fn skeleton_joints(bytes: &[u8], index: usize) -> usize {
+    let (offset, _) = section(bytes, SKELETONS);
+    let mut at = offset + 8;
+    for _ in 0..index {
+        at += 64 + 56 * u32_at(bytes, at) as usize;
+    }
+    u32_at(bytes, at) as usize
 }
 
 /// The table entries of a package as (kind, flags, body), in table order.

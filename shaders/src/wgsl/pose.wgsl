@@ -32,9 +32,27 @@ struct PoseParams {
     shape_ops: u32,
     /// Largest joint depth of the skeleton (root = 0).
     max_depth: u32,
-    pad0: u32,
-    pad1: u32,
+    /// `tables`: the retained-joint bitset of the dispatch's skeleton LOD (bit j % 32 of word
+    /// j / 32), or NO_LOD for every joint.
+    lod_base: u32,
+    /// `pool`: the LOD's held pose, three vec4s (t, q, s) per joint (unused with NO_LOD).
+    held_base: u32,
     pad2: u32,
+}
+
+/// Whether joint `j` runs the program at the dispatch's skeleton LOD (throng-cpu-ref `lod`); a
+/// dropped joint holds the level's pose.
+fn retained(j: u32) -> bool {
+    if params.lod_base == NO_LOD {
+        return true;
+    }
+    return ((tables[params.lod_base + (j >> 5u)] >> (j & 31u)) & 1u) != 0u;
+}
+
+/// The local pose dropped joint `j` holds at the dispatch's skeleton LOD.
+fn held_joint(j: u32) -> Trs {
+    let at = params.held_base + 3u * j;
+    return Trs(pool[at].xyz, pool[at + 1u], pool[at + 2u].xyz);
 }
 
 /// The rest pose of joint `j` of the dispatch's skeleton.
