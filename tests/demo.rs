@@ -422,6 +422,7 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames_and_tints_their_tie
         "--height",
         "64",
         "--stagger",
+        "--no-lod",
         "--lod-tint",
         "--json",
         "--out",
@@ -465,5 +466,119 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames_and_tints_their_tie
         saturated.len() > 20 && red * 10 >= saturated.len() * 8,
         "{red} of {} colourful pixels are red",
         saturated.len()
+    );
+}
+
+/// Saturated pixels of a PNG, and how many of them `hue` accepts.
+fn tinted(path: &Path, hue: impl Fn(&[i32; 3]) -> bool) -> (usize, usize) {
+    let (_, _, rgba) = decode(path);
+    let saturated: Vec<[i32; 3]> = rgba
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1], p[2]].map(i32::from))
+        .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() > 40)
+        .collect();
+    let matching = saturated.iter().filter(|p| hue(p)).count();
+    (saturated.len(), matching)
+}
+
+#[test]
+fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
+    let dir = scratch_dir("demo-lod");
+    let png = dir.join("lod.png");
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "64",
+        "--frames",
+        "2",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--lod-tint",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(report["lod"], true);
+    let h = &report["lod_histogram"];
+    let level = |k: &str| h[k].as_u64().unwrap();
+    assert_eq!(level("lod0") + level("lod1") + level("lod2"), 64, "{h}");
+    // 64 px high: every member is a few pixels tall, so at the coarsest level unless it
+    // inertializes a transition.
+    assert!(level("lod2") >= 48, "{h}");
+    let posed = report["joints_posed"].as_u64().unwrap();
+    assert!(posed < 64 * 47 / 2, "joints posed {posed}");
+    // --lod-tint: level 2 is orange (red well above green, green well above blue).
+    let (saturated, orange) = tinted(&dir.join("lod_0001.png"), |p| {
+        p[0] > p[1] + 30 && p[1] > p[2] + 30
+    });
+    assert!(
+        saturated > 20 && orange * 10 >= saturated * 7,
+        "{orange} of {saturated} orange"
+    );
+}
+
+#[test]
+fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
+    let dir = scratch_dir("demo-budget");
+    let png = dir.join("budget.png");
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "64",
+        "--frames",
+        "5",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--pose-budget",
+        "200",
+        "--max-stale",
+        "3",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let frames = report["frames"].as_array().expect("frames");
+    let b = |f: &serde_json::Value, k: &str| f["pose_budget"][k].as_u64().unwrap();
+    assert_eq!(
+        b(&frames[0], "served"),
+        64,
+        "everyone runs on the first frame"
+    );
+    let mut starving = 0;
+    for f in &frames[1..] {
+        assert_eq!(b(f, "served") + b(f, "kept"), 64, "{f}");
+        assert_eq!(b(f, "served"), f["evaluated"].as_u64().unwrap(), "{f}");
+        assert!(b(f, "max_wait") < 3, "{f}");
+        assert!(b(f, "kept") > 0, "{f}");
+        starving += b(f, "starving");
+        if b(f, "must") + b(f, "starving") == 0 {
+            assert!(b(f, "spent") <= 200, "{f}");
+        }
+    }
+    assert!(
+        starving > 0,
+        "the service rate served members the budget did not"
     );
 }

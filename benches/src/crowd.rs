@@ -1,6 +1,6 @@
 //! Whole crowd frames, raster included, at crowd scale: the crowd path (frustum culling against a
-//! fixed camera, update-rate LOD by projected height, the skinned budget filled nearest first)
-//! next to full detail (every instance posed every frame, skinned and drawn), for the same
+//! fixed camera, skeleton LOD by projected error, update-rate LOD by projected height, the
+//! skinned budget filled nearest first) next to full detail (every instance posed every frame, skinned and drawn), for the same
 //! one-clip programs and placements. A frame is timed from `Runtime::frame` to the raster pass
 //! finishing; control is not part of it.
 
@@ -9,6 +9,7 @@ use std::time::Instant;
 use glam::Vec3;
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::lod::LodState;
 use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_fixtures::BenchShape;
 use throng_gpu::raster::{Camera, Raster, Scene};
@@ -47,6 +48,10 @@ pub struct CrowdRow {
     pub triangles: u64,
     /// Instances evaluated (not kept) in the last timed frame.
     pub evaluated: usize,
+    /// Instances at skeleton LOD level 0, 1, 2 in the last timed frame, and the joints whose
+    /// programs the pose pass evaluated (retained joints of the evaluated instances).
+    pub lod_histogram: [usize; 3],
+    pub joints_posed: usize,
     pub budget: u32,
     /// Medians of the GPU passes, ms (timestamp queries; 0 without them).
     pub pose_ms: f64,
@@ -62,6 +67,8 @@ pub struct CrowdRow {
 struct Sample {
     visibility: throng_gpu::Visibility,
     evaluated: usize,
+    lod_histogram: [usize; 3],
+    joints_posed: usize,
     pose_ms: f64,
     bounds_ms: f64,
     skinning_ms: f64,
@@ -117,6 +124,8 @@ fn measure_crowd(
         skinned_vertices: 0,
         triangles: 0,
         evaluated: 0,
+        lod_histogram: [0; 3],
+        joints_posed: 0,
         budget: if lod {
             CROWD_BUDGET.min(n as u32)
         } else {
@@ -167,16 +176,31 @@ fn measure_crowd(
     order.sort_by(|&a, &b| distance(a).total_cmp(&distance(b)));
     let focal = HEIGHT as f32 / (2.0 * (camera.fov_y * 0.5).tan());
     let mut stagger = Stagger::new();
+    let mut levels = LodState::new();
+    let skeleton = &subject.package.skeletons[subject.skeleton as usize];
     let mut frame = |f: u32| -> Result<(f64, Sample), BenchError> {
         set.advance(&subject.package, f);
+        let (mut histogram, mut joints) = ([0usize; 3], 0);
         let instances: Vec<Instance> = order
             .iter()
             .map(|&i| {
-                let rate = rate_for_height(INSTANCE_HEIGHT * focal / distance(i).max(1e-3));
+                let pixels_per_unit = focal / distance(i).max(1e-3);
+                let rate = rate_for_height(INSTANCE_HEIGHT * pixels_per_unit);
+                let level = match lod {
+                    true => levels.choose(i, pixels_per_unit, &skeleton.lods),
+                    false => 0,
+                };
+                histogram[usize::from(level).min(2)] += 1;
                 let due = !lod || stagger.due(i, rate);
+                if due {
+                    joints += match usize::from(level).checked_sub(1) {
+                        None => skeleton.joint_count(),
+                        Some(l) => skeleton.lods[l].joints().len(),
+                    };
+                }
                 Instance {
                     pose: if due {
-                        Pose::Program(&set.programs[i])
+                        Pose::Lod(&set.programs[i], level)
                     } else {
                         Pose::Keep
                     },
@@ -203,8 +227,10 @@ fn measure_crowd(
             visibility: runtime.visibility(),
             evaluated: instances
                 .iter()
-                .filter(|x| matches!(x.pose, Pose::Program(_)))
+                .filter(|x| x.pose.program().is_some())
                 .count(),
+            lod_histogram: histogram,
+            joints_posed: joints,
             pose_ms: times.pose_ms,
             bounds_ms: times.bounds_ms,
             skinning_ms: times.skinning_ms,
@@ -231,6 +257,8 @@ fn measure_crowd(
         row.skinned_vertices = s.visibility.skinned_vertices;
         row.triangles = s.visibility.triangles;
         row.evaluated = s.evaluated;
+        row.lod_histogram = s.lod_histogram;
+        row.joints_posed = s.joints_posed;
     }
     row.pose_ms = median(samples.iter().map(|s| s.pose_ms));
     row.bounds_ms = median(samples.iter().map(|s| s.bounds_ms));

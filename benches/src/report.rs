@@ -529,13 +529,13 @@ fn crowd_table(rows: &[CrowdRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncrowd: whole frames with raster (ms), fixed camera; lod = culling + update-rate LOD + skinned budget, else full detail"
+        "\ncrowd: whole frames with raster (ms), fixed camera; lod = culling + skeleton LOD + update-rate LOD + skinned budget, else full detail; joints = joints posed, levels = instances at skeleton LOD 0/1/2"
     );
     let _ =
         writeln!(
         s,
-        "{:<12} {:>7} {:>5} | {:>9} | {:>7} {:>7} {:>7} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
-        "subject", "N", "lod", "frame ms", "visible", "skinned", "posed", "vertices", "triangles",
+        "{:<12} {:>7} {:>5} | {:>9} | {:>7} {:>7} {:>7} {:>8} {:>17} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+        "subject", "N", "lod", "frame ms", "visible", "skinned", "posed", "joints", "levels", "vertices", "triangles",
         "pose ms", "bnd ms", "skin ms", "raster ms"
     );
     for r in rows {
@@ -554,10 +554,15 @@ fn crowd_table(rows: &[CrowdRow]) -> String {
             None => {
                 let _ = writeln!(
                     s,
-                    "{:>7} {:>7} {:>7} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+                    "{:>7} {:>7} {:>7} {:>8} {:>17} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
                     r.visible,
                     r.skinned,
                     r.evaluated,
+                    r.joints_posed,
+                    format!(
+                        "{}/{}/{}",
+                        r.lod_histogram[0], r.lod_histogram[1], r.lod_histogram[2]
+                    ),
                     r.skinned_vertices,
                     r.triangles,
                     num(r.pose_ms),

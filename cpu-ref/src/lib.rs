@@ -20,6 +20,7 @@ pub mod lod;
 pub mod package;
 pub mod palette;
 pub mod program;
+pub mod significance;
 pub mod skeleton;
 pub mod skin;
 pub mod skinning;

@@ -222,3 +222,27 @@ pub fn lod_for_scale(pixels_per_unit: f32, current: u8, lods: &[SkeletonLod]) ->
     }
     level as u8
 }
+
+/// The skeleton LOD level of each instance of a crowd (by id), kept from frame to frame for the
+/// hysteresis of [`lod_for_scale`].
+#[derive(Clone, Debug, Default)]
+pub struct LodState {
+    levels: Vec<u8>,
+}
+
+impl LodState {
+    pub fn new() -> LodState {
+        LodState::default()
+    }
+
+    /// The level of instance `id` this frame, seen at `pixels_per_unit`, among `lods`; an
+    /// instance never asked about starts at level 0.
+    pub fn choose(&mut self, id: usize, pixels_per_unit: f32, lods: &[SkeletonLod]) -> u8 {
+        if id >= self.levels.len() {
+            self.levels.resize(id + 1, 0);
+        }
+        let level = lod_for_scale(pixels_per_unit, self.levels[id], lods);
+        self.levels[id] = level;
+        level
+    }
+}

@@ -5,7 +5,7 @@
 mod common;
 
 use glam::{Affine3A, Quat};
-use throng_cpu_ref::lod::{check_levels, lod_for_scale, LodError, LOD_PIXEL_ERROR};
+use throng_cpu_ref::lod::{check_levels, lod_for_scale, LodError, LodState, LOD_PIXEL_ERROR};
 use throng_cpu_ref::{
     Batch, CpuRuntime, FrameError, Instance, Outputs, Package, Pose, PoseOp, Program,
     ProgramLimits, SkeletonLod, Trs,
@@ -280,4 +280,24 @@ fn the_level_choice_goes_coarser_and_finer_only_past_the_hysteresis() {
     );
     assert_eq!(lod_for_scale(0.0, 9, &lods), 2, "a stale level is clamped");
     assert_eq!(lod_for_scale(0.0, 1, &[]), 0, "no levels");
+}
+
+#[test]
+fn lod_state_keeps_each_instances_level_for_its_hysteresis() {
+    let rig = branching_rig();
+    let lods = [SkeletonLod::new(&rig, vec![0, 1, 3, 5], &held(2), 0.01).unwrap()];
+    let one = LOD_PIXEL_ERROR / 0.01;
+    let mut state = LodState::new();
+    assert_eq!(state.choose(7, 0.5 * one, &lods), 1, "far: level 1");
+    assert_eq!(
+        state.choose(3, 1.1 * one, &lods),
+        0,
+        "a new instance starts at 0"
+    );
+    assert_eq!(
+        state.choose(7, 1.1 * one, &lods),
+        1,
+        "instance 7 stays inside the band"
+    );
+    assert_eq!(state.choose(7, 1.3 * one, &lods), 0);
 }

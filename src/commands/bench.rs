@@ -16,7 +16,8 @@ pub struct Args {
     #[arg(long)]
     large: bool,
     /// Also measure whole crowd frames with raster at 10,000 and 100,000 instances: culling,
-    /// update-rate LOD and the skinned budget next to full detail (slow on a software adapter).
+    /// skeleton LOD, update-rate LOD and the skinned budget next to full detail (slow on a
+    /// software adapter).
     #[arg(long)]
     crowd: bool,
     /// A glTF (.glb/.gltf) or .throng asset to measure besides the generated character; repeatable.

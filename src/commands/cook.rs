@@ -20,6 +20,10 @@ pub struct Args {
     /// Clip encoding: `compressed` (the codec, docs/codec.md) or `reference` (uncompressed f32).
     #[arg(long, default_value = "compressed", value_parser = ["compressed", "reference"])]
     codec: String,
+    /// Keep this joint (and its ancestors) at every skeleton LOD level: a socket, an IK chain's
+    /// end; repeatable. The root is always kept.
+    #[arg(long = "lod-pin", value_name = "JOINT")]
+    lod_pins: Vec<String>,
     /// Print the codec report (per clip and total: raw and compressed bytes, ratio, bytes per
     /// joint-sample, max / p99 / mean error, worst joint and time, encode time, bit widths).
     #[arg(long)]
@@ -43,6 +47,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let imported = throng_cook::import_file(&args.input)?;
     let (mut package, mut report) = throng_cook::cook(&imported, &profile)?;
+    if !args.lod_pins.is_empty() {
+        let levels = throng_cook::lod::build_lods(&mut package, &args.lod_pins)?;
+        for (skeleton, levels) in report.skeletons.iter_mut().zip(levels) {
+            skeleton.lods = levels;
+        }
+    }
     if args.codec == "compressed" {
         throng_cook::compress(&mut package, &mut report, &profile);
     }

@@ -20,6 +20,8 @@ use serde_json::json;
 use throng_control::instance::Controller;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::ik::IkResult;
+use throng_cpu_ref::lod::LodState;
+use throng_cpu_ref::significance::{BudgetReport, Claim, PoseBudget};
 use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
@@ -94,10 +96,24 @@ pub struct Args {
     budget: Option<u32>,
     /// Update-rate LOD: far members re-evaluate their pose every 2, 3 or 4 frames by projected
     /// height (staggered per member), keeping their last pose in between.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pose_budget")]
     stagger: bool,
-    /// Colour members by update-rate tier instead of their own colours: green every frame,
-    /// yellow, orange, red every 2, 3, 4 frames (the rates `--stagger` uses; heroes green).
+    /// Pose budget: joints posed per frame at most, served by projected height (tallest
+    /// first); the others keep their last pose, but none waits more than --max-stale frames
+    /// and members inertializing a transition always run.
+    #[arg(long, value_name = "JOINTS")]
+    pose_budget: Option<u64>,
+    /// With --pose-budget: the most frames a member keeps its pose (its minimum service rate).
+    #[arg(long, default_value_t = 8, value_name = "FRAMES")]
+    max_stale: u32,
+    /// Evaluate every joint of every member: no skeleton LOD (on by default: each member runs
+    /// at the coarsest cooked level whose measured error projects under 1 px at its distance,
+    /// with hysteresis; a member inertializing a transition runs every joint).
+    #[arg(long)]
+    no_lod: bool,
+    /// Colour members by tier instead of their own colours: by skeleton LOD level (green every
+    /// joint, yellow level 1, orange level 2; heroes green), or with --no-lod by update rate
+    /// (green every frame, yellow, orange, red every 2, 3, 4 frames, the rates --stagger uses).
     #[arg(long)]
     lod_tint: bool,
     /// Print the report as JSON.
@@ -132,6 +148,12 @@ struct FrameStats {
     /// Members evaluated and kept (update-rate LOD) this frame.
     evaluated: usize,
     kept: usize,
+    /// Members at each skeleton LOD level (heroes and kept members at the level they had), and
+    /// joints the pose pass evaluated the programs of (retained joints of evaluated members).
+    lod_histogram: [usize; LOD_LEVELS],
+    joints_posed: usize,
+    /// How the pose budget was spent (with --pose-budget).
+    pose_budget: Option<BudgetReport>,
     control: ControlStats,
     /// CPU time of the heroes: program, FK, IK and palette.
     heroes_ms: f64,
@@ -292,6 +314,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let frustum = Frustum::from_view_proj(&scene.camera.view_proj(raster.aspect()));
     runtime.set_frustum((!args.no_cull).then_some(frustum));
     let mut stagger = Stagger::new();
+    let mut lod = LodState::new();
+    let lods = &assets.skeleton.lods;
     let focal = args.height as f32 / (2.0 * (scene.camera.fov_y * 0.5).tan());
     // Frame slots nearest first (heroes first of all), so the budget serves the nearest: fixed
     // from the first frame's placements, so slots stay the same and kept poses stay valid.
@@ -302,6 +326,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         d(a).total_cmp(&d(b))
     });
     let mut tiers = vec![1u8; members];
+    let mut levels = vec![0u8; members];
+    let mut heights = vec![0f32; members];
+    let mut budget = PoseBudget::new();
     let mut frames = Vec::with_capacity(args.frames as usize);
     for f in 0..args.frames {
         let start = Instant::now();
@@ -314,29 +341,55 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         let heroes_ms = hero_start.elapsed().as_secs_f64() * 1e3;
         let (programs, placements) = (driver.programs(), driver.placements());
+        for k in hero_count..members {
+            let distance = scene.camera.eye.distance(placements[k].translation.into());
+            let pixels_per_unit = focal / distance.max(1e-3);
+            heights[k] = CHARACTER_HEIGHT * pixels_per_unit;
+            // History (inertialization) needs every joint.
+            levels[k] = match args.no_lod || programs[k].history_slot().is_some() {
+                true => 0,
+                false => lod.choose(k, pixels_per_unit, lods),
+            };
+            let rate = rate_for_height(heights[k]);
+            tiers[k] = if args.no_lod { rate } else { 1 + levels[k] };
+        }
+        let spent = args.pose_budget.map(|joints| {
+            let claims: Vec<Claim> = (0..members)
+                .map(|k| Claim {
+                    significance: heights[k],
+                    joints: joints_at(assets.skeleton, levels[k]) as u32,
+                    must: k < hero_count || programs[k].capture_slot().is_some(),
+                })
+                .collect();
+            budget.plan(&claims, joints, args.max_stale)
+        });
         let instances: Vec<Instance> = order
             .iter()
-            .map(|&k| (k, (&programs[k], placements[k])))
-            .map(
-                |(k, (p, placement))| match heroes.as_ref().filter(|_| k < hero_count) {
-                    Some(h) => Instance {
-                        pose: Pose::Hero(h.palette(k)),
-                        placement,
-                    },
-                    None => {
-                        let distance = scene.camera.eye.distance(placement.translation.into());
-                        let rate = rate_for_height(CHARACTER_HEIGHT * focal / distance.max(1e-3));
-                        tiers[k] = rate;
-                        // A program that captures inertialization history must run this tick.
-                        let due =
-                            !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate);
-                        Instance {
-                            pose: if due { Pose::Program(p) } else { Pose::Keep },
-                            placement,
-                        }
-                    }
+            .map(|&k| match heroes.as_ref().filter(|_| k < hero_count) {
+                Some(h) => Instance {
+                    pose: Pose::Hero(h.palette(k)),
+                    placement: placements[k],
                 },
-            )
+                None => {
+                    let p = &programs[k];
+                    // A program that captures inertialization history must run this tick.
+                    let due = match args.pose_budget {
+                        Some(_) => budget.due(k),
+                        None => {
+                            let rate = rate_for_height(heights[k]);
+                            !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate)
+                        }
+                    };
+                    Instance {
+                        pose: match (due, levels[k]) {
+                            (false, _) => Pose::Keep,
+                            (true, 0) => Pose::Program(p),
+                            (true, level) => Pose::Lod(p, level),
+                        },
+                        placement: placements[k],
+                    }
+                }
+            })
             .collect();
         let batches = [Batch {
             package: id,
@@ -368,8 +421,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .count(),
             evaluated: instances
                 .iter()
-                .filter(|x| matches!(x.pose, Pose::Program(_)))
+                .filter(|x| x.pose.program().is_some())
                 .count(),
+            lod_histogram: histogram(&levels),
+            pose_budget: spent,
+            joints_posed: joints_posed(&instances, assets.skeleton),
             control,
             heroes_ms,
             heroes: heroes.as_ref().map_or_else(Vec::new, |h| h.results.clone()),
@@ -401,6 +457,34 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// Skeleton LOD levels the report counts: every joint, and the two the cook builds at most.
+const LOD_LEVELS: usize = 3;
+
+/// Members per skeleton LOD level.
+fn histogram(levels: &[u8]) -> [usize; LOD_LEVELS] {
+    let mut h = [0; LOD_LEVELS];
+    for &l in levels {
+        h[usize::from(l).min(LOD_LEVELS - 1)] += 1;
+    }
+    h
+}
+
+/// Joints a program runs on at skeleton LOD `level`: every joint at 0, else the retained ones.
+fn joints_at(skeleton: &throng_cpu_ref::Skeleton, level: u8) -> usize {
+    match usize::from(level).checked_sub(1) {
+        None => skeleton.joint_count(),
+        Some(l) => skeleton.lods.get(l).map_or(0, |lod| lod.joints().len()),
+    }
+}
+
+/// Joints whose programs the pose pass evaluates for `instances`.
+fn joints_posed(instances: &[Instance], skeleton: &throng_cpu_ref::Skeleton) -> usize {
+    (instances.iter())
+        .filter_map(|x| x.pose.program())
+        .map(|(_, level)| joints_at(skeleton, level))
+        .sum()
 }
 
 /// Members skinned per frame at most unless `--budget` says otherwise.
@@ -525,6 +609,11 @@ struct Summary<'a> {
     budget: u32,
 }
 
+/// `{"lod0": n, "lod1": n, "lod2": n}`: members per skeleton LOD level.
+fn lod_histogram(h: &[usize; LOD_LEVELS]) -> serde_json::Value {
+    json!({ "lod0": h[0], "lod1": h[1], "lod2": h[2] })
+}
+
 /// Names of a hero's solves, in [`HeroIk`] order.
 const SOLVES: [&str; 3] = ["head", "hand_l", "hand_r"];
 
@@ -613,6 +702,19 @@ impl Summary<'_> {
                     f.evaluated, f.kept
                 );
             }
+            if let Some(b) = &f.pose_budget {
+                println!(
+                    "  pose budget: {} of {} joints spent; {} members served ({} had to run, {} had waited {} frames), {} kept their last pose (longest wait {} frames)",
+                    b.spent, b.budget, b.served, b.must, b.starving, self.args.max_stale, b.kept, b.max_wait
+                );
+            }
+            if !self.args.no_lod {
+                let [full, one, two] = f.lod_histogram;
+                println!(
+                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2; {} joints posed",
+                    f.joints_posed
+                );
+            }
             let v = &f.visibility;
             println!(
                 "  culling ({}): {} of {} instances visible, {} skinned (budget {}, {} over), {} skinned vertices, {} triangles",
@@ -695,6 +797,12 @@ impl Summary<'_> {
                     "triangles": f.visibility.triangles,
                     "evaluated": f.evaluated,
                     "kept": f.kept,
+                    "lod_histogram": lod_histogram(&f.lod_histogram),
+                    "joints_posed": f.joints_posed,
+                    "pose_budget": f.pose_budget.map(|b| json!({
+                        "budget": b.budget, "spent": b.spent, "served": b.served, "must": b.must,
+                        "starving": b.starving, "kept": b.kept, "max_wait": b.max_wait,
+                    })),
                     "control": f.control,
                     "heroes_ms": f.heroes_ms,
                     "heroes": heroes,
@@ -715,7 +823,10 @@ impl Summary<'_> {
             "resident_package_bytes": self.resident,
             "output_bytes_per_instance": self.outputs,
             "cull": !self.args.no_cull,
+            "lod": !self.args.no_lod,
             "budget": self.budget,
+            "lod_histogram": last.map(|f| lod_histogram(&f.lod_histogram)),
+            "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),
             "skinned": last.map(|f| f.visibility.skinned),
             "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
