@@ -75,11 +75,22 @@ impl GpuCrowd {
         programs: &[Program],
         skin: bool,
     ) -> Result<GpuFrame, BenchError> {
+        self.frame_at(subject, programs, skin, 0)
+    }
+
+    /// [`GpuCrowd::frame`] at skeleton LOD `level`.
+    pub fn frame_at(
+        &mut self,
+        subject: &Subject,
+        programs: &[Program],
+        skin: bool,
+        level: u8,
+    ) -> Result<GpuFrame, BenchError> {
         let instances: Vec<Instance> = programs
             .iter()
             .enumerate()
             .map(|(i, p)| Instance {
-                pose: Pose::Program(p),
+                pose: Pose::Lod(p, level),
                 placement: grid(i),
             })
             .collect();

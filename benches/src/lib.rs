@@ -18,6 +18,7 @@ pub mod codec;
 pub mod cpu;
 pub mod crowd;
 pub mod gpu;
+pub mod lod;
 pub mod report;
 pub mod subject;
 pub mod timing;
@@ -33,6 +34,7 @@ pub use codec::{Codec, CodecRow, Pair};
 pub use cpu::CpuCrowd;
 pub use crowd::CrowdRow;
 pub use gpu::{GpuCrowd, GpuFrame};
+pub use lod::LodRow;
 pub use report::{CpuTiming, Derived, GpuTiming, MappingPose, Report, Row, Stages};
 pub use subject::Subject;
 
@@ -223,6 +225,7 @@ pub fn run(
         rows,
         codec: Codec::default(),
         crowd: Vec::new(),
+        lod: Vec::new(),
     })
 }
 

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
-use crate::{Codec, CrowdRow};
+use crate::{Codec, CrowdRow, LodRow};
 use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
@@ -28,6 +28,9 @@ pub struct Report {
     /// Whole crowd frames with raster, crowd path and full detail ([`crate::crowd::run`]);
     /// empty unless the caller ran it.
     pub crowd: Vec<CrowdRow>,
+    /// The GPU pose pass at each skeleton LOD level ([`crate::lod::run`]); empty unless the
+    /// caller ran it.
+    pub lod: Vec<LodRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -380,6 +383,7 @@ impl Report {
         }
         s.push_str(&self.transitions());
         s.push_str(&self.codec.table());
+        s.push_str(&lod_table(&self.lod));
         s.push_str(&crowd_table(&self.crowd));
         s
     }
@@ -518,6 +522,40 @@ fn opt(x: Option<f64>) -> String {
 
 fn times(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{}×", num(x)))
+}
+
+/// The LOD table: pose-only frames per skeleton LOD level, and each level's time against level 0.
+fn lod_table(rows: &[LodRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nskeleton LOD: GPU pose-only frames (ms, median, levels interleaved frame by frame); ratio = level / level 0"
+    );
+    let _ = writeln!(
+        s,
+        "{:<36} {:>7} {:>5} {:>6} | {:>9} {:>6}",
+        "subject / shape", "N", "level", "joints", "pose ms", "ratio"
+    );
+    for r in rows {
+        let full = rows
+            .iter()
+            .find(|x| x.subject == r.subject && x.shape == r.shape && x.level == 0)
+            .map_or(r.pose_ms, |x| x.pose_ms);
+        let _ = writeln!(
+            s,
+            "{:<36} {:>7} {:>5} {:>6} | {:>9} {:>6.2}",
+            format!("{} / {}", r.subject, r.shape.label()),
+            r.instances,
+            r.level,
+            r.joints,
+            num(r.pose_ms),
+            r.pose_ms / full.max(1e-9)
+        );
+    }
+    s
 }
 
 /// The crowd table: whole frames with raster, crowd path next to full detail, and the ratio of

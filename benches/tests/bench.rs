@@ -264,6 +264,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             skipped: vec!["x.throng: holds compressed clips".into()],
         },
         crowd: Vec::new(),
+        lod: Vec::new(),
     };
     let table = report.table();
     println!("{table}");
@@ -364,12 +365,19 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
             // The camera sees the middle of the one row of 100: culling keeps part of it.
             assert!(r.visible > 0 && r.visible < 100, "{r:?}");
             assert!(r.evaluated < 100, "update-rate LOD kept some poses: {r:?}");
+            assert_eq!(r.lod_histogram.iter().sum::<usize>(), 100, "{r:?}");
+            assert!(
+                r.joints_posed < r.evaluated * subject.joints(),
+                "skeleton LOD: {r:?}"
+            );
         } else {
             assert_eq!(
                 (r.visible, r.skinned, r.evaluated),
                 (100, 100, 100),
                 "{r:?}"
             );
+            assert_eq!(r.lod_histogram, [100, 0, 0], "{r:?}");
+            assert_eq!(r.joints_posed, 100 * subject.joints(), "{r:?}");
         }
         assert_eq!(r.skinned, r.visible, "{r:?}");
     }
@@ -381,6 +389,7 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         rows: Vec::new(),
         codec: Codec::default(),
         crowd: rows,
+        lod: Vec::new(),
     };
     assert!(report.table().contains("crowd: whole frames with raster"));
     let json = serde_json::to_value(&report).unwrap();
@@ -393,5 +402,43 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         "triangles",
     ] {
         assert!(!json["crowd"][0][key].is_null(), "{key}");
+    }
+}
+
+#[test]
+fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
+    let Some(ctx) = gpu() else { return };
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        frames: 1,
+        budget_ms: 0.0,
+        ..Options::default()
+    };
+    let rows = throng_bench::lod::run(&ctx, &subject, 64, &options, |_| {}).unwrap();
+    let levels = subject.package.skeletons[0].lods.len();
+    assert_eq!(rows.len(), 2 * (levels + 1));
+    for pair in rows.windows(2).filter(|w| w[0].shape == w[1].shape) {
+        assert_eq!(pair[1].level, pair[0].level + 1);
+        assert!(pair[1].joints < pair[0].joints, "{pair:?}");
+    }
+    for r in &rows {
+        assert!(r.pose_ms > 0.0 && r.frames >= 3, "{r:?}");
+    }
+    let report = Report {
+        adapter: None,
+        rayon_threads: 1,
+        frames_max: 1,
+        budget_ms: 0.0,
+        rows: Vec::new(),
+        codec: Codec::default(),
+        crowd: Vec::new(),
+        lod: rows,
+    };
+    assert!(report
+        .table()
+        .contains("skeleton LOD: GPU pose-only frames"));
+    let json = serde_json::to_value(&report).unwrap();
+    for key in ["shape", "instances", "level", "joints", "pose_ms"] {
+        assert!(!json["lod"][0][key].is_null(), "{key}");
     }
 }

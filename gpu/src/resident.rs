@@ -32,9 +32,10 @@ pub(crate) struct SkeletonRange {
     pub depth_base: u32,
     pub rest_base: u32,
     pub max_depth: u32,
-    /// `tables`: the retained-joint bitsets of LOD levels 1, 2, … (`words` u32 each).
+    /// `tables`: the blocks of LOD levels 1, 2, … (pose.wgsl: retained count, bitset, joint
+    /// order; `block` u32 each).
     pub lod_base: u32,
-    pub words: u32,
+    pub block: u32,
     /// `pool`: the held poses of LOD levels 1, 2, … (three vec4s per joint each).
     pub held_base: u32,
 }
@@ -46,7 +47,7 @@ impl SkeletonRange {
         match u32::from(level).checked_sub(1) {
             None => (throng_shaders::NO_LOD, 0),
             Some(l) => (
-                self.lod_base + l * self.words,
+                self.lod_base + l * self.block,
                 self.held_base + 3 * l * self.joints,
             ),
         }
@@ -231,7 +232,11 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
                     l + 1
                 ));
             }
+            a.tables.push(index(lod.joints().len(), "retained joint")?);
             a.tables.extend(lod.words());
+            a.tables.extend(lod.joints());
+            a.tables
+                .extend((0..joints as u32).filter(|&j| !lod.retains(j as usize)));
             for t in lod.pose() {
                 a.pool.push(t.translation.extend(0.0).to_array());
                 a.pool.push(t.rotation.to_array());
@@ -245,7 +250,7 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
             rest_base,
             max_depth: skeleton.depth.iter().copied().max().unwrap_or(0),
             lod_base,
-            words: index(words, "LOD word")?,
+            block: index(1 + words + joints, "LOD block")?,
             held_base,
         });
     }

@@ -422,8 +422,11 @@ fn store_history(slot: u32, j: u32, o: Offset) {{
 }
 
 /// `main` of a one-thread-per-instance pose kernel: the record at `stride` vec4s per instance,
-/// the per-instance statements `hoist`, then per joint in order (parent before child) its local
-/// pose `local`, and the outputs: local pose, FK through the component stream, palette entries.
+/// the per-instance statements `hoist`, then per joint its local pose and the outputs (local
+/// pose, FK through the component stream, palette entries): first the joints of the dispatch's
+/// skeleton LOD level with `local`, then the dropped ones with their held pose, each group parent
+/// before child. Two loops rather than a branch per joint: lavapipe ran the branch's program code
+/// for dropped joints too (the same pose-pass time at every level).
 fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> String {
     let mut body = String::new();
     if outputs.locals {
@@ -462,14 +465,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }}
     let rec = params.record_base + k * {stride};
     let slot = records[rec].x;
-{hoist}    for (var j = 0u; j < params.joint_count; j++) {{
+{hoist}    let retained = lod_retained();
+    for (var i = 0u; i < retained; i++) {{
+        let j = lod_joint(i);
         let rest = rest_joint(j);
-        var local: Trs;
-        if retained(j) {{
-            local = {local};
-        }} else {{
-            local = held_joint(j);
-        }}
+        let local = {local};
+{body}    }}
+    for (var i = retained; i < params.joint_count; i++) {{
+        let j = lod_joint(i);
+        let local = held_joint(j);
 {body}    }}
 }}
 "

@@ -84,6 +84,9 @@ pub fn run(a: Args) -> Result<(), CliError> {
         rows: throng_bench::codec::run(&pairs, gpu.as_ref(), &options, codec_progress)?,
         skipped,
     };
+    if let (Some(ctx), Some(&most)) = (gpu.as_ref(), options.instances.iter().max()) {
+        report.lod = throng_bench::lod::run(ctx, &subjects[0], most, &options, lod_progress)?;
+    }
     if let (true, Some(ctx)) = (a.crowd, gpu.as_ref()) {
         report.crowd = throng_bench::crowd::run(
             ctx,
@@ -115,6 +118,18 @@ fn progress(r: &Row) {
 }
 
 /// One line on stderr per measured crowd row.
+fn lod_progress(r: &throng_bench::LodRow) {
+    eprintln!(
+        "measured skeleton LOD {} / {} × {} at level {} ({} joints): {:.2} ms",
+        r.subject,
+        r.shape.label(),
+        r.instances,
+        r.level,
+        r.joints,
+        r.pose_ms
+    );
+}
+
 fn crowd_progress(r: &throng_bench::CrowdRow) {
     eprintln!(
         "measured crowd {} × {} ({}): {}",

@@ -32,21 +32,42 @@ struct PoseParams {
     shape_ops: u32,
     /// Largest joint depth of the skeleton (root = 0).
     max_depth: u32,
-    /// `tables`: the retained-joint bitset of the dispatch's skeleton LOD (bit j % 32 of word
-    /// j / 32), or NO_LOD for every joint.
+    /// `tables`: the block of the dispatch's skeleton LOD level (below), or NO_LOD for every
+    /// joint.
     lod_base: u32,
     /// `pool`: the LOD's held pose, three vec4s (t, q, s) per joint (unused with NO_LOD).
     held_base: u32,
     pad2: u32,
 }
 
-/// Whether joint `j` runs the program at the dispatch's skeleton LOD (throng-cpu-ref `lod`); a
-/// dropped joint holds the level's pose.
+// A skeleton LOD level's block in `tables` (at `params.lod_base`): its retained joint count
+// `r`, its retained-joint bitset (bit j % 32 of word j / 32), then every joint, the retained
+// ones ascending and then the dropped ones ascending.
+
+/// Joints whose programs run at the dispatch's skeleton LOD (throng-cpu-ref `lod`).
+fn lod_retained() -> u32 {
+    if params.lod_base == NO_LOD {
+        return params.joint_count;
+    }
+    return tables[params.lod_base];
+}
+
+/// Joint `i` of the level's order: retained joints first (i < `lod_retained()`), each group
+/// parent before child.
+fn lod_joint(i: u32) -> u32 {
+    if params.lod_base == NO_LOD {
+        return i;
+    }
+    return tables[params.lod_base + 1u + ((params.joint_count + 31u) >> 5u) + i];
+}
+
+/// Whether joint `j` runs the program at the dispatch's skeleton LOD; a dropped joint holds the
+/// level's pose.
 fn retained(j: u32) -> bool {
     if params.lod_base == NO_LOD {
         return true;
     }
-    return ((tables[params.lod_base + (j >> 5u)] >> (j & 31u)) & 1u) != 0u;
+    return ((tables[params.lod_base + 1u + (j >> 5u)] >> (j & 31u)) & 1u) != 0u;
 }
 
 /// The local pose dropped joint `j` holds at the dispatch's skeleton LOD.
