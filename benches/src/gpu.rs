@@ -50,6 +50,7 @@ impl GpuCrowd {
             specialise: Specialise::Background,
             outputs: Outputs {
                 locals: program_only,
+                ..Outputs::default()
             },
             fk: !program_only,
         };

@@ -64,7 +64,14 @@ fn cpu_frames_allocate_nothing_in_steady_state() {
     let subject = Subject::character().unwrap();
     let mut set = subject.programs(Shape::Layered, 8);
     for parallel in [false, true] {
-        let mut cpu = CpuRuntime::new(Default::default(), Outputs { locals: true }, 3);
+        let mut cpu = CpuRuntime::new(
+            Default::default(),
+            Outputs {
+                locals: true,
+                ..Default::default()
+            },
+            3,
+        );
         let id = cpu.add_package(&subject.package);
         let mut counts = Vec::new();
         for f in 0..3 {

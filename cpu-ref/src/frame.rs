@@ -13,6 +13,9 @@
 //!    `normalize(cof(P)·normalize(cof(M)·n))`;
 //! 5. with a skin, its scene-space animated bounds ([`SkinBounds::instance`]), which hold every
 //!    vertex of step 4.
+//! 6. with a skin and [`Outputs::motion`], every vertex's previous position: skinned with the
+//!    slot's last palette and placed with its last placement, or step 4's on a reset
+//!    ([`crate::motion`]).
 //!
 //! A hero ([`Pose::Hero`]) brings its palette, computed on the CPU (so it can run IK); steps 1
 //! and 2 leave its entries as they were. A kept instance ([`Pose::Keep`], update-rate LOD)
@@ -26,6 +29,7 @@ use thiserror::Error;
 use crate::bounds::{Bounds, SkinBounds};
 use crate::inertialize::{History, JointOffset};
 use crate::interpreter::Evaluator;
+use crate::motion::MotionResets;
 use crate::palette::build_palette;
 use crate::program::op;
 use crate::skinning::{cofactor, skin_mesh};
@@ -125,7 +129,8 @@ pub fn check_keeps(
                 batch: b,
                 instance: i,
                 what: format!(
-                    "keeps its last pose, but the last frame had no batch {b} like this one                      ({now:?}); evaluate its instances this frame"
+                    "keeps its last pose, but the last frame had no batch {b} like this one \
+                     ({now:?}); evaluate its instances this frame"
                 ),
             });
         }
@@ -138,6 +143,8 @@ pub fn check_keeps(
 pub struct Outputs {
     /// Write each instance's final local pose (parity and tools; the GPU skips it otherwise).
     pub locals: bool,
+    /// Write each skinned vertex's previous position (`crate::motion`).
+    pub motion: bool,
 }
 
 /// A skinned vertex in scene space: position (metres) and unit normal (zero when the mesh has
@@ -164,6 +171,9 @@ pub struct BatchOutput {
     pub skinned: Vec<SkinnedVertex>,
     /// Per instance, scene-space bounds of its skinned vertices (empty without a skin).
     pub bounds: Vec<Bounds>,
+    /// Previous scene-space position of each skinned vertex (empty unless [`Outputs::motion`]):
+    /// skinned with the slot's last palette and placement, or its current one on a reset.
+    pub previous: Vec<Vec3>,
 }
 
 /// Why a frame was refused. Nothing of it was evaluated.
@@ -440,6 +450,11 @@ pub struct CpuRuntime {
     captures: Vec<JointOffset>,
     /// The last frame's batches, for [`Pose::Keep`].
     layout: Vec<BatchLayout>,
+    /// With [`Outputs::motion`]: who resets, and per batch the last frame's palettes and
+    /// placements.
+    motion: MotionResets,
+    last_palettes: Vec<Vec<Affine3A>>,
+    last_placements: Vec<Vec<Affine3A>>,
 }
 
 /// Per-instance element counts of a batch's outputs.
@@ -452,6 +467,8 @@ struct Strides {
     /// 1 with a skin, else 0.
     bounds: usize,
     captures: usize,
+    /// Vertices with previous positions: `vertices` with [`Outputs::motion`], else 0.
+    previous: usize,
 }
 
 /// One batch's outputs for a range of its instances.
@@ -462,6 +479,7 @@ struct Slices<'a> {
     skinned: &'a mut [SkinnedVertex],
     bounds: &'a mut [Bounds],
     captures: &'a mut [JointOffset],
+    previous: &'a mut [Vec3],
 }
 
 impl<'a> Slices<'a> {
@@ -473,6 +491,7 @@ impl<'a> Slices<'a> {
         let (sa, sb) = self.skinned.split_at_mut(n * s.vertices);
         let (ba, bb) = self.bounds.split_at_mut(n * s.bounds);
         let (xa, xb) = self.captures.split_at_mut(n * s.captures);
+        let (va, vb) = self.previous.split_at_mut(n * s.previous);
         (
             Slices {
                 locals: la,
@@ -481,6 +500,7 @@ impl<'a> Slices<'a> {
                 skinned: sa,
                 bounds: ba,
                 captures: xa,
+                previous: va,
             },
             Slices {
                 locals: lb,
@@ -489,6 +509,7 @@ impl<'a> Slices<'a> {
                 skinned: sb,
                 bounds: bb,
                 captures: xb,
+                previous: vb,
             },
         )
     }
@@ -511,6 +532,9 @@ impl CpuRuntime {
             claims: SlotClaims::default(),
             captures: Vec::new(),
             layout: Vec::new(),
+            motion: MotionResets::new(),
+            last_palettes: Vec::new(),
+            last_placements: Vec::new(),
         }
         .with_workers(threads.max(1))
     }
@@ -579,6 +603,12 @@ impl CpuRuntime {
         }
     }
 
+    /// With [`Outputs::motion`]: instance `instance` of batch `batch` of the next frame has no
+    /// motion (a teleport; `crate::motion`).
+    pub fn reset_motion(&mut self, batch: usize, instance: usize) {
+        self.motion.reset(batch, instance);
+    }
+
     /// The inertialization history after the last frame.
     pub fn history(&self) -> &History {
         &self.history
@@ -609,6 +639,11 @@ impl CpuRuntime {
             &mut self.claims,
         )?;
         check_keeps(batches, |b| self.layout.get(b).copied())?;
+        if self.outputs.motion {
+            self.motion.frame(batches);
+            self.last_palettes.resize_with(batches.len(), Vec::new);
+            self.last_placements.resize_with(batches.len(), Vec::new);
+        }
         self.layout.clear();
         self.layout.extend(batches.iter().map(BatchLayout::of));
         self.batches
@@ -631,10 +666,21 @@ impl CpuRuntime {
                 } else {
                     0
                 },
+                previous: if self.outputs.motion {
+                    checked.vertex_count
+                } else {
+                    0
+                },
             };
             self.captures
                 .resize(n * strides.captures, JointOffset::ZERO);
             let out = &mut self.batches[b];
+            let motion = self.outputs.motion;
+            if motion {
+                let last = &mut self.last_palettes[b];
+                last.clear();
+                last.extend_from_slice(&out.palettes);
+            }
             out.joints = strides.joints;
             out.palette_len = strides.palette;
             out.vertex_count = strides.vertices;
@@ -645,6 +691,7 @@ impl CpuRuntime {
             out.skinned
                 .resize(n * strides.vertices, SkinnedVertex::default());
             out.bounds.resize(n * strides.bounds, Bounds::EMPTY);
+            out.previous.resize(n * strides.previous, Vec3::ZERO);
             let slices = Slices {
                 locals: &mut out.locals,
                 components: &mut out.components,
@@ -652,6 +699,7 @@ impl CpuRuntime {
                 skinned: &mut out.skinned,
                 bounds: &mut out.bounds,
                 captures: &mut self.captures,
+                previous: &mut out.previous,
             };
             let bounds = batch
                 .skin
@@ -662,12 +710,23 @@ impl CpuRuntime {
                 &mut self.workers[..1]
             };
             let history = &self.history;
+            let last = motion.then(|| Last {
+                palettes: &self.last_palettes[b],
+                placements: &self.last_placements[b],
+                resets: self.motion.batch(b),
+            });
             let batch_in = BatchIn {
                 assets: &checked,
                 bounds,
                 history,
+                last,
             };
-            run_range(workers, batch.instances, slices, &batch_in, strides);
+            run_range(workers, batch.instances, slices, &batch_in, strides, 0);
+            if motion {
+                let placements = &mut self.last_placements[b];
+                placements.clear();
+                placements.extend(batch.instances.iter().map(|x| x.placement));
+            }
             commit_captures(
                 &mut self.history,
                 &self.captures,
@@ -715,10 +774,11 @@ fn run_range(
     out: Slices,
     batch: &BatchIn,
     s: Strides,
+    first: usize,
 ) {
     if workers.len() <= 1 || instances.len() <= 1 {
         if let Some(w) = workers.first_mut() {
-            run_serial(w, instances, out, batch, s);
+            run_serial(w, instances, out, batch, s, first);
         }
         return;
     }
@@ -728,22 +788,30 @@ fn run_range(
     let (ia, ib) = instances.split_at(n);
     let (oa, ob) = out.split(n, s);
     rayon::join(
-        || run_range(wa, ia, oa, batch, s),
-        || run_range(wb, ib, ob, batch, s),
+        || run_range(wa, ia, oa, batch, s, first),
+        || run_range(wb, ib, ob, batch, s, first + n),
     );
 }
 
-fn run_serial(w: &mut Worker, instances: &[Instance], out: Slices, batch: &BatchIn, s: Strides) {
+/// Evaluates `instances`, the first of them instance `first` of the batch.
+fn run_serial(
+    w: &mut Worker,
+    instances: &[Instance],
+    out: Slices,
+    batch: &BatchIn,
+    s: Strides,
+    first: usize,
+) {
     let mut out = out;
-    for x in instances {
+    for (i, x) in (first..).zip(instances) {
         let (one, rest) = out.split(1, s);
         out = rest;
-        pose_instance(w, x, one, batch);
+        pose_instance(w, x, i, one, batch);
     }
 }
 
-/// Steps 1–5 of the module doc for one instance of a validated batch.
-fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch_in: &BatchIn) {
+/// Steps 1–5 of the module doc (and with motion, step 6) for instance `i` of a validated batch.
+fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: &BatchIn) {
     let batch = batch_in.assets;
     match x.pose {
         Pose::Program(program) | Pose::Lod(program, _) => {
@@ -790,6 +858,36 @@ fn pose_instance(w: &mut Worker, x: &Instance, out: Slices, batch_in: &BatchIn) 
     if let (Some(b), Some(bounds)) = (out.bounds.first_mut(), batch_in.bounds) {
         *b = bounds.instance(out.palettes, &x.placement);
     }
+    if let Some(last) = &batch_in.last {
+        previous_positions(w, i, out, batch, last);
+    }
+}
+
+/// Step 6: each vertex skinned with instance `i`'s last palette and placement, or its current
+/// position when it resets.
+fn previous_positions(w: &mut Worker, i: usize, out: Slices, batch: &BatchAssets, last: &Last) {
+    let k = batch.palette_len();
+    let palette = last.palettes.get(i * k..(i + 1) * k);
+    let (Some(palette), Some(placement), false) = (
+        palette,
+        last.placements.get(i),
+        last.resets.get(i).copied().unwrap_or(true),
+    ) else {
+        for (p, v) in out.previous.iter_mut().zip(out.skinned.iter()) {
+            *p = v.position;
+        }
+        return;
+    };
+    let mut at = 0;
+    for mesh in batch.meshes() {
+        let n = mesh.positions.len();
+        let positions = &mut w.positions[..n];
+        skin_mesh(mesh, palette, positions, &mut []);
+        for (o, &p) in out.previous[at..at + n].iter_mut().zip(&*positions) {
+            *o = placement.transform_point3(p);
+        }
+        at += n;
+    }
 }
 
 /// What every instance of a batch reads.
@@ -798,6 +896,15 @@ struct BatchIn<'a> {
     /// The batch skin's bounds (`None` without a skin).
     bounds: Option<&'a SkinBounds>,
     history: &'a History,
+    /// With [`Outputs::motion`]: the last frame's palettes and placements, and the resets.
+    last: Option<Last<'a>>,
+}
+
+/// A batch's last palettes and placements (by instance) and this frame's resets.
+struct Last<'a> {
+    palettes: &'a [Affine3A],
+    placements: &'a [Affine3A],
+    resets: &'a [bool],
 }
 
 /// Every skin's animated bounds, in package order.

@@ -17,6 +17,7 @@ pub mod ik;
 pub mod inertialize;
 pub mod interpreter;
 pub mod lod;
+pub mod motion;
 pub mod package;
 pub mod palette;
 pub mod program;

@@ -201,7 +201,14 @@ mod frames {
             history_slots: 4,
             ..Default::default()
         };
-        let mut rt = CpuRuntime::new(limits, Outputs { locals: true }, threads);
+        let mut rt = CpuRuntime::new(
+            limits,
+            Outputs {
+                locals: true,
+                ..Default::default()
+            },
+            threads,
+        );
         rt.add_package(&package());
         rt
     }

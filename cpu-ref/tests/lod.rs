@@ -156,7 +156,14 @@ fn sampled() -> Program {
 #[test]
 fn a_reduced_level_runs_the_program_on_retained_joints_and_holds_the_dropped_ones() {
     let package = package();
-    let mut cpu = CpuRuntime::new(ProgramLimits::default(), Outputs { locals: true }, 1);
+    let mut cpu = CpuRuntime::new(
+        ProgramLimits::default(),
+        Outputs {
+            locals: true,
+            ..Default::default()
+        },
+        1,
+    );
     let id = cpu.add_package(&package);
     let program = sampled();
     let instances = [

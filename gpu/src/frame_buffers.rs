@@ -1,4 +1,4 @@
-//! The frame's buffers, sized once from [`Capacities`]: four per-instance output streams, cut
+//! The frame's buffers, sized once from [`Capacities`]: six per-instance streams, cut
 //! into pages (throng-shaders `FrameLayout`), the per-frame inputs (records, placements,
 //! dispatch parameters), the animated bounds and the inertialization history.
 //!
@@ -6,6 +6,7 @@
 //! instance and instance capacity. Buffer sizes, page sizes, the shaders' strides and readback
 //! all derive from it.
 
+use throng_cpu_ref::Outputs;
 use throng_shaders::{FrameLayout, Paging, Stream};
 
 use crate::capacity::Capacities;
@@ -18,24 +19,29 @@ pub const HISTORY_JOINT_BYTES: u64 = 16 * throng_shaders::HISTORY_VEC4S as u64;
 /// Bytes of one slot's animated bounds.
 pub const BOUNDS_BYTES: u64 = 32;
 
-/// Per stream: elements per instance and instances, from the capacities; `locals` says whether
-/// the runtime keeps local poses at all.
-pub(crate) fn stream_extent(s: Stream, c: &Capacities, locals: bool) -> (u32, u32) {
+/// Per stream: elements per instance and instances, from the capacities and the optional
+/// outputs the runtime keeps (local poses, motion vectors).
+pub(crate) fn stream_extent(s: Stream, c: &Capacities, o: Outputs) -> (u32, u32) {
+    let kept = |on: bool, n: u32| if on { n } else { 0 };
     match s {
-        Stream::Locals => (c.joints, if locals { c.instances } else { 0 }),
+        Stream::Locals => (c.joints, kept(o.locals, c.instances)),
         Stream::Components => (c.joints, c.instances),
         Stream::Palettes => (c.palette, c.instances),
         Stream::Skinned => (c.vertices, c.skinned_instances),
+        Stream::LastPalettes => (c.palette, kept(o.motion, c.instances)),
+        Stream::Previous => (c.vertices, kept(o.motion, c.skinned_instances)),
     }
 }
 
-/// The output streams as a table: `(stream, label)`; element types and sizes come from
+/// The streams as a table: `(stream, label)`; element types and sizes come from
 /// [`Stream::element`], counts from [`stream_extent`].
-pub(crate) const STREAMS: [(Stream, &str); 4] = [
+pub(crate) const STREAMS: [(Stream, &str); 6] = [
     (Stream::Locals, "local poses"),
     (Stream::Components, "component transforms"),
     (Stream::Palettes, "palettes"),
     (Stream::Skinned, "skinned vertices"),
+    (Stream::LastPalettes, "last palettes"),
+    (Stream::Previous, "previous positions"),
 ];
 
 /// Bytes the streams hold per instance of a batch of `joints` joints and, when skinned, a
@@ -106,11 +112,15 @@ impl CullBuffers {
 /// Every buffer a frame writes.
 pub(crate) struct FrameBuffers {
     pub layout: FrameLayout,
-    pub streams: [StreamBuffers; 4],
+    pub streams: [StreamBuffers; 6],
     /// Instance records (vec4<u32>).
     pub records: wgpu::Buffer,
     /// Placements: three rows per slot.
     pub placements: wgpu::Buffer,
+    /// Motion vectors: the last frame's placements (copied from `placements` at the end of each
+    /// frame) and per frame slot its reset flag (u32); 16 bytes each without motion vectors.
+    pub last_placements: wgpu::Buffer,
+    pub resets: wgpu::Buffer,
     /// Dispatch parameters, one 256-byte slot per dispatch.
     pub params: wgpu::Buffer,
     /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
@@ -129,12 +139,12 @@ impl FrameBuffers {
     }
 
     /// Creates the buffers for `c` under `binding_limit` bytes per binding and `max_buffer`
-    /// bytes per buffer; `locals` keeps local poses.
+    /// bytes per buffer, with the optional `outputs`.
     pub fn new(
         device: &wgpu::Device,
         c: &Capacities,
         binding_limit: u64,
-        locals: bool,
+        outputs: Outputs,
         adapter: &str,
     ) -> Result<FrameBuffers, GpuError> {
         let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -149,7 +159,7 @@ impl FrameBuffers {
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
         let build = |(s, label): (Stream, &str)| {
-            let (per, instances) = stream_extent(s, c, locals);
+            let (per, instances) = stream_extent(s, c, outputs);
             let instance_bytes = s.element().1 * u64::from(per.max(1));
             let page_instances = (binding_limit / instance_bytes).min(u64::from(u32::MAX)) as u32;
             if page_instances == 0 {
@@ -180,8 +190,8 @@ impl FrameBuffers {
                 instance_bytes,
             })
         };
-        let [l, m, p, k] = STREAMS.map(build);
-        let streams = [l?, m?, p?, k?];
+        let [l, m, p, k, lp, pv] = STREAMS.map(build);
+        let streams = [l?, m?, p?, k?, lp?, pv?];
         let slot_bytes = u64::from(c.joints.max(1)) * HISTORY_JOINT_BYTES;
         let per_page = (binding_limit / slot_bytes).min(u64::from(u32::MAX)) as u32;
         if per_page == 0 && c.history_slots > 0 {
@@ -202,6 +212,8 @@ impl FrameBuffers {
             components: streams[1].paging,
             palettes: streams[2].paging,
             skinned: streams[3].paging,
+            last_palettes: streams[4].paging,
+            previous: streams[5].paging,
             history,
         };
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -262,7 +274,25 @@ impl FrameBuffers {
             layout,
             streams,
             records: make("instance records", record_bytes, input),
-            placements: make("placements", placement_bytes, input),
+            placements: make(
+                "placements",
+                placement_bytes,
+                input | wgpu::BufferUsages::COPY_SRC,
+            ),
+            last_placements: make(
+                "last placements",
+                if outputs.motion { placement_bytes } else { 0 },
+                input,
+            ),
+            resets: make(
+                "motion resets",
+                if outputs.motion {
+                    4 * u64::from(c.instances)
+                } else {
+                    0
+                },
+                input,
+            ),
             bounds: make("animated bounds", bounds_bytes, output),
             params: make(
                 "dispatch parameters",
@@ -293,6 +323,8 @@ impl FrameBuffers {
         streams
             + self.records.size()
             + self.placements.size()
+            + self.last_placements.size()
+            + self.resets.size()
             + self.bounds.size()
             + [
                 &self.cull.marks,

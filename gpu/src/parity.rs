@@ -303,17 +303,11 @@ pub fn evaluate(
             Path::Interpreter => Specialise::Never,
             Path::Specialised(_) => Specialise::Blocking,
         },
-        outputs: throng_cpu_ref::Outputs { locals: true },
+        outputs: PARITY_OUTPUTS,
         fk: true,
     };
     let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
-    let cpu_runtime = || {
-        CpuRuntime::new(
-            capacities.program_limits(),
-            throng_cpu_ref::Outputs { locals: true },
-            1,
-        )
-    };
+    let cpu_runtime = || CpuRuntime::new(capacities.program_limits(), PARITY_OUTPUTS, 1);
     let (mut cpu, mut heroes) = (cpu_runtime(), cpu_runtime());
     let mut ids = Vec::new();
     for package in &masked {
@@ -650,6 +644,11 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         VERTEX_TOLERANCE,
     );
     let mut normal = Worst::new("skinned normal", "rad", ROTATION_TOLERANCE);
+    let mut previous = Worst::new(
+        "previous position",
+        "× mesh bounds diagonal",
+        VERTEX_TOLERANCE,
+    );
     let mut bounds = Worst::new("bounds", "× mesh bounds diagonal", VERTEX_TOLERANCE);
     // A GPU-skinned vertex outside its GPU box: the box must hold it exactly.
     let mut outside = Worst::new("outside bounds", "× mesh bounds diagonal", 0.0);
@@ -659,6 +658,7 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         || c.gpu.components.len() != c.cpu.components.len()
         || c.gpu.palettes.len() != c.cpu.palettes.len()
         || c.gpu.skinned.len() != c.cpu.skinned.len()
+        || c.gpu.previous.len() != c.cpu.previous.len()
         || c.gpu.bounds.len() != c.cpu.bounds.len();
     if count_mismatch {
         for w in [
@@ -666,6 +666,7 @@ fn compare_case(c: &BatchCase) -> BatchParity {
             &mut comp_t,
             &mut palette,
             &mut vertex,
+            &mut previous,
             &mut bounds,
         ] {
             w.see(f64::INFINITY, 0, 0);
@@ -730,6 +731,12 @@ fn compare_case(c: &BatchCase) -> BatchParity {
                 outside.see(f64::from(out.max(0.0)) / diagonal, i, v);
             }
         }
+        let at = i * verts..(i + 1) * verts;
+        if let (Some(gp), Some(rp)) = (c.gpu.previous.get(at.clone()), c.cpu.previous.get(at)) {
+            for (v, (g, r)) in gp.iter().zip(rp).enumerate() {
+                previous.see((*g - *r).as_dvec3().length() / diagonal, i, v);
+            }
+        }
         for (v, (g, r)) in gs.iter().zip(rs).enumerate() {
             vertex.see(
                 (g.position - r.position).as_dvec3().length() / diagonal,
@@ -756,6 +763,7 @@ fn compare_case(c: &BatchCase) -> BatchParity {
             palette.finish(),
             vertex.finish(),
             normal.finish(),
+            previous.finish(),
             bounds.finish(),
             outside.finish(),
         ]);
@@ -772,6 +780,12 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         pass,
     }
 }
+
+/// What both runtimes of the parity suite write: local poses and motion vectors besides the rest.
+const PARITY_OUTPUTS: throng_cpu_ref::Outputs = throng_cpu_ref::Outputs {
+    locals: true,
+    motion: true,
+};
 
 /// Bounding-box diagonal of skinned positions (1 when degenerate).
 fn bounds_diagonal(vertices: &[SkinnedVertex]) -> f64 {

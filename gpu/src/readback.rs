@@ -52,20 +52,20 @@ fn runs(
     }
 }
 
-/// Reads every batch of `batches`: components, and locals, palettes, skinned vertices and
-/// bounds where the frame wrote them. Skinned vertices are those of the batch's skinned
+/// Reads every batch of `batches`: components, and locals, palettes, skinned vertices (and
+/// their previous positions) and bounds where the frame wrote them. Skinned vertices are those of the batch's skinned
 /// instances, `skinned[b]`: (first rank in the skinned pool, instances).
 pub(crate) fn read(
     ctx: &GpuContext,
     buffers: &FrameBuffers,
     batches: &[BatchSlots],
     skinned: &[Option<(u32, u32)>],
-    locals: bool,
+    outputs: throng_cpu_ref::Outputs,
 ) -> Result<Vec<BatchOutput>, GpuError> {
     let mut copies = Vec::new();
     for (index, b) in batches.iter().enumerate() {
         let mut streams = vec![Stream::Components];
-        if locals {
+        if outputs.locals {
             streams.push(Stream::Locals);
         }
         if b.skin.is_some() {
@@ -76,6 +76,9 @@ pub(crate) fn read(
         }
         if let Some(&Some((first, n))) = skinned.get(index) {
             runs(buffers, index, Stream::Skinned, first, n, &mut copies);
+            if outputs.motion {
+                runs(buffers, index, Stream::Previous, first, n, &mut copies);
+            }
         }
         if b.skin.is_some() {
             copies.push(Copy {
@@ -148,6 +151,11 @@ pub(crate) fn read(
                 Stream::Skinned => o.skinned.extend(
                     elements::<SkinnedRecord>(one, o.vertex_count).map(SkinnedVertex::from),
                 ),
+                Stream::Previous => o.previous.extend(
+                    elements::<[f32; 4]>(one, o.vertex_count).map(|p| Vec3::from_slice(&p[..3])),
+                ),
+                // Input of the next frame's skinning, never read back.
+                Stream::LastPalettes => {}
             }
         }
     }

@@ -39,6 +39,8 @@ fn resource<'a>(
         Resource::IndirectTable => whole(&frame.cull.table),
         Resource::Indirect => whole(&frame.cull.indirect),
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),
+        Resource::LastPlacements => whole(&frame.last_placements),
+        Resource::Resets => whole(&frame.resets),
     }
 }
 

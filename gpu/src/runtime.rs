@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::{
     kernel, BoundsParams, BudgetParams, Outputs, PoseParams, ScatterParams, SkinParams, Stream,
@@ -208,6 +209,9 @@ pub struct Runtime {
     counts_pending: bool,
     groups: HashMap<GroupKey, wgpu::BindGroup>,
     staging: Staging,
+    /// Motion vectors: who resets this frame, and their flags by frame slot.
+    motion: MotionResets,
+    reset_words: Vec<u32>,
     plan: Plan,
     /// The last submitted frame's plan (readback, raster).
     last: Plan,
@@ -244,7 +248,7 @@ impl Runtime {
                 device,
                 &capacities,
                 binding_limit,
-                options.outputs.locals,
+                options.outputs,
                 &ctx.adapter.name,
             )
         })??;
@@ -283,7 +287,10 @@ impl Runtime {
         let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
         let budget = build("skinned budget pipeline", kernel::budget())?;
         let scatter = build("skinned order pipeline", kernel::scatter())?;
-        let skinning = build("skinning pipeline", kernel::skinning(&layout))?;
+        let skinning = build(
+            "skinning pipeline",
+            kernel::skinning(&layout, options.outputs.motion),
+        )?;
         Ok(Runtime {
             ctx: ctx.clone(),
             capacities,
@@ -308,6 +315,8 @@ impl Runtime {
             counts_pending: false,
             groups: HashMap::new(),
             staging: Staging::default(),
+            motion: MotionResets::new(),
+            reset_words: Vec::new(),
             plan: Plan::default(),
             last: Plan::default(),
             wanted: Vec::new(),
@@ -416,6 +425,9 @@ impl Runtime {
             })
         })?;
         self.check_capacities(batches)?;
+        if self.options.outputs.motion {
+            self.motion.frame(batches);
+        }
         self.pipelines.poll();
         let page = self
             .buffers
@@ -449,6 +461,9 @@ impl Runtime {
         };
         self.staging
             .stage(&self.plan, batches, &self.buffers, &mut report);
+        if self.options.outputs.motion {
+            self.upload_resets();
+        }
         self.stage_params();
         self.shapes.upload(&self.ctx)?;
         let submitted = self.submit(&mut report);
@@ -915,12 +930,47 @@ impl Runtime {
             drop(pass);
             self.timing.end(encoder, query);
             encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, 16 * skinned);
+            if self.options.outputs.motion {
+                self.keep_for_motion(encoder);
+            }
         }
         report.dispatches = report.pose_dispatches
             + report.bounds_dispatches
             + report.budget_dispatches
             + report.skinning_dispatches;
         Ok(())
+    }
+
+    /// Motion vectors: instance `instance` of batch `batch` of the next frame has no motion (a
+    /// teleport; throng-cpu-ref `motion`).
+    pub fn reset_motion(&mut self, batch: usize, instance: usize) {
+        self.motion.reset(batch, instance);
+    }
+
+    /// This frame's motion resets by frame slot, uploaded.
+    fn upload_resets(&mut self) {
+        self.reset_words.clear();
+        for (b, slots) in self.plan.batches.iter().enumerate() {
+            let resets = self.motion.batch(b);
+            self.reset_words.extend(
+                (0..slots.count as usize).map(|i| u32::from(resets.get(i) != Some(&false))),
+            );
+        }
+        if !self.reset_words.is_empty() {
+            let words: &[u8] = bytemuck::cast_slice(&self.reset_words);
+            self.ctx.queue.write_buffer(&self.buffers.resets, 0, words);
+        }
+    }
+
+    /// At the end of a frame, its palettes and placements become the next frame's last ones.
+    fn keep_for_motion(&self, encoder: &mut wgpu::CommandEncoder) {
+        let b = &self.buffers;
+        let (now, last) = (b.stream(Stream::Palettes), b.stream(Stream::LastPalettes));
+        for (from, to) in now.pages.iter().zip(&last.pages) {
+            encoder.copy_buffer_to_buffer(from, 0, to, 0, from.size().min(to.size()));
+        }
+        let bytes = b.placements.size().min(b.last_placements.size());
+        encoder.copy_buffer_to_buffer(&b.placements, 0, &b.last_placements, 0, bytes);
     }
 
     /// Waits for the last frame and returns its pass times.
@@ -960,7 +1010,7 @@ impl Runtime {
             &self.buffers,
             &self.last.batches,
             &self.skinned_ranges()?,
-            self.options.outputs.locals,
+            self.options.outputs,
         )
     }
 

@@ -125,7 +125,10 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
         .collect();
     let options = RuntimeOptions {
         specialise: Specialise::Blocking,
-        outputs: throng_cpu_ref::Outputs { locals: true },
+        outputs: throng_cpu_ref::Outputs {
+            locals: true,
+            ..Default::default()
+        },
         ..RuntimeOptions::default()
     };
     let mut runtime = Runtime::with_options(

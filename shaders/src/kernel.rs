@@ -29,6 +29,7 @@ const CODEC: &str = include_str!("wgsl/codec.wgsl");
 const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
 const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
+const MOTION: &str = include_str!("wgsl/motion.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
@@ -49,14 +50,21 @@ pub enum Stream {
     Palettes,
     /// Skinned vertices (`vec4<u32>`, 16 B: position bits and the octahedral normal).
     Skinned,
+    /// Motion vectors: the last frame's palettes (`Affine`), by frame slot like `Palettes`.
+    LastPalettes,
+    /// Motion vectors: each skinned vertex's previous position (`vec4<f32>`, w = 1), in the
+    /// skinned pool's order like `Skinned`.
+    Previous,
 }
 
 impl Stream {
-    pub const ALL: [Stream; 4] = [
+    pub const ALL: [Stream; 6] = [
         Stream::Locals,
         Stream::Components,
         Stream::Palettes,
         Stream::Skinned,
+        Stream::LastPalettes,
+        Stream::Previous,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +73,8 @@ impl Stream {
             Stream::Components => "components",
             Stream::Palettes => "palettes",
             Stream::Skinned => "skinned",
+            Stream::LastPalettes => "last_palettes",
+            Stream::Previous => "previous",
         }
     }
 
@@ -72,8 +82,9 @@ impl Stream {
     pub fn element(self) -> (&'static str, u64) {
         match self {
             Stream::Locals => ("TrsRecord", 48),
-            Stream::Components | Stream::Palettes => ("Affine", 48),
+            Stream::Components | Stream::Palettes | Stream::LastPalettes => ("Affine", 48),
             Stream::Skinned => ("vec4<u32>", 16),
+            Stream::Previous => ("vec4<f32>", 16),
         }
     }
 
@@ -81,6 +92,7 @@ impl Stream {
     fn value(self) -> &'static str {
         match self {
             Stream::Skinned => "vec4<u32>",
+            Stream::Previous => "vec4<f32>",
             Stream::Locals => "TrsRecord",
             _ => "Affine",
         }
@@ -103,6 +115,8 @@ pub struct FrameLayout {
     pub components: Paging,
     pub palettes: Paging,
     pub skinned: Paging,
+    pub last_palettes: Paging,
+    pub previous: Paging,
     /// History slots per page; `stride`: joints per slot ([`HISTORY_VEC4S`] vec4s each).
     pub history: Paging,
 }
@@ -118,6 +132,8 @@ impl FrameLayout {
             Stream::Components => self.components,
             Stream::Palettes => self.palettes,
             Stream::Skinned => self.skinned,
+            Stream::LastPalettes => self.last_palettes,
+            Stream::Previous => self.previous,
         }
     }
 }
@@ -161,6 +177,10 @@ pub enum Resource {
     Indirect,
     /// Frame: page `n` of a stream.
     Page(Stream, u32),
+    /// Frame, motion vectors: the last frame's placements (3 rows per slot).
+    LastPlacements,
+    /// Frame, motion vectors: per frame slot, 1 when its motion history resets (u32).
+    Resets,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -969,42 +989,70 @@ fn main(
     }
 }
 
-/// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch.
-pub fn skinning(layout: &FrameLayout) -> Kernel {
-    let mut bindings = numbered(&[
+/// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch; with
+/// `motion` it also writes each vertex's previous position (motion.wgsl).
+pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
+    let mut resources = vec![
         (Resource::Params, Access::Uniform),
         (Resource::Vertices, Access::Read),
         (Resource::Placements, Access::Read),
         (Resource::Ranks, Access::Read),
         (Resource::Order, Access::Read),
-    ]);
-    let decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
+    ];
+    let mut decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> ranks: array<u32>;
 @group(0) @binding(4) var<storage, read> order: array<u32>;
-";
-    let mut next = 5;
-    let streams = [
+"
+    .to_string();
+    let mut streams = vec![
         (Stream::Palettes, Access::Read),
         (Stream::Skinned, Access::ReadWrite),
     ];
+    if motion {
+        resources.extend([
+            (Resource::LastPlacements, Access::Read),
+            (Resource::Resets, Access::Read),
+        ]);
+        decls.push_str(
+            "@group(0) @binding(5) var<storage, read> last_placements: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> resets: array<u32>;
+",
+        );
+        streams.extend([
+            (Stream::LastPalettes, Access::Read),
+            (Stream::Previous, Access::ReadWrite),
+        ]);
+    }
+    let mut bindings = numbered(&resources);
+    let mut next = resources.len() as u32;
     let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
+    let hook = if motion { MOTION } else { NO_MOTION };
     let source = [
         crate::prelude::source().as_str(),
         MATH,
-        decls,
+        &decls,
         &accessors,
+        hook,
         SKINNING,
     ]
     .join("\n");
     Kernel {
-        label: "skinning".into(),
+        label: if motion {
+            "skinning with motion"
+        } else {
+            "skinning"
+        }
+        .into(),
         source,
         bindings,
         workgroup: WORKGROUP,
     }
 }
+
+/// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
+const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32>, w: vec4<f32>, p: vec3<f32>, position: vec3<f32>) {}\n";
 
 /// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
 /// it culls and marks the instances it sees.

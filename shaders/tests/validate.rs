@@ -47,6 +47,8 @@ fn layout(pages: u32) -> FrameLayout {
         components: p(8),
         palettes: p(8),
         skinned: p(30),
+        last_palettes: p(8),
+        previous: p(30),
         history: p(8),
     }
 }
@@ -169,15 +171,20 @@ fn skinning_bounds_budget_and_raster_validate() {
         ] {
             check_bindings(&k, &validate(&k.label, &k.source));
         }
-        let k = kernel::skinning(&layout(pages));
-        let module = validate(&k.label, &k.source);
-        check_bindings(&k, &module);
-        let pages_bound = k
-            .bindings
-            .iter()
-            .filter(|b| matches!(b.resource, Resource::Page(Stream::Skinned, _)))
-            .count();
-        assert_eq!(pages_bound, pages as usize);
+        for motion in [false, true] {
+            let k = kernel::skinning(&layout(pages), motion);
+            let module = validate(&k.label, &k.source);
+            check_bindings(&k, &module);
+            let bound = |stream| {
+                (k.bindings.iter())
+                    .filter(|b| matches!(b.resource, Resource::Page(s, _) if s == stream))
+                    .count()
+            };
+            assert_eq!(bound(Stream::Skinned), pages as usize);
+            let motion_pages = if motion { pages as usize } else { 0 };
+            assert_eq!(bound(Stream::Previous), motion_pages);
+            assert_eq!(bound(Stream::LastPalettes), motion_pages);
+        }
     }
     let module = validate("raster", &throng_shaders::raster_source());
     let stages: Vec<&str> = module
@@ -199,7 +206,7 @@ fn skinning_bounds_budget_and_raster_validate() {
 #[test]
 fn a_broken_kernel_is_rejected() {
     // The check can fail: an undefined function in a composed module is caught by naga.
-    let source = kernel::skinning(&layout(1))
+    let source = kernel::skinning(&layout(1), false)
         .source
         .replace("affine_point(m,", "affine_pointt(m,");
     assert!(naga::front::wgsl::parse_str(&source).is_err());
@@ -261,7 +268,7 @@ fn dead_ops_are_not_compiled() {
 fn host_structs_match_naga_layout() {
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
     let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
-    let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1)).source).unwrap();
+    let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1), false).source).unwrap();
     let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
     let budget = naga::front::wgsl::parse_str(&kernel::budget().source).unwrap();
     let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();

@@ -5,7 +5,8 @@
 // dispatch is indirect, sized from the batch's skinned count. `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
 // skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
 // instance's placement P: `P (M p)`, `normalize(cof(P) n)`. Output per vertex: the position's
-// bits and the octahedral normal (`encode_normal`), instance-major by frame slot.
+// bits and the octahedral normal (`encode_normal`), instance-major by frame slot; then the
+// `motion` hook (motion.wgsl, or a no-op without motion vectors).
 //
 // A vertex record is three vec4<u32>: position bits and joints 0-1 (16 bits each), normal bits
 // (zero without normals) and joints 2-3, the four weights' bits.
@@ -53,8 +54,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                 m = Affine(m.r0 + p.r0 * w[k], m.r1 + p.r1 * w[k], m.r2 + p.r2 * w[k]);
             }
         }
-        let position = affine_point(placement, affine_point(m, bitcast<vec3<f32>>(a.xyz)));
+        let p = bitcast<vec3<f32>>(a.xyz);
+        let position = affine_point(placement, affine_point(m, p));
         let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
         store_skinned(out, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
+        motion(out, slot, v, joints, w, p, position);
     }
 }
