@@ -582,3 +582,45 @@ fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
         "the service rate served members the budget did not"
     );
 }
+
+#[test]
+fn demo_motion_vectors_are_still_on_the_first_frame_and_show_the_crowd_moving_after() {
+    let dir = scratch_dir("demo-motion");
+    let (png, motion) = (dir.join("crowd.png"), dir.join("motion.png"));
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "36",
+        "--frames",
+        "3",
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--out",
+        png.to_str().unwrap(),
+        "--motion-vectors",
+        motion.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let moving = |frame: u32| {
+        let (w, h, rgba) = decode(&dir.join(format!("motion_{frame:04}.png")));
+        assert_eq!((w, h), (160, 90));
+        rgba.chunks_exact(4)
+            .filter(|p| p[0].abs_diff(128) > 2 || p[1].abs_diff(128) > 2)
+            .count()
+    };
+    assert_eq!(moving(0), 0, "the first frame has no motion");
+    assert!(
+        moving(2) > 20,
+        "the crowd walks: {} moving pixels",
+        moving(2)
+    );
+}

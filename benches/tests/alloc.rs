@@ -157,8 +157,14 @@ fn gpu_frame_allocations_do_not_grow_with_instances() {
         // the steady state is the fewest of the later frames.
         per_frame.push(counts[1..].iter().copied().min().unwrap());
     }
-    assert_eq!(
-        per_frame[0], per_frame[1],
+    // 64 times the instances: an allocation per instance, or per record, would add hundreds.
+    // The fewest of five frames still differed by one between sizes in a CI run (216 and 217),
+    // from wgpu's pools, so two allocations of slack.
+    assert!(
+        per_frame[1] <= per_frame[0] + WGPU_SLACK,
         "allocations per frame grew with the instance count: {per_frame:?}"
     );
 }
+
+/// Allocations per frame wgpu's internal pools may add or drop from one sitting to the next.
+const WGPU_SLACK: u64 = 2;

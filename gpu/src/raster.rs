@@ -234,7 +234,7 @@ pub struct RasterTimes {
     pub wall_ms: f64,
 }
 
-/// `Frame` of raster.wgsl (144 bytes).
+/// `Frame` of raster.wgsl (224 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct FrameUniform {
@@ -246,6 +246,24 @@ struct FrameUniform {
     background: [f32; 4],
     /// x: frame slots with a tier ([`Raster::set_tiers`]; 0: no tier tint).
     tiers: [u32; 4],
+    /// Motion vectors: the previous view-projection; width, height, [`MOTION_RANGE`].
+    previous_view_proj: [[f32; 4]; 4],
+    motion: [f32; 4],
+}
+
+/// Screen-space motion (pixels) at the edge of the motion image's encoding: a channel holds
+/// `0.5 + motion / (2 · MOTION_RANGE)`, so 128 is still and one step of 8 bits is 1/8 px.
+pub const MOTION_RANGE: f32 = 16.0;
+
+/// The motion image's format: red and green the encoded motion, linear.
+pub const MOTION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+/// The motion-vector pass: its pipeline, draw layout (the crowd's plus the previous positions)
+/// and single-sample targets, made on first use.
+struct MotionPass {
+    pipeline: wgpu::RenderPipeline,
+    draw_layout: wgpu::BindGroupLayout,
+    targets: Targets,
 }
 
 /// `Draw` of raster.wgsl (16 bytes, one per 256-byte slot).
@@ -301,6 +319,8 @@ pub struct Raster {
     tier_count: u32,
     tier_words: Vec<u32>,
     targets: Targets,
+    motion: Option<MotionPass>,
+    motion_submitted: bool,
     indices: Vec<SkinIndices>,
     profiler: GpuProfiler,
     submitted: Option<Instant>,
@@ -333,7 +353,7 @@ impl Raster {
             scoped(device, "raster pipeline creation", || {
                 (
                     pipelines(device, samples),
-                    targets(device, width, height, samples),
+                    targets(device, (width, height), samples, COLOR_FORMAT),
                     uniform(
                         device,
                         "raster frame",
@@ -367,6 +387,8 @@ impl Raster {
             tier_count: 0,
             tier_words: Vec::new(),
             targets,
+            motion: None,
+            motion_submitted: false,
             indices: Vec::new(),
             profiler,
             submitted: None,
@@ -412,7 +434,7 @@ impl Raster {
             draws: draws.len() + usize::from(scene.ground.is_some()),
         };
         let mut encoder = scoped(&device, "raster recording", || {
-            self.write_uniforms(&queue, &draws, scene);
+            self.write_uniforms(&queue, &draws, scene, &scene.camera);
             let groups = self.draw_groups(runtime, &draws);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("throng raster"),
@@ -437,6 +459,158 @@ impl Raster {
             reason: e.to_string(),
         })?;
         Ok(report)
+    }
+
+    /// Draws the motion vectors of `runtime`'s last frame (which kept them: `RuntimeOptions::
+    /// outputs.motion`) — `batches` as for [`Raster::render`] — seen now through `scene`'s camera
+    /// and before through `previous`, for [`Raster::read_motion`]: per pixel the screen-space
+    /// motion of the nearest skinned surface, encoded with [`MOTION_RANGE`] (128, 128 where
+    /// nothing moves or nothing was drawn). Submits without waiting.
+    pub fn render_motion(
+        &mut self,
+        runtime: &Runtime,
+        batches: &[Batch],
+        scene: &Scene,
+        previous: &Camera,
+    ) -> Result<(), GpuError> {
+        let Some(pages) = runtime.previous_pages() else {
+            return Err(GpuError::Wgpu {
+                what: "motion-vector pass",
+                reason: "the runtime keeps no motion vectors: create it with outputs.motion".into(),
+            });
+        };
+        let draws = self.plan_draws(runtime, batches)?;
+        let device = self.ctx.device.clone();
+        let queue = self.ctx.queue.clone();
+        let encoder = scoped(&device, "motion-vector recording", || {
+            if self.motion.is_none() {
+                self.motion = Some(motion_pass(
+                    &device,
+                    &self.frame_layout,
+                    self.width,
+                    self.height,
+                ));
+            }
+            self.write_uniforms(&queue, &draws, scene, previous);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("throng motion vectors"),
+            });
+            if let Some(m) = &self.motion {
+                let groups = (
+                    self.frame_group(),
+                    self.motion_groups(runtime, pages, &draws, m),
+                );
+                self.record_motion(&mut encoder, runtime.indirect_buffer(), &draws, &groups, m);
+            }
+            encoder
+        })?;
+        scoped(&device, "motion-vector submission", || {
+            queue.submit([encoder.finish()])
+        })?;
+        self.motion_submitted = true;
+        Ok(())
+    }
+
+    /// The last motion-vector image (waits for the GPU): red and green the encoded motion.
+    pub fn read_motion(&self) -> Result<Image, GpuError> {
+        match (&self.motion, self.motion_submitted) {
+            (Some(m), true) => self.read_target(&m.targets, "motion vectors"),
+            _ => Err(GpuError::NothingToRead),
+        }
+    }
+
+    /// The motion pass's draw bind groups: the crowd's entries plus the draw's range of the
+    /// previous positions.
+    fn motion_groups(
+        &self,
+        runtime: &Runtime,
+        previous: &[wgpu::Buffer],
+        draws: &[PlannedDraw],
+        m: &MotionPass,
+    ) -> Vec<wgpu::BindGroup> {
+        let device = &self.ctx.device;
+        let range = |buffer, offset, size| {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset,
+                size: NonZeroU64::new(size),
+            })
+        };
+        let pages = runtime.skinned_pages();
+        draws
+            .iter()
+            .filter_map(|d| Some((d, pages.get(d.run.page)?, previous.get(d.run.page)?)))
+            .map(|(d, page, before)| {
+                let entries = [
+                    range(&self.draws, 0, std::mem::size_of::<DrawUniform>() as u64),
+                    range(page, d.run.offset, d.run.size),
+                    runtime.ranks_buffer().as_entire_binding(),
+                    runtime.order_buffer().as_entire_binding(),
+                    range(before, d.run.offset, d.run.size),
+                ];
+                let entries: Vec<wgpu::BindGroupEntry> = (0u32..)
+                    .zip(entries)
+                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
+                    .collect();
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("motion draw"),
+                    layout: &m.draw_layout,
+                    entries: &entries,
+                })
+            })
+            .collect()
+    }
+
+    /// Records the motion pass (no ground: it does not move) and copies its image.
+    fn record_motion(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        indirect: &wgpu::Buffer,
+        draws: &[PlannedDraw],
+        (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
+        m: &MotionPass,
+    ) {
+        let t = &m.targets;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("motion vectors"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &t.color_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color {
+                        r: 0.5,
+                        g: 0.5,
+                        b: 0.0,
+                        a: 1.0,
+                    }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &t.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, frame, &[]);
+        pass.set_pipeline(&m.pipeline);
+        for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
+            let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
+                continue;
+            };
+            pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
+            pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
+            pass.draw_indexed_indirect(indirect, d.run.draw_args);
+        }
+        drop(pass);
+        copy_target(encoder, t, self.width, self.height);
     }
 
     /// Waits for the last render and returns its times.
@@ -464,15 +638,19 @@ impl Raster {
         if self.submitted.is_none() {
             return Err(GpuError::NothingToRead);
         }
-        let t = &self.targets;
-        let bytes = map_read(&self.ctx, &t.readback, "image")?;
+        self.read_target(&self.targets, "image")
+    }
+
+    /// The pixels of `t`'s readback, rows unpadded.
+    fn read_target(&self, t: &Targets, what: &'static str) -> Result<Image, GpuError> {
+        let bytes = map_read(&self.ctx, &t.readback, what)?;
         let row = self.width as usize * 4;
         let mut rgba = Vec::with_capacity(row * self.height as usize);
         for y in 0..self.height as usize {
             let start = y * t.padded_row as usize;
             rgba.extend_from_slice(bytes.get(start..start + row).ok_or_else(|| {
                 GpuError::Readback {
-                    what: "image",
+                    what,
                     reason: format!("row {y} lies outside the {} mapped bytes", bytes.len()),
                 }
             })?);
@@ -592,8 +770,15 @@ impl Raster {
         Ok(self.indices.len() - 1)
     }
 
-    /// Writes the frame uniform and one draw uniform per draw (growing the draw buffer).
-    fn write_uniforms(&mut self, queue: &wgpu::Queue, draws: &[PlannedDraw], scene: &Scene) {
+    /// Writes the frame uniform (`previous`: the camera of the motion pass's previous frame) and
+    /// one draw uniform per draw (growing the draw buffer).
+    fn write_uniforms(
+        &mut self,
+        queue: &wgpu::Queue,
+        draws: &[PlannedDraw],
+        scene: &Scene,
+        previous: &Camera,
+    ) {
         let slots = draws.len().max(1) as u64;
         if slots > self.draw_slots {
             self.draws = uniform(&self.ctx.device, "raster draws", slots * OFFSET_ALIGNMENT);
@@ -619,6 +804,8 @@ impl Raster {
             centre: ground.centre.extend(1.0).to_array(),
             background: [r, g, b, 1.0],
             tiers: [self.tier_count, 0, 0, 0],
+            previous_view_proj: previous.view_proj(self.aspect()).to_cols_array_2d(),
+            motion: [self.width as f32, self.height as f32, MOTION_RANGE, 0.0],
         };
         queue.write_buffer(&self.frame, 0, bytemuck::bytes_of(&frame));
         let mut bytes = vec![0u8; (slots * OFFSET_ALIGNMENT) as usize];
@@ -636,6 +823,26 @@ impl Raster {
         queue.write_buffer(&self.draws, 0, &bytes);
     }
 
+    /// The frame bind group: the frame uniform and the tiers.
+    fn frame_group(&self) -> wgpu::BindGroup {
+        self.ctx
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("raster frame"),
+                layout: &self.frame_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: self.frame.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: self.tiers.as_entire_binding(),
+                    },
+                ],
+            })
+    }
+
     /// The frame bind group, and one bind group per draw (its uniform slot and skinned range).
     fn draw_groups(
         &self,
@@ -643,20 +850,7 @@ impl Raster {
         draws: &[PlannedDraw],
     ) -> (wgpu::BindGroup, Vec<wgpu::BindGroup>) {
         let device = &self.ctx.device;
-        let frame = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("raster frame"),
-            layout: &self.frame_layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: self.frame.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: self.tiers.as_entire_binding(),
-                },
-            ],
-        });
+        let frame = self.frame_group();
         let mut groups = Vec::with_capacity(draws.len());
         let pages = runtime.skinned_pages();
         // `plan_draws` took every run from the runtime, so its page exists.
@@ -751,32 +945,36 @@ impl Raster {
         self.profiler.end_query(encoder, query);
     }
 
-    /// Copies the resolved colour target into the readback buffer (rows padded to
-    /// `COPY_BYTES_PER_ROW_ALIGNMENT`).
+    /// Copies the resolved colour target into the readback buffer.
     fn copy_image(&self, encoder: &mut wgpu::CommandEncoder) {
-        let t = &self.targets;
-        encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo {
-                texture: &t.color,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::TexelCopyBufferInfo {
-                buffer: &t.readback,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(t.padded_row),
-                    rows_per_image: Some(self.height),
-                },
-            },
-            wgpu::Extent3d {
-                width: self.width,
-                height: self.height,
-                depth_or_array_layers: 1,
-            },
-        );
+        copy_target(encoder, &self.targets, self.width, self.height);
     }
+}
+
+/// Copies `t`'s colour texture into its readback buffer (rows padded to
+/// `COPY_BYTES_PER_ROW_ALIGNMENT`).
+fn copy_target(encoder: &mut wgpu::CommandEncoder, t: &Targets, width: u32, height: u32) {
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture: &t.color,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &t.readback,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(t.padded_row),
+                rows_per_image: Some(height),
+            },
+        },
+        wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+    );
 }
 
 /// The per-slot tier buffer, `bytes` long.
@@ -923,9 +1121,88 @@ fn pipelines(
     (crowd, ground, frame_layout, draw_layout)
 }
 
-/// Colour (multisampled when `samples` > 1) and depth, the resolved colour, and its readback
-/// buffer.
-fn targets(device: &wgpu::Device, width: u32, height: u32, samples: u32) -> Targets {
+/// The motion-vector pass for a `width` × `height` image: the crowd's draws through
+/// raster.wgsl's motion entry points into a single-sample [`MOTION_FORMAT`] target.
+fn motion_pass(
+    device: &wgpu::Device,
+    frame_layout: &wgpu::BindGroupLayout,
+    width: u32,
+    height: u32,
+) -> MotionPass {
+    let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("motion draw"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
+                },
+                count: None,
+            },
+            storage_entry(1),
+            storage_entry(2),
+            storage_entry(3),
+            storage_entry(4),
+        ],
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("raster motion"),
+        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
+    });
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("raster motion"),
+        bind_group_layouts: &[Some(frame_layout), Some(&draw_layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("raster motion"),
+        layout: Some(&layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some(throng_shaders::MOTION_VS),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            cull_mode: None,
+            ..Default::default()
+        },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some(throng_shaders::MOTION_FS),
+            compilation_options: Default::default(),
+            targets: &[Some(MOTION_FORMAT.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    MotionPass {
+        pipeline,
+        draw_layout,
+        targets: targets(device, (width, height), 1, MOTION_FORMAT),
+    }
+}
+
+/// Colour (multisampled when `samples` > 1) and depth, the resolved colour in `format`, and its
+/// readback buffer.
+fn targets(
+    device: &wgpu::Device,
+    (width, height): (u32, u32),
+    samples: u32,
+    format: wgpu::TextureFormat,
+) -> Targets {
     let size = wgpu::Extent3d {
         width,
         height,
@@ -945,11 +1222,10 @@ fn targets(device: &wgpu::Device, width: u32, height: u32, samples: u32) -> Targ
     };
     use wgpu::TextureUsages as T;
     let view = |t: &wgpu::Texture| t.create_view(&Default::default());
-    let msaa =
-        (samples > 1).then(|| texture("raster msaa", COLOR_FORMAT, samples, T::RENDER_ATTACHMENT));
+    let msaa = (samples > 1).then(|| texture("raster msaa", format, samples, T::RENDER_ATTACHMENT));
     let color = texture(
         "raster colour",
-        COLOR_FORMAT,
+        format,
         1,
         T::RENDER_ATTACHMENT | T::COPY_SRC,
     );

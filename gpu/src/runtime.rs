@@ -1141,6 +1141,16 @@ impl Runtime {
     pub fn skinned_pages(&self) -> &[wgpu::Buffer] {
         &self.buffers.stream(Stream::Skinned).pages
     }
+
+    /// With motion vectors (`RuntimeOptions::outputs.motion`), pages of the previous-position
+    /// stream: `vec4<f32>` per skinned vertex (w = 1), laid out as the skinned stream, so a
+    /// [`SkinnedRun`]'s page, offset and size address both; `None` without motion vectors.
+    pub fn previous_pages(&self) -> Option<&[wgpu::Buffer]> {
+        self.options
+            .outputs
+            .motion
+            .then(|| self.buffers.stream(Stream::Previous).pages.as_slice())
+    }
 }
 
 /// The outputs the pose dispatches of a batch (with a skin when `skinned`) write.

@@ -369,3 +369,74 @@ fn a_tier_tint_colours_instances_by_their_tier() {
     assert!(redness(&green) < 0.1 * redness(&red), "tier 1 is not red");
     assert_eq!(own, again, "an empty tier list turns the tint off");
 }
+
+/// Red and green of every pixel of a motion image, as motion in pixels.
+fn motions(image: &Image) -> Vec<[f32; 2]> {
+    let range = throng_gpu::raster::MOTION_RANGE;
+    image
+        .rgba
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1]].map(|c| (f32::from(c) / 255.0 - 0.5) * 2.0 * range))
+        .collect()
+}
+
+#[test]
+fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let options = throng_gpu::RuntimeOptions {
+        outputs: throng_cpu_ref::Outputs {
+            motion: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let capacities = Capacities::for_packages(&[&package], 4);
+    let mut runtime = Runtime::with_options(&ctx, capacities, options).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    let mut raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
+    let scene = scene(3, raster.aspect());
+    let program = sample(&package, "idle", 0.3);
+    let mut frame = |dx: f32| {
+        let instances: Vec<Instance> = row(3)
+            .into_iter()
+            .map(|p| Instance {
+                pose: Pose::Program(&program),
+                placement: Affine3A::from_translation(Vec3::new(dx, 0.0, 0.0)) * p,
+            })
+            .collect();
+        let batches = [Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &instances,
+        }];
+        runtime.frame(&batches).unwrap();
+        raster
+            .render_motion(&runtime, &batches, &scene, &scene.camera)
+            .unwrap();
+        motions(&raster.read_motion().unwrap())
+    };
+    let still = |m: &[f32; 2]| m[0].abs() < 0.2 && m[1].abs() < 0.2;
+    assert!(frame(0.0).iter().all(still), "first frame: no motion");
+    assert!(
+        frame(0.0).iter().all(still),
+        "the same pose in the same place"
+    );
+    // 0.25 m to the right: the camera frames the row across the image, so right on screen.
+    let moved = frame(0.25);
+    let moving: Vec<&[f32; 2]> = moved.iter().filter(|m| !still(m)).collect();
+    assert!(moving.len() > 50, "{} moving pixels", moving.len());
+    let right = moving.iter().filter(|m| m[0] > 0.5).count();
+    assert!(
+        right * 10 >= moving.len() * 9,
+        "{right} of {} move right",
+        moving.len()
+    );
+    let plain = Runtime::new(&ctx, Capacities::for_packages(&[&package], 4)).unwrap();
+    let refused = raster.render_motion(&plain, &[], &scene, &scene.camera);
+    assert!(
+        matches!(&refused, Err(GpuError::Wgpu { reason, .. }) if reason.contains("outputs.motion")),
+        "{refused:?}"
+    );
+}

@@ -30,9 +30,13 @@ pub const CROWD_VS: &str = "crowd_vs";
 pub const CROWD_FS: &str = "crowd_fs";
 pub const GROUND_VS: &str = "ground_vs";
 pub const GROUND_FS: &str = "ground_fs";
+/// Entry points of the motion-vector pass (raster.wgsl `motion_vs` / `motion_fs`).
+pub const MOTION_VS: &str = "motion_vs";
+pub const MOTION_FS: &str = "motion_fs";
 
 /// The offscreen raster pass: entry points [`CROWD_VS`] / [`CROWD_FS`] (one instanced draw per
-/// skinned page of a batch) and [`GROUND_VS`] / [`GROUND_FS`].
+/// skinned page of a batch), [`GROUND_VS`] / [`GROUND_FS`], and the motion-vector pass
+/// [`MOTION_VS`] / [`MOTION_FS`].
 pub fn raster_source() -> String {
     [prelude::source().as_str(), MATH, RASTER].join("\n")
 }

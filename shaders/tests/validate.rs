@@ -198,7 +198,9 @@ fn skinning_bounds_budget_and_raster_validate() {
             throng_shaders::CROWD_VS,
             throng_shaders::CROWD_FS,
             throng_shaders::GROUND_VS,
-            throng_shaders::GROUND_FS
+            throng_shaders::GROUND_FS,
+            throng_shaders::MOTION_VS,
+            throng_shaders::MOTION_FS
         ]
     );
 }

@@ -116,6 +116,12 @@ pub struct Args {
     /// (green every frame, yellow, orange, red every 2, 3, 4 frames, the rates --stagger uses).
     #[arg(long)]
     lod_tint: bool,
+    /// Also write each frame's motion vectors as a PNG (named like --out's frames): per pixel
+    /// the screen-space motion of the nearest member since the last frame, red = x, green = y
+    /// (down), 128 still, ±16 px at 0 and 255; members teleported around the area and members
+    /// changing skeleton LOD level have none on that frame.
+    #[arg(long, value_name = "FILE.png")]
+    motion_vectors: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -182,6 +188,14 @@ impl Driver {
         match self {
             Driver::Tree(c) => &c.programs,
             Driver::Fixed(c) => &c.programs,
+        }
+    }
+
+    /// Members the last step teleported (wrapped around the area): their motion resets.
+    fn teleported(&self) -> &[bool] {
+        match self {
+            Driver::Tree(c) => &c.wrapped,
+            Driver::Fixed(_) => &[],
         }
     }
 
@@ -298,6 +312,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let options = RuntimeOptions {
         mapping: args.mapping.map(Mapping::from),
+        outputs: throng_cpu_ref::Outputs {
+            motion: args.motion_vectors.is_some(),
+            ..throng_cpu_ref::Outputs::default()
+        },
         ..RuntimeOptions::default()
     };
     let mut runtime = Runtime::with_options(&ctx, capacities, options)?;
@@ -402,6 +420,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let by_slot: Vec<u8> = order.iter().map(|&k| tiers[k]).collect();
             raster.set_tiers(&by_slot);
         }
+        for (s, &k) in order.iter().enumerate() {
+            if driver.teleported().get(k) == Some(&true) {
+                runtime.reset_motion(0, s);
+            }
+        }
         let report = runtime.frame(&batches)?;
         let stages = runtime.finish()?;
         let drawn = raster.render(&runtime, &batches, &scene)?;
@@ -409,6 +432,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let image = raster.read_image()?;
         let path = frame_path(&args.out, f, args.frames);
         write_png(&path, &image)?;
+        if let Some(out) = &args.motion_vectors {
+            raster.render_motion(&runtime, &batches, &scene, &scene.camera)?;
+            write_png(&frame_path(out, f, args.frames), &raster.read_motion()?)?;
+        }
         frames.push(FrameStats {
             report,
             stages,

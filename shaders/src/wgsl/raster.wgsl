@@ -35,6 +35,10 @@ struct Frame {
     background: vec4<f32>,
     /// x: frame slots with a tier in `tiers` (0: no tier tint).
     tiers: vec4<u32>,
+    /// Motion vectors: the previous frame's view-projection, and the image size in pixels and
+    /// the motion (pixels) that maps to the edge of the encoding (x, y, z).
+    previous_view_proj: mat4x4<f32>,
+    motion: vec4<f32>,
 }
 
 /// Per draw: the skinned stream's elements per instance, the rank of its page's first
@@ -57,6 +61,9 @@ const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 @group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
 @group(1) @binding(2) var<storage, read> ranks: array<u32>;
 @group(1) @binding(3) var<storage, read> order: array<u32>;
+/// Motion vectors: the draw's range of the previous positions (throng-cpu-ref `motion`), laid
+/// out as `skinned`.
+@group(1) @binding(4) var<storage, read> previous: array<vec4<f32>>;
 
 struct CrowdVarying {
     @builtin(position) clip: vec4<f32>,
@@ -172,4 +179,33 @@ fn ground_fs(in: GroundVarying) -> @location(0) vec4<f32> {
     let line = 1.0 - clamp(min(distance_to_line.x, distance_to_line.y), 0.0, 1.0);
     let albedo = mix(vec3<f32>(0.16, 0.16, 0.15), vec3<f32>(0.07, 0.07, 0.07), line);
     return vec4<f32>(fog(shade(albedo, vec3<f32>(0.0, 1.0, 0.0)), in.world), 1.0);
+}
+
+struct MotionVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) now: vec4<f32>,
+    @location(1) before: vec4<f32>,
+}
+
+// Motion vectors: the same draws as the crowd, each vertex at its position now and at its
+// previous position through the previous view-projection; the fragment writes the screen-space
+// motion now − before in pixels (+x right, +y down), encoded as `0.5 + motion / (2 · range)` in
+// red and green (0.5, 0.5: still), clamped to [0, 1].
+@vertex
+fn motion_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> MotionVarying {
+    let k = ranks[draw.first_at] + i;
+    let position = bitcast<vec3<f32>>(skinned[k * draw.stride + v].xyz);
+    var out: MotionVarying;
+    out.clip = frame.view_proj * vec4<f32>(position, 1.0);
+    out.now = out.clip;
+    out.before = frame.previous_view_proj * vec4<f32>(previous[k * draw.stride + v].xyz, 1.0);
+    return out;
+}
+
+@fragment
+fn motion_fs(in: MotionVarying) -> @location(0) vec4<f32> {
+    let ndc = in.now.xy / in.now.w - in.before.xy / in.before.w;
+    let pixels = ndc * vec2<f32>(0.5 * frame.motion.x, -0.5 * frame.motion.y);
+    let encoded = clamp(0.5 + pixels / (2.0 * frame.motion.z), vec2<f32>(0.0), vec2<f32>(1.0));
+    return vec4<f32>(encoded, 0.0, 1.0);
 }

@@ -148,6 +148,8 @@ pub struct TreeCrowd {
     pub plans: Vec<Plan>,
     pub programs: Vec<Program>,
     pub placements: Vec<Affine3A>,
+    /// Per member, whether the last tick wrapped it around the area (a teleport).
+    pub wrapped: Vec<bool>,
     /// Component-space point whose scene position is kept inside `area`.
     anchor: Vec3,
     pub area: Area,
@@ -185,6 +187,7 @@ impl TreeCrowd {
             plans,
             programs: vec![program; count],
             placements,
+            wrapped: vec![false; count],
             anchor,
             area,
             wave,
@@ -234,11 +237,12 @@ impl TreeCrowd {
             ticks: 1,
             ..ControlStats::default()
         };
-        for ((p, plan), &(t, q)) in self
+        for (((p, plan), &(t, q)), wrapped) in self
             .placements
             .iter_mut()
             .zip(&self.plans)
             .zip(&self.control.motion)
+            .zip(&mut self.wrapped)
         {
             if !plan.roams {
                 continue;
@@ -246,6 +250,7 @@ impl TreeCrowd {
             let moved = *p * Affine3A::from_rotation_translation(q, t);
             stats.travelled += f64::from(p.transform_vector3(t).length());
             let shift = self.area.wrap(moved.transform_point3(self.anchor));
+            *wrapped = shift != Vec3::ZERO;
             *p = Affine3A::from_translation(shift) * moved;
         }
         for (i, program) in self.programs.iter_mut().enumerate() {
