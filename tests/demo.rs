@@ -469,6 +469,21 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames_and_tints_their_tie
     );
 }
 
+/// Runs `throng demo ARGS --json` and parses its report; `None` when it skipped for want of a
+/// GPU.
+fn demo_json(args: &[&str]) -> Option<serde_json::Value> {
+    let out = throng(&[&["demo"], args, &["--json"]].concat());
+    if skipped_for_no_gpu(&out) {
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "demo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("JSON on stdout"))
+}
+
 /// Saturated pixels of a PNG, and how many of them `hue` accepts.
 fn tinted(path: &Path, hue: impl Fn(&[i32; 3]) -> bool) -> (usize, usize) {
     let (_, _, rgba) = decode(path);
@@ -485,8 +500,7 @@ fn tinted(path: &Path, hue: impl Fn(&[i32; 3]) -> bool) -> (usize, usize) {
 fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
     let dir = scratch_dir("demo-lod");
     let png = dir.join("lod.png");
-    let out = throng(&[
-        "demo",
+    let Some(report) = demo_json(&[
         "--instances",
         "64",
         "--frames",
@@ -496,19 +510,11 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
         "--height",
         "64",
         "--lod-tint",
-        "--json",
         "--out",
         png.to_str().unwrap(),
-    ]);
-    if skipped_for_no_gpu(&out) {
+    ]) else {
         return;
-    }
-    assert!(
-        out.status.success(),
-        "demo failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    };
     assert_eq!(report["lod"], true);
     let h = &report["lod_histogram"];
     let level = |k: &str| h[k].as_u64().unwrap();
@@ -532,8 +538,7 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
 fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
     let dir = scratch_dir("demo-budget");
     let png = dir.join("budget.png");
-    let out = throng(&[
-        "demo",
+    let Some(report) = demo_json(&[
         "--instances",
         "64",
         "--frames",
@@ -546,19 +551,11 @@ fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
         "200",
         "--max-stale",
         "3",
-        "--json",
         "--out",
         png.to_str().unwrap(),
-    ]);
-    if skipped_for_no_gpu(&out) {
+    ]) else {
         return;
-    }
-    assert!(
-        out.status.success(),
-        "demo failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    };
     let frames = report["frames"].as_array().expect("frames");
     let b = |f: &serde_json::Value, k: &str| f["pose_budget"][k].as_u64().unwrap();
     assert_eq!(

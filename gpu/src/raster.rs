@@ -1037,24 +1037,7 @@ fn pipelines(
             storage_entry(1),
         ],
     });
-    let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("raster draw"),
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
-                },
-                count: None,
-            },
-            storage_entry(1),
-            storage_entry(2),
-            storage_entry(3),
-        ],
-    });
+    let draw_layout = draw_layout(device, "raster draw", 3);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("raster"),
         source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
@@ -1070,41 +1053,14 @@ fn pipelines(
         immediate_size: 0,
     });
     let pipeline = |label, layout, vs, fs| {
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(label),
-            layout: Some(layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some(vs),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleList,
-                // Imported meshes do not agree on winding; both faces are drawn and lit.
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState {
-                count: samples,
-                ..Default::default()
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some(fs),
-                compilation_options: Default::default(),
-                targets: &[Some(COLOR_FORMAT.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        })
+        render_pipeline(
+            device,
+            &module,
+            (label, layout),
+            (vs, fs),
+            samples,
+            COLOR_FORMAT,
+        )
     };
     let crowd = pipeline(
         "raster crowd",
@@ -1121,53 +1077,51 @@ fn pipelines(
     (crowd, ground, frame_layout, draw_layout)
 }
 
-/// The motion-vector pass for a `width` × `height` image: the crowd's draws through
-/// raster.wgsl's motion entry points into a single-sample [`MOTION_FORMAT`] target.
-fn motion_pass(
+/// A draw's bind group layout: its uniform slot (dynamic offset), then `storage` read-only
+/// buffers of the vertex stage (the skinned range, ranks, order, and for motion the previous
+/// positions).
+fn draw_layout(device: &wgpu::Device, label: &str, storage: u32) -> wgpu::BindGroupLayout {
+    let uniform = wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
+        },
+        count: None,
+    };
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = std::iter::once(uniform)
+        .chain((1..=storage).map(storage_entry))
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+/// A triangle-list pipeline of raster.wgsl's `vs` / `fs` with depth (less, written), both faces,
+/// `samples` samples and one colour target of `format`.
+fn render_pipeline(
     device: &wgpu::Device,
-    frame_layout: &wgpu::BindGroupLayout,
-    width: u32,
-    height: u32,
-) -> MotionPass {
-    let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("motion draw"),
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
-                },
-                count: None,
-            },
-            storage_entry(1),
-            storage_entry(2),
-            storage_entry(3),
-            storage_entry(4),
-        ],
-    });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("raster motion"),
-        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
-    });
-    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("raster motion"),
-        bind_group_layouts: &[Some(frame_layout), Some(&draw_layout)],
-        immediate_size: 0,
-    });
-    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("raster motion"),
-        layout: Some(&layout),
+    module: &wgpu::ShaderModule,
+    (label, layout): (&str, &wgpu::PipelineLayout),
+    (vs, fs): (&str, &str),
+    samples: u32,
+    format: wgpu::TextureFormat,
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
         vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some(throng_shaders::MOTION_VS),
+            module,
+            entry_point: Some(vs),
             compilation_options: Default::default(),
             buffers: &[],
         },
         primitive: wgpu::PrimitiveState {
             topology: wgpu::PrimitiveTopology::TriangleList,
+            // Imported meshes do not agree on winding; both faces are drawn and lit.
             cull_mode: None,
             ..Default::default()
         },
@@ -1178,16 +1132,47 @@ fn motion_pass(
             stencil: Default::default(),
             bias: Default::default(),
         }),
-        multisample: wgpu::MultisampleState::default(),
+        multisample: wgpu::MultisampleState {
+            count: samples,
+            ..Default::default()
+        },
         fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some(throng_shaders::MOTION_FS),
+            module,
+            entry_point: Some(fs),
             compilation_options: Default::default(),
-            targets: &[Some(MOTION_FORMAT.into())],
+            targets: &[Some(format.into())],
         }),
         multiview_mask: None,
         cache: None,
+    })
+}
+
+/// The motion-vector pass for a `width` × `height` image: the crowd's draws through
+/// raster.wgsl's motion entry points into a single-sample [`MOTION_FORMAT`] target.
+fn motion_pass(
+    device: &wgpu::Device,
+    frame_layout: &wgpu::BindGroupLayout,
+    width: u32,
+    height: u32,
+) -> MotionPass {
+    let draw_layout = draw_layout(device, "motion draw", 4);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("raster motion"),
+        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
     });
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("raster motion"),
+        bind_group_layouts: &[Some(frame_layout), Some(&draw_layout)],
+        immediate_size: 0,
+    });
+    let pipeline = render_pipeline(
+        device,
+        &module,
+        ("raster motion", &layout),
+        (throng_shaders::MOTION_VS, throng_shaders::MOTION_FS),
+        1,
+        MOTION_FORMAT,
+    );
     MotionPass {
         pipeline,
         draw_layout,
