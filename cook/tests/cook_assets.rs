@@ -1,6 +1,10 @@
 //! Every real asset cooks; its cooked-vs-exact error at random times stays within the reported
 //! bound; the report agrees with the package; the package survives the writer and reader.
 
+mod asset_support;
+
+use asset_support::assets;
+
 use std::path::{Path, PathBuf};
 
 use glam::{Affine3A, Vec3};
@@ -9,21 +13,6 @@ use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::{SubTrackKind, Trs};
-
-fn assets() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if dir.is_dir() {
-        return Some(dir.to_path_buf());
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-    }
-    eprintln!(
-        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
-        dir.display()
-    );
-    None
-}
 
 fn skinned_assets(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = [dir.to_path_buf(), dir.join("mocap")]

@@ -1,28 +1,16 @@
 //! Every real asset in `../shared/assets/` imports; skeletons reproduce the glTF node world
 //! transforms; the rest pose skins each mesh onto its bind position.
 
+mod asset_support;
+
+use asset_support::assets;
+
 use std::path::{Path, PathBuf};
 
 use glam::{Affine3A, Mat4, Vec3};
 use throng_cook::{import_file, CookError, Imported};
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::palette::build_palette;
-
-/// The assets folder, or `None` (with a printed reason) when it is absent and not required.
-fn assets() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if dir.is_dir() {
-        return Some(dir.to_path_buf());
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-    }
-    eprintln!(
-        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
-        dir.display()
-    );
-    None
-}
 
 /// Every glTF file of the assets folder and its `mocap/` subfolder, except the unskinned one.
 fn skinned_assets(dir: &Path) -> Vec<PathBuf> {

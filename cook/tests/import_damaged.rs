@@ -1,24 +1,12 @@
 //! Damaged glTF input (truncations, byte flips) gives typed errors, never a panic.
 
+mod asset_support;
+
+use asset_support::assets;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
 
 use throng_cook::{cook, import_slice, Profile};
-
-fn assets() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if dir.is_dir() {
-        return Some(dir.to_path_buf());
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-    }
-    eprintln!(
-        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
-        dir.display()
-    );
-    None
-}
 
 /// Imports (and cooks, when the import succeeds) without panicking; `Ok(true)` when both
 /// succeeded, `Ok(false)` when either returned an error, `Err` with the panic message otherwise.

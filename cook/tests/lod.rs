@@ -2,7 +2,9 @@
 //! error is what the CPU reference shows at those levels; pinned joints and their ancestors stay;
 //! mirrored joints go together.
 
-use std::path::{Path, PathBuf};
+mod asset_support;
+
+use asset_support::assets;
 
 use glam::Affine3A;
 use throng_cook::lod::build_lods;
@@ -11,21 +13,6 @@ use throng_cpu_ref::lod::check_levels;
 use throng_cpu_ref::{
     Batch, CpuRuntime, Instance, Outputs, Package, Pose, PoseOp, Program, ProgramLimits,
 };
-
-fn assets() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if dir.is_dir() {
-        return Some(dir.to_path_buf());
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-    }
-    eprintln!(
-        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
-        dir.display()
-    );
-    None
-}
 
 fn character() -> Package {
     let imported = import_slice(&throng_fixtures::character_glb(), "character.glb").unwrap();

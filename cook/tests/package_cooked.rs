@@ -1,7 +1,11 @@
 //! Cooked packages of the generated character and of every real skinned asset survive the
 //! round trip unchanged, and report their sizes.
 
-use std::path::{Path, PathBuf};
+mod asset_support;
+
+use asset_support::assets;
+
+use std::path::PathBuf;
 use std::time::Instant;
 
 use throng_cook::{cook, cook_file, import_slice, read_package, write_package, Profile};
@@ -26,22 +30,6 @@ fn generated_character_round_trips_in_every_profile() {
             bytes.len()
         );
     }
-}
-
-/// The assets folder, or `None` (with a printed reason) when it is absent and not required.
-fn assets() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if dir.is_dir() {
-        return Some(dir.to_path_buf());
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-    }
-    eprintln!(
-        "skipping: {} not found (set THRONG_REQUIRE_ASSETS=1 to fail instead)",
-        dir.display()
-    );
-    None
 }
 
 #[test]

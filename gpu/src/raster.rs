@@ -587,28 +587,14 @@ impl Raster {
                     store: wgpu::StoreOp::Store,
                 },
             })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &t.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Discard,
-                }),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: Some(cleared_depth(&t.depth)),
             timestamp_writes: None,
             occlusion_query_set: None,
             multiview_mask: None,
         });
         pass.set_bind_group(0, frame, &[]);
         pass.set_pipeline(&m.pipeline);
-        for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
-            let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
-                continue;
-            };
-            pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
-            pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed_indirect(indirect, d.run.draw_args);
-        }
+        self.draw_runs(&mut pass, indirect, draws, per_draw);
         drop(pass);
         copy_target(encoder, t, self.width, self.height);
     }
@@ -915,14 +901,7 @@ impl Raster {
                     store: wgpu::StoreOp::Store,
                 },
             })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &t.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Discard,
-                }),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: Some(cleared_depth(&t.depth)),
             timestamp_writes: query.render_pass_timestamp_writes(),
             occlusion_query_set: None,
             multiview_mask: None,
@@ -933,6 +912,19 @@ impl Raster {
             pass.draw(0..6, 0..1);
         }
         pass.set_pipeline(&self.crowd);
+        self.draw_runs(&mut pass, indirect, draws, per_draw);
+        drop(pass);
+        self.profiler.end_query(encoder, query);
+    }
+
+    /// One indexed, indirect draw per planned run, each with its bind group and uniform slot.
+    fn draw_runs(
+        &self,
+        pass: &mut wgpu::RenderPass,
+        indirect: &wgpu::Buffer,
+        draws: &[PlannedDraw],
+        per_draw: &[wgpu::BindGroup],
+    ) {
         for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
             let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
                 continue;
@@ -941,13 +933,23 @@ impl Raster {
             pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
             pass.draw_indexed_indirect(indirect, d.run.draw_args);
         }
-        drop(pass);
-        self.profiler.end_query(encoder, query);
     }
 
     /// Copies the resolved colour target into the readback buffer.
     fn copy_image(&self, encoder: &mut wgpu::CommandEncoder) {
         copy_target(encoder, &self.targets, self.width, self.height);
+    }
+}
+
+/// A depth attachment cleared to the far plane and not kept after the pass.
+fn cleared_depth(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
+    wgpu::RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(1.0),
+            store: wgpu::StoreOp::Discard,
+        }),
+        stencil_ops: None,
     }
 }
 
