@@ -87,7 +87,18 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         ));
         package.clips.push(clip);
     }
-    let lods = crate::lod::build_lods(&mut package, &[])?;
+    for pin in &imported.lod_pins {
+        if package
+            .skeletons
+            .iter()
+            .all(|s| s.find(&pin.value).is_none())
+        {
+            let reason = format!("no skeleton has a joint named '{}'", pin.value);
+            return Err(pin.origin.error(reason));
+        }
+    }
+    let pins: Vec<String> = imported.lod_pins.iter().map(|p| p.value.clone()).collect();
+    let lods = crate::lod::build_lods(&mut package, &pins)?;
     let mut report = CookReport::new(imported, profile, &package, reports);
     for (skeleton, levels) in report.skeletons.iter_mut().zip(lods) {
         skeleton.lods = levels;

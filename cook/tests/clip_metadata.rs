@@ -396,6 +396,7 @@ fn zero_duration_import(meta: ClipMeta) -> Imported {
             duration: 0.0,
         }],
         clip_meta: vec![meta],
+        lod_pins: Vec::new(),
         warnings: Vec::new(),
     }
 }

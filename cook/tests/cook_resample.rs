@@ -60,6 +60,7 @@ fn imported(channels: Vec<Channel>, duration: f32) -> Imported {
             duration,
         }],
         clip_meta: Vec::new(),
+        lod_pins: Vec::new(),
         warnings: Vec::new(),
     }
 }

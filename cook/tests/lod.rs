@@ -170,3 +170,35 @@ fn pinned_joints_and_their_ancestors_stay_at_every_level() {
         "{unknown:?}"
     );
 }
+
+#[test]
+fn a_sidecars_lod_pins_stay_at_every_level_and_an_unknown_one_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("throng-lod-pins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let glb = dir.join("character.glb");
+    std::fs::write(&glb, throng_fixtures::character_glb()).unwrap();
+    let sidecar = throng_cook::sidecar_path(&glb);
+    std::fs::write(&sidecar, "version = 1\n\n[lod]\npins = [\"index_03_l\"]\n").unwrap();
+    let package = cook(&import_file(&glb).unwrap(), &Profile::DEFAULT)
+        .unwrap()
+        .0;
+    let s = &package.skeletons[0];
+    let finger = s.find("index_03_l").unwrap();
+    assert!(!s.lods.is_empty());
+    assert!(
+        s.lods.iter().all(|l| l.retains(finger)),
+        "the pinned finger stays"
+    );
+    assert!(
+        !character().skeletons[0].lods[0].retains(finger),
+        "without the pin the finger is dropped"
+    );
+    std::fs::write(&sidecar, "version = 1\n\n[lod]\npins = [\"tail\"]\n").unwrap();
+    let refused = cook(&import_file(&glb).unwrap(), &Profile::DEFAULT);
+    let message = refused.map(|_| ()).unwrap_err().to_string();
+    assert!(
+        message.contains("character.throng.toml:4: lod.pins[0]") && message.contains("tail"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -301,6 +301,7 @@ fn cook_turning(
             }),
             ..ClipMeta::default()
         }],
+        lod_pins: Vec::new(),
         warnings: Vec::new(),
     };
     let (package, report) = cook(&imported, &Profile::STANDARD).unwrap();

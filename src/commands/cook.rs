@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, default_value = "compressed", value_parser = ["compressed", "reference"])]
     codec: String,
     /// Keep this joint (and its ancestors) at every skeleton LOD level: a socket, an IK chain's
-    /// end; repeatable. The root is always kept.
+    /// end; repeatable, added to the sidecar's `[lod] pins`. The root is always kept.
     #[arg(long = "lod-pin", value_name = "JOINT")]
     lod_pins: Vec<String>,
     /// Print the codec report (per clip and total: raw and compressed bytes, ratio, bytes per
@@ -48,7 +48,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let imported = throng_cook::import_file(&args.input)?;
     let (mut package, mut report) = throng_cook::cook(&imported, &profile)?;
     if !args.lod_pins.is_empty() {
-        let levels = throng_cook::lod::build_lods(&mut package, &args.lod_pins)?;
+        let mut pins: Vec<String> = imported.lod_pins.iter().map(|p| p.value.clone()).collect();
+        pins.extend(args.lod_pins.iter().cloned());
+        let levels = throng_cook::lod::build_lods(&mut package, &pins)?;
         for (skeleton, levels) in report.skeletons.iter_mut().zip(levels) {
             skeleton.lods = levels;
         }

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! and a sidecar TOML file beside the source, `<file stem>.throng.toml` ([`sidecar_path`]):
-//! `version = 1`, then one `[clips.NAME]` table per clip with the same three keys. For each clip the
+//! `version = 1`, then one `[clips.NAME]` table per clip with the same three keys, and an
+//! optional `[lod]` table whose `pins` name joints every skeleton LOD level keeps. For each clip the
 //! sidecar names, every key it gives replaces that key from the extras, and keys it omits keep the
 //! extras' value; `root_motion = { policy = "none" }` removes a request. Other keys under `extras`
 //! belong to other tools and are ignored; unknown keys under `throng` or in the sidecar are errors.
@@ -128,6 +129,14 @@ struct Sidecar {
     version: Spanned<i64>,
     #[serde(default)]
     clips: BTreeMap<String, Spanned<SidecarClip>>,
+    lod: Option<SidecarLod>,
+}
+
+/// `[lod]`: joints every skeleton LOD level keeps (throng-cook `lod`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SidecarLod {
+    pins: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -153,12 +162,12 @@ struct Given {
 }
 
 /// The metadata of every animation of `doc` (by animation index), from its extras, overridden
-/// by `sidecar` when there is one.
+/// by `sidecar` when there is one, and the sidecar's LOD pins.
 pub(super) fn read(
     doc: &Document,
     file: &str,
     sidecar: Option<&SidecarText>,
-) -> Result<Vec<ClipMeta>, CookError> {
+) -> Result<(Vec<ClipMeta>, Vec<Placed<String>>), CookError> {
     let mut metas = Vec::new();
     for anim in doc.animations() {
         let key = format!(
@@ -172,15 +181,18 @@ pub(super) fn read(
         }
         metas.push(meta);
     }
+    let mut pins = Vec::new();
     if let Some(sidecar) = sidecar {
         let names: Vec<String> = doc.animations().map(|a| animation_name(&a)).collect();
-        for (clip, given) in read_sidecar(sidecar, &names)? {
+        let read = read_sidecar(sidecar, &names)?;
+        for (clip, given) in read.clips {
             for (meta, _) in metas.iter_mut().zip(&names).filter(|(_, n)| **n == clip) {
                 apply(meta, given.clone())?;
             }
         }
+        pins = read.pins;
     }
-    Ok(metas)
+    Ok((metas, pins))
 }
 
 /// `extras.throng` of one animation; `None` when absent (or when the extras are not an object).
@@ -219,11 +231,14 @@ fn read_extras(
     }))
 }
 
-/// The clip tables of a sidecar, by clip name; each must name an animation of `names`.
-fn read_sidecar(
-    sidecar: &SidecarText,
-    names: &[String],
-) -> Result<Vec<(String, Given)>, CookError> {
+/// What a sidecar gives: its clip tables by clip name, and its LOD pins.
+struct SidecarRead {
+    clips: Vec<(String, Given)>,
+    pins: Vec<Placed<String>>,
+}
+
+/// The clip tables of a sidecar (each must name an animation of `names`) and its LOD pins.
+fn read_sidecar(sidecar: &SidecarText, names: &[String]) -> Result<SidecarRead, CookError> {
     let file = sidecar.file.as_str();
     let line = |span: std::ops::Range<usize>| Some(line_of(&sidecar.text, span.start));
     let origin = |line, key: String| Origin {
@@ -275,7 +290,14 @@ fn read_sidecar(
         };
         out.push((clip, given));
     }
-    Ok(out)
+    let pins = parsed.lod.map_or_else(Vec::new, |lod| {
+        let pin = |(k, p): (usize, Spanned<String>)| Placed {
+            origin: origin(line(p.span()), format!("lod.pins[{k}]")),
+            value: p.into_inner(),
+        };
+        lod.pins.into_iter().enumerate().map(pin).collect()
+    });
+    Ok(SidecarRead { clips: out, pins })
 }
 
 /// 1-based line of byte `offset` in `text`.

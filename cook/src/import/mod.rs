@@ -78,6 +78,8 @@ pub struct Imported {
     /// Events, markers and root-motion request of each source clip, in the same order; a clip
     /// past the end of this list (a hand-built import) has none.
     pub clip_meta: Vec<ClipMeta>,
+    /// Joints the sidecar's `[lod] pins` keep at every skeleton LOD level (throng-cook `lod`).
+    pub lod_pins: Vec<Placed<String>>,
     pub warnings: Vec<String>,
 }
 
@@ -144,7 +146,7 @@ fn import(
     let mut warnings = Vec::new();
     let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
     let clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
-    let metas = meta::read(doc, file, sidecar)?;
+    let (metas, lod_pins) = meta::read(doc, file, sidecar)?;
     let clip_meta = clips
         .iter()
         .map(|(a, _)| metas.get(*a).cloned().unwrap_or_default())
@@ -162,6 +164,7 @@ fn import(
         package,
         source_clips,
         clip_meta,
+        lod_pins,
         warnings,
     })
 }
