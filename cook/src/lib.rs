@@ -18,6 +18,7 @@
 pub mod codec;
 pub mod import;
 pub mod lod;
+pub mod mesh_lod;
 pub mod metadata;
 pub mod package;
 pub mod profile;

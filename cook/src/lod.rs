@@ -21,17 +21,18 @@ use glam::{Affine3A, Quat, Vec3, Vec4};
 use serde::Serialize;
 use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::fk::local_to_component;
-use throng_cpu_ref::lod::check_levels;
+use throng_cpu_ref::lod::{check_levels, MAX_LOD_LEVELS};
 use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::skinning::skin_mesh;
 use throng_cpu_ref::{Package, Skeleton, SkeletonLod, Trs, NO_PARENT};
 
+use crate::mesh_lod::build_mesh_lods;
 use crate::CookError;
 
 /// Per reduced level: the fraction of a skeleton's joints it keeps at least (rounded up), and
 /// the largest estimated cost of a removal, as a fraction of the skeleton's rest extent (the
 /// diagonal of its joints' box), past which it keeps more.
-pub const LOD_LEVELS: [(f32, f32); 2] = [(0.5, 0.01), (0.25, 0.05)];
+pub const LOD_LEVELS: [(f32, f32); MAX_LOD_LEVELS] = [(0.5, 0.01), (0.25, 0.05)];
 
 /// One cooked level of a skeleton.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -40,9 +41,16 @@ pub struct LodReport {
     pub level: u8,
     /// Joints retained.
     pub joints: usize,
+    /// The level's error: `pose_error + mesh_error`, a bound on how far a point of the surface
+    /// drawn at this level lies from full detail (scene units); what the level is chosen by.
+    pub max_error: f32,
     /// Largest distance, over every sample of the skeleton's clips, between a skinned vertex
     /// (or, without a skin, a joint) at full detail and at this level (scene units).
-    pub max_error: f32,
+    pub pose_error: f32,
+    /// Triangles of the meshes the skeleton's skins bind at this level (crate::mesh_lod).
+    pub triangles: usize,
+    /// Largest simplification error of those meshes (scene units; 0 without meshes).
+    pub mesh_error: f32,
 }
 
 /// Builds every skeleton's LOD levels into `package` (replacing any it had), pinning the roots
@@ -68,23 +76,28 @@ pub fn build_lods(
         let extent = component_extent(skeleton);
         let lods = levels(skeleton, &cost, &pinned(skeleton, pins), &held, extent)
             .map_err(|e| CookError::Lod(format!("skeleton {s}: {e}")))?;
+        let errors: Vec<f32> = lods.iter().map(|l| measure(package, s as u32, l)).collect();
+        let meshes = build_mesh_lods(package, s as u32, &lods, &errors);
         let mut measured = Vec::with_capacity(lods.len());
-        for lod in lods {
-            let error = measure(package, s as u32, &lod);
+        let mut report = Vec::with_capacity(lods.len());
+        for (i, lod) in lods.iter().enumerate() {
+            let (triangles, mesh_error) = meshes[i];
+            let error = errors[i] + mesh_error;
             let dropped: Vec<Trs> = lod.dropped_pose().copied().collect();
             let skeleton = &package.skeletons[s];
             measured.push(
                 SkeletonLod::new(skeleton, lod.joints().to_vec(), &dropped, error)
                     .map_err(|e| CookError::Lod(format!("skeleton {s}: {e}")))?,
             );
-        }
-        let report = (measured.iter().enumerate())
-            .map(|(i, lod)| LodReport {
+            report.push(LodReport {
                 level: i as u8 + 1,
                 joints: lod.joints().len(),
-                max_error: lod.error(),
-            })
-            .collect();
+                max_error: error,
+                pose_error: errors[i],
+                triangles,
+                mesh_error,
+            });
+        }
         package.skeletons[s].lods = measured;
         reports.push(report);
     }

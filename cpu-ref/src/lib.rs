@@ -41,5 +41,5 @@ pub use lod::SkeletonLod;
 pub use package::Package;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};
 pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};
-pub use skin::{SkinBinding, SkinnedMesh};
+pub use skin::{MeshLod, SkinBinding, SkinnedMesh};
 pub use transform::Trs;

@@ -31,6 +31,8 @@ pub struct SkeletonLod {
 pub enum LodError {
     #[error("a LOD level retains no joints")]
     Empty,
+    #[error("a skeleton has {0} LOD levels; at most {MAX_LOD_LEVELS} are allowed")]
+    TooMany(usize),
     #[error("LOD joint {joint} is out of range (the skeleton has {joints} joints)")]
     OutOfRange { joint: u32, joints: usize },
     #[error("a LOD level was made for a skeleton of another size (this one has {joints} joints)")]
@@ -161,9 +163,15 @@ impl SkeletonLod {
     }
 }
 
-/// Checks that `lods` are levels 1, 2, … of `skeleton`: each within it, nested in the level
-/// before and strictly coarser.
+/// Most reduced levels a skeleton has (the GPU sizes its per-level tables by it).
+pub const MAX_LOD_LEVELS: usize = 2;
+
+/// Checks that `lods` are levels 1, 2, … of `skeleton`, at most [`MAX_LOD_LEVELS`]: each
+/// within it, nested in the level before and strictly coarser.
 pub fn check_levels(skeleton: &Skeleton, lods: &[SkeletonLod]) -> Result<(), LodError> {
+    if lods.len() > MAX_LOD_LEVELS {
+        return Err(LodError::TooMany(lods.len()));
+    }
     let mut previous = skeleton.joint_count();
     for (i, lod) in lods.iter().enumerate() {
         let level = i + 1;

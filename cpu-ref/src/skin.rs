@@ -33,9 +33,35 @@ pub struct SkinnedMesh {
     pub weights: Vec<[f32; 4]>,
     /// Triangle list indices into the vertex arrays.
     pub indices: Vec<u32>,
+    /// Simplified triangle lists for skeleton LOD levels 1, 2, … of the skin's skeleton (at
+    /// most as many as it has levels); a level past the last uses the last, and a mesh without
+    /// levels draws `indices` at every level ([`SkinnedMesh::level_indices`]).
+    pub lods: Vec<MeshLod>,
+}
+
+/// One simplified triangle list of a mesh, drawn with one skeleton LOD level.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshLod {
+    /// Triangle list indices into the mesh's vertex arrays (a subset of them).
+    pub indices: Vec<u32>,
+    /// Largest distance of the simplified surface from the full one, in bind space (the
+    /// simplifier's measure, meshoptimizer's `meshopt_simplify` result error).
+    pub error: f32,
 }
 
 impl SkinnedMesh {
+    /// The triangle list drawn at skeleton LOD `level` (0: `indices`).
+    pub fn level_indices(&self, level: usize) -> &[u32] {
+        match level.checked_sub(1) {
+            Some(l) => self
+                .lods
+                .get(l)
+                .or(self.lods.last())
+                .map_or(&self.indices, |lod| &lod.indices),
+            None => &self.indices,
+        }
+    }
+
     /// Length of the diagonal of the positions' bounding box (0 when empty).
     pub fn bounds_diagonal(&self) -> f32 {
         let mut lo = Vec3::splat(f32::INFINITY);

@@ -18,6 +18,7 @@ fn mesh(
         joints,
         weights,
         indices: vec![],
+        lods: vec![],
     }
 }
 

@@ -48,6 +48,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Distinct vertices a triangle list uses.
+fn used_vertices(indices: &[u32]) -> usize {
+    let mut v = indices.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v.len()
+}
+
 fn kind_counts(clip: &Clip) -> [usize; 3] {
     let mut counts = [0; 3];
     for t in &clip.sub_tracks {
@@ -80,9 +88,10 @@ fn print_text(path: &std::path::Path, p: &Package) {
                 .map(|&j| s.names[j as usize].as_str())
                 .collect();
             println!(
-                "  LOD {}: {} joints: {}",
+                "  LOD {}: {} joints, error {:.4}: {}",
                 l + 1,
                 names.len(),
+                lod.error(),
                 names.join(" ")
             );
         }
@@ -105,6 +114,15 @@ fn print_text(path: &std::path::Path, p: &Package) {
             if m.normals.is_empty() { "no" } else { "yes" },
             m.bounds_diagonal()
         );
+        for (l, lod) in m.lods.iter().enumerate() {
+            println!(
+                "  LOD {}: {} triangles, {} vertices used, simplification error {:.4}",
+                l + 1,
+                lod.indices.len() / 3,
+                used_vertices(&lod.indices),
+                lod.error
+            );
+        }
     }
     println!(
         "{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}",
@@ -144,7 +162,8 @@ fn to_json(p: &Package) -> serde_json::Value {
             "lods": s.lods.iter().map(|l| l.joints()).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "skins": p.skins.iter().map(|s| json!({"name": s.name, "skeleton": s.skeleton, "palette": s.joints.len()})).collect::<Vec<_>>(),
-        "meshes": p.meshes.iter().map(|m| json!({"name": m.name, "skin": m.skin, "vertices": m.positions.len(), "triangles": m.indices.len() / 3})).collect::<Vec<_>>(),
+        "meshes": p.meshes.iter().map(|m| json!({"name": m.name, "skin": m.skin, "vertices": m.positions.len(), "triangles": m.indices.len() / 3,
+            "lods": m.lods.iter().map(|l| json!({"triangles": l.indices.len() / 3, "vertices": used_vertices(&l.indices), "error": l.error})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "clips": p.clips.iter().map(|c| {
             let counts = kind_counts(c);
             json!({

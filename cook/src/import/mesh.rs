@@ -218,6 +218,7 @@ fn read_primitive(
         joints,
         weights,
         indices,
+        lods: Vec::new(),
     })
 }
 

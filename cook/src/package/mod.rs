@@ -56,22 +56,26 @@ pub enum SectionKind {
     Clips = 5,
     /// Skeleton LOD levels (optional: a reader that skips it evaluates every joint).
     Lods = 6,
+    /// Simplified meshes per skeleton LOD level (optional: a reader that skips it draws every
+    /// triangle at every level).
+    MeshLods = 7,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 6] = [
+    pub const ALL: [SectionKind; 7] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
         SectionKind::Meshes,
         SectionKind::Clips,
         SectionKind::Lods,
+        SectionKind::MeshLods,
     ];
 
     /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
     pub fn optional(self) -> bool {
-        self == SectionKind::Lods
+        matches!(self, SectionKind::Lods | SectionKind::MeshLods)
     }
 
     pub fn from_u32(kind: u32) -> Option<SectionKind> {
@@ -86,6 +90,7 @@ impl SectionKind {
             SectionKind::Meshes => "MESHES",
             SectionKind::Clips => "CLIPS",
             SectionKind::Lods => "LODS",
+            SectionKind::MeshLods => "MESH_LODS",
         }
     }
 }

@@ -36,7 +36,7 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, lods) = read_section_table(bytes, section_count)?;
+    let (sections, [lods, mesh_lods]) = read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
     let mut package = Package {
@@ -50,6 +50,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     };
     if let Some(lods) = lods {
         read_lods(lods, &mut package.skeletons)?;
+    }
+    if let Some(section) = mesh_lods {
+        read_mesh_lods(section, &mut package)?;
     }
     names.check_all_used()?;
     validate_package(&package)?;
@@ -103,11 +106,11 @@ struct Section<'a> {
 
 /// Reads the table and checks that sections are aligned, in bounds, packed in table order with
 /// zero padding, and that each required kind appears exactly once and an optional one at most
-/// once. Returns the required ones in kind order, and LODS if present.
+/// once. Returns the required ones in kind order, and LODS and MESH_LODS if present.
 fn read_section_table(
     bytes: &[u8],
     count: u32,
-) -> Result<([Section<'_>; 5], Option<Section<'_>>), PackageError> {
+) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 2]), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -123,7 +126,7 @@ fn read_section_table(
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 6] = [None; 6];
+    let mut found: [Option<Section>; 7] = [None; 7];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -217,7 +220,8 @@ fn read_section_table(
     for ((slot, kind), found) in sections.iter_mut().zip(SectionKind::ALL).zip(found) {
         *slot = found.ok_or(PackageError::MissingSection { kind: kind.name() })?;
     }
-    Ok((sections, found[SectionKind::Lods as usize - 1]))
+    let optional = [SectionKind::Lods, SectionKind::MeshLods].map(|k| found[k as usize - 1]);
+    Ok((sections, optional))
 }
 
 /// The LODS section into the skeletons it names: at least one record, skeletons ascending, each
@@ -270,6 +274,89 @@ fn read_lods(section: Section, skeletons: &mut [Skeleton]) -> Result<(), Package
     }
     for (skeleton, lods) in records {
         skeletons[skeleton].lods = lods;
+    }
+    Ok(())
+}
+
+/// The MESH_LODS section into the meshes it names: at least one record, meshes ascending, each
+/// with one to as many levels as its skin's skeleton has; every level a whole number of
+/// triangles inside the mesh, no more than the level before, with a finite error ≥ 0.
+fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), PackageError> {
+    let invalid = |index: usize, field: &'static str, what: String| PackageError::Invalid {
+        section: "MESH_LODS",
+        index,
+        field,
+        what,
+    };
+    let mut next = 0usize;
+    let records = read_items(section, 16, |c, index| {
+        let m = c.u32("mesh")? as usize;
+        if m < next || m >= package.meshes.len() {
+            return Err(invalid(
+                index,
+                "mesh",
+                format!(
+                    "{m} is not a mesh after the last record's (there are {})",
+                    package.meshes.len()
+                ),
+            ));
+        }
+        next = m + 1;
+        let mesh = &package.meshes[m];
+        let levels = (package.skins.get(mesh.skin as usize))
+            .and_then(|k| package.skeletons.get(k.skeleton as usize))
+            .map_or(0, |s| s.lods.len());
+        let count = c.u32("level count")?;
+        if count == 0 || count as usize > levels {
+            return Err(invalid(
+                index,
+                "level count",
+                format!("is {count}; the mesh's skeleton has {levels} LOD levels"),
+            ));
+        }
+        let mut previous = mesh.indices.len();
+        c.vec(count, 8, "levels", |c, _| {
+            let n = c.u32("index count")?;
+            let error = c.f32("error")?;
+            let indices = c.vec(n, 4, "indices", |c, _| c.u32("index"))?;
+            let vertices = mesh.positions.len();
+            if indices.len() % 3 != 0 || indices.len() > previous {
+                return Err(invalid(
+                    index,
+                    "index count",
+                    format!(
+                        "{n} is not a whole number of triangles no more than the {previous} before"
+                    ),
+                ));
+            }
+            if let Some(i) = indices.iter().find(|&&i| i as usize >= vertices) {
+                return Err(invalid(
+                    index,
+                    "indices",
+                    format!("{i} is outside the mesh's {vertices} vertices"),
+                ));
+            }
+            if !(error.is_finite() && error >= 0.0) {
+                return Err(invalid(
+                    index,
+                    "error",
+                    format!("{error} is not a finite distance"),
+                ));
+            }
+            previous = indices.len();
+            Ok(throng_cpu_ref::MeshLod { indices, error })
+        })
+        .map(|lods| (m, lods))
+    })?;
+    if records.is_empty() {
+        return Err(invalid(
+            0,
+            "item count",
+            "is zero; a package without mesh LODs has no MESH_LODS section".into(),
+        ));
+    }
+    for (m, lods) in records {
+        package.meshes[m].lods = lods;
     }
     Ok(())
 }
@@ -439,6 +526,7 @@ fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedM
         joints,
         weights,
         indices,
+        lods: Vec::new(),
     })
 }
 

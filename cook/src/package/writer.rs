@@ -27,9 +27,15 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     let skins = skins(&package.skins, &mut strings);
     let meshes = meshes(&package.meshes, &mut strings);
     let clips = clips(&package.clips, &mut strings);
+    let mut kinds = SectionKind::ALL[..5].to_vec();
     let mut bodies = vec![strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
     if package.skeletons.iter().any(|s| !s.lods.is_empty()) {
+        kinds.push(SectionKind::Lods);
         bodies.push(lods(&package.skeletons).0);
+    }
+    if package.meshes.iter().any(|m| !m.lods.is_empty()) {
+        kinds.push(SectionKind::MeshLods);
+        bodies.push(mesh_lods(&package.meshes).0);
     }
 
     let table_end = HEADER_SIZE + bodies.len() * SECTION_ENTRY_SIZE;
@@ -48,7 +54,7 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     out.u32(len32(bodies.len()));
     out.u64(0); // content hash, stamped below
     out.u64(total as u64);
-    for ((kind, body), offset) in SectionKind::ALL.iter().zip(&bodies).zip(&offsets) {
+    for ((kind, body), offset) in kinds.iter().zip(&bodies).zip(&offsets) {
         out.u32(*kind as u32);
         out.u32(if kind.optional() { SECTION_OPTIONAL } else { 0 });
         out.u64(*offset as u64);
@@ -95,6 +101,26 @@ fn lods(skeletons: &[Skeleton]) -> Out {
             out.f32(lod.error());
             lod.joints().iter().for_each(|&j| out.u32(j));
             lod.dropped_pose().for_each(|t| out.trs(t));
+        }
+    }
+    out
+}
+
+/// One record per mesh with LODs: its index, the level count, then per level the index count,
+/// the simplification error and the indices.
+fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
+    let with = meshes
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.lods.is_empty());
+    let mut out = Out::table(with.clone().count());
+    for (index, m) in with {
+        out.u32(len32(index));
+        out.u32(len32(m.lods.len()));
+        for lod in &m.lods {
+            out.u32(len32(lod.indices.len()));
+            out.f32(lod.error);
+            lod.indices.iter().for_each(|&i| out.u32(i));
         }
     }
     out

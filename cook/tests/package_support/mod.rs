@@ -196,6 +196,7 @@ pub fn sample_package() -> Package {
                 [1.0, 0.0, 0.0, 0.0],
             ],
             indices: vec![0, 1, 2, 2, 1, 3],
+            lods: vec![],
         },
         SkinnedMesh {
             name: "stick/0".into(),
@@ -213,6 +214,7 @@ pub fn sample_package() -> Package {
                 [1.0, 0.0, 0.0, 0.0],
             ],
             indices: vec![0, 1, 2],
+            lods: vec![],
         },
     ];
     // 0.09 s at 30 Hz: samples at 0, 1/30, 2/30 and the last clamped to 0.09.

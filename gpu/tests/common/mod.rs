@@ -157,6 +157,7 @@ pub fn chain_package(joints: usize) -> Package {
         joints: Vec::new(),
         weights: Vec::new(),
         indices: Vec::new(),
+        lods: Vec::new(),
     };
     for (j, c) in component.iter().enumerate() {
         for side in [-0.05f32, 0.05] {
