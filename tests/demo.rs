@@ -141,10 +141,11 @@ fn demo_json_reports_the_frames_it_wrote() {
         // A record of at least one vec4 (slot, clip, time) and a 48-byte placement.
         assert!(f["bytes_per_instance"].as_f64().unwrap() >= 64.0, "{f}");
         let r = &f["report"];
+        assert_eq!(r["skinning_dispatches"], 3, "one per level of detail: {f}");
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 4,
-            "pose dispatches per shape, one bounds, two of the budget, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 6,
+            "pose dispatches per shape, one bounds, two of the budget, three skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }
@@ -524,12 +525,13 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
     assert!(level("lod2") >= 48, "{h}");
     let posed = report["joints_posed"].as_u64().unwrap();
     assert!(posed < 64 * 47 / 2, "joints posed {posed}");
-    // --lod-tint: level 2 is orange (red well above green, green well above blue).
+    // --lod-tint: level 2 is orange (red well above green, green well above blue), most of the
+    // tinted pixels though the nearer members at finer levels are larger on screen.
     let (saturated, orange) = tinted(&dir.join("lod_0001.png"), |p| {
         p[0] > p[1] + 30 && p[1] > p[2] + 30
     });
     assert!(
-        saturated > 20 && orange * 10 >= saturated * 7,
+        saturated > 20 && orange * 2 > saturated,
         "{orange} of {saturated} orange"
     );
 }

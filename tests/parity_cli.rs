@@ -92,13 +92,13 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
             }
         }
         assert_eq!(report["pass"], true);
-        // One pose dispatch per (batch, program shape) and one skinning dispatch per skinned
-        // batch, never per instance.
+        // One pose dispatch per (batch, program shape) and one skinning
+        // dispatch per skinned batch and level of detail, never per instance.
         let f = &report["frame"];
         let n = |k: &str| f[k].as_u64().unwrap();
         assert!(n("pose_dispatches") <= n("batches") * n("shapes"), "{f}");
-        assert!(n("skinning_dispatches") <= n("batches"), "{f}");
-        assert_eq!(n("bounds_dispatches"), n("skinning_dispatches"), "{f}");
+        assert!(n("skinning_dispatches") <= 3 * n("batches"), "{f}");
+        assert!(n("bounds_dispatches") <= n("skinning_dispatches"), "{f}");
     }
     assert!(out.status.success(), "{stderr}");
 }

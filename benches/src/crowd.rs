@@ -46,6 +46,9 @@ pub struct CrowdRow {
     pub skinned: u64,
     pub skinned_vertices: u64,
     pub triangles: u64,
+    /// Per level of detail, the skinned instances' triangles (each level drawn with its mesh
+    /// LOD) in the last timed frame.
+    pub triangles_per_level: [u64; 3],
     /// Instances evaluated (not kept) in the last timed frame.
     pub evaluated: usize,
     /// Instances at skeleton LOD level 0, 1, 2 in the last timed frame, and the joints whose
@@ -123,6 +126,7 @@ fn measure_crowd(
         skinned: 0,
         skinned_vertices: 0,
         triangles: 0,
+        triangles_per_level: [0; 3],
         evaluated: 0,
         lod_histogram: [0; 3],
         joints_posed: 0,
@@ -256,6 +260,7 @@ fn measure_crowd(
         row.skinned = s.visibility.skinned;
         row.skinned_vertices = s.visibility.skinned_vertices;
         row.triangles = s.visibility.triangles;
+        row.triangles_per_level = s.visibility.per_level.map(|(_, t)| t);
         row.evaluated = s.evaluated;
         row.lod_histogram = s.lod_histogram;
         row.joints_posed = s.joints_posed;

@@ -125,8 +125,8 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         assert_eq!(g9["chunks"].as_u64(), Some(1));
         assert_eq!(
             g4["dispatches"].as_u64(),
-            Some(5),
-            "one pose dispatch (one shape), one bounds, two of the budget, one skinning"
+            Some(7),
+            "one pose dispatch (one shape), one bounds, two of the budget, one skinning per level of detail (three)"
         );
         assert_eq!(g4["pose_dispatches"].as_u64(), Some(1), "one pose dispatch");
         assert_eq!(g4["bytes_per_instance"].as_f64(), Some(bytes));
@@ -359,9 +359,18 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         assert!(r.skipped.is_none(), "{r:?}");
         assert!(r.frame_ms.is_some_and(|ms| ms > 0.0), "{r:?}");
         assert_eq!(r.budget, 100);
-        assert_eq!(r.skinned_vertices, r.skinned * subject.vertices() as u64);
-        assert_eq!(r.triangles, r.skinned * triangles);
+        assert_eq!(
+            r.triangles,
+            r.triangles_per_level.iter().sum::<u64>(),
+            "{r:?}"
+        );
         if r.lod {
+            // Members at reduced levels skin and draw their mesh LODs.
+            assert!(
+                r.skinned_vertices < r.skinned * subject.vertices() as u64,
+                "{r:?}"
+            );
+            assert!(r.triangles < r.skinned * triangles, "{r:?}");
             // The camera sees the middle of the one row of 100: culling keeps part of it.
             assert!(r.visible > 0 && r.visible < 100, "{r:?}");
             assert!(r.evaluated < 100, "update-rate LOD kept some poses: {r:?}");
@@ -371,6 +380,8 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
                 "skeleton LOD: {r:?}"
             );
         } else {
+            assert_eq!(r.skinned_vertices, r.skinned * subject.vertices() as u64);
+            assert_eq!(r.triangles, r.skinned * triangles);
             assert_eq!(
                 (r.visible, r.skinned, r.evaluated),
                 (100, 100, 100),

@@ -44,8 +44,9 @@ pub struct SkinnedMesh {
 pub struct MeshLod {
     /// Triangle list indices into the mesh's vertex arrays (a subset of them).
     pub indices: Vec<u32>,
-    /// Largest distance of the simplified surface from the full one, in bind space (the
-    /// simplifier's measure, meshoptimizer's `meshopt_simplify` result error).
+    /// Largest distance of the simplified surface from the full one at rest (the simplifier's
+    /// measure, meshoptimizer's result error, taken to scene units by the skeleton's root
+    /// transform).
     pub error: f32,
 }
 

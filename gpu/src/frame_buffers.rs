@@ -78,34 +78,35 @@ impl StreamBuffers {
 pub(crate) struct CullBuffers {
     /// Per frame slot, its visibility mark (u32; zeroed at the start of each frame).
     pub marks: wgpu::Buffer,
-    /// Per bounds workgroup, its seen count, then the rank of its first seen instance (u32).
+    /// Per bounds workgroup and level of detail, its seen count, then the rank of its first
+    /// seen instance (u32).
     pub groups: wgpu::Buffer,
-    /// Per skinned batch (first rank, skinned, seen, 0), then per draw its first instance
-    /// within its page (u32).
+    /// Per unit (skinned batch and level of detail; budget.wgsl) (first rank, skinned, seen,
+    /// 0), then per draw its first instance within its page (u32).
     pub ranks: wgpu::Buffer,
-    /// Where each frame's per-batch ranks are copied for [`crate::Runtime::visibility`].
+    /// Where each frame's per-unit ranks are copied for [`crate::Runtime::visibility`].
     pub counts: wgpu::Buffer,
     /// Per rank of the skinned pool, the frame slot skinned there (u32).
     pub order: wgpu::Buffer,
-    /// budget.wgsl's rows, one per skinned batch.
+    /// budget.wgsl's rows, two per unit.
     pub table: wgpu::Buffer,
-    /// Skinning dispatch arguments (3 u32 per skinned batch), then draw arguments from
-    /// [`CullBuffers::draw_base`] (5 u32 per skinned batch and page of the skinned pool).
+    /// Skinning dispatch arguments (3 u32 per unit), then draw arguments from
+    /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool).
     pub indirect: wgpu::Buffer,
-    /// Skinned batches a frame may have, and pages of the skinned pool.
-    pub batches: u32,
+    /// Units a frame may have (skinned batches × `LOD_TIERS`), and pages of the skinned pool.
+    pub units: u32,
     pub pages: u32,
 }
 
 impl CullBuffers {
     /// The u32 index of the first draw's arguments in `indirect`.
     pub fn draw_base(&self) -> u32 {
-        3 * self.batches
+        3 * self.units
     }
 
     /// The u32 index of the first draw's first instance in `ranks`.
     pub fn rank_base(&self) -> u32 {
-        4 * self.batches
+        4 * self.units
     }
 }
 
@@ -121,6 +122,8 @@ pub(crate) struct FrameBuffers {
     /// frame) and per frame slot its reset flag (u32); 16 bytes each without motion vectors.
     pub last_placements: wgpu::Buffer,
     pub resets: wgpu::Buffer,
+    /// Per frame slot, its level of detail (a byte, four slots per u32, the lowest first).
+    pub lods: wgpu::Buffer,
     /// Dispatch parameters, one 256-byte slot per dispatch.
     pub params: wgpu::Buffer,
     /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
@@ -234,9 +237,11 @@ impl FrameBuffers {
                 });
             }
         }
-        let batches = c.dispatches;
+        let tiers = throng_shaders::prelude::LOD_TIERS;
+        let units = c.dispatches * tiers;
         let pages = streams[3].paging.pages;
-        let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + batches;
+        let groups =
+            (c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + c.dispatches) * tiers;
         let storage = wgpu::BufferUsages::STORAGE;
         let cull = CullBuffers {
             marks: make(
@@ -247,12 +252,12 @@ impl FrameBuffers {
             groups: make("bounds workgroup counts", 4 * u64::from(groups), storage),
             ranks: make(
                 "skinned ranks",
-                4 * u64::from(4 * batches + batches * pages),
+                4 * u64::from(4 * units + units * pages),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
             counts: make(
                 "skinned ranks readback",
-                16 * u64::from(batches),
+                16 * u64::from(units),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
             order: make(
@@ -260,13 +265,13 @@ impl FrameBuffers {
                 4 * u64::from(c.skinned_instances),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
-            table: make("budget rows", 16 * u64::from(batches), input),
+            table: make("budget rows", 32 * u64::from(units), input),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(3 * batches + 5 * batches * pages),
+                4 * u64::from(3 * units + 5 * units * pages),
                 storage | wgpu::BufferUsages::INDIRECT,
             ),
-            batches,
+            units,
             pages,
         };
         Ok(FrameBuffers {
@@ -291,6 +296,11 @@ impl FrameBuffers {
                 } else {
                     0
                 },
+                input,
+            ),
+            lods: make(
+                "levels of detail",
+                u64::from(c.instances.div_ceil(4)) * 4,
                 input,
             ),
             bounds: make("animated bounds", bounds_bytes, output),
@@ -325,6 +335,7 @@ impl FrameBuffers {
             + self.placements.size()
             + self.last_placements.size()
             + self.resets.size()
+            + self.lods.size()
             + self.bounds.size()
             + [
                 &self.cull.marks,

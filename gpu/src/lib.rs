@@ -68,6 +68,6 @@ pub use error::GpuError;
 pub use frame_buffers::output_bytes;
 pub use pipelines::{Mapping, Specialise};
 pub use plan::{BatchSlots, PosePath};
-pub use resident::{ResidentPackage, SkinRange};
+pub use resident::{ResidentPackage, SkinRange, SkinTier};
 pub use runtime::{FrameReport, Runtime, RuntimeOptions, SkinnedRun, StageTimes, Visibility};
 pub use throng_cpu_ref::{Batch, BatchOutput, Instance, PackageId, Pose, SkinnedVertex};

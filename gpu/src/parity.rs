@@ -56,6 +56,10 @@ pub struct BatchCase {
     pub extent: f32,
     /// Per instance: true when its palette came from the CPU (local / component not compared).
     pub heroes: Vec<bool>,
+    /// Per instance its level of detail, and per level (from 1) the skin vertices it skins
+    /// (`SkinTier::vertices`; empty: all). The GPU reads back NaN at the others.
+    pub levels: Vec<u8>,
+    pub level_vertices: Vec<Vec<u32>>,
     pub gpu: BatchOutput,
     pub cpu: BatchOutput,
 }
@@ -336,7 +340,7 @@ pub fn evaluate(
         .iter()
         .zip(cpu.outputs())
         .zip(gpu_out)
-        .map(|(((_, plan), cpu), gpu)| BatchCase {
+        .map(|(((id, plan), cpu), gpu_out)| BatchCase {
             package: packages
                 .get(plan.package)
                 .map_or_else(String::new, |p| p.name.to_string()),
@@ -344,7 +348,14 @@ pub fn evaluate(
             skin: plan.skin,
             extent: plan.extent,
             heroes: plan.hero.clone(),
-            gpu,
+            levels: (0..plan.programs.len()).map(|i| plan.lod(i)).collect(),
+            level_vertices: plan
+                .skin
+                .and_then(|k| gpu.package(*id)?.skins.get(k as usize))
+                .map_or_else(Vec::new, |s| {
+                    s.tiers.iter().skip(1).map(|t| t.vertices.clone()).collect()
+                }),
+            gpu: gpu_out,
             cpu: cpu.clone(),
         })
         .collect();
@@ -502,6 +513,15 @@ impl BatchPlan {
         }
     }
 
+    /// Instance `i`'s skeleton LOD level (module doc of [`BatchPlan::instances`]); 0 for a hero.
+    fn lod(&self, i: usize) -> u8 {
+        match self.programs[i].history_slot() {
+            _ if self.hero[i] => 0,
+            None => ((i / SHAPES) % (self.levels + 1)) as u8,
+            Some(_) => 0,
+        }
+    }
+
     /// Frame `frame`'s programs: each instance's template with new clips, times and weights,
     /// and its history slot of that frame (slots from `first`).
     fn reroll(&mut self, rng: &mut Rng, p: &Package, first: u32, frame: usize) {
@@ -521,14 +541,10 @@ impl BatchPlan {
         (0..self.programs.len())
             .map(|i| {
                 let p = &self.programs[i];
-                let lod = match p.history_slot() {
-                    None => (i / SHAPES) % (self.levels + 1),
-                    Some(_) => 0,
-                };
                 Instance {
                     pose: match palettes {
                         Some(h) if self.hero[i] => Pose::Hero(&h[i]),
-                        _ => Pose::Lod(p, lod as u8),
+                        _ => Pose::Lod(p, self.lod(i)),
                     },
                     placement: self.placements[i],
                 }
@@ -714,6 +730,11 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         .enumerate()
     {
         let diagonal = bounds_diagonal(rs);
+        // Vertices the instance's level of detail skins; the GPU leaves the others NaN.
+        let level = c.levels.get(i).map_or(0, |&l| usize::from(l));
+        let drawn = level.checked_sub(1).and_then(|l| c.level_vertices.get(l));
+        let used =
+            |v: usize| drawn.is_none_or(|d| d.is_empty() || d.binary_search(&(v as u32)).is_ok());
         if let (Some(gb), Some(rb)) = (c.gpu.bounds.get(i), c.cpu.bounds.get(i)) {
             let error = if gb.is_empty() || rb.is_empty() {
                 if gb.is_empty() == rb.is_empty() {
@@ -726,18 +747,18 @@ fn compare_case(c: &BatchCase) -> BatchParity {
                 f64::from(d.max_element()) / diagonal
             };
             bounds.see(error, i, 0);
-            for (v, g) in gs.iter().enumerate() {
+            for (v, g) in gs.iter().enumerate().filter(|(v, _)| used(*v)) {
                 let out = (gb.min - g.position).max(g.position - gb.max).max_element();
                 outside.see(f64::from(out.max(0.0)) / diagonal, i, v);
             }
         }
         let at = i * verts..(i + 1) * verts;
         if let (Some(gp), Some(rp)) = (c.gpu.previous.get(at.clone()), c.cpu.previous.get(at)) {
-            for (v, (g, r)) in gp.iter().zip(rp).enumerate() {
+            for (v, (g, r)) in gp.iter().zip(rp).enumerate().filter(|(v, _)| used(*v)) {
                 previous.see((*g - *r).as_dvec3().length() / diagonal, i, v);
             }
         }
-        for (v, (g, r)) in gs.iter().zip(rs).enumerate() {
+        for (v, (g, r)) in gs.iter().zip(rs).enumerate().filter(|(v, _)| used(*v)) {
             vertex.see(
                 (g.position - r.position).as_dvec3().length() / diagonal,
                 i,

@@ -687,8 +687,8 @@ impl Raster {
         Ok(draws)
     }
 
-    /// The index buffer slot of `skin` of `package`, built on first use: every mesh bound to the
-    /// skin, its indices offset to the skin's vertex order and checked against its vertex count.
+    /// The index buffer slot of `skin` of `package`, built on first use: every level's
+    /// triangles ([`crate::SkinRange::indices`]; a draw's arguments give its level's range).
     fn skin_indices(
         &mut self,
         runtime: &Runtime,
@@ -713,28 +713,7 @@ impl Raster {
             .skins
             .get(skin as usize)
             .ok_or_else(|| bad(format!("has no skin {skin}")))?;
-        let mut indices = Vec::new();
-        for &(m, first, count) in &range.meshes {
-            let mesh = resident
-                .package
-                .meshes
-                .get(m)
-                .ok_or_else(|| bad(format!("skin {skin} names missing mesh {m}")))?;
-            if mesh.indices.len() % 3 != 0 {
-                return Err(bad(format!(
-                    "mesh {m} ('{}') has {} indices, not a whole number of triangles",
-                    mesh.name,
-                    mesh.indices.len()
-                )));
-            }
-            if let Some(i) = mesh.indices.iter().find(|&&i| i >= count) {
-                return Err(bad(format!(
-                    "mesh {m} ('{}') has index {i} but {count} vertices",
-                    mesh.name
-                )));
-            }
-            indices.extend(mesh.indices.iter().map(|&i| first + i));
-        }
+        let indices = &range.indices;
         let count = u32::try_from(indices.len())
             .map_err(|_| bad(format!("skin {skin} has more than 2^32 indices")))?;
         let device = &self.ctx.device;
@@ -742,7 +721,7 @@ impl Raster {
             (!indices.is_empty()).then(|| {
                 device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("skin indices"),
-                    contents: bytemuck::cast_slice(&indices),
+                    contents: bytemuck::cast_slice(indices),
                     usage: wgpu::BufferUsages::INDEX,
                 })
             })

@@ -10,7 +10,61 @@ use crate::context::{map_read, scoped};
 use crate::frame_buffers::{FrameBuffers, BOUNDS_BYTES};
 use crate::layout::{AffineRows, SkinnedRecord, TrsRecord};
 use crate::plan::BatchSlots;
+use crate::resident::SkinTier;
 use crate::{GpuContext, GpuError};
+
+/// One skinned batch's share of a frame's skinned pool: its ranks from `first` on, level after
+/// level (`counts[l]` at level `l`), each rank's frame slot, and the skin's levels.
+pub(crate) struct SkinnedShare<'a> {
+    pub first: u32,
+    pub counts: Vec<u32>,
+    pub slots: Vec<u32>,
+    pub tiers: &'a [SkinTier],
+}
+
+impl SkinnedShare<'_> {
+    fn total(&self) -> u32 {
+        self.counts.iter().sum()
+    }
+
+    pub fn sorted_slots(&self) -> Vec<u32> {
+        let mut slots = self.slots.clone();
+        slots.sort_unstable();
+        slots
+    }
+
+    /// Per-vertex outputs read in rank order, each instance's level's vertices first
+    /// (`vertex_count` elements per instance), into frame-slot order with every instance's
+    /// vertices at their place in the skin: a vertex its level does not use is `missing`.
+    fn unpack<T: Clone>(&self, raw: &[T], vertex_count: usize, missing: T) -> Vec<T> {
+        let n = self.slots.len().min(raw.len() / vertex_count.max(1));
+        let mut ranks: Vec<usize> = (0..n).collect();
+        ranks.sort_unstable_by_key(|&r| self.slots[r]);
+        let mut out = vec![missing; n * vertex_count];
+        for (i, &r) in ranks.iter().enumerate() {
+            let mut level = 0;
+            let mut end = 0usize;
+            for (l, &c) in self.counts.iter().enumerate() {
+                end += c as usize;
+                level = l;
+                if r < end {
+                    break;
+                }
+            }
+            let Some(tier) = self.tiers.get(level) else {
+                continue;
+            };
+            let local = &raw[r * vertex_count..(r + 1) * vertex_count];
+            for (k, value) in local.iter().take(tier.vertex_count as usize).enumerate() {
+                let v = tier.vertices.get(k).map_or(k, |&v| v as usize);
+                if let Some(o) = out.get_mut(i * vertex_count + v) {
+                    *o = value.clone();
+                }
+            }
+        }
+        out
+    }
+}
 
 /// What a copy reads: a stream's page, or the bounds buffer.
 #[derive(Clone, Copy, PartialEq)]
@@ -53,13 +107,14 @@ fn runs(
 }
 
 /// Reads every batch of `batches`: components, and locals, palettes, skinned vertices (and
-/// their previous positions) and bounds where the frame wrote them. Skinned vertices are those of the batch's skinned
-/// instances, `skinned[b]`: (first rank in the skinned pool, instances).
+/// their previous positions) and bounds where the frame wrote them. Skinned vertices are those
+/// of the batch's skinned instances (`skinned[b]`), in frame-slot order; a vertex an instance's
+/// level of detail does not skin reads back as NaN.
 pub(crate) fn read(
     ctx: &GpuContext,
     buffers: &FrameBuffers,
     batches: &[BatchSlots],
-    skinned: &[Option<(u32, u32)>],
+    skinned: &[Option<SkinnedShare>],
     outputs: throng_cpu_ref::Outputs,
 ) -> Result<Vec<BatchOutput>, GpuError> {
     let mut copies = Vec::new();
@@ -74,7 +129,8 @@ pub(crate) fn read(
         for s in streams {
             runs(buffers, index, s, b.first_slot, b.count, &mut copies);
         }
-        if let Some(&Some((first, n))) = skinned.get(index) {
+        if let Some(Some(share)) = skinned.get(index) {
+            let (first, n) = (share.first, share.total());
             runs(buffers, index, Stream::Skinned, first, n, &mut copies);
             if outputs.motion {
                 runs(buffers, index, Stream::Previous, first, n, &mut copies);
@@ -158,6 +214,17 @@ pub(crate) fn read(
                 Stream::LastPalettes => {}
             }
         }
+    }
+    for (o, share) in out.iter_mut().zip(skinned) {
+        let Some(share) = share else {
+            continue;
+        };
+        let missing = SkinnedVertex {
+            position: Vec3::NAN,
+            normal: Vec3::NAN,
+        };
+        o.skinned = share.unpack(&o.skinned, o.vertex_count, missing);
+        o.previous = share.unpack(&o.previous, o.vertex_count, Vec3::NAN);
     }
     Ok(out)
 }

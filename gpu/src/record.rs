@@ -5,7 +5,6 @@ use throng_shaders::{Binding, Resource};
 use crate::frame_buffers::FrameBuffers;
 use crate::layout::OFFSET_ALIGNMENT;
 use crate::pipelines::Built;
-use crate::plan::BatchSlots;
 use crate::resident::ResidentPackage;
 use crate::shapes::Shapes;
 
@@ -41,6 +40,7 @@ fn resource<'a>(
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),
         Resource::LastPlacements => whole(&frame.last_placements),
         Resource::Resets => whole(&frame.resets),
+        Resource::Lods => whole(&frame.lods),
     }
 }
 
@@ -92,12 +92,10 @@ pub(crate) fn dispatch_1d(
     pass.dispatch_workgroups(x, y, 1);
 }
 
-/// Workgroups along x of a skinning dispatch of `batch`: blocks of `WORKGROUP ×
+/// Workgroups along x of a skinning dispatch of `vertices` per instance: blocks of `WORKGROUP ×
 /// SKIN_VERTICES_PER_THREAD` vertices (y, then z, run over its visible instances).
-pub(crate) fn skinning_groups(built: &Built, batch: &BatchSlots) -> u32 {
-    batch
-        .vertex_count
-        .div_ceil(built.workgroup * throng_shaders::prelude::SKIN_VERTICES_PER_THREAD)
+pub(crate) fn skinning_groups(built: &Built, vertices: u32) -> u32 {
+    vertices.div_ceil(built.workgroup * throng_shaders::prelude::SKIN_VERTICES_PER_THREAD)
 }
 
 #[cfg(test)]

@@ -71,11 +71,31 @@ pub struct SkinRange {
     pub meshes: Vec<(usize, u32, u32)>,
     /// Triangle indices of those meshes.
     pub index_count: u32,
+    /// Per level of detail (0: full detail, then each skeleton LOD level with its meshes'
+    /// LODs), the vertices skinned and the triangles drawn.
+    pub tiers: Vec<SkinTier>,
+    /// Every level's triangle indices, level after level, each into its level's vertices.
+    pub indices: Vec<u32>,
     /// The skin's animated bounds (throng-cpu-ref `SkinBounds`): three pool rows per box from
     /// `box_base`, each box's palette entry in `tables` from `entry_base`.
     pub(crate) box_base: u32,
     pub(crate) entry_base: u32,
     pub(crate) boxes: u32,
+}
+
+/// One level of detail of a skin: the vertex records its mesh LODs use, copied contiguously,
+/// and its triangles.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkinTier {
+    /// First vertex record (level 0: the skin's own) and count.
+    pub(crate) vertex_base: u32,
+    pub vertex_count: u32,
+    /// The skin vertex (index into its meshes' vertices, in mesh order) of each of the level's
+    /// vertices; empty at level 0, whose vertices are the skin's.
+    pub vertices: Vec<u32>,
+    /// The level's range of [`SkinRange::indices`].
+    pub first_index: u32,
+    pub index_count: u32,
 }
 
 pub(crate) struct ResidentBuffers {
@@ -394,10 +414,9 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             count += n as u32;
         }
         let bounds = SkinBounds::new(skin, meshes.iter().map(|&(m, _, _)| &package.meshes[m]));
-        let indices = meshes
-            .iter()
-            .map(|&(m, _, _)| package.meshes[m].indices.len());
-        let index_count = index(indices.sum(), "triangle index")?;
+        let levels = package.skeletons[skin.skeleton as usize].lods.len();
+        let (tiers, indices) = add_tiers(a, package, &meshes, (vertex_base, count), levels)?;
+        let index_count = tiers[0].index_count;
         let box_base = a.pool_at()?;
         a.pool
             .extend(bounds.boxes.iter().flat_map(|m| AffineRows::from(m).rows));
@@ -417,9 +436,88 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             entry_base,
             boxes: bounds.entries.len() as u32,
             index_count,
+            tiers,
+            indices,
         });
     }
     Ok(ranges)
+}
+
+/// The levels of detail of a skin whose `meshes` ([`SkinRange::meshes`]) have `vertices`
+/// (first record, count) in `a`: level 0 draws every triangle of the skin's vertices; level
+/// `l ≥ 1` copies the records its meshes' LOD triangles use (`SkinnedMesh::level_indices`) after
+/// the ones already there, in skin vertex order (a skin whose meshes have no LODs draws level 0
+/// at every level). Returns the levels and their indices.
+fn add_tiers(
+    a: &mut Arrays,
+    package: &Package,
+    meshes: &[(usize, u32, u32)],
+    (vertex_base, count): (u32, u32),
+    levels: usize,
+) -> Result<(Vec<SkinTier>, Vec<u32>), String> {
+    let mut indices = Vec::new();
+    let mut tiers: Vec<SkinTier> = Vec::with_capacity(1 + levels);
+    let mut local = vec![u32::MAX; count as usize];
+    for level in 0..=levels {
+        let first_index = index(indices.len(), "triangle index")?;
+        let unreduced = meshes
+            .iter()
+            .all(|&(m, _, _)| package.meshes[m].lods.is_empty());
+        if level > 0 && unreduced {
+            tiers.push(tiers[0].clone());
+            continue;
+        }
+        // Skin vertices this level draws, ascending.
+        let mut used = Vec::new();
+        for &(m, first, n) in meshes {
+            let mesh = &package.meshes[m];
+            let list = mesh.level_indices(level);
+            if !list.len().is_multiple_of(3) {
+                return Err(format!(
+                    "mesh {m} ('{}') has {} indices at level {level}, not a whole number of triangles",
+                    mesh.name,
+                    list.len()
+                ));
+            }
+            if let Some(i) = list.iter().find(|&&i| i >= n) {
+                return Err(format!(
+                    "mesh {m} ('{}') has index {i} at level {level} but {n} vertices",
+                    mesh.name
+                ));
+            }
+            used.extend(list.iter().map(|&i| first + i));
+        }
+        let tier = if level == 0 {
+            indices.extend(&used);
+            SkinTier {
+                vertex_base,
+                vertex_count: count,
+                vertices: Vec::new(),
+                first_index,
+                index_count: index(used.len(), "triangle index")?,
+            }
+        } else {
+            let corners = used.clone();
+            used.sort_unstable();
+            used.dedup();
+            let base = index(a.vertices.len() / 3, "vertex")?;
+            for (k, &v) in used.iter().enumerate() {
+                local[v as usize] = k as u32;
+                let at = 3 * (vertex_base + v) as usize;
+                a.vertices.extend_from_within(at..at + 3);
+            }
+            indices.extend(corners.iter().map(|&v| local[v as usize]));
+            SkinTier {
+                vertex_base: base,
+                vertex_count: index(used.len(), "vertex")?,
+                vertices: used,
+                first_index,
+                index_count: index(corners.len(), "triangle index")?,
+            }
+        };
+        tiers.push(tier);
+    }
+    Ok((tiers, indices))
 }
 
 /// Clip `c`'s header, sub-track references and samples; every sub-track's values must lie

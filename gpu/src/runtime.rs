@@ -25,6 +25,7 @@ use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
+use throng_shaders::prelude::LOD_TIERS;
 use throng_shaders::{
     kernel, BoundsParams, BudgetParams, Outputs, PoseParams, ScatterParams, SkinParams, Stream,
 };
@@ -35,6 +36,7 @@ use crate::frame_buffers::FrameBuffers;
 use crate::layout::OFFSET_ALIGNMENT;
 use crate::pipelines::{Built, Form, Key, Mapping, Pipelines, Specialise};
 use crate::plan::{BatchSlots, Plan, PosePath};
+use crate::readback::SkinnedShare;
 use crate::resident::ResidentPackage;
 use crate::shapes::Shapes;
 use crate::staging::Staging;
@@ -72,9 +74,10 @@ pub struct FrameReport {
     pub chunks: usize,
     pub instances: usize,
     pub heroes: usize,
-    /// Compute dispatches: one per (batch, shape), two per skinned batch (bounds and
-    /// skinning), and, when a batch is skinned, two for the skinned budget (ranks and indirect
-    /// arguments, then the skinned order).
+    /// Compute dispatches: one per (batch, shape, skeleton LOD level), per skinned batch one
+    /// for its bounds and one skinning dispatch per level of detail its skin has, and, when a
+    /// batch is skinned, two for the skinned budget (ranks and indirect arguments, then the
+    /// skinned order).
     pub dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
@@ -119,24 +122,28 @@ pub struct StageTimes {
 }
 
 /// One instanced draw's worth of the last frame's skinned vertices: a skinned batch's
-/// instances on one page of the skinned stream.
+/// instances at one level of detail on one page of the skinned stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkinnedRun {
     pub batch: usize,
+    /// The level of detail: its instances' skeleton LOD level, drawn with its mesh LODs.
+    pub lod: u8,
     pub page: usize,
     /// Byte range of the run in the page.
     pub offset: u64,
     pub size: u64,
     /// Rank in the skinned pool of the run's page's first instance, and the page's instances
-    /// (the run draws those of them its batch skinned).
+    /// (the run draws those of them its batch skinned at its level).
     pub first_rank: u32,
     pub count: u32,
     /// Elements per instance in the stream (the run's vertex `v` of instance `i` is element
     /// `i * stride + v`).
     pub stride: u32,
+    /// Vertices of the run's level ([`crate::SkinTier`]).
     pub vertex_count: u32,
     /// Byte offset in [`Runtime::indirect_buffer`] of the run's indexed-draw arguments (its
-    /// skin's indices; instances: those of the batch's skinned instances on the run's page).
+    /// level's range of the skin's indices; instances: those of the batch's skinned instances
+    /// at its level on the run's page).
     pub draw_args: u64,
     /// Where in [`Runtime::ranks_buffer`] (u32 index) the run's first instance within its page
     /// is written.
@@ -149,16 +156,18 @@ pub struct Visibility {
     /// Instances of skinned batches whose bounds meet the frustum (all of them without one).
     pub visible: u64,
     /// Visible instances skinned and drawn: the first `Capacities::skinned_instances` of them
-    /// in frame-slot order.
+    /// by (batch, level of detail, frame slot).
     pub skinned: u64,
     /// Visible instances past the budget: neither skinned nor drawn.
     pub over_budget: u64,
     /// Vertices of the skinned instances.
     pub skinned_vertices: u64,
-    /// Triangles of the skinned instances' skins.
+    /// Triangles of the skinned instances' skins, each at its level's mesh LOD.
     pub triangles: u64,
     /// Visible and skinned instances per skinned batch, in batch order.
     pub per_batch: Vec<(u32, u32)>,
+    /// Per level of detail: skinned instances and their triangles.
+    pub per_level: [(u64, u64); LOD_TIERS as usize],
 }
 
 /// What a bind group was built for.
@@ -201,8 +210,10 @@ pub struct Runtime {
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
-    /// Rows of budget.wgsl's table for the frame being built.
+    /// Rows of budget.wgsl's table for the frame being built (two per unit).
     table: Vec<[u32; 4]>,
+    /// Per skinned batch of the frame being built, its first bounds workgroup and workgroups.
+    bounds_groups: Vec<(u32, u32)>,
     /// Per skinned batch of the last frame (first rank, skinned, seen, 0), once read
     /// ([`Runtime::finish`]).
     counts: Vec<[u32; 4]>,
@@ -311,6 +322,7 @@ impl Runtime {
             runs: Vec::new(),
             last_runs: Vec::new(),
             table: Vec::new(),
+            bounds_groups: Vec::new(),
             counts: Vec::new(),
             counts_pending: false,
             groups: HashMap::new(),
@@ -442,10 +454,14 @@ impl Runtime {
             .iter()
             .filter(|b| b.skin.is_some())
             .count();
-        let dispatches = self.plan.poses.len() + 2 * skinned + 2 * usize::from(skinned > 0);
+        let units: usize = (self.plan.batches.iter())
+            .filter_map(|b| self.packages[b.package].skins.get(b.skin? as usize))
+            .map(|s| s.tiers.len())
+            .sum();
+        let dispatches = self.plan.poses.len() + skinned + units + 2 * usize::from(skinned > 0);
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + 2 × skinned batches + 2)",
+                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 2)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -482,41 +498,55 @@ impl Runtime {
         self.frustum = frustum;
     }
 
-    /// The skinned runs of the frame being planned (one per skinned batch and page of the
-    /// skinned pool), and budget.wgsl's rows (first bounds workgroup, workgroups, skinning
-    /// workgroups along x, triangle indices per skinned batch).
+    /// The skinned runs of the frame being planned (one per unit the skin has and page of the
+    /// skinned pool), and budget.wgsl's rows: per unit (first count, bounds workgroups,
+    /// skinning workgroups along x, triangle indices), then (first index, 0, 0, 0).
     fn plan_runs(&mut self) {
         let stream = self.buffers.stream(Stream::Skinned);
         let cull = &self.buffers.cull;
         let per = stream.paging.page_instances;
         self.runs.clear();
         self.table.clear();
+        self.bounds_groups.clear();
         let mut group = 0u32;
         let skinned = self.plan.batches.iter().enumerate();
         for (counter, (b, batch)) in skinned.filter(|(_, b)| b.skin.is_some()).enumerate() {
-            let indices = batch
+            let skin = batch
                 .skin
-                .and_then(|k| self.packages[batch.package].skins.get(k as usize))
-                .map_or(0, |s| s.index_count);
+                .and_then(|k| self.packages[batch.package].skins.get(k as usize));
+            let tiers = skin.map_or(&[][..], |s| &s.tiers);
             let groups = batch.count.div_ceil(self.bounds.workgroup);
-            let x = crate::record::skinning_groups(&self.skinning, batch);
-            self.table.push([group, groups, x, indices]);
-            group += groups;
-            for (page, buffer) in stream.pages.iter().enumerate() {
-                let draw = counter as u32 * cull.pages + page as u32;
-                self.runs.push(SkinnedRun {
-                    batch: b,
-                    page,
-                    offset: 0,
-                    size: buffer.size(),
-                    first_rank: page as u32 * per,
-                    count: per,
-                    stride: stream.paging.stride,
-                    vertex_count: batch.vertex_count,
-                    draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
-                    first_at: cull.rank_base() + draw,
-                });
+            self.bounds_groups.push((group, groups));
+            for t in 0..LOD_TIERS {
+                let first = LOD_TIERS * group + t * groups;
+                let Some(tier) = tiers.get(t as usize) else {
+                    self.table.extend([[first, groups, 0, 0], [0; 4]]);
+                    continue;
+                };
+                let x = crate::record::skinning_groups(&self.skinning, tier.vertex_count);
+                self.table.extend([
+                    [first, groups, x, tier.index_count],
+                    [tier.first_index, 0, 0, 0],
+                ]);
+                let unit = counter as u32 * LOD_TIERS + t;
+                for (page, buffer) in stream.pages.iter().enumerate() {
+                    let draw = unit * cull.pages + page as u32;
+                    self.runs.push(SkinnedRun {
+                        batch: b,
+                        lod: t as u8,
+                        page,
+                        offset: 0,
+                        size: buffer.size(),
+                        first_rank: page as u32 * per,
+                        count: per,
+                        stride: stream.paging.stride,
+                        vertex_count: tier.vertex_count,
+                        draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
+                        first_at: cull.rank_base() + draw,
+                    });
+                }
             }
+            group += groups;
         }
     }
 
@@ -650,8 +680,8 @@ impl Runtime {
                 entry_base: skin.map_or(0, |s| s.entry_base),
                 boxes: skin.map_or(0, |s| s.boxes),
                 cull: u32::from(self.frustum.is_some()),
-                group_base: self.table[counter as usize][0],
-                pad: 0,
+                group_base: self.bounds_groups[counter as usize].0,
+                groups: self.bounds_groups[counter as usize].1,
                 planes: self
                     .frustum
                     .map_or([[0.0; 4]; 6], |f| f.planes.map(|p| p.to_array())),
@@ -664,7 +694,7 @@ impl Runtime {
             let cull = &self.buffers.cull;
             let stream = self.buffers.stream(Stream::Skinned);
             let budget = BudgetParams {
-                batches: counter,
+                units: counter * LOD_TIERS,
                 pool: self.capacities.skinned_instances,
                 page_instances: stream.paging.page_instances,
                 pages: cull.pages,
@@ -691,15 +721,17 @@ impl Runtime {
             let skin = slots
                 .skin
                 .and_then(|k| self.packages[slots.package].skins.get(k as usize));
-            let params = SkinParams {
-                batch: counter as u32,
-                vertex_base: skin.map_or(0, |s| s.vertex_base),
-                vertex_count: slots.vertex_count,
-                skin_len: slots.palette_len,
-                rows,
-                pad: [0; 3],
-            };
-            self.staging.params(bytemuck::bytes_of(&params));
+            for (t, tier) in skin.map_or(&[][..], |s| &s.tiers).iter().enumerate() {
+                let params = SkinParams {
+                    unit: counter as u32 * LOD_TIERS + t as u32,
+                    vertex_base: tier.vertex_base,
+                    vertex_count: tier.vertex_count,
+                    skin_len: slots.palette_len,
+                    rows,
+                    pad: [0; 3],
+                };
+                self.staging.params(bytemuck::bytes_of(&params));
+            }
         }
     }
 
@@ -921,15 +953,23 @@ impl Runtime {
                     .groups
                     .get(&self.group_key(PipelineId::Skinning, batch.package))
                     .ok_or_else(missing)?;
-                pass.set_pipeline(&self.skinning.pipeline);
-                pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
-                pass.dispatch_workgroups_indirect(&cull.indirect, 12 * counter as u64);
-                slot += 1;
-                report.skinning_dispatches += 1;
+                let tiers = batch
+                    .skin
+                    .and_then(|k| self.packages[batch.package].skins.get(k as usize))
+                    .map_or(0, |s| s.tiers.len() as u64);
+                for t in 0..tiers {
+                    let unit = counter as u64 * u64::from(LOD_TIERS) + t;
+                    pass.set_pipeline(&self.skinning.pipeline);
+                    pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
+                    pass.dispatch_workgroups_indirect(&cull.indirect, 12 * unit);
+                    slot += 1;
+                    report.skinning_dispatches += 1;
+                }
             }
             drop(pass);
             self.timing.end(encoder, query);
-            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, 16 * skinned);
+            let units = skinned * u64::from(LOD_TIERS);
+            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, 16 * units);
             if self.options.outputs.motion {
                 self.keep_for_motion(encoder);
             }
@@ -1053,7 +1093,7 @@ impl Runtime {
             .count();
         let buffer = &self.buffers.cull.counts;
         let (tx, rx) = std::sync::mpsc::channel();
-        let range = ..16 * skinned as u64;
+        let range = ..16 * skinned as u64 * u64::from(LOD_TIERS);
         buffer.map_async(wgpu::MapMode::Read, range, move |r| {
             let _ = tx.send(r);
         });
@@ -1082,39 +1122,43 @@ impl Runtime {
     pub fn visibility(&self) -> Visibility {
         let mut v = Visibility::default();
         let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
-        for (batch, &[_, skinned, seen, _]) in skinned.zip(&self.counts) {
-            let indices = batch
+        for (batch, units) in skinned.zip(self.counts.chunks_exact(LOD_TIERS as usize)) {
+            let tiers = batch
                 .skin
                 .and_then(|k| self.packages.get(batch.package)?.skins.get(k as usize))
-                .map_or(0, |s| s.index_count);
+                .map_or(&[][..], |s| &s.tiers);
+            let (mut seen, mut drawn) = (0, 0);
+            for (t, (tier, &[_, skinned, visible, _])) in tiers.iter().zip(units).enumerate() {
+                let triangles = u64::from(skinned) * u64::from(tier.index_count / 3);
+                seen += visible;
+                drawn += skinned;
+                v.skinned_vertices += u64::from(skinned) * u64::from(tier.vertex_count);
+                v.triangles += triangles;
+                v.per_level[t].0 += u64::from(skinned);
+                v.per_level[t].1 += triangles;
+            }
             v.visible += u64::from(seen);
-            v.skinned += u64::from(skinned);
-            v.skinned_vertices += u64::from(skinned) * u64::from(batch.vertex_count);
-            v.triangles += u64::from(skinned) * u64::from(indices / 3);
-            v.per_batch.push((seen, skinned));
+            v.skinned += u64::from(drawn);
+            v.per_batch.push((seen, drawn));
         }
         v.over_budget = v.visible - v.skinned;
         v
     }
 
-    /// Reads back the frame slots the last frame skinned, per skinned batch, in the order of
-    /// its skinned output (for tests and tools; it waits for the GPU).
+    /// Reads back the frame slots the last frame skinned, per skinned batch, ascending: the
+    /// order of its skinned output in [`Runtime::readback`] (for tests and tools; it waits for
+    /// the GPU).
     pub fn skinned_slots(&self) -> Result<Vec<Vec<u32>>, GpuError> {
-        let ranges = self.skinned_ranges()?;
-        let order = &self.buffers.cull.order;
-        let order = crate::readback::words(&self.ctx, order, 0, order.size() / 4)?;
-        Ok(ranges
-            .iter()
+        Ok(self
+            .skinned_ranges()?
+            .into_iter()
             .flatten()
-            .map(|&(first, n)| {
-                let first = first as usize;
-                order.get(first..first + n as usize).unwrap_or(&[]).to_vec()
-            })
+            .map(|share| share.sorted_slots())
             .collect())
     }
 
-    /// Per batch of the last frame, `(first rank, skinned instances)` for a skinned one.
-    fn skinned_ranges(&self) -> Result<Vec<Option<(u32, u32)>>, GpuError> {
+    /// Per batch of the last frame, its share of the skinned pool for a skinned one.
+    fn skinned_ranges(&self) -> Result<Vec<Option<SkinnedShare<'_>>>, GpuError> {
         if self.submitted.is_none() {
             return Err(GpuError::NothingToRead);
         }
@@ -1124,15 +1168,33 @@ impl Runtime {
             .iter()
             .filter(|b| b.skin.is_some())
             .count() as u64;
-        let ranks = crate::readback::words(&self.ctx, &self.buffers.cull.ranks, 0, 4 * skinned)?;
-        let mut at = ranks.chunks_exact(4);
+        let units = 4 * skinned * u64::from(LOD_TIERS);
+        let ranks = crate::readback::words(&self.ctx, &self.buffers.cull.ranks, 0, units)?;
+        let order = &self.buffers.cull.order;
+        let order = crate::readback::words(&self.ctx, order, 0, order.size() / 4)?;
+        let mut at = ranks.chunks_exact(4 * LOD_TIERS as usize);
         Ok(self
             .last
             .batches
             .iter()
             .map(|b| {
-                b.skin?;
-                at.next().map(|r| (r[0], r[1]))
+                let skin = b.skin?;
+                let unit = at.next()?;
+                let tiers = &self
+                    .packages
+                    .get(b.package)?
+                    .skins
+                    .get(skin as usize)?
+                    .tiers;
+                let counts: Vec<u32> = unit.chunks_exact(4).map(|r| r[1]).collect();
+                let first = unit[0] as usize;
+                let n = counts.iter().sum::<u32>() as usize;
+                Some(SkinnedShare {
+                    first: unit[0],
+                    slots: order.get(first..first + n).unwrap_or(&[]).to_vec(),
+                    counts,
+                    tiers,
+                })
             })
             .collect())
     }

@@ -1,6 +1,6 @@
 //! Staging and upload: the bytes one frame writes to the GPU. Per instance only what varies:
 //! its record (slot and program values, 16 bytes for one clip) and, in a skinned batch, its
-//! placement (48 bytes); per dispatch a 256-byte parameter slot; per hero its palette, straight
+//! placement (48 bytes) and level of detail (a byte); per dispatch a 256-byte parameter slot; per hero its palette, straight
 //! into its slot of the palette stream. Vectors are kept from frame to frame.
 
 use throng_cpu_ref::{Batch, Pose};
@@ -21,6 +21,9 @@ pub(crate) struct Staging {
     palettes: Vec<AffineRows>,
     /// First placement slot written and how many, per run of skinned batches.
     placement_runs: Vec<(u32, usize, usize)>,
+    /// Per frame slot its level of detail, a byte each, four to a word (bounds.wgsl). Kept from
+    /// frame to frame: a slot whose pose is kept (`Pose::Keep`) keeps its level.
+    lods: Vec<u32>,
 }
 
 impl Staging {
@@ -76,7 +79,19 @@ impl Staging {
                     .map(|x| AffineRows::from(&x.placement)),
             );
             report.instance_bytes += 48 * batch.instances.len() as u64;
+            let words = (slots.first_slot + slots.count).div_ceil(4) as usize;
+            self.lods.resize(words.max(self.lods.len()), 0);
             for (i, x) in batch.instances.iter().enumerate() {
+                let lod = match x.pose {
+                    Pose::Keep => None,
+                    pose => Some(pose.program().map_or(0, |(_, lod)| lod)),
+                };
+                if let Some(lod) = lod {
+                    let slot = slots.first_slot as usize + i;
+                    let shift = 8 * (slot % 4);
+                    let word = &mut self.lods[slot / 4];
+                    *word = (*word & !(0xff << shift)) | (u32::from(lod) << shift);
+                }
                 if let Pose::Hero(palette) = x.pose {
                     let (page, offset) = palettes.locate(slots.first_slot + i as u32, 0);
                     self.heroes
@@ -108,6 +123,7 @@ impl Staging {
         };
         write(&buffers.params, 0, &self.params);
         write(&buffers.records, 0, bytemuck::cast_slice(&self.records));
+        write(&buffers.lods, 0, bytemuck::cast_slice(&self.lods));
         for &(slot, first, count) in &self.placement_runs {
             write(
                 &buffers.placements,

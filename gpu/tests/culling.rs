@@ -1,7 +1,7 @@
 //! Frustum culling and the skinned budget on the GPU: the set of visible instances equals the
 //! CPU reference's over a seeded camera sweep, in frame-slot order; visible instances are
 //! skinned compacted, as far as the budget goes; the counts, skinned vertices and triangles the
-//! runtime reports follow them.
+//! runtime reports follow them; each level of detail skins and draws its own mesh LOD.
 
 mod common;
 
@@ -276,4 +276,72 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
         "budget 60: visible {seen}, (seen, skinned) {:?}",
         v.per_batch
     );
+}
+
+#[test]
+fn each_level_of_detail_skins_its_mesh_lods_vertices_and_draws_its_triangles() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    assert_eq!(
+        package.skeletons[0].lods.len(),
+        2,
+        "the character has two levels"
+    );
+    let mut rng = SplitMix64::new(11);
+    let (programs, placements) = crowd(&package, &mut rng);
+    // Instance k at level k % 3, in slot order, so the skinned order (level, slot) differs.
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .enumerate()
+        .map(|(k, (p, &placement))| Instance {
+            pose: Pose::Lod(p, (k % 3) as u8),
+            placement,
+        })
+        .collect();
+    let cpu = reference(&package, &[&instances]);
+    let reference = &cpu.outputs()[0];
+    let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
+    gpu.frame(&batches(gpu_id, &[&instances])).unwrap();
+    gpu.finish().unwrap();
+    let tiers = gpu.package(gpu_id).unwrap().skins[0].tiers.clone();
+    let v = gpu.visibility();
+    let per = |l: usize| instances.len() as u64 / 3 * u64::from(tiers[l].vertex_count);
+    assert_eq!(v.skinned_vertices, per(0) + per(1) + per(2));
+    for (l, tier) in tiers.iter().enumerate() {
+        let drawn = instances.len() as u64 / 3;
+        assert_eq!(
+            v.per_level[l],
+            (drawn, drawn * u64::from(tier.index_count / 3))
+        );
+        let lod = package.meshes[0].level_indices(l);
+        assert_eq!(tier.index_count as usize, lod.len(), "level {l}");
+    }
+    assert!(tiers[2].vertex_count * 10 < tiers[0].vertex_count);
+    let out = gpu.readback().unwrap().remove(0);
+    let n = reference.vertex_count;
+    let diagonal = package.meshes[0].bounds_diagonal();
+    let (mut worst, mut compared) = (0.0f32, [0usize; 3]);
+    for i in 0..instances.len() {
+        let level = i % 3;
+        for v in 0..n {
+            let (g, w) = (&out.skinned[i * n + v], &reference.skinned[i * n + v]);
+            let used = level == 0 || tiers[level].vertices.binary_search(&(v as u32)).is_ok();
+            if !used {
+                assert!(
+                    g.position.is_nan(),
+                    "level {level} skinned vertex {v} it does not draw"
+                );
+                continue;
+            }
+            compared[level] += 1;
+            worst = worst.max((g.position - w.position).length() / diagonal);
+        }
+    }
+    eprintln!(
+        "per level {:?}; vertices compared {compared:?}, worst {worst:.2e}",
+        v.per_level
+    );
+    assert!(worst <= 1e-4, "worst vertex error {worst:.2e}");
 }

@@ -97,9 +97,10 @@ impl Setup {
         }];
         self.runtime.frame(&batches).unwrap();
         let report = self.raster.render(&self.runtime, &batches, scene).unwrap();
+        let levels = self.runtime.package(self.id).unwrap().skins[0].tiers.len();
         assert_eq!(
-            report.draws, 1,
-            "one instanced draw for one chunk, no ground"
+            report.draws, levels,
+            "one instanced draw per level of detail for one page, no ground"
         );
         self.runtime.finish().unwrap();
         let times = self.raster.finish().unwrap();

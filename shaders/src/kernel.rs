@@ -164,14 +164,15 @@ pub enum Resource {
     Bounds,
     /// Frame: per frame slot, its visibility mark (u32; bounds.wgsl).
     Marks,
-    /// Frame: per bounds workgroup, its seen count, then its first rank (u32; budget.wgsl).
+    /// Frame: per bounds workgroup and level, its seen count, then its first rank (u32;
+    /// budget.wgsl).
     Groups,
-    /// Frame: per skinned batch its first rank, skinned and seen counts, then per draw its
-    /// first instance within its page (u32; budget.wgsl).
+    /// Frame: per unit (skinned batch and level) its first rank, skinned and seen counts, then
+    /// per draw its first instance within its page (u32; budget.wgsl).
     Ranks,
     /// Frame: per rank of the skinned pool, the frame slot skinned there (u32; scatter.wgsl).
     Order,
-    /// Frame: per skinned batch, budget.wgsl's row (vec4<u32>).
+    /// Frame: per unit (skinned batch and level), budget.wgsl's two rows (vec4<u32>).
     IndirectTable,
     /// Frame: indirect dispatch and draw arguments (u32).
     Indirect,
@@ -181,6 +182,9 @@ pub enum Resource {
     LastPlacements,
     /// Frame, motion vectors: per frame slot, 1 when its motion history resets (u32).
     Resets,
+    /// Frame: per frame slot, the level of detail it is drawn at (8 bits, four slots per u32,
+    /// the lowest byte first; bounds.wgsl).
+    Lods,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1065,6 +1069,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Bounds, Access::ReadWrite),
         (Resource::Marks, Access::ReadWrite),
         (Resource::Groups, Access::ReadWrite),
+        (Resource::Lods, Access::Read),
     ]);
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
@@ -1073,8 +1078,9 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
+@group(0) @binding(7) var<storage, read> lods: array<u32>;
 ";
-    let mut next = 7;
+    let mut next = 8;
     let accessors = stream_bindings(
         layout,
         &[(Stream::Palettes, Access::Read)],

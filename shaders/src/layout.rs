@@ -39,7 +39,7 @@ pub struct PoseParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct SkinParams {
-    pub batch: u32,
+    pub unit: u32,
     pub vertex_base: u32,
     pub vertex_count: u32,
     pub skin_len: u32,
@@ -51,7 +51,7 @@ pub struct SkinParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct BudgetParams {
-    pub batches: u32,
+    pub units: u32,
     pub pool: u32,
     pub page_instances: u32,
     pub pages: u32,
@@ -81,7 +81,7 @@ pub struct BoundsParams {
     pub boxes: u32,
     pub cull: u32,
     pub group_base: u32,
-    pub pad: u32,
+    pub groups: u32,
     pub planes: [[f32; 4]; 6],
 }
 
@@ -100,15 +100,15 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 5] {
         ),
         (
             "SkinParams",
-            members!(SkinParams: batch, vertex_base, vertex_count, skin_len, rows),
+            members!(SkinParams: unit, vertex_base, vertex_count, skin_len, rows),
         ),
         (
             "BoundsParams",
-            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, planes),
+            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, groups, planes),
         ),
         (
             "BudgetParams",
-            members!(BudgetParams: batches, pool, page_instances, pages, rows, draw_base, rank_base),
+            members!(BudgetParams: units, pool, page_instances, pages, rows, draw_base, rank_base),
         ),
         ("ScatterParams", members!(ScatterParams: slots, pool)),
     ]

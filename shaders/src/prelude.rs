@@ -25,10 +25,14 @@ pub const SUBGROUP: u32 = 32;
 pub const MAX_GROUP_LANES: u32 = 256;
 /// Words of a clip header in the resident `meta` table (sample.wgsl `clip_header`).
 pub const CLIP_WORDS: u32 = 8;
+/// Levels of detail an instance may be drawn at: full detail, then each reduced skeleton level
+/// with its mesh LOD (throng-cpu-ref `lod`). The skinned budget ranks instances per (skinned
+/// batch, level), each a *unit* (budget.wgsl).
+pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 32] = [
+    let u32s: [(&str, u32); 33] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -61,6 +65,7 @@ pub fn source() -> String {
         ("WORKGROUP", WORKGROUP),
         ("SKIN_VERTICES_PER_THREAD", SKIN_VERTICES_PER_THREAD),
         ("CLIP_WORDS", CLIP_WORDS),
+        ("LOD_TIERS", LOD_TIERS),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {

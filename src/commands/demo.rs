@@ -486,8 +486,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Skeleton LOD levels the report counts: every joint, and the two the cook builds at most.
-const LOD_LEVELS: usize = 3;
+/// Skeleton LOD levels the report counts: every joint, and the reduced ones a skeleton may have.
+const LOD_LEVELS: usize = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS;
 
 /// Members per skeleton LOD level.
 fn histogram(levels: &[u8]) -> [usize; LOD_LEVELS] {
@@ -641,6 +641,13 @@ fn lod_histogram(h: &[usize; LOD_LEVELS]) -> serde_json::Value {
     json!({ "lod0": h[0], "lod1": h[1], "lod2": h[2] })
 }
 
+/// `[{"skinned": n, "triangles": t}, …]`: what each level of detail drew.
+fn per_level(v: &throng_gpu::Visibility) -> serde_json::Value {
+    (v.per_level.iter())
+        .map(|&(skinned, triangles)| json!({ "skinned": skinned, "triangles": triangles }))
+        .collect()
+}
+
 /// Names of a hero's solves, in [`HeroIk`] order.
 const SOLVES: [&str; 3] = ["head", "hand_l", "hand_r"];
 
@@ -758,6 +765,10 @@ impl Summary<'_> {
                 v.skinned_vertices,
                 v.triangles
             );
+            let tiers: Vec<String> = (v.per_level.iter().enumerate())
+                .map(|(l, (n, t))| format!("level {l}: {n} instances, {t} triangles"))
+                .collect();
+            println!("  drawn per level of detail: {}", tiers.join("; "));
             println!(
                 "  uploaded: {:.1} bytes per instance ({} bytes this frame in all, {} of hero palettes)",
                 r.bytes_per_instance(),
@@ -822,6 +833,7 @@ impl Summary<'_> {
                     "over_budget": f.visibility.over_budget,
                     "skinned_vertices": f.visibility.skinned_vertices,
                     "triangles": f.visibility.triangles,
+                    "per_level": per_level(&f.visibility),
                     "evaluated": f.evaluated,
                     "kept": f.kept,
                     "lod_histogram": lod_histogram(&f.lod_histogram),
@@ -858,6 +870,7 @@ impl Summary<'_> {
             "skinned": last.map(|f| f.visibility.skinned),
             "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
             "triangles": last.map(|f| f.visibility.triangles),
+            "per_level": last.map(|f| per_level(&f.visibility)),
             "frames": frames,
         })
     }

@@ -320,7 +320,7 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
             let error = c.f32("error")?;
             let indices = c.vec(n, 4, "indices", |c, _| c.u32("index"))?;
             let vertices = mesh.positions.len();
-            if indices.len() % 3 != 0 || indices.len() > previous {
+            if !indices.len().is_multiple_of(3) || indices.len() > previous {
                 return Err(invalid(
                     index,
                     "index count",

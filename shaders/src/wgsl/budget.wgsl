@@ -1,19 +1,22 @@
-// The skinned budget (one workgroup): ranks for the instances the bounds pass saw, in frame-slot
-// order, and the indirect arguments of the skinning dispatches and the draws.
+// The skinned budget (one workgroup): ranks for the instances the bounds pass saw, by (skinned
+// batch, level of detail, frame slot), and the indirect arguments of the skinning dispatches and
+// the draws.
 //
-// Per skinned batch b (`table[b]`: first bounds workgroup, workgroups, skinning workgroups along
-// x, triangle indices), in batch order: an exclusive scan turns its workgroups' counts
-// (`groups`) into the rank of each workgroup's first seen instance, counting on from the batches
-// before. Ranks from `pool` on are over budget and not skinned. `ranks[4 b ..]` gets (first
-// rank, skinned, seen, 0); `indirect[3 b ..]` the skinning dispatch (x, min(skinned, rows),
+// A *unit* is one level of one skinned batch: unit u = LOD_TIERS × (the batch's place among the
+// skinned batches) + level. Per unit (`table[2u]`: first count in `groups`, bounds workgroups,
+// skinning workgroups along x, triangle indices of the level's mesh; `table[2u + 1].x`: the
+// level's first index in the skin's index buffer), in order: an exclusive scan turns its
+// workgroups' counts into the rank of each one's first seen instance, counting on from the units
+// before. Ranks from `pool` on are over budget and not skinned. `ranks[4u ..]` gets (first rank,
+// skinned, seen, 0); `indirect[3u ..]` the skinning dispatch (x, min(skinned, rows),
 // ceil(skinned / rows)). Per page p of the skinned pool (`page_instances` ranks each), the draw
-// of batch b on p covers the batch's ranks on that page: `indirect[draw_base + 5 (b pages + p)
-// ..]` gets (indices, instances, 0, 0, 0), and `ranks[rank_base + b pages + p]` its first rank
-// within the page.
+// of unit u on p covers the unit's ranks on that page: `indirect[draw_base + 5 (u pages + p)
+// ..]` gets (indices, instances, first index, 0, 0), and `ranks[rank_base + u pages + p]` its
+// first rank within the page.
 
 /// Host mirror: `BudgetParams`.
 struct BudgetParams {
-    batches: u32,
+    units: u32,
     /// Skinned instances the pool holds: the budget.
     pool: u32,
     page_instances: u32,
@@ -34,8 +37,8 @@ struct BudgetParams {
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(local_invocation_index) lane: u32) {
     var next = 0u;
-    for (var b = 0u; b < params.batches; b++) {
-        let row = table[b];
+    for (var b = 0u; b < params.units; b++) {
+        let row = table[2u * b];
         let first = next;
         for (var c = 0u; c < row.y; c += WORKGROUP) {
             let g = row.x + c + lane;
@@ -67,7 +70,7 @@ fn main(@builtin(local_invocation_index) lane: u32) {
                 let at = params.draw_base + 5u * d;
                 indirect[at] = row.w;
                 indirect[at + 1u] = select(0u, hi - lo, hi > lo);
-                indirect[at + 2u] = 0u;
+                indirect[at + 2u] = table[2u * b + 1u].x;
                 indirect[at + 3u] = 0u;
                 indirect[at + 4u] = 0u;
                 ranks[params.rank_base + d] = select(0u, lo - start, hi > lo);

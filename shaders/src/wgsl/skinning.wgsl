@@ -1,6 +1,9 @@
 // Linear blend skinning (skinning.rs `skin_mesh`): one thread per (skinned instance,
-// SKIN_VERTICES_PER_THREAD vertices) of one skinned batch, the instance from the workgroup (y,
-// then z). Skinned instance `i` of batch `batch` has rank `ranks[4 batch] + i` (budget.wgsl),
+// SKIN_VERTICES_PER_THREAD vertices) of one unit (a skinned batch at one level of detail), the
+// instance from the workgroup (y, then z). The unit's vertices are its level's: the vertex
+// records the level's mesh LOD uses, copied contiguously at `vertex_base` (resident.rs), so a
+// reduced level skins only them. Skinned instance `i` of the unit has rank `ranks[4 unit] + i`
+// (budget.wgsl),
 // frame slot `order[rank]` (scatter.wgsl), and is written at that rank of the skinned pool. The
 // dispatch is indirect, sized from the batch's skinned count. `M = Σ wᵢ palette[jointᵢ]` (zero weights and joints outside the palette
 // skipped); position `M p`, normal `normalize(cof(L) n)` (L the linear part of M); then the
@@ -11,11 +14,11 @@
 // A vertex record is three vec4<u32>: position bits and joints 0-1 (16 bits each), normal bits
 // (zero without normals) and joints 2-3, the four weights' bits.
 
-/// Per-dispatch parameters of one skinned batch (host mirror: `SkinParams`).
+/// Per-dispatch parameters of one unit (host mirror: `SkinParams`).
 struct SkinParams {
-    /// The batch's place among the frame's skinned batches.
-    batch: u32,
-    /// First vertex record of the skin's meshes, and their vertex count.
+    /// The unit's place among the frame's units (budget.wgsl).
+    unit: u32,
+    /// First vertex record of the level's vertices, and their count.
     vertex_base: u32,
     vertex_count: u32,
     skin_len: u32,
@@ -29,10 +32,10 @@ struct SkinParams {
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let i = wg.y + wg.z * params.rows;
-    if i >= ranks[4u * params.batch + 1u] {
+    if i >= ranks[4u * params.unit + 1u] {
         return;
     }
-    let out = ranks[4u * params.batch] + i;
+    let out = ranks[4u * params.unit] + i;
     let slot = order[out];
     // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
