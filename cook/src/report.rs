@@ -266,7 +266,10 @@ impl fmt::Display for CookReport {
                 (s.lods.iter())
                     .map(|l| {
                         let share = 100.0 * l.max_error / s.extent.max(f32::MIN_POSITIVE);
-                        format!("{} joints, {:.3} ({share:.1}%)", l.joints, l.max_error)
+                        format!(
+                            "{} joints, {} triangles, {:.3} ({share:.1}%)",
+                            l.joints, l.triangles, l.max_error
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join("; "),
@@ -280,7 +283,7 @@ impl fmt::Display for CookReport {
                 "joints",
                 "extent",
                 "root",
-                "LOD levels (max error, % of extent)",
+                "LOD levels (max error: pose + mesh, % of extent)",
             ],
             rows.collect(),
         )?;

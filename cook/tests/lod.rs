@@ -4,7 +4,7 @@
 
 mod asset_support;
 
-use asset_support::assets;
+use asset_support::cooked_skinned_assets;
 
 use glam::Affine3A;
 use throng_cook::lod::build_lods;
@@ -74,22 +74,7 @@ fn runtime_error(package: &Package, level: u8) -> f32 {
 #[test]
 fn every_shared_asset_cooks_levels_whose_reported_error_the_reference_shows() {
     let mut packages = vec![("generated character".to_string(), character())];
-    if let Some(dir) = assets() {
-        for name in [
-            "Fox.glb",
-            "CesiumMan.glb",
-            "KnightCharacter.glb",
-            "RiggedFigure.glb",
-            "RiggedSimple.glb",
-            "SimpleSkin.gltf",
-        ] {
-            let imported = import_file(&dir.join(name)).unwrap();
-            packages.push((
-                name.to_string(),
-                cook(&imported, &Profile::DEFAULT).unwrap().0,
-            ));
-        }
-    }
+    packages.extend(cooked_skinned_assets());
     let mut positive = 0;
     for (name, package) in &packages {
         let skeleton = &package.skeletons[0];

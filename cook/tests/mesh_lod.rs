@@ -4,10 +4,10 @@
 
 mod asset_support;
 
-use asset_support::assets;
+use asset_support::cooked_skinned_assets;
 
 use throng_cook::package::{read_package, write_package, PackageError};
-use throng_cook::{cook, import_file, import_slice, Profile};
+use throng_cook::{cook, import_slice, Profile};
 use throng_cpu_ref::Package;
 
 fn character() -> Package {
@@ -43,20 +43,7 @@ fn check_mesh_lods(name: &str, package: &Package) {
 #[test]
 fn every_shared_asset_cooks_one_mesh_lod_per_skeleton_level_within_its_error() {
     let mut packages = vec![("generated character".to_string(), character())];
-    if let Some(dir) = assets() {
-        for name in [
-            "Fox.glb",
-            "CesiumMan.glb",
-            "KnightCharacter.glb",
-            "RiggedFigure.glb",
-            "RiggedSimple.glb",
-            "SimpleSkin.gltf",
-        ] {
-            let imported = import_file(&dir.join(name)).unwrap();
-            let package = cook(&imported, &Profile::DEFAULT).unwrap().0;
-            packages.push((name.to_string(), package));
-        }
-    }
+    packages.extend(cooked_skinned_assets());
     for (name, package) in &packages {
         check_mesh_lods(name, package);
         let back = read_package(&write_package(package)).unwrap();

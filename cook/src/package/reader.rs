@@ -236,18 +236,7 @@ fn read_lods(section: Section, skeletons: &mut [Skeleton]) -> Result<(), Package
     };
     let mut next = 0usize;
     let records = read_items(section, 20, |c, index| {
-        let skeleton = c.u32("skeleton")? as usize;
-        if skeleton < next || skeleton >= skeletons.len() {
-            return Err(invalid(
-                index,
-                "skeleton",
-                format!(
-                    "{skeleton} is not a skeleton after the last record's (there are {})",
-                    skeletons.len()
-                ),
-            ));
-        }
-        next = skeleton + 1;
+        let skeleton = next_target(c, index, &mut next, skeletons.len(), "LODS", "skeleton")?;
         let levels = c.u32("level count")?;
         if levels == 0 {
             return Err(invalid(index, "level count", "is zero".into()));
@@ -278,6 +267,29 @@ fn read_lods(section: Section, skeletons: &mut [Skeleton]) -> Result<(), Package
     Ok(())
 }
 
+/// The next record's target (field `what`: a skeleton or mesh index), which must come after the
+/// last record's (`next`) and exist (below `count`).
+fn next_target(
+    c: &mut Cursor,
+    index: usize,
+    next: &mut usize,
+    count: usize,
+    section: &'static str,
+    what: &'static str,
+) -> Result<usize, PackageError> {
+    let target = c.u32(what)? as usize;
+    if target < *next || target >= count {
+        return Err(PackageError::Invalid {
+            section,
+            index,
+            field: what,
+            what: format!("{target} is not a {what} after the last record's (there are {count})"),
+        });
+    }
+    *next = target + 1;
+    Ok(target)
+}
+
 /// The MESH_LODS section into the meshes it names: at least one record, meshes ascending, each
 /// with one to as many levels as its skin's skeleton has; every level a whole number of
 /// triangles inside the mesh, no more than the level before, with a finite error ≥ 0.
@@ -290,18 +302,14 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
     };
     let mut next = 0usize;
     let records = read_items(section, 16, |c, index| {
-        let m = c.u32("mesh")? as usize;
-        if m < next || m >= package.meshes.len() {
-            return Err(invalid(
-                index,
-                "mesh",
-                format!(
-                    "{m} is not a mesh after the last record's (there are {})",
-                    package.meshes.len()
-                ),
-            ));
-        }
-        next = m + 1;
+        let m = next_target(
+            c,
+            index,
+            &mut next,
+            package.meshes.len(),
+            "MESH_LODS",
+            "mesh",
+        )?;
         let mesh = &package.meshes[m];
         let levels = (package.skins.get(mesh.skin as usize))
             .and_then(|k| package.skeletons.get(k.skeleton as usize))

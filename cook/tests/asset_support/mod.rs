@@ -18,3 +18,33 @@ pub fn assets() -> Option<PathBuf> {
     );
     None
 }
+
+/// The skinned shared assets the LOD tests cook, by file name.
+#[allow(dead_code)] // Not every test crate that shares this module cooks them.
+pub const SKINNED_ASSETS: [&str; 6] = [
+    "Fox.glb",
+    "CesiumMan.glb",
+    "KnightCharacter.glb",
+    "RiggedFigure.glb",
+    "RiggedSimple.glb",
+    "SimpleSkin.gltf",
+];
+
+/// Each of [`SKINNED_ASSETS`] cooked with the default profile, by name (none without the
+/// assets folder).
+#[allow(dead_code)]
+pub fn cooked_skinned_assets() -> Vec<(String, throng_cpu_ref::Package)> {
+    let Some(dir) = assets() else {
+        return Vec::new();
+    };
+    SKINNED_ASSETS
+        .iter()
+        .map(|name| {
+            let imported = throng_cook::import_file(&dir.join(name)).unwrap();
+            let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+                .unwrap()
+                .0;
+            (name.to_string(), package)
+        })
+        .collect()
+}
