@@ -144,8 +144,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         assert_eq!(r["skinning_dispatches"], 3, "one per level of detail: {f}");
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 6,
-            "pose dispatches per shape, one bounds, two of the budget, three skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 7,
+            "pose dispatches per shape, one bounds, three of the budget, three skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }

@@ -78,15 +78,19 @@ impl StreamBuffers {
 pub(crate) struct CullBuffers {
     /// Per frame slot, its visibility mark (u32; zeroed at the start of each frame).
     pub marks: wgpu::Buffer,
-    /// Per bounds workgroup and level of detail, its seen count, then the rank of its first
-    /// seen instance (u32).
+    /// Per bounds workgroup, its seen count, then the rank of its first seen instance (u32).
     pub groups: wgpu::Buffer,
-    /// Per unit (skinned batch and level of detail; budget.wgsl) (first rank, skinned, seen,
-    /// 0), then per draw its first instance within its page (u32).
+    /// Per unit (skinned batch and level of detail; partition.wgsl) (first rank, skinned, 0,
+    /// 0), per draw its first instance within its page, then from [`CullBuffers::batch_base`]
+    /// per skinned batch (first rank, skinned, seen, 0) (u32).
     pub ranks: wgpu::Buffer,
-    /// Where each frame's per-unit ranks are copied for [`crate::Runtime::visibility`].
+    /// Where each frame's per-unit and per-batch ranks are copied for
+    /// [`crate::Runtime::visibility`].
     pub counts: wgpu::Buffer,
-    /// Per rank of the skinned pool, the frame slot skinned there (u32).
+    /// Per rank of the skinned pool, the frame slot the budget chose there, in frame-slot
+    /// order (u32).
+    pub budgeted: wgpu::Buffer,
+    /// Per rank of the skinned pool, the frame slot skinned there, by level (u32).
     pub order: wgpu::Buffer,
     /// budget.wgsl's rows, two per unit.
     pub table: wgpu::Buffer,
@@ -107,6 +111,11 @@ impl CullBuffers {
     /// The u32 index of the first draw's first instance in `ranks`.
     pub fn rank_base(&self) -> u32 {
         4 * self.units
+    }
+
+    /// The u32 index of the first skinned batch's ranks in `ranks`.
+    pub fn batch_base(&self) -> u32 {
+        self.rank_base() + self.units * self.pages
     }
 }
 
@@ -240,8 +249,7 @@ impl FrameBuffers {
         let tiers = throng_shaders::prelude::LOD_TIERS;
         let units = c.dispatches * tiers;
         let pages = streams[3].paging.pages;
-        let groups =
-            (c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + c.dispatches) * tiers;
+        let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + c.dispatches;
         let storage = wgpu::BufferUsages::STORAGE;
         let cull = CullBuffers {
             marks: make(
@@ -252,13 +260,18 @@ impl FrameBuffers {
             groups: make("bounds workgroup counts", 4 * u64::from(groups), storage),
             ranks: make(
                 "skinned ranks",
-                4 * u64::from(4 * units + units * pages),
+                4 * u64::from(4 * units + units * pages + 4 * c.dispatches),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
             counts: make(
                 "skinned ranks readback",
-                16 * u64::from(units),
+                16 * u64::from(units + c.dispatches),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            budgeted: make(
+                "budgeted instances",
+                4 * u64::from(c.skinned_instances),
+                storage,
             ),
             order: make(
                 "skinned order",
@@ -343,6 +356,7 @@ impl FrameBuffers {
                 &self.cull.ranks,
                 &self.cull.counts,
                 &self.cull.order,
+                &self.cull.budgeted,
                 &self.cull.table,
                 &self.cull.indirect,
             ]

@@ -35,6 +35,7 @@ fn resource<'a>(
         Resource::Groups => whole(&frame.cull.groups),
         Resource::Ranks => whole(&frame.cull.ranks),
         Resource::Order => whole(&frame.cull.order),
+        Resource::Budgeted => whole(&frame.cull.budgeted),
         Resource::IndirectTable => whole(&frame.cull.table),
         Resource::Indirect => whole(&frame.cull.indirect),
         Resource::Page(stream, page) => whole(&frame.stream(stream).pages[page as usize]),

@@ -27,7 +27,8 @@ use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::prelude::LOD_TIERS;
 use throng_shaders::{
-    kernel, BoundsParams, BudgetParams, Outputs, PoseParams, ScatterParams, SkinParams, Stream,
+    kernel, BoundsParams, BudgetParams, Outputs, PartitionParams, PoseParams, ScatterParams,
+    SkinParams, Stream,
 };
 
 use crate::capacity::Capacities;
@@ -76,8 +77,8 @@ pub struct FrameReport {
     pub heroes: usize,
     /// Compute dispatches: one per (batch, shape, skeleton LOD level), per skinned batch one
     /// for its bounds and one skinning dispatch per level of detail its skin has, and, when a
-    /// batch is skinned, two for the skinned budget (ranks and indirect arguments, then the
-    /// skinned order).
+    /// batch is skinned, three for the skinned budget (ranks in frame-slot order, the budgeted
+    /// instances, then the skinned order by level with the indirect arguments).
     pub dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
@@ -178,6 +179,7 @@ enum PipelineId {
     Bounds,
     Budget,
     Scatter,
+    Partition,
     Skinning,
 }
 
@@ -204,16 +206,15 @@ pub struct Runtime {
     bounds: Built,
     budget: Built,
     scatter: Built,
+    partition: Built,
     skinning: Built,
     /// Culling frustum of the next frames (`None`: every instance is visible).
     frustum: Option<Frustum>,
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
-    /// Rows of budget.wgsl's table for the frame being built (two per unit).
+    /// Rows of partition.wgsl's table for the frame being built (two per unit).
     table: Vec<[u32; 4]>,
-    /// Per skinned batch of the frame being built, its first bounds workgroup and workgroups.
-    bounds_groups: Vec<(u32, u32)>,
     /// Per skinned batch of the last frame (first rank, skinned, seen, 0), once read
     /// ([`Runtime::finish`]).
     counts: Vec<[u32; 4]>,
@@ -297,7 +298,8 @@ impl Runtime {
         };
         let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
         let budget = build("skinned budget pipeline", kernel::budget())?;
-        let scatter = build("skinned order pipeline", kernel::scatter())?;
+        let scatter = build("budgeted instances pipeline", kernel::scatter())?;
+        let partition = build("skinned order pipeline", kernel::partition())?;
         let skinning = build(
             "skinning pipeline",
             kernel::skinning(&layout, options.outputs.motion),
@@ -317,12 +319,12 @@ impl Runtime {
             bounds,
             budget,
             scatter,
+            partition,
             skinning,
             frustum: None,
             runs: Vec::new(),
             last_runs: Vec::new(),
             table: Vec::new(),
-            bounds_groups: Vec::new(),
             counts: Vec::new(),
             counts_pending: false,
             groups: HashMap::new(),
@@ -458,10 +460,10 @@ impl Runtime {
             .filter_map(|b| self.packages[b.package].skins.get(b.skin? as usize))
             .map(|s| s.tiers.len())
             .sum();
-        let dispatches = self.plan.poses.len() + skinned + units + 2 * usize::from(skinned > 0);
+        let dispatches = self.plan.poses.len() + skinned + units + 3 * usize::from(skinned > 0);
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 2)",
+                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 3)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -507,7 +509,6 @@ impl Runtime {
         let per = stream.paging.page_instances;
         self.runs.clear();
         self.table.clear();
-        self.bounds_groups.clear();
         let mut group = 0u32;
         let skinned = self.plan.batches.iter().enumerate();
         for (counter, (b, batch)) in skinned.filter(|(_, b)| b.skin.is_some()).enumerate() {
@@ -516,16 +517,14 @@ impl Runtime {
                 .and_then(|k| self.packages[batch.package].skins.get(k as usize));
             let tiers = skin.map_or(&[][..], |s| &s.tiers);
             let groups = batch.count.div_ceil(self.bounds.workgroup);
-            self.bounds_groups.push((group, groups));
             for t in 0..LOD_TIERS {
-                let first = LOD_TIERS * group + t * groups;
                 let Some(tier) = tiers.get(t as usize) else {
-                    self.table.extend([[first, groups, 0, 0], [0; 4]]);
+                    self.table.extend([[group, groups, 0, 0], [0; 4]]);
                     continue;
                 };
                 let x = crate::record::skinning_groups(&self.skinning, tier.vertex_count);
                 self.table.extend([
-                    [first, groups, x, tier.index_count],
+                    [group, groups, x, tier.index_count],
                     [tier.first_index, 0, 0, 0],
                 ]);
                 let unit = counter as u32 * LOD_TIERS + t;
@@ -680,8 +679,8 @@ impl Runtime {
                 entry_base: skin.map_or(0, |s| s.entry_base),
                 boxes: skin.map_or(0, |s| s.boxes),
                 cull: u32::from(self.frustum.is_some()),
-                group_base: self.bounds_groups[counter as usize].0,
-                groups: self.bounds_groups[counter as usize].1,
+                group_base: self.table[(2 * LOD_TIERS * counter) as usize][0],
+                pad: 0,
                 planes: self
                     .frustum
                     .map_or([[0.0; 4]; 6], |f| f.planes.map(|p| p.to_array())),
@@ -694,13 +693,9 @@ impl Runtime {
             let cull = &self.buffers.cull;
             let stream = self.buffers.stream(Stream::Skinned);
             let budget = BudgetParams {
-                units: counter * LOD_TIERS,
+                batches: counter,
                 pool: self.capacities.skinned_instances,
-                page_instances: stream.paging.page_instances,
-                pages: cull.pages,
-                rows,
-                draw_base: cull.draw_base(),
-                rank_base: cull.rank_base(),
+                batch_base: cull.batch_base(),
                 pad: 0,
             };
             self.staging.params(bytemuck::bytes_of(&budget));
@@ -710,6 +705,17 @@ impl Runtime {
                 pad: [0; 2],
             };
             self.staging.params(bytemuck::bytes_of(&scatter));
+            let partition = PartitionParams {
+                batches: counter,
+                page_instances: stream.paging.page_instances,
+                pages: cull.pages,
+                rows,
+                draw_base: cull.draw_base(),
+                rank_base: cull.rank_base(),
+                batch_base: cull.batch_base(),
+                pad: 0,
+            };
+            self.staging.params(bytemuck::bytes_of(&partition));
         }
         for (counter, slots) in self
             .plan
@@ -818,7 +824,11 @@ impl Runtime {
         }
         if let Some(b) = self.plan.batches.iter().position(|b| b.skin.is_some()) {
             let package = self.plan.batches[b].package;
-            for id in [PipelineId::Budget, PipelineId::Scatter] {
+            for id in [
+                PipelineId::Budget,
+                PipelineId::Scatter,
+                PipelineId::Partition,
+            ] {
                 wanted.push((self.group_key(id, package), b));
             }
         }
@@ -831,6 +841,7 @@ impl Runtime {
                 PipelineId::Bounds => &self.bounds,
                 PipelineId::Budget => &self.budget,
                 PipelineId::Scatter => &self.scatter,
+                PipelineId::Partition => &self.partition,
                 PipelineId::Skinning => &self.skinning,
                 PipelineId::Interpreter(o) => &self.interpreters[&o],
                 PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
@@ -942,8 +953,18 @@ impl Runtime {
                 groups,
                 max_x,
             );
-            slot += 2;
-            report.budget_dispatches += 2;
+            // One workgroup groups every batch's budgeted instances by level.
+            let partition = group(PipelineId::Partition)?;
+            crate::record::dispatch_1d(
+                &mut pass,
+                &self.partition.pipeline,
+                partition,
+                slot + 2,
+                1,
+                max_x,
+            );
+            slot += 3;
+            report.budget_dispatches += 3;
             drop(pass);
             self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
@@ -968,8 +989,11 @@ impl Runtime {
             }
             drop(pass);
             self.timing.end(encoder, query);
-            let units = skinned * u64::from(LOD_TIERS);
-            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, 16 * units);
+            // The units' ranks, then the batches' (visibility: skinned per level, seen per batch).
+            let units = 16 * skinned * u64::from(LOD_TIERS);
+            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, units);
+            let batches = 4 * u64::from(cull.batch_base());
+            encoder.copy_buffer_to_buffer(&cull.ranks, batches, &cull.counts, units, 16 * skinned);
             if self.options.outputs.motion {
                 self.keep_for_motion(encoder);
             }
@@ -1093,7 +1117,7 @@ impl Runtime {
             .count();
         let buffer = &self.buffers.cull.counts;
         let (tx, rx) = std::sync::mpsc::channel();
-        let range = ..16 * skinned as u64 * u64::from(LOD_TIERS);
+        let range = ..16 * skinned as u64 * (u64::from(LOD_TIERS) + 1);
         buffer.map_async(wgpu::MapMode::Read, range, move |r| {
             let _ = tx.send(r);
         });
@@ -1121,17 +1145,18 @@ impl Runtime {
     /// skinned vertices and triangles. Read once per frame by [`Runtime::finish`] (empty before).
     pub fn visibility(&self) -> Visibility {
         let mut v = Visibility::default();
-        let skinned = self.last.batches.iter().filter(|b| b.skin.is_some());
-        for (batch, units) in skinned.zip(self.counts.chunks_exact(LOD_TIERS as usize)) {
+        let skinned = || self.last.batches.iter().filter(|b| b.skin.is_some());
+        let (units, batches) = self
+            .counts
+            .split_at((skinned().count() * LOD_TIERS as usize).min(self.counts.len()));
+        let per_batch = units.chunks_exact(LOD_TIERS as usize).zip(batches);
+        for (batch, (units, &[_, drawn, seen, _])) in skinned().zip(per_batch) {
             let tiers = batch
                 .skin
                 .and_then(|k| self.packages.get(batch.package)?.skins.get(k as usize))
                 .map_or(&[][..], |s| &s.tiers);
-            let (mut seen, mut drawn) = (0, 0);
-            for (t, (tier, &[_, skinned, visible, _])) in tiers.iter().zip(units).enumerate() {
+            for (t, (tier, &[_, skinned, ..])) in tiers.iter().zip(units).enumerate() {
                 let triangles = u64::from(skinned) * u64::from(tier.index_count / 3);
-                seen += visible;
-                drawn += skinned;
                 v.skinned_vertices += u64::from(skinned) * u64::from(tier.vertex_count);
                 v.triangles += triangles;
                 v.per_level[t].0 += u64::from(skinned);

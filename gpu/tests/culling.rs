@@ -345,3 +345,52 @@ fn each_level_of_detail_skins_its_mesh_lods_vertices_and_draws_its_triangles() {
     );
     assert!(worst <= 1e-4, "worst vertex error {worst:.2e}");
 }
+
+#[test]
+fn the_budget_serves_the_first_slots_whatever_their_level_of_detail() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(13);
+    let (programs, placements) = crowd(&package, &mut rng);
+    // The first slots at the coarsest level, the later ones finer: a budget by level would
+    // serve the later ones first.
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .enumerate()
+        .map(|(k, (p, &placement))| Instance {
+            pose: Pose::Lod(p, 2 - (3 * k / programs.len()) as u8),
+            placement,
+        })
+        .collect();
+    let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    capacities.skinned_instances = 40;
+    let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
+    gpu.frame(&batches(gpu_id, &[&instances])).unwrap();
+    gpu.finish().unwrap();
+    assert_eq!(
+        gpu.skinned_slots().unwrap(),
+        vec![(0..40).collect::<Vec<u32>>()]
+    );
+    let v = gpu.visibility();
+    // Slots 0..32 are at level 2, 32..40 at level 1.
+    let levels: Vec<u64> = v.per_level.iter().map(|l| l.0).collect();
+    assert_eq!(levels, [0, 8, 32], "{v:?}");
+    assert_eq!((v.visible, v.skinned, v.over_budget), (96, 40, 56));
+    let cpu = reference(&package, &[&instances]);
+    let out = gpu.readback().unwrap().remove(0);
+    let n = cpu.outputs()[0].vertex_count;
+    let tiers = &gpu.package(gpu_id).unwrap().skins[0].tiers;
+    let diagonal = package.meshes[0].bounds_diagonal();
+    for i in 0..40 {
+        let level = if i < 32 { 2 } else { 1 };
+        for &v in &tiers[level].vertices {
+            let (g, w) = (
+                &out.skinned[i * n + v as usize],
+                &cpu.outputs()[0].skinned[i * n + v as usize],
+            );
+            let e = (g.position - w.position).length() / diagonal;
+            assert!(e <= 1e-4, "slot {i} vertex {v}: off by {e:.2e}");
+        }
+    }
+}

@@ -33,6 +33,7 @@ const MOTION: &str = include_str!("wgsl/motion.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
+const PARTITION: &str = include_str!("wgsl/partition.wgsl");
 const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 
@@ -164,15 +165,19 @@ pub enum Resource {
     Bounds,
     /// Frame: per frame slot, its visibility mark (u32; bounds.wgsl).
     Marks,
-    /// Frame: per bounds workgroup and level, its seen count, then its first rank (u32;
-    /// budget.wgsl).
+    /// Frame: per bounds workgroup, its seen count, then its first rank (u32; budget.wgsl).
     Groups,
-    /// Frame: per unit (skinned batch and level) its first rank, skinned and seen counts, then
-    /// per draw its first instance within its page (u32; budget.wgsl).
+    /// Frame: per unit (skinned batch and level) its first rank and skinned count, per draw its
+    /// first instance within its page (partition.wgsl), then per skinned batch its first rank,
+    /// skinned and seen counts (budget.wgsl) (u32).
     Ranks,
-    /// Frame: per rank of the skinned pool, the frame slot skinned there (u32; scatter.wgsl).
+    /// Frame: per rank of the skinned pool, the frame slot the budget chose there, in frame-slot
+    /// order (u32; scatter.wgsl).
+    Budgeted,
+    /// Frame: per rank of the skinned pool, the frame slot skinned there, by level (u32;
+    /// partition.wgsl).
     Order,
-    /// Frame: per unit (skinned batch and level), budget.wgsl's two rows (vec4<u32>).
+    /// Frame: per unit (skinned batch and level), partition.wgsl's two rows (vec4<u32>).
     IndirectTable,
     /// Frame: indirect dispatch and draw arguments (u32).
     Indirect,
@@ -1069,7 +1074,6 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Bounds, Access::ReadWrite),
         (Resource::Marks, Access::ReadWrite),
         (Resource::Groups, Access::ReadWrite),
-        (Resource::Lods, Access::Read),
     ]);
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
@@ -1078,9 +1082,8 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
-@group(0) @binding(7) var<storage, read> lods: array<u32>;
 ";
-    let mut next = 8;
+    let mut next = 7;
     let accessors = stream_bindings(
         layout,
         &[(Stream::Palettes, Access::Read)],
@@ -1128,7 +1131,7 @@ fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
     }
 }
 
-/// The skinned budget: ranks of the seen instances and the indirect arguments (one workgroup).
+/// The skinned budget: ranks of the seen instances in frame-slot order (one workgroup).
 pub fn budget() -> Kernel {
     single(
         "skinned budget",
@@ -1137,21 +1140,37 @@ pub fn budget() -> Kernel {
             (Resource::IndirectTable, Access::Read),
             (Resource::Groups, Access::ReadWrite),
             (Resource::Ranks, Access::ReadWrite),
-            (Resource::Indirect, Access::ReadWrite),
         ],
         &[SCAN, BUDGET].join("\n"),
     )
 }
 
-/// The skinned order: one thread per frame slot.
+/// The skinned order by level of detail and the indirect arguments (one workgroup).
+pub fn partition() -> Kernel {
+    single(
+        "skinned order by level",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::IndirectTable, Access::Read),
+            (Resource::Lods, Access::Read),
+            (Resource::Budgeted, Access::Read),
+            (Resource::Ranks, Access::ReadWrite),
+            (Resource::Order, Access::ReadWrite),
+            (Resource::Indirect, Access::ReadWrite),
+        ],
+        &[SCAN, PARTITION].join("\n"),
+    )
+}
+
+/// The budgeted instances in frame-slot order: one thread per frame slot.
 pub fn scatter() -> Kernel {
     single(
-        "skinned order",
+        "budgeted instances",
         &[
             (Resource::Params, Access::Uniform),
             (Resource::Marks, Access::Read),
             (Resource::Groups, Access::Read),
-            (Resource::Order, Access::ReadWrite),
+            (Resource::Budgeted, Access::ReadWrite),
         ],
         SCATTER,
     )

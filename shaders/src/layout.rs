@@ -1,6 +1,6 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
-//! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl, `ScatterParams` of
-//! scatter.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl,
+//! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -47,17 +47,27 @@ pub struct SkinParams {
     pub pad: [u32; 3],
 }
 
-/// `BudgetParams` of budget.wgsl (32 bytes, uniform).
+/// `BudgetParams` of budget.wgsl (16 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct BudgetParams {
-    pub units: u32,
+    pub batches: u32,
     pub pool: u32,
+    pub batch_base: u32,
+    pub pad: u32,
+}
+
+/// `PartitionParams` of partition.wgsl (32 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct PartitionParams {
+    pub batches: u32,
     pub page_instances: u32,
     pub pages: u32,
     pub rows: u32,
     pub draw_base: u32,
     pub rank_base: u32,
+    pub batch_base: u32,
     pub pad: u32,
 }
 
@@ -81,12 +91,12 @@ pub struct BoundsParams {
     pub boxes: u32,
     pub cull: u32,
     pub group_base: u32,
-    pub groups: u32,
+    pub pad: u32,
     pub planes: [[f32; 4]; 6],
 }
 
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 5] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 6] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -104,11 +114,15 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 5] {
         ),
         (
             "BoundsParams",
-            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, groups, planes),
+            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, planes),
         ),
         (
             "BudgetParams",
-            members!(BudgetParams: units, pool, page_instances, pages, rows, draw_base, rank_base),
+            members!(BudgetParams: batches, pool, batch_base),
+        ),
+        (
+            "PartitionParams",
+            members!(PartitionParams: batches, page_instances, pages, rows, draw_base, rank_base, batch_base),
         ),
         ("ScatterParams", members!(ScatterParams: slots, pool)),
     ]

@@ -18,7 +18,9 @@ pub mod shape;
 pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
-pub use layout::{BoundsParams, BudgetParams, PoseParams, ScatterParams, SkinParams, NO_LOD};
+pub use layout::{
+    BoundsParams, BudgetParams, PartitionParams, PoseParams, ScatterParams, SkinParams, NO_LOD,
+};
 pub use shape::{write_record, Shape, ShapeOp};
 
 const MATH: &str = include_str!("wgsl/math.wgsl");

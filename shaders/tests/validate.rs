@@ -273,6 +273,7 @@ fn host_structs_match_naga_layout() {
     let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1), false).source).unwrap();
     let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
     let budget = naga::front::wgsl::parse_str(&kernel::budget().source).unwrap();
+    let partition = naga::front::wgsl::parse_str(&kernel::partition().source).unwrap();
     let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();
     let sizes = [
         (
@@ -292,13 +293,17 @@ fn host_structs_match_naga_layout() {
             std::mem::size_of::<throng_shaders::BudgetParams>(),
         ),
         (
+            "PartitionParams",
+            std::mem::size_of::<throng_shaders::PartitionParams>(),
+        ),
+        (
             "ScatterParams",
             std::mem::size_of::<throng_shaders::ScatterParams>(),
         ),
     ];
     for ((name, host), module) in throng_shaders::layout::host_offsets()
         .into_iter()
-        .zip([&pose, &skin, &bounds, &budget, &scatter])
+        .zip([&pose, &skin, &bounds, &budget, &partition, &scatter])
     {
         let ty = module
             .types

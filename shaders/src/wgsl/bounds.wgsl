@@ -6,13 +6,11 @@
 // two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
 //
 // Then visibility: an instance is seen (every instance unless `cull`; else one whose box meets
-// the frustum, bounds.rs `Frustum::intersects`). Seen instances are counted per workgroup and
-// level of detail (`lods[slot]`, LOD_TIERS of them): the batch's counts are `group_counts[c ..
-// c + LOD_TIERS × groups]` with `c = LOD_TIERS × group_base`, level `l`'s for its workgroup `w`
-// at `c + l × groups + w`. An instance's rank among the seen instances of its workgroup and
-// level goes into `marks[slot]` as `1 + counter × WORKGROUP + rank` (0: not seen; `counter` that
-// count's index). budget.wgsl turns the counts into offsets, scatter.wgsl the marks into the
-// frame's skinned order: seen instances by (batch, level, frame slot), as far as the budget goes.
+// the frustum, bounds.rs `Frustum::intersects`), and its rank among the seen instances of its
+// workgroup goes into `marks[slot]` as `1 + group × WORKGROUP + rank` (0: not seen; `group` counts
+// the frame's bounds workgroups from the batch's `group_base`), and each workgroup's count into
+// `group_counts[group]`. budget.wgsl turns the counts into offsets, scatter.wgsl the marks into
+// the frame's skinned order: seen instances in frame-slot order, as far as the budget goes.
 
 /// Per-dispatch parameters of one skinned batch (host mirror: `BoundsParams`).
 struct BoundsParams {
@@ -26,10 +24,9 @@ struct BoundsParams {
     boxes: u32,
     /// 1: cull against `planes`; 0: every instance is visible.
     cull: u32,
-    /// The frame's bounds workgroup of this dispatch's first workgroup, and the dispatch's
-    /// workgroups.
+    /// The frame's bounds workgroup of this dispatch's first workgroup.
     group_base: u32,
-    groups: u32,
+    pad0: u32,
     /// The frustum: inside where dot(xyz, p) + w >= 0.
     planes: array<vec4<f32>, 6>,
 }
@@ -88,25 +85,21 @@ fn main(
 ) {
     let i = gid.y * groups.x * WORKGROUP + gid.x;
     var seen = false;
-    var level = 0u;
     if i < params.count {
         let slot = params.first_slot + i;
         let b = instance_box(slot);
         bounds[2u * slot] = vec4<f32>(b[0], 0.0);
         bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
         seen = params.cull == 0u || in_frustum(b[0], b[1]);
-        level = (lods[slot / 4u] >> (8u * (slot % 4u))) & 0xffu;
     }
-    let w = wg.y * groups.x + wg.x;
-    for (var l = 0u; l < LOD_TIERS; l++) {
-        let mine = seen && level == l;
-        let sums = lane_sums(u32(mine), lane);
-        let counter = LOD_TIERS * params.group_base + l * params.groups + w;
-        if lane == 0u && w < params.groups {
-            group_counts[counter] = sums.y;
-        }
-        if mine {
-            marks[params.first_slot + i] = 1u + counter * WORKGROUP + sums.x;
-        }
+    let sums = lane_sums(u32(seen), lane);
+    let rank = sums.x;
+    let total = sums.y;
+    let group = params.group_base + wg.y * groups.x + wg.x;
+    if lane == 0u {
+        group_counts[group] = total;
+    }
+    if seen {
+        marks[params.first_slot + i] = 1u + group * WORKGROUP + rank;
     }
 }

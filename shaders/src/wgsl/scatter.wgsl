@@ -1,6 +1,7 @@
-// The frame's skinned order: one thread per frame slot. A slot the bounds pass saw (its mark
-// `1 + group × WORKGROUP + rank`) takes rank `groups[group] + rank` (budget.wgsl's offsets);
-// within the budget, `order[rank]` is the slot. Skinning and the raster pass read it.
+// The frame's budgeted instances: one thread per frame slot. A slot the bounds pass saw (its
+// mark `1 + group × WORKGROUP + rank`) takes rank `groups[group] + rank` (budget.wgsl's
+// offsets); within the budget, `budgeted[rank]` is the slot: the skinned instances in frame-slot
+// order, which partition.wgsl groups by level of detail.
 
 /// Host mirror: `ScatterParams`.
 struct ScatterParams {
@@ -13,7 +14,7 @@ struct ScatterParams {
 @group(0) @binding(0) var<uniform> params: ScatterParams;
 @group(0) @binding(1) var<storage, read> marks: array<u32>;
 @group(0) @binding(2) var<storage, read> groups: array<u32>;
-@group(0) @binding(3) var<storage, read_write> order: array<u32>;
+@group(0) @binding(3) var<storage, read_write> budgeted: array<u32>;
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
@@ -27,6 +28,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let rank = groups[(mark - 1u) / WORKGROUP] + (mark - 1u) % WORKGROUP;
     if rank < params.pool {
-        order[rank] = slot;
+        budgeted[rank] = slot;
     }
 }
