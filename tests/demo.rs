@@ -623,3 +623,73 @@ fn demo_motion_vectors_are_still_on_the_first_frame_and_show_the_crowd_moving_af
         moving(2)
     );
 }
+
+#[test]
+fn demo_gif_holds_every_frame_looping_and_the_crowd_moves_in_it() {
+    let dir = scratch_dir("demo-gif");
+    let gif_path = dir.join("crowd.gif");
+    let Some(report) = demo_json(&[
+        "--instances",
+        "8",
+        "--frames",
+        "3",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--out",
+        dir.join("f.png").to_str().unwrap(),
+        "--gif",
+        gif_path.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    assert_eq!(report["gif"].as_str(), gif_path.to_str());
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let file = std::fs::File::open(&gif_path).expect("the GIF");
+    let mut decoder = options.read_info(file).expect("a GIF header");
+    assert_eq!((decoder.width(), decoder.height()), (64, 48));
+    // Each frame drawn over the last (unchanged pixels are transparent after the first).
+    let mut frames = Vec::new();
+    let mut canvas = vec![0u8; 64 * 48 * 4];
+    while let Some(frame) = decoder.read_next_frame().expect("GIF frame data") {
+        assert_eq!((frame.width, frame.height, frame.delay), (64, 48, 3));
+        assert_eq!(frame.dispose, gif::DisposalMethod::Keep);
+        for (c, p) in canvas.chunks_exact_mut(4).zip(frame.buffer.chunks_exact(4)) {
+            if p[3] != 0 {
+                c.copy_from_slice(p);
+            }
+        }
+        frames.push(canvas.clone());
+    }
+    assert_eq!(frames.len(), 3, "one GIF frame per rendered frame");
+    assert_eq!(decoder.repeat(), gif::Repeat::Infinite);
+    for f in &frames {
+        let mut colours: Vec<&[u8]> = f.chunks_exact(4).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert!(colours.len() > 16, "a frame of {} colours", colours.len());
+    }
+    let moved = frames[0]
+        .chunks_exact(4)
+        .zip(frames[2].chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        moved > 20,
+        "{moved} pixels changed between the first and last frame"
+    );
+    // The PNG frames are still written, and the GIF's first frame is the first PNG's, quantised.
+    let (_, _, png) = decode(&dir.join("f_0000.png"));
+    let close = png
+        .chunks_exact(4)
+        .zip(frames[0].chunks_exact(4))
+        .filter(|(p, g)| p.iter().zip(g.iter()).all(|(a, b)| a.abs_diff(*b) <= 24))
+        .count();
+    assert!(
+        close * 10 >= 9 * 64 * 48,
+        "{close} of {} pixels near the PNG",
+        64 * 48
+    );
+}

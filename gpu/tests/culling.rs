@@ -84,6 +84,23 @@ fn instances<'a>(programs: &'a [Program], placements: &[Affine3A]) -> Vec<Instan
         .collect()
 }
 
+/// Each program at its placement, at skeleton LOD `level(k)` for the `k`-th.
+fn instances_at<'a>(
+    programs: &'a [Program],
+    placements: &[Affine3A],
+    level: impl Fn(usize) -> u8,
+) -> Vec<Instance<'a>> {
+    programs
+        .iter()
+        .zip(placements)
+        .enumerate()
+        .map(|(k, (p, &placement))| Instance {
+            pose: Pose::Lod(p, level(k)),
+            placement,
+        })
+        .collect()
+}
+
 /// One skinned batch of the character per list, for the runtime that calls it `package`.
 fn batches<'a>(package: PackageId, lists: &[&'a [Instance<'a>]]) -> Vec<Batch<'a>> {
     lists
@@ -290,15 +307,7 @@ fn each_level_of_detail_skins_its_mesh_lods_vertices_and_draws_its_triangles() {
     let mut rng = SplitMix64::new(11);
     let (programs, placements) = crowd(&package, &mut rng);
     // Instance k at level k % 3, in slot order, so the skinned order (level, slot) differs.
-    let instances: Vec<Instance> = programs
-        .iter()
-        .zip(&placements)
-        .enumerate()
-        .map(|(k, (p, &placement))| Instance {
-            pose: Pose::Lod(p, (k % 3) as u8),
-            placement,
-        })
-        .collect();
+    let instances = instances_at(&programs, &placements, |k| (k % 3) as u8);
     let cpu = reference(&package, &[&instances]);
     let reference = &cpu.outputs()[0];
     let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
@@ -354,15 +363,9 @@ fn the_budget_serves_the_first_slots_whatever_their_level_of_detail() {
     let (programs, placements) = crowd(&package, &mut rng);
     // The first slots at the coarsest level, the later ones finer: a budget by level would
     // serve the later ones first.
-    let instances: Vec<Instance> = programs
-        .iter()
-        .zip(&placements)
-        .enumerate()
-        .map(|(k, (p, &placement))| Instance {
-            pose: Pose::Lod(p, 2 - (3 * k / programs.len()) as u8),
-            placement,
-        })
-        .collect();
+    let instances = instances_at(&programs, &placements, |k| {
+        2 - (3 * k / programs.len()) as u8
+    });
     let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
     capacities.skinned_instances = 40;
     let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);

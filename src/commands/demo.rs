@@ -8,6 +8,7 @@
 //! placements of one batch and runs program → FK → palette → skinning, the raster pass draws
 //! the skinned chunks (heroes in gold), and the image is read back and written as PNG.
 
+mod animation;
 mod drive;
 mod hero;
 
@@ -122,6 +123,10 @@ pub struct Args {
     /// changing skeleton LOD level have none on that frame.
     #[arg(long, value_name = "FILE.png")]
     motion_vectors: Option<PathBuf>,
+    /// Also write the frames as one looping animated GIF (256 colours per frame, the frames
+    /// 3/100 s apart).
+    #[arg(long, value_name = "FILE.gif")]
+    gif: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -348,6 +353,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut heights = vec![0f32; members];
     let mut budget = PoseBudget::new();
     let mut frames = Vec::with_capacity(args.frames as usize);
+    let mut gif = (args.gif.as_deref())
+        .map(|path| animation::GifWriter::create(path, args.width, args.height, FRAME_STEP))
+        .transpose()?;
     for f in 0..args.frames {
         let start = Instant::now();
         let control = driver.step(f)?;
@@ -432,6 +440,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let image = raster.read_image()?;
         let path = frame_path(&args.out, f, args.frames);
         write_png(&path, &image)?;
+        if let Some(gif) = gif.as_mut() {
+            gif.push(&image)?;
+        }
         if let Some(out) = &args.motion_vectors {
             raster.render_motion(&runtime, &batches, &scene, &scene.camera)?;
             write_png(&frame_path(out, f, args.frames), &raster.read_motion()?)?;
@@ -459,6 +470,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             path,
         });
+    }
+    if let Some(gif) = gif {
+        gif.finish()?;
     }
     let resident = runtime.resident_bytes();
     let batch = runtime.batches().first().copied().unwrap_or_default();
@@ -856,6 +870,7 @@ impl Summary<'_> {
             "instances": self.crowd,
             "heroes": self.heroes,
             "spacing_m": self.spacing,
+            "gif": self.args.gif,
             "width": self.args.width,
             "height": self.args.height,
             "mapping": self.mapping,

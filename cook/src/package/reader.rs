@@ -254,17 +254,24 @@ fn read_lods(section: Section, skeletons: &mut [Skeleton]) -> Result<(), Package
         check_levels(s, &lods).map_err(|e| invalid(index, "levels", e.to_string()))?;
         Ok((skeleton, lods))
     })?;
-    if records.is_empty() {
-        return Err(invalid(
-            0,
-            "item count",
-            "is zero; a package without LODs has no LODS section".into(),
-        ));
-    }
-    for (skeleton, lods) in records {
+    for (skeleton, lods) in non_empty(records, "LODS")? {
         skeletons[skeleton].lods = lods;
     }
     Ok(())
+}
+
+/// An optional section's records, refused when there are none: a package without what the
+/// section holds has no such section, so each package has one byte string.
+fn non_empty<T>(records: Vec<T>, section: &'static str) -> Result<Vec<T>, PackageError> {
+    if records.is_empty() {
+        return Err(PackageError::Invalid {
+            section,
+            index: 0,
+            field: "item count",
+            what: format!("is zero; a package with nothing for {section} has no such section"),
+        });
+    }
+    Ok(records)
 }
 
 /// The next record's target (field `what`: a skeleton or mesh index), which must come after the
@@ -356,14 +363,7 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
         })
         .map(|lods| (m, lods))
     })?;
-    if records.is_empty() {
-        return Err(invalid(
-            0,
-            "item count",
-            "is zero; a package without mesh LODs has no MESH_LODS section".into(),
-        ));
-    }
-    for (m, lods) in records {
+    for (m, lods) in non_empty(records, "MESH_LODS")? {
         package.meshes[m].lods = lods;
     }
     Ok(())
