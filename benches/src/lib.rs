@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod crowd;
 pub mod gpu;
 pub mod lod;
+pub mod plot;
 pub mod report;
 pub mod subject;
 pub mod timing;

@@ -54,6 +54,18 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
     assert_eq!(seen, 2 * shapes_n, "on_row sees every row");
     let json = serde_json::to_value(&report).unwrap();
     println!("{}", report.table());
+    // The plot draws a line per path and shape, and the GPU's passes.
+    let svg = throng_bench::plot::svg(&report).unwrap();
+    let layered = format!("rayon, {}", Shape::Layered.label());
+    for label in ["CPU, one clip", &layered, "GPU, one clip", "skinning", "FK"] {
+        assert!(svg.contains(label), "the plot lacks {label}");
+    }
+    for colour in ["#FF0000", "#0000FF", "#00FF00", "#FF00FF", "#00FFFF"] {
+        assert!(
+            svg.contains(&format!("stroke=\"{colour}\"")),
+            "no {colour} line"
+        );
+    }
 
     assert_eq!(
         json["rayon_threads"].as_u64(),

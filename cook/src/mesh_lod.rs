@@ -27,7 +27,8 @@ const NORMAL_WEIGHT: f32 = 0.05;
 const SKIN_WEIGHT: f32 = 1.0;
 
 /// Builds the mesh LODs of every mesh bound to a skin of skeleton `s`, one per level of `lods`
-/// (replacing any the meshes had), each within the level's error `errors[k]` (scene units).
+/// (replacing any the meshes had; none for a mesh no level reduces), each within the level's
+/// error `errors[k]` (scene units).
 /// Returns, per level, the triangles of those meshes and the largest simplification error
 /// (scene units).
 pub fn build_mesh_lods(
@@ -69,6 +70,11 @@ pub fn build_mesh_lods(
             levels[k].0 += indices.len() / 3;
             levels[k].1 = levels[k].1.max(error);
             built.push(MeshLod { indices, error });
+        }
+        // A mesh no level reduces keeps none: it draws its full list at every level, and the
+        // runtime then shares level 0's vertices instead of copying them per level.
+        if built.iter().all(|l| l.indices == package.meshes[m].indices) {
+            built.clear();
         }
         package.meshes[m].lods = built;
     }

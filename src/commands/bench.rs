@@ -32,6 +32,10 @@ pub struct Args {
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "OUT.json")]
     json: Option<PathBuf>,
+    /// Also plot the report as SVG to this file: ns per joint against instance count for the
+    /// CPU, rayon and the GPU, and the GPU's pass times (docs/benchmark.md).
+    #[arg(long, value_name = "OUT.svg")]
+    plot: Option<PathBuf>,
     /// Measure the GPU pose in this mapping only (`thread` or `workgroup`); by default the
     /// adapter's choice fills the GPU columns and the other mapping's pose is measured beside it.
     #[arg(long, value_enum)]
@@ -99,6 +103,11 @@ pub fn run(a: Args) -> Result<(), CliError> {
     print!("{}", report.table());
     if let Some(path) = &a.json {
         write_file(path, json(&report).as_bytes())?;
+    }
+    if let Some(path) = &a.plot {
+        let svg = throng_bench::plot::svg(&report)
+            .map_err(|e| CliError::Usage(format!("{}: the plot failed: {e}", path.display())))?;
+        write_file(path, svg.as_bytes())?;
     }
     Ok(())
 }
