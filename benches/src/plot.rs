@@ -92,47 +92,14 @@ fn per_joint(area: &Area, report: &Report) -> Drawn {
         })
         .filter(|s| !s.points.is_empty())
         .collect();
-    let points = || series.iter().flat_map(|s| &s.points);
-    let x = log_range(points().map(|p| p.0));
-    let y = log_range(points().map(|p| p.1));
     // Headroom above the lines for the six-line legend.
-    let y = y.start..y.end * 8.0;
-    let mut chart = ChartBuilder::on(area)
-        .caption("pose time per joint (lower is better)", ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(x.log_scale(), y.log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("instances")
-        .y_desc("ns per joint")
-        .draw()?;
-    for Series {
-        name,
-        colour,
-        dashed,
-        points,
-    } in series
-    {
-        let style = ShapeStyle::from(colour).stroke_width(2);
-        let drawn = if dashed {
-            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?
-        } else {
-            chart.draw_series(LineSeries::new(points.clone(), style))?
-        };
-        drawn
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    draw(
+        area,
+        "pose time per joint (lower is better)",
+        "ns per joint",
+        &series,
+        (8.0, SeriesLabelPosition::UpperRight),
+    )
 }
 
 fn stages(area: &Area, report: &Report) -> Drawn {
@@ -144,7 +111,12 @@ fn stages(area: &Area, report: &Report) -> Drawn {
                 Some((r.instances as f64, at(s))).filter(|p| p.1 > 0.0)
             })
             .collect();
-        (name, colour, points)
+        Series {
+            name: name.to_string(),
+            colour,
+            dashed: false,
+            points,
+        }
     };
     let series = [
         stage("program", RED, |s| s.program_ms),
@@ -153,15 +125,35 @@ fn stages(area: &Area, report: &Report) -> Drawn {
         stage("bounds", CYAN, |s| s.bounds_ms),
         stage("skinning", GREEN, |s| s.skinning_ms),
     ];
-    let points = || series.iter().flat_map(|s| &s.2);
+    let series: Vec<Series> = series
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let subject = rows.first().map_or("", |r| r.subject.as_str());
+    draw(
+        area,
+        &format!("GPU passes, {subject} one clip (timestamps)"),
+        "ms per frame",
+        &series,
+        (1.0, SeriesLabelPosition::UpperLeft),
+    )
+}
+
+/// One log–log panel of `series`, captioned, its y range stretched by `headroom` above the
+/// lines, with the legend at `position`.
+fn draw(
+    area: &Area,
+    caption: &str,
+    y_desc: &str,
+    series: &[Series],
+    (headroom, position): (f64, SeriesLabelPosition),
+) -> Drawn {
+    let points = || series.iter().flat_map(|s| &s.points);
     let x = log_range(points().map(|p| p.0));
     let y = log_range(points().map(|p| p.1));
-    let subject = rows.first().map_or("", |r| r.subject.as_str());
+    let y = y.start..y.end * headroom;
     let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!("GPU passes, {subject} one clip (timestamps)"),
-            ("sans-serif", 18),
-        )
+        .caption(caption, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(56)
@@ -169,22 +161,24 @@ fn stages(area: &Area, report: &Report) -> Drawn {
     chart
         .configure_mesh()
         .x_desc("instances")
-        .y_desc("ms per frame")
+        .y_desc(y_desc)
         .draw()?;
-    for (name, colour, points) in series {
-        if points.is_empty() {
-            continue;
-        }
-        let style = ShapeStyle::from(colour).stroke_width(2);
-        chart
-            .draw_series(LineSeries::new(points.clone(), style))?
-            .label(name)
+    for s in series {
+        let style = ShapeStyle::from(s.colour).stroke_width(2);
+        let points = s.points.iter().copied();
+        let drawn = if s.dashed {
+            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?
+        } else {
+            chart.draw_series(LineSeries::new(points.clone(), style))?
+        };
+        drawn
+            .label(s.name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+        chart.draw_series(points.map(|p| Circle::new(p, 3, s.colour.filled())))?;
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;
