@@ -221,7 +221,7 @@ fn measure_crowd(
         let start = Instant::now();
         runtime.frame(&batches)?;
         let times = runtime.finish()?;
-        raster.render(&runtime, &batches, &scene)?;
+        raster.render(&runtime, &scene)?;
         let raster_times = raster.finish()?;
         let ms = ms_since(start);
         if f == 0 {

@@ -12,7 +12,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
-use throng_cpu_ref::{PoseOp, ProgramLimits};
+use throng_cpu_ref::{PoseOp, Program, ProgramLimits};
 
 use crate::events::Event;
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
@@ -52,6 +52,16 @@ impl ProgramBuffer {
             .weights
             .get(r.weight_offset as usize..(r.weight_offset + r.weight_count) as usize)?;
         Some((ops, weights))
+    }
+
+    /// Copies instance `i`'s program into `program` (within its capacity, so a program made
+    /// with `limits`' capacity never reallocates); an unknown instance leaves it empty.
+    pub fn copy_into(&self, i: usize, program: &mut Program) {
+        let (ops, weights) = self.program(i).unwrap_or_default();
+        program.ops.clear();
+        program.ops.extend_from_slice(ops);
+        program.weights.clear();
+        program.weights.extend_from_slice(weights);
     }
 }
 

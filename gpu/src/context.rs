@@ -1,4 +1,8 @@
-//! Headless device setup: a hardware adapter when one exists, else a CPU adapter (lavapipe).
+//! Device setup: a hardware adapter when one exists, else a CPU adapter (lavapipe); or the
+//! device of a renderer that embeds Throng.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -27,7 +31,8 @@ impl std::fmt::Display for AdapterReport {
     }
 }
 
-/// A device and queue with the limits and features Throng uses.
+/// A device and queue with the limits and features Throng uses: opened by Throng
+/// ([`GpuContext::new`]) or the caller's own ([`GpuContext::from_device`]).
 #[derive(Clone, Debug)]
 pub struct GpuContext {
     pub device: wgpu::Device,
@@ -37,6 +42,9 @@ pub struct GpuContext {
     pub limits: wgpu::Limits,
     /// True when pass timestamp queries are enabled (GPU stage times via wgpu-profiler).
     pub timestamps: bool,
+    /// Times this context waited for the queue (every readback waits): the frame path of an
+    /// embedding never does ([`GpuContext::waits`]).
+    waits: Arc<AtomicU64>,
 }
 
 /// Storage buffers a pose kernel binds with one page per output stream (more pages need more).
@@ -61,64 +69,65 @@ impl GpuContext {
             .ok_or_else(|| GpuError::NoAdapter {
                 backends: format!("{backends:?}"),
             })?;
-        let info = adapter.get_info();
-        let report = AdapterReport {
-            name: info.name.clone(),
-            backend: format!("{:?}", info.backend),
-            device_type: format!("{:?}", info.device_type),
-            driver: [info.driver.as_str(), info.driver_info.as_str()]
-                .iter()
-                .filter(|s| !s.is_empty())
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
-            software: info.device_type == wgpu::DeviceType::Cpu,
-        };
+        let name = adapter.get_info().name;
         let have = adapter.limits();
-        if have.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_PER_STAGE {
-            return Err(GpuError::AdapterLimit {
-                adapter: report.name,
-                what: "storage buffers per shader stage",
-                have: have.max_storage_buffers_per_shader_stage.into(),
-                need: STORAGE_BUFFERS_PER_STAGE.into(),
-            });
-        }
-        let limits = wgpu::Limits {
-            max_storage_buffer_binding_size: have.max_storage_buffer_binding_size,
-            max_buffer_size: have.max_buffer_size,
-            max_compute_workgroups_per_dimension: have.max_compute_workgroups_per_dimension,
-            max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage,
-            ..wgpu::Limits::default()
-        };
-        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-        let features = if timestamps {
-            wgpu::Features::TIMESTAMP_QUERY
-        } else {
-            wgpu::Features::empty()
-        };
+        check_limits(&name, &have)?;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("throng"),
-                required_features: features,
-                required_limits: limits.clone(),
+                required_features: Self::optional_features(adapter.features()),
+                required_limits: Self::required_limits(&have),
                 ..Default::default()
             })
             .await
             .map_err(|e| GpuError::Device {
-                adapter: report.name.clone(),
+                adapter: name,
                 reason: e.to_string(),
             })?;
+        Self::from_device(device, queue)
+    }
+
+    /// Wraps a device and queue the caller made (a renderer embedding Throng shares its own):
+    /// Throng opens no adapter and records into this device's queue. The device must grant
+    /// [`GpuContext::required_limits`]; the features of [`GpuContext::optional_features`] it has
+    /// are used (stage times need `TIMESTAMP_QUERY`).
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<GpuContext, GpuError> {
+        let info = device.adapter_info();
+        let limits = device.limits();
+        check_limits(&info.name, &limits)?;
+        let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         Ok(GpuContext {
             device,
             queue,
-            adapter: report,
+            adapter: report(&info),
             limits,
             timestamps,
+            waits: Arc::default(),
         })
+    }
+
+    /// The limits to request of a device for Throng, from the adapter's (`Adapter::limits`):
+    /// the WebGPU defaults, raised to the adapter's storage binding and buffer sizes, workgroups
+    /// per dimension and storage buffers per stage (crowd capacity grows with the first two).
+    pub fn required_limits(adapter: &wgpu::Limits) -> wgpu::Limits {
+        wgpu::Limits {
+            max_storage_buffer_binding_size: adapter.max_storage_buffer_binding_size,
+            max_buffer_size: adapter.max_buffer_size,
+            max_compute_workgroups_per_dimension: adapter.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: adapter.max_storage_buffers_per_shader_stage,
+            ..wgpu::Limits::default()
+        }
+    }
+
+    /// The features Throng uses when the adapter has them, among `adapter`'s: timestamp
+    /// queries for per-pass GPU times.
+    pub fn optional_features(adapter: wgpu::Features) -> wgpu::Features {
+        adapter & wgpu::Features::TIMESTAMP_QUERY
     }
 
     /// Blocks until the queue is idle.
     pub fn wait(&self) -> Result<(), GpuError> {
+        self.waits.fetch_add(1, Ordering::Relaxed);
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: None,
@@ -129,6 +138,40 @@ impl GpuContext {
                 what: "a wait for the queue",
                 reason: e.to_string(),
             })
+    }
+
+    /// How many times this context (and its clones) waited for the queue: readbacks,
+    /// [`crate::Runtime::finish`], [`crate::raster::Raster::finish`].
+    pub fn waits(&self) -> u64 {
+        self.waits.load(Ordering::Relaxed)
+    }
+}
+
+/// Refuses a device or adapter whose `limits` cannot bind a pose kernel's buffers.
+fn check_limits(adapter: &str, limits: &wgpu::Limits) -> Result<(), GpuError> {
+    if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_PER_STAGE {
+        return Err(GpuError::AdapterLimit {
+            adapter: adapter.to_string(),
+            what: "storage buffers per shader stage (request GpuContext::required_limits)",
+            have: limits.max_storage_buffers_per_shader_stage.into(),
+            need: STORAGE_BUFFERS_PER_STAGE.into(),
+        });
+    }
+    Ok(())
+}
+
+fn report(info: &wgpu::AdapterInfo) -> AdapterReport {
+    AdapterReport {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: [info.driver.as_str(), info.driver_info.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" "),
+        software: info.device_type == wgpu::DeviceType::Cpu,
     }
 }
 

@@ -47,6 +47,7 @@
 
 pub mod capacity;
 pub mod context;
+pub mod draw;
 pub mod error;
 pub mod frame_buffers;
 pub mod layout;

@@ -1,31 +1,22 @@
-//! The offscreen raster pass (DESIGN.md §6, last stage): draws the skinned instances of the
-//! runtime's last frame into a colour (`Rgba8UnormSrgb`; 4× MSAA resolved on hardware, one
-//! sample on software adapters, see [`SAMPLES`]) + depth (`Depth32Float`) target, and reads the image back as tightly packed RGBA8 rows.
-//!
-//! Vertex pulling (throng-shaders `raster.wgsl`): one instanced, indexed, indirect draw per
-//! skinned run (a skinned batch's instances on one page of the skinned stream,
-//! [`Runtime::skinned_runs`]) — never one per instance — binding the run's range of its page;
-//! its instance count is the runtime's, written on the GPU from the visible count of the batch
-//! (all of them without a frustum), so culled instances cost no vertex work; the index
-//! buffer is the skin's triangle indices (every mesh bound to the skin, offset to the skin's
-//! vertex order), built once per (package, skin) the first time it is drawn. A raster pass
-//! therefore assumes a package's meshes do not change while it lives.
+//! The offscreen raster pass (DESIGN.md §6, last stage): a [`CrowdPass`] draws the skinned
+//! instances of the runtime's last frame into a colour (`Rgba8UnormSrgb`; 4× MSAA resolved on
+//! hardware, one sample on software adapters, see [`SAMPLES`]) + depth (`Depth32Float`)
+//! target, and the image is read back as tightly packed RGBA8 rows.
 //!
 //! Scene space is the skinning output's: placements already applied, +Y up, metres. The
 //! [`Camera`] is a right-handed perspective with depth in [0, 1]; [`Scene::framing`] points it
 //! at a crowd from above-front and backs off until every corner of the crowd's bounds is in view.
 
-use std::num::NonZeroU64;
 use std::time::Instant;
 
-use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
-use wgpu::util::DeviceExt;
 use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
 use crate::context::{map_read, scoped};
-use crate::layout::{align_up, OFFSET_ALIGNMENT};
-use crate::{Batch, GpuContext, GpuError, PackageId, Runtime, SkinnedRun};
+use crate::draw::{draw_entries, draw_layout, range, raster_module, render_pipeline};
+pub use crate::draw::{CrowdPass, Target};
+use crate::layout::align_up;
+use crate::{GpuContext, GpuError, Runtime};
 pub use throng_cpu_ref::bounds::Bounds;
 
 /// Colour target format (linear shading, sRGB-encoded bytes).
@@ -234,23 +225,6 @@ pub struct RasterTimes {
     pub wall_ms: f64,
 }
 
-/// `Frame` of raster.wgsl (224 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct FrameUniform {
-    view_proj: [[f32; 4]; 4],
-    eye: [f32; 4],
-    light: [f32; 4],
-    ground: [f32; 4],
-    centre: [f32; 4],
-    background: [f32; 4],
-    /// x: frame slots with a tier ([`Raster::set_tiers`]; 0: no tier tint).
-    tiers: [u32; 4],
-    /// Motion vectors: the previous view-projection; width, height, [`MOTION_RANGE`].
-    previous_view_proj: [[f32; 4]; 4],
-    motion: [f32; 4],
-}
-
 /// Screen-space motion (pixels) at the edge of the motion image's encoding: a channel holds
 /// `0.5 + motion / (2 · MOTION_RANGE)`, so 128 is still and one step of 8 bits is 1/8 px.
 pub const MOTION_RANGE: f32 = 16.0;
@@ -266,31 +240,6 @@ struct MotionPass {
     targets: Targets,
 }
 
-/// `Draw` of raster.wgsl (16 bytes, one per 256-byte slot).
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct DrawUniform {
-    stride: u32,
-    page_rank: u32,
-    first_at: u32,
-    highlight: u32,
-}
-
-/// One instanced draw: a skinned run of the last frame.
-struct PlannedDraw {
-    run: SkinnedRun,
-    /// Index into `Raster::indices`.
-    indices: usize,
-}
-
-/// The triangle indices of one skin of one package.
-struct SkinIndices {
-    package: usize,
-    skin: u32,
-    buffer: Option<wgpu::Buffer>,
-    count: u32,
-}
-
 /// Colour, depth and readback targets.
 struct Targets {
     /// The multisampled colour target, when rendering more than one sample.
@@ -302,26 +251,16 @@ struct Targets {
     padded_row: u32,
 }
 
-/// The raster pass and its targets for one image size.
+/// The raster pass and its targets for one image size: a [`CrowdPass`] drawing into
+/// offscreen targets that are read back.
 pub struct Raster {
     ctx: GpuContext,
     width: u32,
     height: u32,
-    crowd: wgpu::RenderPipeline,
-    ground: wgpu::RenderPipeline,
-    frame_layout: wgpu::BindGroupLayout,
-    draw_layout: wgpu::BindGroupLayout,
-    frame: wgpu::Buffer,
-    draws: wgpu::Buffer,
-    draw_slots: u64,
-    /// Per frame slot its tier (u32), and how many slots have one.
-    tiers: wgpu::Buffer,
-    tier_count: u32,
-    tier_words: Vec<u32>,
+    crowd: CrowdPass,
     targets: Targets,
     motion: Option<MotionPass>,
     motion_submitted: bool,
-    indices: Vec<SkinIndices>,
     profiler: GpuProfiler,
     submitted: Option<Instant>,
 }
@@ -349,19 +288,15 @@ impl Raster {
         }
         let device = &ctx.device;
         let samples = if ctx.adapter.software { 1 } else { SAMPLES };
-        let (pipelines, targets, frame, draws) =
-            scoped(device, "raster pipeline creation", || {
-                (
-                    pipelines(device, samples),
-                    targets(device, (width, height), samples, COLOR_FORMAT),
-                    uniform(
-                        device,
-                        "raster frame",
-                        std::mem::size_of::<FrameUniform>() as u64,
-                    ),
-                    uniform(device, "raster draws", OFFSET_ALIGNMENT),
-                )
-            })?;
+        let target = Target {
+            color: COLOR_FORMAT,
+            depth: DEPTH_FORMAT,
+            samples,
+        };
+        let crowd = CrowdPass::new(ctx, target)?;
+        let targets = scoped(device, "raster target creation", || {
+            targets(device, (width, height), samples, COLOR_FORMAT)
+        })?;
         let settings = GpuProfilerSettings {
             enable_timer_queries: ctx.timestamps,
             enable_debug_groups: false,
@@ -371,46 +306,22 @@ impl Raster {
             what: "raster profiler creation",
             reason: e.to_string(),
         })?;
-        let (crowd, ground, frame_layout, draw_layout) = pipelines;
         Ok(Raster {
             ctx: ctx.clone(),
             width,
             height,
             crowd,
-            ground,
-            frame_layout,
-            draw_layout,
-            frame,
-            draws,
-            draw_slots: 1,
-            tiers: tier_buffer(device, 1),
-            tier_count: 0,
-            tier_words: Vec::new(),
             targets,
             motion: None,
             motion_submitted: false,
-            indices: Vec::new(),
             profiler,
             submitted: None,
         })
     }
 
-    /// Tints the instances of the next renders by tier instead of their own colour: `tiers[s]`
-    /// is frame slot `s`'s tier, 1 (green) to 4 (red), anything else blue (`throng demo
-    /// --lod-tint` gives each member its update rate). An empty slice turns the tint off.
+    /// [`CrowdPass::set_tiers`] for the next renders.
     pub fn set_tiers(&mut self, tiers: &[u8]) {
-        self.tier_words.clear();
-        self.tier_words.extend(tiers.iter().map(|&t| u32::from(t)));
-        self.tier_count = tiers.len() as u32;
-        if tiers.is_empty() {
-            return;
-        }
-        let bytes = 4 * tiers.len() as u64;
-        if bytes > self.tiers.size() {
-            self.tiers = tier_buffer(&self.ctx.device, bytes);
-        }
-        let words: &[u8] = bytemuck::cast_slice(&self.tier_words);
-        self.ctx.queue.write_buffer(&self.tiers, 0, words);
+        self.crowd.set_tiers(tiers);
     }
 
     /// Width over height.
@@ -418,40 +329,25 @@ impl Raster {
         self.width as f32 / self.height as f32
     }
 
-    /// Draws the skinned runs of `runtime`'s last frame — `batches` must be the slice that
-    /// frame was given — and the ground, then copies the image for [`Raster::read_image`].
-    /// Submits without waiting; the queue orders it after the frame's compute passes.
-    pub fn render(
-        &mut self,
-        runtime: &Runtime,
-        batches: &[Batch],
-        scene: &Scene,
-    ) -> Result<RasterReport, GpuError> {
-        let draws = self.plan_draws(runtime, batches)?;
+    /// Draws the skinned runs of `runtime`'s last frame and the ground, then copies the image
+    /// for [`Raster::read_image`]. Submits without waiting; the queue orders it after the
+    /// frame's compute passes.
+    pub fn render(&mut self, runtime: &Runtime, scene: &Scene) -> Result<RasterReport, GpuError> {
+        let report = self
+            .crowd
+            .prepare(runtime, scene, (self.width, self.height))?;
         let device = self.ctx.device.clone();
-        let queue = self.ctx.queue.clone();
-        let report = RasterReport {
-            draws: draws.len() + usize::from(scene.ground.is_some()),
-        };
         let mut encoder = scoped(&device, "raster recording", || {
-            self.write_uniforms(&queue, &draws, scene, &scene.camera);
-            let groups = self.draw_groups(runtime, &draws);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("throng raster"),
             });
-            self.record(
-                &mut encoder,
-                runtime.indirect_buffer(),
-                &draws,
-                &groups,
-                scene.ground.is_some(),
-            );
-            self.copy_image(&mut encoder);
+            self.record(&mut encoder);
+            copy_target(&mut encoder, &self.targets, self.width, self.height);
             encoder
         })?;
         self.profiler.resolve_queries(&mut encoder);
         scoped(&device, "raster submission", || {
-            queue.submit([encoder.finish()])
+            self.ctx.queue.submit([encoder.finish()])
         })?;
         self.submitted = Some(Instant::now());
         self.profiler.end_frame().map_err(|e| GpuError::Wgpu {
@@ -461,15 +357,40 @@ impl Raster {
         Ok(report)
     }
 
+    /// Records the render pass into the targets: cleared to the background, the crowd pass.
+    fn record(&self, encoder: &mut wgpu::CommandEncoder) {
+        let t = &self.targets;
+        let [r, g, b] = BACKGROUND.map(f64::from);
+        let query = self.profiler.begin_pass_query("raster", encoder);
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("raster"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: t.msaa.as_ref().unwrap_or(&t.color_view),
+                depth_slice: None,
+                resolve_target: t.msaa.as_ref().map(|_| &t.color_view),
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(cleared_depth(&t.depth)),
+            timestamp_writes: query.render_pass_timestamp_writes(),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        self.crowd.render(&mut pass);
+        drop(pass);
+        self.profiler.end_query(encoder, query);
+    }
+
     /// Draws the motion vectors of `runtime`'s last frame (which kept them: `RuntimeOptions::
-    /// outputs.motion`) — `batches` as for [`Raster::render`] — seen now through `scene`'s camera
-    /// and before through `previous`, for [`Raster::read_motion`]: per pixel the screen-space
-    /// motion of the nearest skinned surface, encoded with [`MOTION_RANGE`] (128, 128 where
-    /// nothing moves or nothing was drawn). Submits without waiting.
+    /// outputs.motion`) seen now through `scene`'s camera and before through `previous`, for
+    /// [`Raster::read_motion`]: per pixel the screen-space motion of the nearest skinned
+    /// surface, encoded with [`MOTION_RANGE`] (128, 128 where nothing moves or nothing was
+    /// drawn). Submits without waiting.
     pub fn render_motion(
         &mut self,
         runtime: &Runtime,
-        batches: &[Batch],
         scene: &Scene,
         previous: &Camera,
     ) -> Result<(), GpuError> {
@@ -479,33 +400,30 @@ impl Raster {
                 reason: "the runtime keeps no motion vectors: create it with outputs.motion".into(),
             });
         };
-        let draws = self.plan_draws(runtime, batches)?;
+        let size = (self.width, self.height);
+        self.crowd
+            .prepare_seen_before(runtime, scene, size, previous)?;
         let device = self.ctx.device.clone();
-        let queue = self.ctx.queue.clone();
         let encoder = scoped(&device, "motion-vector recording", || {
             if self.motion.is_none() {
                 self.motion = Some(motion_pass(
                     &device,
-                    &self.frame_layout,
+                    &self.crowd.frame_layout,
                     self.width,
                     self.height,
                 ));
             }
-            self.write_uniforms(&queue, &draws, scene, previous);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("throng motion vectors"),
             });
             if let Some(m) = &self.motion {
-                let groups = (
-                    self.frame_group(),
-                    self.motion_groups(runtime, pages, &draws, m),
-                );
-                self.record_motion(&mut encoder, runtime.indirect_buffer(), &draws, &groups, m);
+                let groups = self.motion_groups(runtime, pages, m);
+                self.record_motion(&mut encoder, runtime.indirect_buffer(), &groups, m);
             }
             encoder
         })?;
         scoped(&device, "motion-vector submission", || {
-            queue.submit([encoder.finish()])
+            self.ctx.queue.submit([encoder.finish()])
         })?;
         self.motion_submitted = true;
         Ok(())
@@ -525,38 +443,24 @@ impl Raster {
         &self,
         runtime: &Runtime,
         previous: &[wgpu::Buffer],
-        draws: &[PlannedDraw],
         m: &MotionPass,
     ) -> Vec<wgpu::BindGroup> {
-        let device = &self.ctx.device;
-        let range = |buffer, offset, size| {
-            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer,
-                offset,
-                size: NonZeroU64::new(size),
-            })
-        };
         let pages = runtime.skinned_pages();
-        draws
-            .iter()
+        (self.crowd.planned.iter())
             .filter_map(|d| Some((d, pages.get(d.run.page)?, previous.get(d.run.page)?)))
             .map(|(d, page, before)| {
-                let entries = [
-                    range(&self.draws, 0, std::mem::size_of::<DrawUniform>() as u64),
-                    range(page, d.run.offset, d.run.size),
-                    runtime.ranks_buffer().as_entire_binding(),
-                    runtime.order_buffer().as_entire_binding(),
-                    range(before, d.run.offset, d.run.size),
-                ];
-                let entries: Vec<wgpu::BindGroupEntry> = (0u32..)
-                    .zip(entries)
-                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
-                    .collect();
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("motion draw"),
-                    layout: &m.draw_layout,
-                    entries: &entries,
-                })
+                let [a, b, c, e] = draw_entries(&self.crowd, runtime, page, d);
+                let before = wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: range(before, d.run.offset, d.run.size),
+                };
+                self.ctx
+                    .device
+                    .create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("motion draw"),
+                        layout: &m.draw_layout,
+                        entries: &[a, b, c, e, before],
+                    })
             })
             .collect()
     }
@@ -566,8 +470,7 @@ impl Raster {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         indirect: &wgpu::Buffer,
-        draws: &[PlannedDraw],
-        (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
+        per_draw: &[wgpu::BindGroup],
         m: &MotionPass,
     ) {
         let t = &m.targets;
@@ -592,9 +495,11 @@ impl Raster {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        pass.set_bind_group(0, frame, &[]);
-        pass.set_pipeline(&m.pipeline);
-        self.draw_runs(&mut pass, indirect, draws, per_draw);
+        if let Some(frame) = &self.crowd.frame_group {
+            pass.set_bind_group(0, frame, &[]);
+            pass.set_pipeline(&m.pipeline);
+            self.crowd.draw_runs(&mut pass, indirect, per_draw);
+        }
         drop(pass);
         copy_target(encoder, t, self.width, self.height);
     }
@@ -647,277 +552,6 @@ impl Raster {
             rgba,
         })
     }
-
-    /// One draw per skinned run of the last frame; checks `batches` against the frame.
-    fn plan_draws(
-        &mut self,
-        runtime: &Runtime,
-        batches: &[Batch],
-    ) -> Result<Vec<PlannedDraw>, GpuError> {
-        let slots = runtime.batches();
-        for (b, (batch, s)) in batches.iter().zip(slots).enumerate() {
-            if batch.package.0 != s.package
-                || batch.instances.len() != s.count as usize
-                || batch.skin != s.skin
-            {
-                return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
-                    batch: b,
-                    what: "does not match the runtime's last frame (give render the batches of that frame)".into(),
-                }));
-            }
-        }
-        if batches.len() != slots.len() {
-            return Err(GpuError::Frame(throng_cpu_ref::FrameError::BadBatch {
-                batch: batches.len().min(slots.len()),
-                what: format!(
-                    "the last frame had {} batches, render was given {}",
-                    slots.len(),
-                    batches.len()
-                ),
-            }));
-        }
-        let mut draws = Vec::new();
-        for run in runtime.skinned_runs() {
-            let (batch, skin) = (&batches[run.batch], slots[run.batch].skin.unwrap_or(0));
-            let indices = self.skin_indices(runtime, batch.package, skin)?;
-            if self.indices[indices].count > 0 {
-                draws.push(PlannedDraw { run: *run, indices });
-            }
-        }
-        Ok(draws)
-    }
-
-    /// The index buffer slot of `skin` of `package`, built on first use: every level's
-    /// triangles ([`crate::SkinRange::indices`]; a draw's arguments give its level's range).
-    fn skin_indices(
-        &mut self,
-        runtime: &Runtime,
-        package: PackageId,
-        skin: u32,
-    ) -> Result<usize, GpuError> {
-        if let Some(i) = self
-            .indices
-            .iter()
-            .position(|s| s.package == package.0 && s.skin == skin)
-        {
-            return Ok(i);
-        }
-        let bad = |what: String| GpuError::BadPackage {
-            package: package.0,
-            what,
-        };
-        let resident = runtime
-            .package(package)
-            .ok_or_else(|| bad("is not resident".into()))?;
-        let range = resident
-            .skins
-            .get(skin as usize)
-            .ok_or_else(|| bad(format!("has no skin {skin}")))?;
-        let indices = &range.indices;
-        let count = u32::try_from(indices.len())
-            .map_err(|_| bad(format!("skin {skin} has more than 2^32 indices")))?;
-        let device = &self.ctx.device;
-        let buffer = scoped(device, "index buffer upload", || {
-            (!indices.is_empty()).then(|| {
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("skin indices"),
-                    contents: bytemuck::cast_slice(indices),
-                    usage: wgpu::BufferUsages::INDEX,
-                })
-            })
-        })?;
-        self.indices.push(SkinIndices {
-            package: package.0,
-            skin,
-            buffer,
-            count,
-        });
-        Ok(self.indices.len() - 1)
-    }
-
-    /// Writes the frame uniform (`previous`: the camera of the motion pass's previous frame) and
-    /// one draw uniform per draw (growing the draw buffer).
-    fn write_uniforms(
-        &mut self,
-        queue: &wgpu::Queue,
-        draws: &[PlannedDraw],
-        scene: &Scene,
-        previous: &Camera,
-    ) {
-        let slots = draws.len().max(1) as u64;
-        if slots > self.draw_slots {
-            self.draws = uniform(&self.ctx.device, "raster draws", slots * OFFSET_ALIGNMENT);
-            self.draw_slots = slots;
-        }
-        let ground = scene.ground.unwrap_or(Ground {
-            height: 0.0,
-            centre: Vec3::ZERO,
-            half_extent: 0.0,
-            cell: 1.0,
-        });
-        let [r, g, b] = BACKGROUND;
-        let frame = FrameUniform {
-            view_proj: scene.camera.view_proj(self.aspect()).to_cols_array_2d(),
-            eye: scene.camera.eye.extend(1.0).to_array(),
-            light: scene.light.normalize_or(Vec3::Y).extend(0.0).to_array(),
-            ground: [
-                ground.height,
-                ground.half_extent,
-                ground.cell.max(1e-6),
-                scene.fog_distance.max(1e-6),
-            ],
-            centre: ground.centre.extend(1.0).to_array(),
-            background: [r, g, b, 1.0],
-            tiers: [self.tier_count, 0, 0, 0],
-            previous_view_proj: previous.view_proj(self.aspect()).to_cols_array_2d(),
-            motion: [self.width as f32, self.height as f32, MOTION_RANGE, 0.0],
-        };
-        queue.write_buffer(&self.frame, 0, bytemuck::bytes_of(&frame));
-        let mut bytes = vec![0u8; (slots * OFFSET_ALIGNMENT) as usize];
-        for (slot, d) in draws.iter().enumerate() {
-            let uniform = DrawUniform {
-                stride: d.run.stride,
-                page_rank: d.run.first_rank,
-                first_at: d.run.first_at,
-                highlight: scene.highlight,
-            };
-            let at = slot * OFFSET_ALIGNMENT as usize;
-            bytes[at..at + std::mem::size_of::<DrawUniform>()]
-                .copy_from_slice(bytemuck::bytes_of(&uniform));
-        }
-        queue.write_buffer(&self.draws, 0, &bytes);
-    }
-
-    /// The frame bind group: the frame uniform and the tiers.
-    fn frame_group(&self) -> wgpu::BindGroup {
-        self.ctx
-            .device
-            .create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("raster frame"),
-                layout: &self.frame_layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: self.frame.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: self.tiers.as_entire_binding(),
-                    },
-                ],
-            })
-    }
-
-    /// The frame bind group, and one bind group per draw (its uniform slot and skinned range).
-    fn draw_groups(
-        &self,
-        runtime: &Runtime,
-        draws: &[PlannedDraw],
-    ) -> (wgpu::BindGroup, Vec<wgpu::BindGroup>) {
-        let device = &self.ctx.device;
-        let frame = self.frame_group();
-        let mut groups = Vec::with_capacity(draws.len());
-        let pages = runtime.skinned_pages();
-        // `plan_draws` took every run from the runtime, so its page exists.
-        for d in draws {
-            let Some(page) = pages.get(d.run.page) else {
-                continue;
-            };
-            groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("raster draw"),
-                layout: &self.draw_layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &self.draws,
-                            offset: 0,
-                            size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
-                        }),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: page,
-                            offset: d.run.offset,
-                            size: NonZeroU64::new(d.run.size),
-                        }),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: runtime.ranks_buffer().as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: runtime.order_buffer().as_entire_binding(),
-                    },
-                ],
-            }));
-        }
-        (frame, groups)
-    }
-
-    /// Records the render pass: the ground, then one instanced draw per skinned run.
-    fn record(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        indirect: &wgpu::Buffer,
-        draws: &[PlannedDraw],
-        (frame, per_draw): &(wgpu::BindGroup, Vec<wgpu::BindGroup>),
-        ground: bool,
-    ) {
-        let t = &self.targets;
-        let [r, g, b] = BACKGROUND.map(f64::from);
-        let query = self.profiler.begin_pass_query("raster", encoder);
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("raster"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: t.msaa.as_ref().unwrap_or(&t.color_view),
-                depth_slice: None,
-                resolve_target: t.msaa.as_ref().map(|_| &t.color_view),
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(cleared_depth(&t.depth)),
-            timestamp_writes: query.render_pass_timestamp_writes(),
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_bind_group(0, frame, &[]);
-        if ground {
-            pass.set_pipeline(&self.ground);
-            pass.draw(0..6, 0..1);
-        }
-        pass.set_pipeline(&self.crowd);
-        self.draw_runs(&mut pass, indirect, draws, per_draw);
-        drop(pass);
-        self.profiler.end_query(encoder, query);
-    }
-
-    /// One indexed, indirect draw per planned run, each with its bind group and uniform slot.
-    fn draw_runs(
-        &self,
-        pass: &mut wgpu::RenderPass,
-        indirect: &wgpu::Buffer,
-        draws: &[PlannedDraw],
-        per_draw: &[wgpu::BindGroup],
-    ) {
-        for (slot, (d, group)) in draws.iter().zip(per_draw).enumerate() {
-            let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
-                continue;
-            };
-            pass.set_bind_group(1, group, &[(slot as u64 * OFFSET_ALIGNMENT) as u32]);
-            pass.set_index_buffer(buffer.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed_indirect(indirect, d.run.draw_args);
-        }
-    }
-
-    /// Copies the resolved colour target into the readback buffer.
-    fn copy_image(&self, encoder: &mut wgpu::CommandEncoder) {
-        copy_target(encoder, &self.targets, self.width, self.height);
-    }
 }
 
 /// A depth attachment cleared to the far plane and not kept after the pass.
@@ -958,176 +592,6 @@ fn copy_target(encoder: &mut wgpu::CommandEncoder, t: &Targets, width: u32, heig
     );
 }
 
-/// The per-slot tier buffer, `bytes` long.
-fn tier_buffer(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("raster tiers"),
-        size: align_up(bytes.max(16), 16),
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
-}
-
-/// A read-only storage buffer of the vertex stage.
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn uniform(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
-}
-
-/// Crowd and ground pipelines and their two bind group layouts (frame; draw + skinned range).
-fn pipelines(
-    device: &wgpu::Device,
-    samples: u32,
-) -> (
-    wgpu::RenderPipeline,
-    wgpu::RenderPipeline,
-    wgpu::BindGroupLayout,
-    wgpu::BindGroupLayout,
-) {
-    let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
-    let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("raster frame"),
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: stages,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: NonZeroU64::new(std::mem::size_of::<FrameUniform>() as u64),
-                },
-                count: None,
-            },
-            storage_entry(1),
-        ],
-    });
-    let draw_layout = draw_layout(device, "raster draw", 3);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("raster"),
-        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
-    });
-    let crowd_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("raster crowd"),
-        bind_group_layouts: &[Some(&frame_layout), Some(&draw_layout)],
-        immediate_size: 0,
-    });
-    let ground_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("raster ground"),
-        bind_group_layouts: &[Some(&frame_layout)],
-        immediate_size: 0,
-    });
-    let pipeline = |label, layout, vs, fs| {
-        render_pipeline(
-            device,
-            &module,
-            (label, layout),
-            (vs, fs),
-            samples,
-            COLOR_FORMAT,
-        )
-    };
-    let crowd = pipeline(
-        "raster crowd",
-        &crowd_layout,
-        throng_shaders::CROWD_VS,
-        throng_shaders::CROWD_FS,
-    );
-    let ground = pipeline(
-        "raster ground",
-        &ground_layout,
-        throng_shaders::GROUND_VS,
-        throng_shaders::GROUND_FS,
-    );
-    (crowd, ground, frame_layout, draw_layout)
-}
-
-/// A draw's bind group layout: its uniform slot (dynamic offset), then `storage` read-only
-/// buffers of the vertex stage (the skinned range, ranks, order, and for motion the previous
-/// positions).
-fn draw_layout(device: &wgpu::Device, label: &str, storage: u32) -> wgpu::BindGroupLayout {
-    let uniform = wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
-            min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
-        },
-        count: None,
-    };
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = std::iter::once(uniform)
-        .chain((1..=storage).map(storage_entry))
-        .collect();
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries: &entries,
-    })
-}
-
-/// A triangle-list pipeline of raster.wgsl's `vs` / `fs` with depth (less, written), both faces,
-/// `samples` samples and one colour target of `format`.
-fn render_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    (label, layout): (&str, &wgpu::PipelineLayout),
-    (vs, fs): (&str, &str),
-    samples: u32,
-    format: wgpu::TextureFormat,
-) -> wgpu::RenderPipeline {
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(vs),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: wgpu::PrimitiveState {
-            topology: wgpu::PrimitiveTopology::TriangleList,
-            // Imported meshes do not agree on winding; both faces are drawn and lit.
-            cull_mode: None,
-            ..Default::default()
-        },
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: wgpu::MultisampleState {
-            count: samples,
-            ..Default::default()
-        },
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some(fs),
-            compilation_options: Default::default(),
-            targets: &[Some(format.into())],
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
-}
-
 /// The motion-vector pass for a `width` × `height` image: the crowd's draws through
 /// raster.wgsl's motion entry points into a single-sample [`MOTION_FORMAT`] target.
 fn motion_pass(
@@ -1137,10 +601,7 @@ fn motion_pass(
     height: u32,
 ) -> MotionPass {
     let draw_layout = draw_layout(device, "motion draw", 4);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("raster motion"),
-        source: wgpu::ShaderSource::Wgsl(throng_shaders::raster_source().into()),
-    });
+    let module = raster_module(device, "raster motion");
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("raster motion"),
         bind_group_layouts: &[Some(frame_layout), Some(&draw_layout)],
@@ -1151,8 +612,11 @@ fn motion_pass(
         &module,
         ("raster motion", &layout),
         (throng_shaders::MOTION_VS, throng_shaders::MOTION_FS),
-        1,
-        MOTION_FORMAT,
+        Target {
+            color: MOTION_FORMAT,
+            depth: DEPTH_FORMAT,
+            samples: 1,
+        },
     );
     MotionPass {
         pipeline,

@@ -5,10 +5,9 @@ mod common;
 
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::bounds::Frustum;
-use throng_cpu_ref::FrameError;
 use throng_cpu_ref::{Package, PoseOp, Program};
 use throng_gpu::raster::{Bounds, Image, Raster, Scene, BACKGROUND};
-use throng_gpu::{Batch, Capacities, GpuContext, GpuError, Instance, PackageId, Pose, Runtime};
+use throng_gpu::{Batch, Capacities, GpuError, Instance, PackageId, Pose, Runtime};
 
 /// Width not a multiple of 64 pixels, so readback rows are padded.
 const WIDTH: u32 = 90;
@@ -56,7 +55,6 @@ fn scene(n: usize, aspect: f32) -> Scene {
 }
 
 struct Setup {
-    ctx: GpuContext,
     package: Package,
     runtime: Runtime,
     id: PackageId,
@@ -70,7 +68,6 @@ fn setup() -> Option<Setup> {
     let id = runtime.add_package(&package).unwrap();
     let raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
     Some(Setup {
-        ctx,
         package,
         runtime,
         id,
@@ -96,7 +93,7 @@ impl Setup {
             instances: &instances,
         }];
         self.runtime.frame(&batches).unwrap();
-        let report = self.raster.render(&self.runtime, &batches, scene).unwrap();
+        let report = self.raster.render(&self.runtime, scene).unwrap();
         let levels = self.runtime.package(self.id).unwrap().skins[0].tiers.len();
         assert_eq!(
             report.draws, levels,
@@ -257,7 +254,7 @@ fn more_instances_cover_more_of_the_image() {
 }
 
 #[test]
-fn batches_that_do_not_match_the_frame_are_refused() {
+fn an_image_is_read_back_only_after_a_render() {
     let Some(mut s) = setup() else { return };
     let scene = scene(2, s.raster.aspect());
     assert!(matches!(
@@ -265,38 +262,8 @@ fn batches_that_do_not_match_the_frame_are_refused() {
         Err(GpuError::NothingToRead)
     ));
     let program = sample(&s.package, "idle", 0.0);
-    let placements = row(2);
-    let instances: Vec<Instance> = placements
-        .iter()
-        .map(|&placement| Instance {
-            pose: Pose::Program(&program),
-            placement,
-        })
-        .collect();
-    let batches = [Batch {
-        package: s.id,
-        skeleton: 0,
-        skin: Some(0),
-        instances: &instances,
-    }];
-    s.runtime.frame(&batches).unwrap();
-    let fewer = [Batch {
-        instances: &instances[..1],
-        ..batches[0]
-    }];
-    let err = s.raster.render(&s.runtime, &fewer, &scene).unwrap_err();
-    assert!(
-        matches!(err, GpuError::Frame(FrameError::BadBatch { batch: 0, .. })),
-        "{err}"
-    );
-    let err = s.raster.render(&s.runtime, &[], &scene).unwrap_err();
-    assert!(
-        matches!(err, GpuError::Frame(FrameError::BadBatch { .. })),
-        "{err}"
-    );
-    s.raster.render(&s.runtime, &batches, &scene).unwrap();
-    s.ctx.wait().unwrap();
-    assert!(coverage(&s.raster.read_image().unwrap()) > 0.0);
+    let image = s.render(&[program.clone(), program], &row(2), &scene);
+    assert!(coverage(&image) > 0.0);
 }
 
 #[test]
@@ -414,7 +381,7 @@ fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
         }];
         runtime.frame(&batches).unwrap();
         raster
-            .render_motion(&runtime, &batches, &scene, &scene.camera)
+            .render_motion(&runtime, &scene, &scene.camera)
             .unwrap();
         motions(&raster.read_motion().unwrap())
     };
@@ -435,7 +402,7 @@ fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
         moving.len()
     );
     let plain = Runtime::new(&ctx, Capacities::for_packages(&[&package], 4)).unwrap();
-    let refused = raster.render_motion(&plain, &[], &scene, &scene.camera);
+    let refused = raster.render_motion(&plain, &scene, &scene.camera);
     assert!(
         matches!(&refused, Err(GpuError::Wgpu { reason, .. }) if reason.contains("outputs.motion")),
         "{refused:?}"

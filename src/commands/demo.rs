@@ -435,7 +435,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         let report = runtime.frame(&batches)?;
         let stages = runtime.finish()?;
-        let drawn = raster.render(&runtime, &batches, &scene)?;
+        let drawn = raster.render(&runtime, &scene)?;
         let raster_times = raster.finish()?;
         let image = raster.read_image()?;
         let path = frame_path(&args.out, f, args.frames);
@@ -444,7 +444,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             gif.push(&image)?;
         }
         if let Some(out) = &args.motion_vectors {
-            raster.render_motion(&runtime, &batches, &scene, &scene.camera)?;
+            raster.render_motion(&runtime, &scene, &scene.camera)?;
             write_png(&frame_path(out, f, args.frames), &raster.read_motion()?)?;
         }
         frames.push(FrameStats {

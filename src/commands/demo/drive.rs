@@ -254,11 +254,7 @@ impl TreeCrowd {
             *p = Affine3A::from_translation(shift) * moved;
         }
         for (i, program) in self.programs.iter_mut().enumerate() {
-            let (ops, weights) = self.control.programs.program(i).unwrap_or_default();
-            program.ops.clear();
-            program.ops.extend_from_slice(ops);
-            program.weights.clear();
-            program.weights.extend_from_slice(weights);
+            self.control.programs.copy_into(i, program);
         }
         for plan in &self.plans {
             match plan.speed {
