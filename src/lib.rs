@@ -1,9 +1,86 @@
 //! Throng: crowd animation on the GPU with a scalar CPU reference as its oracle.
 //!
-//! This facade re-exports the workspace crates; the `throng` binary is a thin command-line tool
-//! over them (`throng --help`).
+//! This facade re-exports the workspace crates and adds what a renderer embedding Throng needs:
+//! an [`Animator`] (control ticked on the CPU, posing and skinning on the caller's wgpu device)
+//! to draw with [`gpu::draw::CrowdPass`] in the caller's own pass (docs/embedding.md). The
+//! `throng` binary is a thin command-line tool over them (`throng --help`).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let (device, queue): (throng::gpu::wgpu::Device, throng::gpu::wgpu::Queue) = todo!();
+//! # let (width, height, view, depth): (u32, u32, throng::gpu::wgpu::TextureView, throng::gpu::wgpu::TextureView) = todo!();
+//! use throng::gpu::draw::{CrowdPass, Target};
+//! use throng::gpu::{raster::Scene, wgpu, GpuContext};
+//! use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions};
+//!
+//! // Once: wrap the renderer's device (made with GpuContext::required_limits), cook a
+//! // character, place a crowd, and make the draw for the renderer's formats.
+//! let ctx = GpuContext::from_device(device, queue)?;
+//! let mut package = throng::builtin_character()?;
+//! let grid = Formation::new(&mut package, 0, 1000)?;
+//! let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
+//! let mut animator = Animator::new(&ctx, package, 0, tree, &grid.placements(), AnimatorOptions::default())?;
+//! let target = Target { color: wgpu::TextureFormat::Bgra8UnormSrgb, depth: wgpu::TextureFormat::Depth32Float, samples: 1 };
+//! let mut crowd = CrowdPass::new(&ctx, target)?;
+//! let scene = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
+//!
+//! // Every frame: gameplay inputs, tick, pose, then the renderer's pass.
+//! animator.set_input(0, "speed", Value::Float(1.4))?;
+//! animator.tick()?;
+//! animator.pose()?;
+//! crowd.prepare(animator.runtime(), &scene, (width, height))?;
+//! let mut encoder = ctx.device.create_command_encoder(&Default::default());
+//! let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+//!     color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+//!         view: &view,
+//!         depth_slice: None,
+//!         resolve_target: None,
+//!         ops: wgpu::Operations::default(),
+//!     })],
+//!     depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+//!         view: &depth,
+//!         depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Discard }),
+//!         stencil_ops: None,
+//!     }),
+//!     ..Default::default()
+//! });
+//! // ... the renderer's own draws ...
+//! crowd.render(&mut pass);
+//! drop(pass);
+//! ctx.queue.submit([encoder.finish()]);
+//! # Ok(()) }
+//! ```
 
+mod animator;
+
+pub use animator::{Animator, AnimatorError, AnimatorOptions};
+pub use throng_control as control;
 pub use throng_cook as cook;
 pub use throng_cpu_ref as cpu_ref;
 pub use throng_fixtures as fixtures;
 pub use throng_gpu as gpu;
+
+/// The built-in generated character (throng-fixtures' glTF: 47 joints, idle, walk, run, wave
+/// and breathing clips), cooked with the default profile.
+pub fn builtin_character() -> Result<cpu_ref::Package, cook::CookError> {
+    let imported = cook::import_slice(&fixtures::character_glb(), "generated character")?;
+    Ok(cook::cook(&imported, &cook::Profile::DEFAULT)?.0)
+}
+
+/// Writes `image` as an 8-bit sRGB RGBA PNG at `path`, creating its folder.
+pub fn write_png(
+    path: &std::path::Path,
+    image: &gpu::raster::Image,
+) -> Result<(), png::EncodingError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut encoder = png::Encoder::new(file, image.width, image.height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&image.rgba)?;
+    writer.finish()
+}

@@ -7,57 +7,15 @@
 //! scopes), so for the GPU path the test asserts that the count is the same for 4 and for 256
 //! instances, and prints it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use glam::Affine3A;
 use throng_bench::Subject;
 use throng_cpu_ref::{CpuRuntime, Outputs};
+use throng_fixtures::alloc::{allocations, Counting};
 use throng_fixtures::BenchShape as Shape;
 use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime};
 
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, size: usize) -> *mut u8 {
-        note();
-        unsafe { System.realloc(ptr, layout, size) }
-    }
-}
-
-/// Counts one allocation if this thread is counting (`try_with`: thread-locals may be gone
-/// while a thread exits).
-fn note() {
-    let _ = COUNTING.try_with(|on| {
-        if on.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// Allocations `f` makes on this thread.
-fn allocations(f: impl FnOnce()) -> u64 {
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|on| on.set(true));
-    f();
-    COUNTING.with(|on| on.set(false));
-    COUNT.with(|c| c.get())
-}
 
 #[test]
 fn cpu_frames_allocate_nothing_in_steady_state() {
@@ -109,14 +67,7 @@ fn cpu_frames_allocate_nothing_in_steady_state() {
 }
 
 fn gpu() -> Option<GpuContext> {
-    match GpuContext::new() {
-        Ok(ctx) => Some(ctx),
-        Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
-            eprintln!("skipping: {e} (THRONG_ALLOW_NO_GPU=1)");
-            None
-        }
-        Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
-    }
+    GpuContext::for_tests()
 }
 
 #[test]

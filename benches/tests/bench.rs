@@ -8,14 +8,7 @@ use throng_fixtures::BenchShape as Shape;
 use throng_gpu::GpuContext;
 
 fn gpu() -> Option<GpuContext> {
-    match GpuContext::new() {
-        Ok(ctx) => Some(ctx),
-        Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
-            eprintln!("skipping the GPU part: {e} (THRONG_ALLOW_NO_GPU=1)");
-            None
-        }
-        Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
-    }
+    GpuContext::for_tests()
 }
 
 /// A whole frame's upload per instance: the record (slot, 2 words per sample, blend and layer

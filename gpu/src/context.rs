@@ -57,6 +57,23 @@ impl GpuContext {
         pollster::block_on(Self::open())
     }
 
+    /// The context for a GPU test, by DESIGN.md §9: the adapter, or `None` with the reason
+    /// printed when there is none and `THRONG_ALLOW_NO_GPU=1`; without that variable a missing
+    /// adapter panics with what to install.
+    pub fn for_tests() -> Option<GpuContext> {
+        match GpuContext::new() {
+            Ok(ctx) => {
+                eprintln!("adapter: {}", ctx.adapter);
+                Some(ctx)
+            }
+            Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
+                eprintln!("skipping: {e} (THRONG_ALLOW_NO_GPU=1)");
+                None
+            }
+            Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
+        }
+    }
+
     async fn open() -> Result<GpuContext, GpuError> {
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();

@@ -33,6 +33,31 @@ pub struct Target {
     pub samples: u32,
 }
 
+impl Target {
+    /// A `width` × `height` depth attachment of this target's depth format and samples.
+    pub fn depth_view(
+        &self,
+        device: &wgpu::Device,
+        (width, height): (u32, u32),
+    ) -> wgpu::TextureView {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("crowd depth"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: self.samples,
+            dimension: wgpu::TextureDimension::D2,
+            format: self.depth,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        texture.create_view(&Default::default())
+    }
+}
+
 /// `Frame` of raster.wgsl (224 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]

@@ -72,3 +72,5 @@ pub use plan::{BatchSlots, PosePath};
 pub use resident::{ResidentPackage, SkinRange, SkinTier};
 pub use runtime::{FrameReport, Runtime, RuntimeOptions, SkinnedRun, StageTimes, Visibility};
 pub use throng_cpu_ref::{Batch, BatchOutput, Instance, PackageId, Pose, SkinnedVertex};
+/// The wgpu this crate is built on: an embedding renderer uses the same.
+pub use wgpu;

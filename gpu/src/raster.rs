@@ -535,23 +535,85 @@ impl Raster {
     /// The pixels of `t`'s readback, rows unpadded.
     fn read_target(&self, t: &Targets, what: &'static str) -> Result<Image, GpuError> {
         let bytes = map_read(&self.ctx, &t.readback, what)?;
-        let row = self.width as usize * 4;
-        let mut rgba = Vec::with_capacity(row * self.height as usize);
-        for y in 0..self.height as usize {
-            let start = y * t.padded_row as usize;
-            rgba.extend_from_slice(bytes.get(start..start + row).ok_or_else(|| {
-                GpuError::Readback {
-                    what,
-                    reason: format!("row {y} lies outside the {} mapped bytes", bytes.len()),
-                }
-            })?);
-        }
-        Ok(Image {
-            width: self.width,
-            height: self.height,
-            rgba,
-        })
+        unpad(&bytes, (self.width, self.height), t.padded_row, false, what)
     }
+}
+
+/// Reads a 2D texture of four 8-bit channels back as an [`Image`] (waits for the GPU): a
+/// screenshot of a surface texture made with `COPY_SRC`, before it is presented. BGRA formats
+/// are swapped to RGBA; other formats are refused.
+pub fn read_texture(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Image, GpuError> {
+    use wgpu::TextureFormat as F;
+    let bgra = match texture.format() {
+        F::Bgra8Unorm | F::Bgra8UnormSrgb => true,
+        F::Rgba8Unorm | F::Rgba8UnormSrgb => false,
+        other => {
+            return Err(GpuError::Readback {
+                what: "a texture",
+                reason: format!("{other:?} is not an 8-bit RGBA or BGRA format"),
+            })
+        }
+    };
+    let (width, height) = (texture.width(), texture.height());
+    let row = align_up(
+        u64::from(width) * 4,
+        u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
+    );
+    let device = &ctx.device;
+    let buffer = scoped(device, "texture readback", || {
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("texture readback"),
+            size: row * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        let layout = wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(row as u32),
+            rows_per_image: Some(height),
+        };
+        let to = wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout,
+        };
+        encoder.copy_texture_to_buffer(texture.as_image_copy(), to, texture.size());
+        ctx.queue.submit([encoder.finish()]);
+        buffer
+    })?;
+    let bytes = map_read(ctx, &buffer, "a texture")?;
+    unpad(&bytes, (width, height), row as u32, bgra, "a texture")
+}
+
+/// Tightly packed RGBA rows of `bytes` (rows `padded_row` bytes apart; `bgra`: swap red and
+/// blue).
+fn unpad(
+    bytes: &[u8],
+    (width, height): (u32, u32),
+    padded_row: u32,
+    bgra: bool,
+    what: &'static str,
+) -> Result<Image, GpuError> {
+    let row = width as usize * 4;
+    let mut rgba = Vec::with_capacity(row * height as usize);
+    for y in 0..height as usize {
+        let start = y * padded_row as usize;
+        let pixels = bytes
+            .get(start..start + row)
+            .ok_or_else(|| GpuError::Readback {
+                what,
+                reason: format!("row {y} lies outside the {} mapped bytes", bytes.len()),
+            })?;
+        rgba.extend_from_slice(pixels);
+    }
+    if bgra {
+        rgba.chunks_exact_mut(4).for_each(|p| p.swap(0, 2));
+    }
+    Ok(Image {
+        width,
+        height,
+        rgba,
+    })
 }
 
 /// A depth attachment cleared to the far plane and not kept after the pass.

@@ -1229,6 +1229,25 @@ impl Runtime {
         &self.buffers.stream(Stream::Skinned).pages
     }
 
+    /// Pages of the palette stream, for a renderer that skins in its own vertex shader: per
+    /// frame slot of a skinned batch, `Capacities::palette` entries of the skin's palette
+    /// (component × inverse bind, component space, placement not applied), each an `Affine`
+    /// of three `vec4<f32>` rows of a 3×4 matrix (48 B). [`Runtime::palette_at`] locates a slot.
+    pub fn palette_pages(&self) -> &[wgpu::Buffer] {
+        &self.buffers.stream(Stream::Palettes).pages
+    }
+
+    /// Page and byte offset of frame slot `slot`'s first palette entry.
+    pub fn palette_at(&self, slot: u32) -> (usize, u64) {
+        self.buffers.stream(Stream::Palettes).locate(slot, 0)
+    }
+
+    /// The last frame's placements (component space → scene) by frame slot, each three
+    /// `vec4<f32>` rows of a 3×4 matrix (48 B), written for every instance of a skinned batch.
+    pub fn placements_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.placements
+    }
+
     /// With motion vectors (`RuntimeOptions::outputs.motion`), pages of the previous-position
     /// stream: `vec4<f32>` per skinned vertex (w = 1), laid out as the skinned stream, so a
     /// [`SkinnedRun`]'s page, offset and size address both; `None` without motion vectors.

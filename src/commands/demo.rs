@@ -12,7 +12,6 @@ mod animation;
 mod drive;
 mod hero;
 
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -607,31 +606,13 @@ fn frame_path(out: &Path, frame: u32, frames: u32) -> PathBuf {
 }
 
 fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
-    let io = |source: std::io::Error| CliError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-            path: dir.to_owned(),
-            source,
-        })?;
-    }
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut encoder = png::Encoder::new(BufWriter::new(file), image.width, image.height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-    let png_error = |e: png::EncodingError| match e {
+    throng::write_png(path, image).map_err(|e| match e {
         png::EncodingError::IoError(source) => CliError::Io {
             path: path.to_owned(),
             source,
         },
         e => CliError::Usage(format!("{}: PNG encoding failed: {e}", path.display())),
-    };
-    let mut writer = encoder.write_header().map_err(png_error)?;
-    writer.write_image_data(&image.rgba).map_err(png_error)?;
-    writer.finish().map_err(png_error)
+    })
 }
 
 /// What the report prints besides per-frame numbers.

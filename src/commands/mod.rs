@@ -128,9 +128,7 @@ fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
 
 /// The generated character, cooked with the default profile.
 fn builtin_character() -> Result<throng_cpu_ref::Package, CliError> {
-    let imported =
-        throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
-    Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
+    Ok(throng::builtin_character()?)
 }
 
 fn print_json(value: &serde_json::Value) {

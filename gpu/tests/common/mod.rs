@@ -10,17 +10,7 @@ use throng_gpu::GpuContext;
 /// The GPU context, or `None` (with the reason printed) when no adapter exists and
 /// THRONG_ALLOW_NO_GPU=1; without that variable a missing adapter fails the test (DESIGN.md §9).
 pub fn gpu() -> Option<GpuContext> {
-    match GpuContext::new() {
-        Ok(ctx) => {
-            eprintln!("adapter: {}", ctx.adapter);
-            Some(ctx)
-        }
-        Err(e) if std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1") => {
-            eprintln!("skipping: {e} (THRONG_ALLOW_NO_GPU=1)");
-            None
-        }
-        Err(e) => panic!("{e}; set THRONG_ALLOW_NO_GPU=1 to skip GPU tests"),
-    }
+    GpuContext::for_tests()
 }
 
 /// The generated character, imported and cooked with the default profile.

@@ -1,0 +1,269 @@
+//! Throng inside someone else's renderer: an [`Animator`] ticks one character's crowd on the
+//! CPU (throng-control, the state tree) and poses and skins it on the caller's wgpu device; the
+//! caller draws the skinned output in its own render pass, with [`CrowdPass`] or its own
+//! pipeline (docs/embedding.md).
+//!
+//! A frame, in order:
+//! 1. [`Animator::set_input`] (gameplay: speed, wave, ...), [`Animator::tick`]: one control
+//!    tick of every member (rayon), its root motion composed into the member's placement
+//!    (`placement = placement · delta`, the delta in the component frame at the tick's start,
+//!    DESIGN.md §5), its program copied out; events and failures of the tick are readable;
+//! 2. [`Animator::pose`]: the GPU frame (program, FK, palette, bounds, culling against
+//!    [`Animator::set_frustum`], skinning) recorded and submitted to the caller's queue, no
+//!    wait and no readback;
+//! 3. the caller's pass: [`CrowdPass::prepare`] then [`CrowdPass::render`], or its own draw of
+//!    [`Runtime::skinned_pages`] / [`Runtime::palette_pages`].
+
+use glam::{Affine3A, Mat4};
+use throng_control::crowd::Crowd;
+use throng_control::events::Event;
+use throng_control::instance::Controller;
+use throng_control::tree::Value;
+use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::{Package, Program};
+use throng_gpu::{
+    Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, PackageId, Pose, Runtime,
+};
+
+#[cfg(doc)]
+use throng_gpu::draw::CrowdPass;
+
+/// Why an [`Animator`] could not be made or could not run a frame; each names what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum AnimatorError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("state tree: {0}")]
+    Tree(#[from] throng_control::tree::TreeError),
+    #[error("controller: {0}")]
+    Controller(#[from] throng_control::player::PlayerError),
+    #[error("member {member}: {source}")]
+    Input {
+        member: usize,
+        source: throng_control::instance::InputError,
+    },
+    #[error("member {member}'s tick failed and it kept its state: {source}")]
+    Tick {
+        member: usize,
+        source: throng_control::instance::TickError,
+    },
+    #[error("the tree's initial states cannot start: {0}")]
+    Spawn(throng_control::instance::TickError),
+    #[error(transparent)]
+    Cook(#[from] throng_cook::CookError),
+    #[error("no member {member}: the animator has {members}")]
+    NoMember { member: usize, members: usize },
+    #[error("the package has no skeleton {0}; cook the character, or pick one of its skeletons")]
+    NoSkeleton(u32),
+}
+
+/// How an [`Animator`] runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnimatorOptions {
+    /// Control ticks per second; [`Animator::tick`] advances one tick.
+    pub hz: f64,
+    /// Events one member may deliver per tick.
+    pub event_capacity: usize,
+    /// Members skinned per frame at most (the nearest in member order when culling keeps
+    /// more); `None`: all of them.
+    pub skinned_budget: Option<u32>,
+}
+
+impl Default for AnimatorOptions {
+    fn default() -> Self {
+        AnimatorOptions {
+            hz: 30.0,
+            event_capacity: 64,
+            skinned_budget: None,
+        }
+    }
+}
+
+/// One character's crowd, ticked on the CPU and posed and skinned on a caller's device.
+pub struct Animator {
+    controller: Controller,
+    crowd: Crowd,
+    programs: Vec<Program>,
+    placements: Vec<Affine3A>,
+    runtime: Runtime,
+    package: PackageId,
+    skeleton: u32,
+    skin: Option<u32>,
+}
+
+impl Animator {
+    /// A crowd of `package`'s skeleton `skeleton` driven by the state tree `tree` (TOML source,
+    /// docs/state-tree.md; `file` names it in errors), one member per placement (component
+    /// space → scene), on `ctx`: make it from the renderer's own device and queue with
+    /// [`GpuContext::from_device`].
+    pub fn new(
+        ctx: &GpuContext,
+        package: Package,
+        skeleton: u32,
+        (tree, file): (&str, &str),
+        placements: &[Affine3A],
+        options: AnimatorOptions,
+    ) -> Result<Animator, AnimatorError> {
+        if package.skeletons.get(skeleton as usize).is_none() {
+            return Err(AnimatorError::NoSkeleton(skeleton));
+        }
+        let tree = throng_control::tree::load(tree, file, &package, skeleton)?;
+        let controller = Controller::new(tree, package, options.hz, options.event_capacity)?;
+        let crowd = Crowd::new(&controller, placements.len()).map_err(AnimatorError::Spawn)?;
+        let limits = controller.limits();
+        let package = &controller.package;
+        let members = placements.len() as u32;
+        let mut capacities = Capacities::for_packages(&[package], members.max(1));
+        capacities.skinned_instances = (options.skinned_budget)
+            .unwrap_or(members)
+            .clamp(1, members.max(1));
+        capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
+        capacities.weights_per_program =
+            (capacities.weights_per_program).max(limits.max_weights as u32);
+        if controller.tree.inertializes() {
+            capacities.history_slots = members;
+        }
+        let mut runtime = Runtime::new(ctx, capacities)?;
+        let id = runtime.add_package(package)?;
+        let skin = (package.skins.iter())
+            .position(|s| s.skeleton == skeleton)
+            .map(|s| s as u32);
+        let program = Program {
+            ops: Vec::with_capacity(limits.max_ops),
+            weights: Vec::with_capacity(limits.max_weights),
+        };
+        let mut animator = Animator {
+            programs: vec![program; placements.len()],
+            placements: placements.to_vec(),
+            controller,
+            crowd,
+            runtime,
+            package: id,
+            skeleton,
+            skin,
+        };
+        animator.copy_programs();
+        Ok(animator)
+    }
+
+    /// The generated character (cooked with the default profile) and its crowd tree
+    /// (`fixtures/trees/crowd.toml`: idle, walk/run by `speed`, `wave` on the upper body).
+    pub fn builtin(
+        ctx: &GpuContext,
+        placements: &[Affine3A],
+        options: AnimatorOptions,
+    ) -> Result<Animator, AnimatorError> {
+        let package = crate::builtin_character()?;
+        let tree = (throng_fixtures::CROWD_TREE, "crowd.toml");
+        Animator::new(ctx, package, 0, tree, placements, options)
+    }
+
+    /// Members, numbered as their placements were given.
+    pub fn len(&self) -> usize {
+        self.placements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.placements.is_empty()
+    }
+
+    /// Sets input `name` of member `member` for the next ticks (numbers clamped to the tree's
+    /// declared range; unknown names, wrong types and non-finite values are refused).
+    pub fn set_input(
+        &mut self,
+        member: usize,
+        name: &str,
+        value: Value,
+    ) -> Result<(), AnimatorError> {
+        let members = self.len();
+        let state = (self.crowd.instances.get_mut(member))
+            .ok_or(AnimatorError::NoMember { member, members })?;
+        (self.controller.set_input(state, name, value))
+            .map_err(|source| AnimatorError::Input { member, source })
+    }
+
+    /// One control tick of every member (step 1 of the module doc). A member whose tick fails
+    /// keeps its state, program and placement; the first failure is returned after every
+    /// other member has ticked.
+    pub fn tick(&mut self) -> Result<(), AnimatorError> {
+        self.crowd.tick(&self.controller);
+        for (p, &(t, q)) in self.placements.iter_mut().zip(&self.crowd.motion) {
+            *p *= Affine3A::from_rotation_translation(q, t);
+        }
+        self.copy_programs();
+        match self.crowd.failures().next() {
+            Some((member, e)) => Err(AnimatorError::Tick {
+                member: *member as usize,
+                source: e.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn copy_programs(&mut self) {
+        for (i, program) in self.programs.iter_mut().enumerate() {
+            self.crowd.programs.copy_into(i, program);
+        }
+    }
+
+    /// Events the last tick delivered, in member order.
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.crowd.events()
+    }
+
+    /// Placements (component space → scene), by member: root motion moves them each tick;
+    /// the caller may move them too (a teleport, a vehicle).
+    pub fn placements(&self) -> &[Affine3A] {
+        &self.placements
+    }
+
+    pub fn placements_mut(&mut self) -> &mut [Affine3A] {
+        &mut self.placements
+    }
+
+    /// Skins and draws only the members whose animated bounds meet the view of `view_proj`
+    /// (scene → clip, depth in [0, 1]) from the next [`Animator::pose`]; `None` keeps all.
+    pub fn set_frustum(&mut self, view_proj: Option<Mat4>) {
+        (self.runtime).set_frustum(view_proj.map(|m| Frustum::from_view_proj(&m)));
+    }
+
+    /// Records and submits the GPU frame of the current programs and placements (step 2 of
+    /// the module doc); frame slot `i` is member `i`. Nothing waits for the GPU.
+    pub fn pose(&mut self) -> Result<FrameReport, AnimatorError> {
+        let instances: Vec<Instance> = (self.programs.iter())
+            .zip(&self.placements)
+            .map(|(program, &placement)| Instance {
+                pose: Pose::Program(program),
+                placement,
+            })
+            .collect();
+        let batches = [Batch {
+            package: self.package,
+            skeleton: self.skeleton,
+            skin: self.skin,
+            instances: &instances,
+        }];
+        Ok(self.runtime.frame(&batches)?)
+    }
+
+    /// The GPU runtime: its last frame's buffers ([`Runtime::skinned_pages`],
+    /// [`Runtime::skinned_runs`], [`Runtime::palette_pages`], ...), and for tools
+    /// [`Runtime::finish`] and [`Runtime::readback`] (which wait).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    pub fn runtime_mut(&mut self) -> &mut Runtime {
+        &mut self.runtime
+    }
+
+    /// The controller: the package it drives (with the tree's masks), the tree, the tick rate.
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// Member `member`'s current program (for a CPU reference or a hero).
+    pub fn program(&self, member: usize) -> Option<&Program> {
+        self.programs.get(member)
+    }
+}
