@@ -10,7 +10,7 @@ use std::sync::Arc;
 use throng::gpu::draw::{CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Scene};
 use throng::gpu::{wgpu, GpuContext};
-use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions};
+use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions, View};
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, EventLoop};
@@ -158,7 +158,11 @@ impl Gpu {
             ground: None,
             ..framing
         };
-        animator.set_frustum(Some(scene.camera.view_proj(aspect)));
+        animator.set_view(Some(View {
+            camera: scene.camera,
+            width: config.width,
+            height: config.height,
+        }));
         Ok(Gpu {
             window,
             surface,

@@ -8,19 +8,21 @@
 //!    tick of every member (rayon), its root motion composed into the member's placement
 //!    (`placement = placement · delta`, the delta in the component frame at the tick's start,
 //!    DESIGN.md §5), its program copied out; events and failures of the tick are readable;
-//! 2. [`Animator::pose`]: the GPU frame (program, FK, palette, bounds, culling against
-//!    [`Animator::set_frustum`], skinning) recorded and submitted to the caller's queue, no
-//!    wait and no readback;
+//! 2. [`Animator::pose`]: the GPU frame (program, FK, palette, bounds, culling against the
+//!    frustum of [`Animator::set_view`], skinning, each member at its level of detail)
+//!    recorded and submitted to the caller's queue, no wait and no readback;
 //! 3. the caller's pass: [`CrowdPass::prepare`] then [`CrowdPass::render`], or its own draw of
 //!    [`Runtime::skinned_pages`] / [`Runtime::palette_pages`].
 
-use glam::{Affine3A, Mat4};
+use glam::Affine3A;
 use throng_control::crowd::Crowd;
 use throng_control::events::Event;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
 use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::lod::LodState;
 use throng_cpu_ref::{Package, Program};
+use throng_gpu::raster::Camera;
 use throng_gpu::{
     Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, PackageId, Pose, Runtime,
 };
@@ -64,9 +66,21 @@ pub struct AnimatorOptions {
     pub hz: f64,
     /// Events one member may deliver per tick.
     pub event_capacity: usize,
-    /// Members skinned per frame at most (the nearest in member order when culling keeps
+    /// Members skinned per frame at most (the first in member order when culling keeps
     /// more); `None`: all of them.
     pub skinned_budget: Option<u32>,
+    /// With a view ([`Animator::set_view`]), pose and draw each member at the coarsest cooked
+    /// skeleton and mesh LOD whose error projects under a pixel (with hysteresis); false: every
+    /// member at full detail.
+    pub lod: bool,
+}
+
+/// What the members are seen through: a camera and the image it renders.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub camera: Camera,
+    pub width: u32,
+    pub height: u32,
 }
 
 impl Default for AnimatorOptions {
@@ -75,6 +89,7 @@ impl Default for AnimatorOptions {
             hz: 30.0,
             event_capacity: 64,
             skinned_budget: None,
+            lod: true,
         }
     }
 }
@@ -89,6 +104,10 @@ pub struct Animator {
     package: PackageId,
     skeleton: u32,
     skin: Option<u32>,
+    view: Option<View>,
+    lod: Option<LodState>,
+    /// Per member the skeleton LOD level of the last [`Animator::pose`].
+    levels: Vec<u8>,
 }
 
 impl Animator {
@@ -141,6 +160,9 @@ impl Animator {
             package: id,
             skeleton,
             skin,
+            view: None,
+            lod: options.lod.then(LodState::new),
+            levels: vec![0; placements.len()],
         };
         animator.copy_programs();
         Ok(animator)
@@ -221,19 +243,36 @@ impl Animator {
         &mut self.placements
     }
 
-    /// Skins and draws only the members whose animated bounds meet the view of `view_proj`
-    /// (scene → clip, depth in [0, 1]) from the next [`Animator::pose`]; `None` keeps all.
-    pub fn set_frustum(&mut self, view_proj: Option<Mat4>) {
-        (self.runtime).set_frustum(view_proj.map(|m| Frustum::from_view_proj(&m)));
+    /// Sees the members through `view` from the next [`Animator::pose`]: only those whose
+    /// animated bounds meet its frustum are skinned and drawn, each (with
+    /// [`AnimatorOptions::lod`]) at the level of detail its projected size asks for. `None`:
+    /// every member, at full detail.
+    pub fn set_view(&mut self, view: Option<View>) {
+        self.view = view;
+        let frustum = view.map(|v| {
+            let aspect = v.width as f32 / v.height.max(1) as f32;
+            Frustum::from_view_proj(&v.camera.view_proj(aspect))
+        });
+        self.runtime.set_frustum(frustum);
+    }
+
+    /// Per member its skeleton LOD level in the last [`Animator::pose`] (0: every joint).
+    pub fn levels(&self) -> &[u8] {
+        &self.levels
     }
 
     /// Records and submits the GPU frame of the current programs and placements (step 2 of
     /// the module doc); frame slot `i` is member `i`. Nothing waits for the GPU.
     pub fn pose(&mut self) -> Result<FrameReport, AnimatorError> {
+        self.choose_levels();
         let instances: Vec<Instance> = (self.programs.iter())
             .zip(&self.placements)
-            .map(|(program, &placement)| Instance {
-                pose: Pose::Program(program),
+            .zip(&self.levels)
+            .map(|((program, &placement), &level)| Instance {
+                pose: match level {
+                    0 => Pose::Program(program),
+                    level => Pose::Lod(program, level),
+                },
                 placement,
             })
             .collect();
@@ -244,6 +283,29 @@ impl Animator {
             instances: &instances,
         }];
         Ok(self.runtime.frame(&batches)?)
+    }
+
+    /// Each member's level from its distance to the view's eye: pixels per scene unit at the
+    /// member's origin, `focal / distance` (a program keeping inertialization history stays at
+    /// level 0: history needs every joint).
+    fn choose_levels(&mut self) {
+        let lods = &self.controller.package.skeletons[self.skeleton as usize].lods;
+        let (Some(view), Some(state)) = (self.view, self.lod.as_mut()) else {
+            self.levels.fill(0);
+            return;
+        };
+        let focal = view.height as f32 / (2.0 * (view.camera.fov_y * 0.5).tan());
+        let eye = view.camera.eye;
+        for (k, (level, (placement, program))) in (self.levels.iter_mut())
+            .zip(self.placements.iter().zip(&self.programs))
+            .enumerate()
+        {
+            let distance = eye.distance(placement.translation.into()).max(1e-3);
+            *level = match program.history_slot() {
+                Some(_) => 0,
+                None => state.choose(k, focal / distance, lods),
+            };
+        }
     }
 
     /// The GPU runtime: its last frame's buffers ([`Runtime::skinned_pages`],

@@ -53,7 +53,7 @@
 
 mod animator;
 
-pub use animator::{Animator, AnimatorError, AnimatorOptions};
+pub use animator::{Animator, AnimatorError, AnimatorOptions, View};
 pub use throng_control as control;
 pub use throng_cook as cook;
 pub use throng_cpu_ref as cpu_ref;

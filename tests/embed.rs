@@ -1,10 +1,6 @@
 //! Throng in a caller's renderer: the Animator on a caller's device matches the CPU reference,
-//! its frame path never waits for the GPU and allocates nothing that grows with the crowd, a
-//! device without Throng's limits is refused, and examples/embed.rs draws a posed crowd in its
-//! own window (under Xvfb).
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+//! its frame path never waits for the GPU and allocates nothing that grows with the crowd, and a
+//! device without Throng's limits is refused. (The windowed example: tests/windows.rs.)
 
 use throng::control::tree::Value;
 use throng::cpu_ref::{Batch, CpuRuntime, Instance, Outputs, Pose};
@@ -13,8 +9,8 @@ use throng::fixtures::Formation;
 use throng::gpu::draw::{CrowdPass, Target};
 use throng::gpu::parity::{self, BatchCase, ParityRun, Path as ParityPath};
 use throng::gpu::raster::{read_texture, Scene, COLOR_FORMAT, DEPTH_FORMAT};
-use throng::gpu::{wgpu, GpuContext, GpuError};
-use throng::{Animator, AnimatorError, AnimatorOptions};
+use throng::gpu::{wgpu, GpuContext, GpuError, PackageId};
+use throng::{Animator, AnimatorError, AnimatorOptions, View};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -39,7 +35,7 @@ fn animator(ctx: &GpuContext, n: usize) -> (Animator, Formation) {
 fn reference(animator: &Animator, cpu: &mut CpuRuntime, id: throng::cpu_ref::PackageId) {
     let instances: Vec<Instance> = (0..animator.len())
         .map(|i| Instance {
-            pose: Pose::Program(animator.program(i).unwrap()),
+            pose: Pose::Lod(animator.program(i).unwrap(), animator.levels()[i]),
             placement: animator.placements()[i],
         })
         .collect();
@@ -53,11 +49,20 @@ fn reference(animator: &Animator, cpu: &mut CpuRuntime, id: throng::cpu_ref::Pac
 }
 
 #[test]
-fn an_animator_frame_matches_the_cpu_reference_after_ticks_with_root_motion() {
+fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ticks() {
     let Some(ctx) = GpuContext::for_tests() else {
         return;
     };
-    let (mut animator, _) = animator(&ctx, 24);
+    let (mut animator, grid) = animator(&ctx, 24);
+    // A view that holds every member, with room for three levels of detail along the rows.
+    let (width, height) = (480, 300);
+    let framing = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
+    let view = View {
+        camera: framing.camera,
+        width,
+        height,
+    };
+    animator.set_view(Some(view));
     let limits = animator.runtime().capacities().program_limits();
     let mut cpu = CpuRuntime::new(limits, Outputs::default(), 1);
     let id = cpu.add_package(&animator.controller().package);
@@ -67,6 +72,15 @@ fn an_animator_frame_matches_the_cpu_reference_after_ticks_with_root_motion() {
         animator.pose().unwrap();
         reference(&animator, &mut cpu, id);
     }
+    let mut histogram = [0; 3];
+    for &level in animator.levels() {
+        histogram[level as usize] += 1;
+    }
+    eprintln!("members per level: {histogram:?}");
+    assert!(
+        histogram[0] < 24,
+        "some member is posed at a coarser level: {histogram:?}"
+    );
     let moved = (start.iter().zip(animator.placements()))
         .filter(|(a, b)| a.translation.distance(b.translation) > 0.2)
         .count();
@@ -83,7 +97,11 @@ fn an_animator_frame_matches_the_cpu_reference_after_ticks_with_root_motion() {
         gpu.skinned.len()
     );
     assert_eq!(gpu.components.len(), 24 * joints);
-    assert_eq!(gpu.skinned.len(), 24 * vertices);
+    assert_eq!(
+        gpu.skinned.len(),
+        24 * vertices,
+        "every member skinned, NaN past its level"
+    );
     let run = ParityRun {
         adapter: ctx.adapter.clone(),
         seed: 0,
@@ -95,8 +113,12 @@ fn an_animator_frame_matches_the_cpu_reference_after_ticks_with_root_motion() {
             skin: Some(0),
             extent: parity::component_extent(&package.skeletons[0]),
             heroes: vec![false; animator.len()],
-            levels: vec![0; animator.len()],
-            level_vertices: Vec::new(),
+            levels: animator.levels().to_vec(),
+            level_vertices: (animator.runtime().package(PackageId(0)).unwrap().skins[0].tiers)
+                .iter()
+                .skip(1)
+                .map(|t| t.vertices.clone())
+                .collect(),
             gpu,
             cpu: cpu.outputs()[0].clone(),
         }],
@@ -255,61 +277,4 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
     let options = AnimatorOptions::default();
     let no_skeleton = Animator::new(&ctx, package, 3, tree, &[], options);
     assert!(matches!(no_skeleton, Err(AnimatorError::NoSkeleton(3))));
-}
-
-/// The example's binary, built by `cargo test` next to this test's.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    dir.join("examples")
-        .join(format!("embed{}", std::env::consts::EXE_SUFFIX))
-}
-
-#[test]
-fn the_embed_example_draws_a_posed_crowd_in_its_own_window() {
-    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embed.png");
-    let _ = std::fs::remove_file(&shot);
-    let args = ["--frames", "6", "--instances", "40", "--screenshot"];
-    let mut command = if std::env::var_os("DISPLAY").is_some() {
-        Command::new(example())
-    } else if Command::new("xvfb-run").arg("--help").output().is_ok() {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 800x600x24"]).arg(example());
-        c
-    } else if std::env::var("THRONG_ALLOW_NO_DISPLAY").as_deref() == Ok("1") {
-        return eprintln!("skipping: no DISPLAY and no xvfb-run (THRONG_ALLOW_NO_DISPLAY=1)");
-    } else {
-        panic!("no DISPLAY and no xvfb-run: install xvfb (apt-get install xvfb xauth), or set THRONG_ALLOW_NO_DISPLAY=1 to skip");
-    };
-    let out = command.args(args).arg(&shot).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success()
-        && stderr.contains("adapter")
-        && std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1")
-    {
-        return eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
-    }
-    assert!(out.status.success(), "the example failed: {stderr}");
-    let file = std::fs::File::open(&shot).expect("the example wrote its screenshot");
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap();
-    let mut rgba = vec![0; decoder.output_buffer_size().unwrap()];
-    let info = decoder.next_frame(&mut rgba).unwrap();
-    let (w, h) = (info.width as usize, info.height as usize);
-    assert_eq!((w, h), (640, 400));
-    // The backdrop is the same along a row; the crowd's saturated colours stand out of it.
-    let mut crowd = 0;
-    for row in rgba[..w * h * 4].chunks_exact(w * 4) {
-        let sky = [row[0], row[1], row[2]];
-        crowd += (row.chunks_exact(4))
-            .filter(|p| (0..3).any(|c| p[c].abs_diff(sky[c]) > 24))
-            .count();
-    }
-    let share = crowd as f64 / (w * h) as f64;
-    assert!(
-        (0.01..0.6).contains(&share),
-        "{:.1}% of the image is crowd",
-        100.0 * share
-    );
 }

@@ -605,7 +605,7 @@ fn frame_path(out: &Path, frame: u32, frames: u32) -> PathBuf {
     out.with_file_name(format!("{stem}_{frame:04}.{ext}"))
 }
 
-fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
+pub(super) fn write_png(path: &Path, image: &Image) -> Result<(), CliError> {
     throng::write_png(path, image).map_err(|e| match e {
         png::EncodingError::IoError(source) => CliError::Io {
             path: path.to_owned(),

@@ -8,6 +8,7 @@ mod inspect;
 mod parity;
 mod pose;
 mod simulate;
+mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,8 @@ enum Command {
     Demo(demo::Args),
     /// Run one state-tree instance headless on the fixed tick: states, players, events, root motion.
     Simulate(simulate::Args),
+    /// Watch a crowd in a window: orbit camera, play, pause and step the tick, members, LOD tint, stage times.
+    View(view::Args),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -52,6 +55,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),
         Command::Simulate(a) => simulate::run(a),
+        Command::View(a) => view::run(a),
         Command::Parity(a) => parity::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Demo(a) => demo::run(a),

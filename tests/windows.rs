@@ -1,0 +1,147 @@
+//! Windows on a display: examples/embed.rs and `throng view` each draw a posed crowd in a
+//! window of their own and save a screenshot. Without a `DISPLAY` they run under `xvfb-run`;
+//! with neither the tests fail, unless THRONG_ALLOW_NO_DISPLAY=1 (then they print why they
+//! skip). A missing GPU adapter skips only with THRONG_ALLOW_NO_GPU=1 (DESIGN.md §9).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A screenshot: width, height, RGBA8 rows.
+struct Shot {
+    width: usize,
+    height: usize,
+    rgba: Vec<u8>,
+}
+
+impl Shot {
+    /// Share of pixels in `x0..x1`, `y0..y1` that `f` accepts.
+    fn share(
+        &self,
+        (x0, x1): (usize, usize),
+        (y0, y1): (usize, usize),
+        f: impl Fn(&[u8]) -> bool,
+    ) -> f64 {
+        let mut hits = 0;
+        for y in y0..y1 {
+            let row = &self.rgba[y * self.width * 4..][..self.width * 4];
+            hits += row[x0 * 4..x1 * 4].chunks_exact(4).filter(|p| f(p)).count();
+        }
+        hits as f64 / ((x1 - x0) * (y1 - y0)).max(1) as f64
+    }
+
+    /// Share of the image in the crowd's saturated tints: the backdrops, the ground and the
+    /// overlay are greys and pale blues (channel spread under 80).
+    fn crowd(&self) -> f64 {
+        let spread = |p: &[u8]| p[..3].iter().max().unwrap() - p[..3].iter().min().unwrap();
+        self.share((0, self.width), (0, self.height), |p| spread(p) > 90)
+    }
+}
+
+/// Runs `program` with `args` and `--screenshot FILE` in a window and decodes the screenshot;
+/// `None` when the test is to be skipped.
+fn screenshot(name: &str, program: &Path, args: &[&str]) -> Option<Shot> {
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.png"));
+    let _ = std::fs::remove_file(&shot);
+    let mut command = if std::env::var_os("DISPLAY").is_some() {
+        Command::new(program)
+    } else if Command::new("xvfb-run").arg("--help").output().is_ok() {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24"]).arg(program);
+        c
+    } else if std::env::var("THRONG_ALLOW_NO_DISPLAY").as_deref() == Ok("1") {
+        eprintln!("skipping: no DISPLAY and no xvfb-run (THRONG_ALLOW_NO_DISPLAY=1)");
+        return None;
+    } else {
+        panic!("no DISPLAY and no xvfb-run: install xvfb (apt-get install xvfb xauth), or set THRONG_ALLOW_NO_DISPLAY=1 to skip");
+    };
+    let out = command
+        .args(args)
+        .arg("--screenshot")
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success()
+        && stderr.contains("adapter")
+        && std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1")
+    {
+        eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
+        return None;
+    }
+    assert!(out.status.success(), "{name} failed: {stderr}");
+    let file = std::fs::File::open(&shot).expect("a screenshot");
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut rgba = vec![0; decoder.output_buffer_size().unwrap()];
+    let info = decoder.next_frame(&mut rgba).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    rgba.truncate(info.buffer_size());
+    Some(Shot {
+        width: info.width as usize,
+        height: info.height as usize,
+        rgba,
+    })
+}
+
+/// The example's binary, built by `cargo test` next to this test's.
+fn example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap();
+    let path = dir
+        .join("examples")
+        .join(format!("embed{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds it, or `cargo build --example embed`",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn the_embed_example_draws_a_posed_crowd_in_its_own_window() {
+    let args = ["--frames", "6", "--instances", "40"];
+    let Some(shot) = screenshot("embed", &example(), &args) else {
+        return;
+    };
+    assert_eq!((shot.width, shot.height), (640, 400));
+    let crowd = shot.crowd();
+    assert!(
+        (0.01..0.6).contains(&crowd),
+        "{:.1}% of the image is crowd",
+        100.0 * crowd
+    );
+}
+
+#[test]
+fn throng_view_draws_the_crowd_under_its_overlay() {
+    let args = [
+        "view",
+        "--frames",
+        "5",
+        "--instances",
+        "60",
+        "--width",
+        "640",
+        "--height",
+        "400",
+    ];
+    let Some(shot) = screenshot("view", Path::new(env!("CARGO_BIN_EXE_throng")), &args) else {
+        return;
+    };
+    assert_eq!((shot.width, shot.height), (640, 400));
+    let crowd = shot.crowd();
+    assert!(
+        (0.01..0.6).contains(&crowd),
+        "{:.1}% of the image is crowd",
+        100.0 * crowd
+    );
+    // egui's dark window, top left, over the light ground and sky.
+    let dark = shot.share((24, 200), (40, 120), |p| p[..3].iter().all(|&c| c < 70));
+    assert!(
+        dark > 0.5,
+        "{:.0}% of the overlay's corner is dark",
+        100.0 * dark
+    );
+}
