@@ -7,7 +7,7 @@
 use std::error::Error;
 use std::sync::Arc;
 
-use throng::gpu::draw::{CrowdPass, Target};
+use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Scene};
 use throng::gpu::{wgpu, GpuContext};
 use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions, View};
@@ -190,10 +190,6 @@ impl Gpu {
         };
         let view = frame.texture.create_view(&Default::default());
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-        let clear = wgpu::Operations {
-            load: wgpu::LoadOp::Clear(1.0),
-            store: wgpu::StoreOp::Discard,
-        };
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                 view: &view,
@@ -201,11 +197,7 @@ impl Gpu {
                 resolve_target: None,
                 ops: wgpu::Operations::default(),
             })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &self.depth,
-                depth_ops: Some(clear),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: Some(cleared_depth(&self.depth)),
             ..Default::default()
         });
         pass.set_pipeline(&self.backdrop);

@@ -9,7 +9,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let (device, queue): (throng::gpu::wgpu::Device, throng::gpu::wgpu::Queue) = todo!();
 //! # let (width, height, view, depth): (u32, u32, throng::gpu::wgpu::TextureView, throng::gpu::wgpu::TextureView) = todo!();
-//! use throng::gpu::draw::{CrowdPass, Target};
+//! use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 //! use throng::gpu::{raster::Scene, wgpu, GpuContext};
 //! use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions};
 //!
@@ -37,11 +37,7 @@
 //!         resolve_target: None,
 //!         ops: wgpu::Operations::default(),
 //!     })],
-//!     depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-//!         view: &depth,
-//!         depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Discard }),
-//!         stencil_ops: None,
-//!     }),
+//!     depth_stencil_attachment: Some(cleared_depth(&depth)),
 //!     ..Default::default()
 //! });
 //! // ... the renderer's own draws ...

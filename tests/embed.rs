@@ -6,7 +6,7 @@ use throng::control::tree::Value;
 use throng::cpu_ref::{Batch, CpuRuntime, Instance, Outputs, Pose};
 use throng::fixtures::alloc::{allocations, Counting};
 use throng::fixtures::Formation;
-use throng::gpu::draw::{CrowdPass, Target};
+use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::parity::{self, BatchCase, ParityRun, Path as ParityPath};
 use throng::gpu::raster::{read_texture, Scene, COLOR_FORMAT, DEPTH_FORMAT};
 use throng::gpu::{wgpu, GpuContext, GpuError, PackageId};
@@ -151,14 +151,7 @@ fn frame(animator: &mut Animator, crowd: &mut CrowdPass, scene: &Scene, target: 
             resolve_target: None,
             ops: wgpu::Operations::default(),
         })],
-        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-            view: &target.depth,
-            depth_ops: Some(wgpu::Operations {
-                load: wgpu::LoadOp::Clear(1.0),
-                store: wgpu::StoreOp::Discard,
-            }),
-            stencil_ops: None,
-        }),
+        depth_stencil_attachment: Some(cleared_depth(&target.depth)),
         ..Default::default()
     });
     crowd.render(&mut pass);

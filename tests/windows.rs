@@ -29,11 +29,18 @@ impl Shot {
         hits as f64 / ((x1 - x0) * (y1 - y0)).max(1) as f64
     }
 
-    /// Share of the image in the crowd's saturated tints: the backdrops, the ground and the
-    /// overlay are greys and pale blues (channel spread under 80).
-    fn crowd(&self) -> f64 {
+    /// Checks the size, and that between 1% and 60% of the image is in the crowd's saturated
+    /// tints: the backdrops, the ground and the overlay are greys and pale blues (channel
+    /// spread under 80).
+    fn assert_a_crowd_of(&self, width: usize, height: usize) {
+        assert_eq!((self.width, self.height), (width, height));
         let spread = |p: &[u8]| p[..3].iter().max().unwrap() - p[..3].iter().min().unwrap();
-        self.share((0, self.width), (0, self.height), |p| spread(p) > 90)
+        let crowd = self.share((0, width), (0, height), |p| spread(p) > 90);
+        assert!(
+            (0.01..0.6).contains(&crowd),
+            "{:.1}% of the image is crowd",
+            100.0 * crowd
+        );
     }
 }
 
@@ -105,13 +112,7 @@ fn the_embed_example_draws_a_posed_crowd_in_its_own_window() {
     let Some(shot) = screenshot("embed", &example(), &args) else {
         return;
     };
-    assert_eq!((shot.width, shot.height), (640, 400));
-    let crowd = shot.crowd();
-    assert!(
-        (0.01..0.6).contains(&crowd),
-        "{:.1}% of the image is crowd",
-        100.0 * crowd
-    );
+    shot.assert_a_crowd_of(640, 400);
 }
 
 #[test]
@@ -130,13 +131,7 @@ fn throng_view_draws_the_crowd_under_its_overlay() {
     let Some(shot) = screenshot("view", Path::new(env!("CARGO_BIN_EXE_throng")), &args) else {
         return;
     };
-    assert_eq!((shot.width, shot.height), (640, 400));
-    let crowd = shot.crowd();
-    assert!(
-        (0.01..0.6).contains(&crowd),
-        "{:.1}% of the image is crowd",
-        100.0 * crowd
-    );
+    shot.assert_a_crowd_of(640, 400);
     // egui's dark window, top left, over the light ground and sky.
     let dark = shot.share((24, 200), (40, 120), |p| p[..3].iter().all(|&c| c < 70));
     assert!(

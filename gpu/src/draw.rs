@@ -58,6 +58,19 @@ impl Target {
     }
 }
 
+/// The depth attachment a [`CrowdPass`] expects: `view` cleared to the far plane (1.0), not
+/// kept after the pass.
+pub fn cleared_depth(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
+    wgpu::RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(1.0),
+            store: wgpu::StoreOp::Discard,
+        }),
+        stencil_ops: None,
+    }
+}
+
 /// `Frame` of raster.wgsl (224 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]

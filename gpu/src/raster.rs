@@ -13,7 +13,9 @@ use glam::{Mat4, Vec3};
 use wgpu_profiler::{GpuProfiler, GpuProfilerSettings};
 
 use crate::context::{map_read, scoped};
-use crate::draw::{draw_entries, draw_layout, range, raster_module, render_pipeline};
+use crate::draw::{
+    cleared_depth, draw_entries, draw_layout, range, raster_module, render_pipeline,
+};
 pub use crate::draw::{CrowdPass, Target};
 use crate::layout::align_up;
 use crate::{GpuContext, GpuError, Runtime};
@@ -614,18 +616,6 @@ fn unpad(
         height,
         rgba,
     })
-}
-
-/// A depth attachment cleared to the far plane and not kept after the pass.
-fn cleared_depth(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
-    wgpu::RenderPassDepthStencilAttachment {
-        view,
-        depth_ops: Some(wgpu::Operations {
-            load: wgpu::LoadOp::Clear(1.0),
-            store: wgpu::StoreOp::Discard,
-        }),
-        stencil_ops: None,
-    }
 }
 
 /// Copies `t`'s colour texture into its readback buffer (rows padded to

@@ -14,7 +14,7 @@ use std::time::Instant;
 use glam::Vec3;
 use throng::control::tree::Value;
 use throng::fixtures::Formation;
-use throng::gpu::draw::{CrowdPass, Target};
+use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Camera, Scene, BACKGROUND, DEPTH_FORMAT};
 use throng::gpu::{wgpu, GpuContext, StageTimes, Visibility};
 use throng::{Animator, AnimatorOptions, View};
@@ -400,14 +400,7 @@ impl Viewer {
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
+                depth_stencil_attachment: Some(cleared_depth(&self.depth)),
                 ..Default::default()
             })
             .forget_lifetime();
