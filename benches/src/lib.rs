@@ -5,7 +5,8 @@
 //! uploaded per instance and resident ([`Report`]). The `throng bench` command drives it;
 //! docs/benchmark.md says how to read it. The criterion benches in `benches/` time the CPU
 //! kernels one by one. [`codec`] compares the reference and compressed clip encodings (pose
-//! only) for the same subjects and crowds; [`Report::codec`] holds what it found.
+//! only) for the same subjects and crowds; [`Report::codec`] holds what it found. [`control`]
+//! times the authoritative control tick beside the pose ([`Report::control`]).
 //!
 //! Every path does the same work per frame: the same programs, advanced by one 60 Hz frame, in
 //! pose-only frames (program + FK: component transforms of every instance) and whole frames
@@ -15,6 +16,7 @@
 //! Without a forced mapping the GPU pose is measured in both mappings, side by side.
 
 pub mod codec;
+pub mod control;
 pub mod cpu;
 pub mod crowd;
 pub mod gpu;
@@ -32,6 +34,7 @@ use throng_fixtures::{BenchShape, ProgramSet};
 use throng_gpu::{GpuContext, GpuError, Mapping};
 
 pub use codec::{Codec, CodecRow, Pair};
+pub use control::ControlRow;
 pub use cpu::CpuCrowd;
 pub use crowd::CrowdRow;
 pub use gpu::{GpuCrowd, GpuFrame};
@@ -227,6 +230,7 @@ pub fn run(
         codec: Codec::default(),
         crowd: Vec::new(),
         lod: Vec::new(),
+        control: Vec::new(),
     })
 }
 
@@ -238,7 +242,7 @@ fn other_mapping(m: Mapping) -> Mapping {
 }
 
 /// The CPU frame oracle's pose-only and (with `skin`) whole frames, on one thread or over rayon.
-fn time_cpu(
+pub(crate) fn time_cpu(
     subject: &Subject,
     set: &mut ProgramSet,
     cpu: &mut CpuCrowd,

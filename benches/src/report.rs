@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
-use crate::{Codec, CrowdRow, LodRow};
+use crate::{Codec, ControlRow, CrowdRow, LodRow};
 use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
@@ -31,6 +31,9 @@ pub struct Report {
     /// The GPU pose pass at each skeleton LOD level ([`crate::lod::run`]); empty unless the
     /// caller ran it.
     pub lod: Vec<LodRow>,
+    /// The control tick per instance beside the pose ([`crate::control::run`]); empty unless
+    /// the caller ran it.
+    pub control: Vec<ControlRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -385,6 +388,7 @@ impl Report {
         s.push_str(&self.codec.table());
         s.push_str(&lod_table(&self.lod));
         s.push_str(&crowd_table(&self.crowd));
+        s.push_str(&control_table(&self.control));
         s
     }
 
@@ -522,6 +526,36 @@ fn opt(x: Option<f64>) -> String {
 
 fn times(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{}×", num(x)))
+}
+
+/// The control table: a tick per instance on one thread and on rayon, against the pose.
+fn control_table(rows: &[ControlRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\ncontrol: one tick of the crowd tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose"
+    );
+    let _ = writeln!(
+        s,
+        "{:<22} {:>7} {:>7} | {:>9} {:>9} {:>6}",
+        "subject", "N", "threads", "tick ns", "pose ns", "ratio"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<22} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3}",
+            r.subject,
+            r.instances,
+            r.threads,
+            r.ns_per_instance_tick,
+            r.pose_ns_per_instance,
+            r.tick_over_pose
+        );
+    }
+    s
 }
 
 /// The LOD table: pose-only frames per skeleton LOD level, and each level's time against level 0.

@@ -290,6 +290,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
         },
         crowd: Vec::new(),
         lod: Vec::new(),
+        control: Vec::new(),
     };
     let table = report.table();
     println!("{table}");
@@ -426,6 +427,7 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         codec: Codec::default(),
         crowd: rows,
         lod: Vec::new(),
+        control: Vec::new(),
     };
     assert!(report.table().contains("crowd: whole frames with raster"));
     let json = serde_json::to_value(&report).unwrap();
@@ -469,6 +471,7 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
         codec: Codec::default(),
         crowd: Vec::new(),
         lod: rows,
+        control: Vec::new(),
     };
     assert!(report
         .table()
@@ -476,5 +479,53 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
     let json = serde_json::to_value(&report).unwrap();
     for key in ["shape", "instances", "level", "joints", "pose_ms"] {
         assert!(!json["lod"][0][key].is_null(), "{key}");
+    }
+}
+
+#[test]
+fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        frames: 3,
+        budget_ms: 1e9,
+        ..Options::default()
+    };
+    let mut seen = 0;
+    let rows = throng_bench::control::run(&subject, &[64, 300], &options, |_| seen += 1).unwrap();
+    let threads = rayon::current_num_threads();
+    let shape: Vec<(usize, usize)> = rows.iter().map(|r| (r.instances, r.threads)).collect();
+    assert_eq!(shape, [(64, 1), (64, threads), (300, 1), (300, threads)]);
+    assert_eq!(seen, 4);
+    for r in &rows {
+        assert!(
+            r.ns_per_instance_tick > 0.0 && r.pose_ns_per_instance > 0.0,
+            "{r:?}"
+        );
+        assert_eq!(r.ticks, 3);
+        let ratio = r.ns_per_instance_tick / r.pose_ns_per_instance;
+        assert!((r.tick_over_pose - ratio).abs() < 1e-9, "{r:?}");
+    }
+    let report = Report {
+        adapter: None,
+        rayon_threads: threads,
+        frames_max: 3,
+        budget_ms: 0.0,
+        rows: Vec::new(),
+        codec: Codec::default(),
+        crowd: Vec::new(),
+        lod: Vec::new(),
+        control: rows,
+    };
+    assert!(report
+        .table()
+        .contains("control: one tick of the crowd tree"));
+    let json = serde_json::to_value(&report).unwrap();
+    for key in [
+        "instances",
+        "threads",
+        "ns_per_instance_tick",
+        "pose_ns_per_instance",
+    ] {
+        assert!(json["control"][0][key].is_number(), "{key}");
     }
 }

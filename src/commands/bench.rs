@@ -91,6 +91,12 @@ pub fn run(a: Args) -> Result<(), CliError> {
     if let (Some(ctx), Some(&most)) = (gpu.as_ref(), options.instances.iter().max()) {
         report.lod = throng_bench::lod::run(ctx, &subjects[0], most, &options, lod_progress)?;
     }
+    report.control = throng_bench::control::run(
+        &subjects[0],
+        &throng_bench::control::CONTROL_INSTANCES,
+        &options,
+        control_progress,
+    )?;
     if let (true, Some(ctx)) = (a.crowd, gpu.as_ref()) {
         report.crowd = throng_bench::crowd::run(
             ctx,
@@ -127,6 +133,13 @@ fn progress(r: &Row) {
 }
 
 /// One line on stderr per measured crowd row.
+fn control_progress(r: &throng_bench::ControlRow) {
+    eprintln!(
+        "measured control {} × {} on {} thread(s): {:.0} ns per instance per tick",
+        r.subject, r.instances, r.threads, r.ns_per_instance_tick
+    );
+}
+
 fn lod_progress(r: &throng_bench::LodRow) {
     eprintln!(
         "measured skeleton LOD {} / {} × {} at level {} ({} joints): {:.2} ms",

@@ -1,0 +1,127 @@
+//! The control table (`throng bench`): one authoritative tick of the crowd tree
+//! (`fixtures/trees/crowd.toml`) per instance, on one thread and over rayon, beside the CPU
+//! reference's one-clip pose of one instance (program + FK, one thread) measured in the same
+//! run. Inputs (`speed`, `wave`) change every tick outside the timed region, as a game's would,
+//! so transitions, fades and sync run; only `Crowd::tick` is timed.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use throng_control::crowd::Crowd;
+use throng_control::instance::Controller;
+use throng_control::tree::Value;
+use throng_fixtures::BenchShape;
+
+use crate::timing::{measure, median, ms_since};
+use crate::{time_cpu, BenchError, CpuCrowd, Options, Subject};
+
+/// Instance counts of the control table.
+pub const CONTROL_INSTANCES: [usize; 3] = [1_000, 10_000, 100_000];
+/// Instances of the one-clip pose the tick is set beside.
+const POSE_INSTANCES: usize = 1_000;
+/// Control ticks per second.
+const TICK_HZ: f64 = 30.0;
+
+/// One row of the control table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ControlRow {
+    pub subject: String,
+    pub instances: usize,
+    /// Threads ticking: 1, or the rayon pool's.
+    pub threads: usize,
+    /// Median tick time per instance, ns, and the ticks timed.
+    pub ns_per_instance_tick: f64,
+    pub ticks: usize,
+    /// The CPU reference's one-clip pose-only frame per instance (one thread), ns.
+    pub pose_ns_per_instance: f64,
+    /// `ns_per_instance_tick / pose_ns_per_instance`.
+    pub tick_over_pose: f64,
+}
+
+/// The control table for the generated character `subject` at `counts`: a row per count for
+/// one thread and for the rayon pool.
+pub fn run(
+    subject: &Subject,
+    counts: &[usize],
+    options: &Options,
+    mut on_row: impl FnMut(&ControlRow),
+) -> Result<Vec<ControlRow>, BenchError> {
+    let unusable = |why: String| BenchError::Unusable {
+        subject: subject.name.clone(),
+        why,
+    };
+    let tree = throng_control::tree::load(
+        throng_fixtures::CROWD_TREE,
+        "crowd.toml",
+        &subject.package,
+        subject.skeleton,
+    )
+    .map_err(|e| unusable(e.to_string()))?;
+    let ctl = Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
+        .map_err(|e| unusable(e.to_string()))?;
+    let pose_ns = pose_ns_per_instance(subject, options)?;
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| unusable(format!("a one-thread pool: {e}")))?;
+    let mut rows = Vec::new();
+    for &n in counts {
+        let mut crowd = Crowd::new(&ctl, n).map_err(|e| unusable(e.to_string()))?;
+        for threads in [1, rayon::current_num_threads()] {
+            let mut tick = 0;
+            let ticks = measure(options.frames, options.budget_ms, |_| {
+                set_inputs(&ctl, &mut crowd, tick)?;
+                tick += 1;
+                let start = Instant::now();
+                match threads {
+                    1 => one.install(|| crowd.tick(&ctl)),
+                    _ => crowd.tick(&ctl),
+                }
+                let ms = ms_since(start);
+                match crowd.failures().next() {
+                    Some((id, e)) => Err(unusable(format!("instance {id}'s tick: {e}"))),
+                    None => Ok((ms, ms)),
+                }
+            })?;
+            let ns = median(ticks.iter().copied()) * 1e6 / n.max(1) as f64;
+            let row = ControlRow {
+                subject: subject.name.clone(),
+                instances: n,
+                threads,
+                ns_per_instance_tick: ns,
+                ticks: ticks.len(),
+                pose_ns_per_instance: pose_ns,
+                tick_over_pose: ns / pose_ns.max(1e-9),
+            };
+            on_row(&row);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// Each instance's `speed` (0 to 6 in steps, changing every tick) and `wave` (a third of the
+/// instances, in spans of 20 ticks) for tick `tick`.
+fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), BenchError> {
+    for (i, s) in crowd.instances.iter_mut().enumerate() {
+        let speed = ((i as u64 * 37 + tick) % 60) as f64 / 10.0;
+        let wave = (i as u64 + tick / 20).is_multiple_of(3);
+        let set = ctl
+            .set_input(s, "speed", Value::Float(speed))
+            .and_then(|()| ctl.set_input(s, "wave", Value::Bool(wave)));
+        set.map_err(|e| BenchError::Unusable {
+            subject: "crowd tree".into(),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The CPU reference's one-clip pose-only frame of [`POSE_INSTANCES`] instances on one
+/// thread, per instance, ns.
+fn pose_ns_per_instance(subject: &Subject, options: &Options) -> Result<f64, BenchError> {
+    let mut set = subject.programs(BenchShape::OneClip, POSE_INSTANCES);
+    let mut cpu = CpuCrowd::new(subject, POSE_INSTANCES, 1, 0);
+    let timing = time_cpu(subject, &mut set, &mut cpu, options, false, false)?;
+    Ok(timing.pose_ms * 1e6 / POSE_INSTANCES as f64)
+}
