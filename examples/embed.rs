@@ -105,7 +105,8 @@ impl Gpu {
         let size = winit::dpi::PhysicalSize::new(640, 400);
         let attributes = Window::default_attributes()
             .with_title("throng")
-            .with_inner_size(size);
+            .with_inner_size(size)
+            .with_resizable(false);
         let window = Arc::new(event_loop.create_window(attributes)?);
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let surface = instance.create_surface(window.clone())?;

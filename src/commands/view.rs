@@ -177,6 +177,7 @@ struct Viewer {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
     gpu: GpuContext,
+    target: Target,
     depth: wgpu::TextureView,
     crowd: CrowdPass,
     animator: Animator,
@@ -243,6 +244,7 @@ impl Viewer {
             window,
             surface,
             config,
+            target,
             depth,
             crowd,
             orbit: Orbit::from_camera(&scene.camera),
@@ -273,6 +275,7 @@ impl Viewer {
             return;
         }
         match event {
+            WindowEvent::Resized(size) => self.resize(size.width, size.height),
             WindowEvent::MouseInput {
                 state,
                 button: MouseButton::Left,
@@ -305,6 +308,16 @@ impl Viewer {
             }
             _ => {}
         }
+    }
+
+    /// The surface and depth at the window's new size (nothing while it is minimised).
+    fn resize(&mut self, width: u32, height: u32) {
+        if width == 0 || height == 0 {
+            return;
+        }
+        (self.config.width, self.config.height) = (width, height);
+        self.surface.configure(&self.gpu.device, &self.config);
+        self.depth = self.target.depth_view(&self.gpu.device, (width, height));
     }
 
     /// One frame: the tick when playing (or stepping), the pose, the overlay, one render pass.
@@ -347,6 +360,14 @@ impl Viewer {
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) => t,
             wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            // Skip the frame: the window is hidden, or its surface is reconfigured for the next.
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+                return Ok(())
+            }
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface.configure(&self.gpu.device, &self.config);
+                return Ok(());
+            }
             other => return Err(window_error(format!("no surface texture: {other:?}"))),
         };
         let view = frame.texture.create_view(&Default::default());
