@@ -239,8 +239,8 @@ impl Clip {
             if st.kind != SubTrackKind::Animated {
                 return codec::sample_vec3(c, st, 0);
             }
-            let v0 = codec::sample_vec3(c, st, b.i0)?;
-            return Some(v0.lerp(codec::sample_vec3(c, st, b.i1)?, b.u));
+            let (v0, v1) = codec::sample_vec3_pair(c, st, b.i0, b.i1)?;
+            return Some(v0.lerp(v1, b.u));
         }
         let lerp = |a, c, u| Vec3::from_array(a).lerp(Vec3::from_array(c), u).to_array();
         self.sub_track(track, b, lerp).map(Vec3::from_array)
@@ -252,8 +252,8 @@ impl Clip {
             if st.kind != SubTrackKind::Animated {
                 return codec::sample_quat(c, st, 0);
             }
-            let q0 = codec::sample_quat(c, st, b.i0)?;
-            return Some(nlerp_shortest(q0, codec::sample_quat(c, st, b.i1)?, b.u));
+            let (q0, q1) = codec::sample_quat_pair(c, st, b.i0, b.i1)?;
+            return Some(nlerp_shortest(q0, q1, b.u));
         }
         let nlerp =
             |a, c, u| nlerp_shortest(Quat::from_array(a), Quat::from_array(c), u).to_array();

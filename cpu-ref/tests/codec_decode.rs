@@ -7,7 +7,9 @@ use glam::{Affine3A, Quat, Vec3};
 use proptest::prelude::*;
 use throng_cpu_ref::clip::{sample_clip, sample_joint};
 use throng_cpu_ref::codec::bits::Writer;
-use throng_cpu_ref::codec::{decode_components, sample_quat, sample_vec3, CompressedClip};
+use throng_cpu_ref::codec::{
+    decode_components, decode_pair, sample_quat, sample_vec3, CompressedClip,
+};
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrack, SubTrackKind, Trs, NO_PARENT};
 
 /// One joint: translation animated (sub-track 0), rotation animated rebuilding x (sub-track 1),
@@ -208,6 +210,47 @@ fn a_truncated_stream_samples_as_rest_without_panicking() {
     }
     sample_clip(&clip, &skeleton, 1.0, &mut pose);
     assert_eq!(pose[0], Trs::IDENTITY, "nothing left to read: rest");
+}
+
+/// Decoding the two samples an interpolation brackets at once (one header read when they share
+/// a segment) gives the two single decodes bit for bit, within a segment and across one, on the
+/// hand-built stream and on every animated sub-track of the character's clips.
+#[test]
+fn a_pair_decodes_as_two_single_samples_within_and_across_segments() {
+    let (hand, _, _) = hand_built();
+    let (_, compressed) = character();
+    let clips = compressed.clips.iter();
+    let streams: Vec<(&CompressedClip, u32)> = std::iter::once((&hand, 3))
+        .chain(clips.filter_map(|c| Some((c.compressed.as_ref()?, c.sample_count))))
+        .collect();
+    let mut pairs = 0;
+    for (c, samples) in streams {
+        for a in 0..c.animated {
+            for i0 in 0..samples {
+                let i1 = (i0 + 1).min(samples - 1);
+                let single = (decode_components(c, a, i0), decode_components(c, a, i1));
+                let bits = |v: [f32; 3]| v.map(f32::to_bits);
+                let pair = decode_pair(c, a, i0, i1).expect("both samples exist");
+                assert_eq!(
+                    bits(pair.0),
+                    bits(single.0.unwrap()),
+                    "sub-track {a} at {i0}"
+                );
+                assert_eq!(
+                    bits(pair.1),
+                    bits(single.1.unwrap()),
+                    "sub-track {a} at {i1}"
+                );
+                pairs += 1;
+            }
+            assert_eq!(
+                decode_pair(c, a, 0, u32::MAX),
+                None,
+                "past the segment table"
+            );
+        }
+    }
+    assert!(pairs > 1000, "{pairs} pairs");
 }
 
 /// The generated character cooked with `standard`, in both encodings.

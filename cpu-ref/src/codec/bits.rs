@@ -26,6 +26,18 @@ pub fn read(words: &[u32], pos: u64, n: u32) -> Option<u32> {
     })
 }
 
+/// The bits of `words` from bit `pos` on, as many as the four words from `pos`'s hold (at least
+/// 97: three 32-bit fields), bit 0 of the result being bit `pos`; words past the end read as
+/// zero (the caller checks that the bits it uses lie in the stream).
+pub fn window(words: &[u32], pos: u64) -> u128 {
+    let word = usize::try_from(pos / 32).unwrap_or(usize::MAX);
+    let at = |k: usize| {
+        let w = word.checked_add(k).and_then(|i| words.get(i));
+        u128::from(w.copied().unwrap_or(0))
+    };
+    (at(0) | at(1) << 32 | at(2) << 64 | at(3) << 96) >> (pos % 32)
+}
+
 /// Appends bit fields to a word stream.
 #[derive(Clone, Debug, Default)]
 pub struct Writer {
@@ -90,6 +102,36 @@ mod tests {
             pos += u64::from(n);
         }
         assert_eq!(pos, w.len);
+    }
+
+    #[test]
+    fn a_window_holds_the_fields_a_read_gives() {
+        let words = [
+            0x8765_4321,
+            0xfedc_ba98,
+            0x0f0f_0f0f,
+            0x1234_5678,
+            0x9abc_def0,
+        ];
+        for pos in 0..160u64 {
+            let window = window(&words, pos);
+            // Three fields of up to 32 bits each, side by side, as a sample's x, y and z.
+            let mut at = 0;
+            for n in [32, 32, 32, 1, 7, 24, 13] {
+                if pos + at + u64::from(n) > 160 || at + n as u64 > 96 {
+                    break;
+                }
+                let field = (window >> at) as u32 & (u32::MAX >> (32 - n));
+                assert_eq!(
+                    Some(field),
+                    read(&words, pos + at, n),
+                    "{n} bits at {}",
+                    pos + at
+                );
+                at += u64::from(n);
+            }
+        }
+        assert_eq!(window(&words, 200), 0, "past the end reads as zero");
     }
 
     #[test]

@@ -65,44 +65,75 @@ pub fn rebuilt_component(c: &CompressedClip, a: u32) -> Option<u32> {
     c.words.get(at).copied()
 }
 
+/// The first word of segment `segment`.
+fn segment_start(c: &CompressedClip, segment: u32) -> Option<usize> {
+    let table = segment_table(c.animated);
+    Some(*c.words.get(table.checked_add(segment as usize)?)? as usize)
+}
+
 /// The first word of segment `segment` and the header of animated sub-track `a` in it.
 pub fn header(c: &CompressedClip, segment: u32, a: u32) -> Option<(usize, Header)> {
-    let table = segment_table(c.animated);
-    let start = *c.words.get(table.checked_add(segment as usize)?)? as usize;
-    let at = (start as u64 + HEADER_WORDS as u64 * u64::from(a)) * 32;
-    let field = |offset: u32, n: u32| bits::read(&c.words, at + u64::from(offset), n);
+    let start = segment_start(c, segment)?;
+    Some((start, header_at(c, start, a)?))
+}
+
+/// The header of animated sub-track `a` in the segment that starts at word `start`: two whole
+/// words (a header starts on a word boundary), fields cut out of them.
+fn header_at(c: &CompressedClip, start: usize, a: u32) -> Option<Header> {
+    let at = start.checked_add(HEADER_WORDS.checked_mul(a as usize)?)?;
+    let pair = c.words.get(at..at.checked_add(2)?)?;
+    let bits = u64::from(pair[0]) | u64::from(pair[1]) << 32;
+    let field = |offset: u32, n: u32| ((bits >> offset) & ((1u64 << n) - 1)) as u32;
     let width = |k: u32| field(WIDTH_AT + k * WIDTH_BITS, WIDTH_BITS);
     let hi = |k: u32| field(HI_AT + k * HI_BITS, HI_BITS);
-    let header = Header {
-        offset: field(0, OFFSET_BITS)?,
-        shift: field(SHIFT_AT, SHIFT_BITS)?,
-        widths: [width(0)?, width(1)?, width(2)?],
-        hi: [hi(0)?, hi(1)?, hi(2)?],
-    };
-    Some((start, header))
+    Some(Header {
+        offset: field(0, OFFSET_BITS),
+        shift: field(SHIFT_AT, SHIFT_BITS),
+        widths: [width(0), width(1), width(2)],
+        hi: [hi(0), hi(1), hi(2)],
+    })
 }
 
 /// The clip-level integers `K` (x, y, z) of sample `i` of animated sub-track `a`.
 pub fn decode_k(c: &CompressedClip, a: u32, i: u32) -> Option<[u32; 3]> {
     let segment = i.checked_div(c.segment_length)?;
-    let local = i - segment * c.segment_length;
     let (start, h) = header(c, segment, a)?;
-    let data = (start as u64 + HEADER_WORDS as u64 * u64::from(c.animated)) * 32;
-    let mut pos = data + u64::from(h.offset) + u64::from(local) * u64::from(h.sample_bits());
-    let mut k = [0u32; 3];
-    for (out, (&width, &hi)) in k.iter_mut().zip(h.widths.iter().zip(&h.hi)) {
-        let q = bits::read(&c.words, pos, width)?;
-        pos += u64::from(width);
-        *out = (hi << LO_SHIFT).wrapping_add(q.wrapping_shl(h.shift));
-    }
-    Some(k)
+    k_in_segment(c, (start, &h), i - segment * c.segment_length)
 }
 
-/// The dequantised components of sample `i` of animated sub-track `a`.
-pub fn decode_components(c: &CompressedClip, a: u32, i: u32) -> Option<Components> {
-    let k = decode_k(c, a, i)?;
+/// `K` of sample `local` of the segment that starts at word `start`, under header `h`: the
+/// sample's bits (x, y, z together, at most 3 × [`super::layout::MAX_WIDTH`]) checked to lie in
+/// the stream once, then cut out of one window of the (up to three) words they touch.
+fn k_in_segment(c: &CompressedClip, (start, h): (usize, &Header), local: u32) -> Option<[u32; 3]> {
+    let data = (start as u64 + HEADER_WORDS as u64 * u64::from(c.animated)) * 32;
+    let pos = data + u64::from(h.offset) + u64::from(local) * u64::from(h.sample_bits());
+    let [wx, wy, wz] = h.widths;
+    if wx.max(wy).max(wz) > 32 {
+        return None;
+    }
+    let end = pos + u64::from(h.sample_bits());
+    if h.sample_bits() > 0 && end > c.words.len() as u64 * 32 {
+        return None;
+    }
+    let window = bits::window(&c.words, pos);
+    let field = |at: u32, n: u32| match n {
+        0 => 0,
+        n => (window >> at) as u32 & (u32::MAX >> (32 - n)),
+    };
+    let q = [field(0, wx), field(wx, wy), field(wx + wy, wz)];
+    Some(std::array::from_fn(|axis| {
+        (h.hi[axis] << LO_SHIFT).wrapping_add(q[axis].wrapping_shl(h.shift))
+    }))
+}
+
+/// The range words (base, step per axis, rebuilt component) of animated sub-track `a`.
+fn range_words(c: &CompressedClip, a: u32) -> Option<&[u32]> {
     let range = (a as usize).checked_mul(RANGE_WORDS)?;
-    let words = c.words.get(range..range.checked_add(RANGE_WORDS)?)?;
+    c.words.get(range..range.checked_add(RANGE_WORDS)?)
+}
+
+/// `K` dequantised with the range words `words`.
+fn dequantized(words: &[u32], k: [u32; 3]) -> Components {
     let value = |axis: usize| {
         dequantize(
             f32::from_bits(words[2 * axis]),
@@ -110,7 +141,33 @@ pub fn decode_components(c: &CompressedClip, a: u32, i: u32) -> Option<Component
             k[axis],
         )
     };
-    Some([value(0), value(1), value(2)])
+    [value(0), value(1), value(2)]
+}
+
+/// The dequantised components of sample `i` of animated sub-track `a`.
+pub fn decode_components(c: &CompressedClip, a: u32, i: u32) -> Option<Components> {
+    let k = decode_k(c, a, i)?;
+    Some(dequantized(range_words(c, a)?, k))
+}
+
+/// The dequantised components of samples `i0` and `i1` of animated sub-track `a` (the two
+/// samples an interpolation brackets): the range words and, when both lie in one segment, the
+/// segment's header are read once. The same values as two [`decode_components`].
+pub fn decode_pair(
+    c: &CompressedClip,
+    a: u32,
+    i0: u32,
+    i1: u32,
+) -> Option<(Components, Components)> {
+    let words = range_words(c, a)?;
+    let (s0, s1) = (i0.checked_div(c.segment_length)?, i1 / c.segment_length);
+    let (start0, h0) = header(c, s0, a)?;
+    let k0 = k_in_segment(c, (start0, &h0), i0 - s0 * c.segment_length)?;
+    let k1 = match s1 == s0 {
+        true => k_in_segment(c, (start0, &h0), i1 - s1 * c.segment_length)?,
+        false => decode_k(c, a, i1)?,
+    };
+    Some((dequantized(words, k0), dequantized(words, k1)))
 }
 
 /// `N` raw f32 words at `offset` (a constant sub-track's value).
@@ -144,4 +201,31 @@ pub fn sample_quat(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Quat> {
             rebuilt_component(c, st.offset)?,
         )),
     }
+}
+
+/// Samples `i0` and `i1` of an animated t or s sub-track ([`decode_pair`]).
+pub fn sample_vec3_pair(
+    c: &CompressedClip,
+    st: SubTrack,
+    i0: u32,
+    i1: u32,
+) -> Option<(Vec3, Vec3)> {
+    let (v0, v1) = decode_pair(c, st.offset, i0, i1)?;
+    Some((Vec3::from_array(v0), Vec3::from_array(v1)))
+}
+
+/// Samples `i0` and `i1` of an animated q sub-track ([`decode_pair`]), each with its rebuilt
+/// component.
+pub fn sample_quat_pair(
+    c: &CompressedClip,
+    st: SubTrack,
+    i0: u32,
+    i1: u32,
+) -> Option<(Quat, Quat)> {
+    let rebuilt = rebuilt_component(c, st.offset)?;
+    let (v0, v1) = decode_pair(c, st.offset, i0, i1)?;
+    Some((
+        rotation_from_stored(v0, rebuilt),
+        rotation_from_stored(v1, rebuilt),
+    ))
 }
