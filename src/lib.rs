@@ -6,13 +6,16 @@
 //! `throng` binary is a thin command-line tool over them (`throng --help`).
 //!
 //! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let (device, queue): (throng::gpu::wgpu::Device, throng::gpu::wgpu::Queue) = todo!();
-//! # let (width, height, view, depth): (u32, u32, throng::gpu::wgpu::TextureView, throng::gpu::wgpu::TextureView) = todo!();
 //! use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 //! use throng::gpu::{raster::Scene, wgpu, GpuContext};
 //! use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions};
 //!
+//! /// The renderer's device and queue, its colour and depth views of `width` × `height`.
+//! fn crowd_in_my_renderer(
+//!     (device, queue): (wgpu::Device, wgpu::Queue),
+//!     (view, depth): (&wgpu::TextureView, &wgpu::TextureView),
+//!     (width, height): (u32, u32),
+//! ) -> Result<(), Box<dyn std::error::Error>> {
 //! // Once: wrap the renderer's device (made with GpuContext::required_limits), cook a
 //! // character, place a crowd, and make the draw for the renderer's formats.
 //! let ctx = GpuContext::from_device(device, queue)?;
@@ -32,19 +35,20 @@
 //! let mut encoder = ctx.device.create_command_encoder(&Default::default());
 //! let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
 //!     color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-//!         view: &view,
+//!         view,
 //!         depth_slice: None,
 //!         resolve_target: None,
 //!         ops: wgpu::Operations::default(),
 //!     })],
-//!     depth_stencil_attachment: Some(cleared_depth(&depth)),
+//!     depth_stencil_attachment: Some(cleared_depth(depth)),
 //!     ..Default::default()
 //! });
 //! // ... the renderer's own draws ...
 //! crowd.render(&mut pass);
 //! drop(pass);
 //! ctx.queue.submit([encoder.finish()]);
-//! # Ok(()) }
+//! Ok(())
+//! }
 //! ```
 
 mod animator;
