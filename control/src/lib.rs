@@ -6,7 +6,8 @@
 //! ticks give the same events, root motion and programs bit for bit, on any number of threads.
 //!
 //! Entry points: [`tree::load`] a tree for a package, bind it in an [`instance::Controller`],
-//! then tick one [`instance::InstanceState`] or a whole [`crowd::Crowd`].
+//! then tick one [`instance::InstanceState`] or a whole [`crowd::Crowd`]. [`sprite`] plays
+//! flipbook clips of an atlas on the same tick.
 
 pub mod blend;
 pub mod crowd;
@@ -19,4 +20,5 @@ pub mod program;
 pub mod root_motion;
 pub mod script;
 pub mod span;
+pub mod sprite;
 pub mod tree;
