@@ -2,42 +2,16 @@
 
 mod ik_support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use glam::Vec3;
 use ik_support::{character, character_rest, joint};
 use throng_cpu_ref::ik::{
     place_feet, solve_aim, solve_fabrik, solve_two_bone, Aim, Fabrik, FootPlacement, FootState,
     Ground, IkResult, IkStatus, Leg, TwoBone,
 };
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use throng_fixtures::alloc::{allocations, Counting};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+static ALLOCATOR: Counting = Counting;
 
 #[test]
 fn solves_do_not_allocate() {
@@ -91,67 +65,62 @@ fn solves_do_not_allocate() {
     let hand_target = p.at(arm[3]) + Vec3::new(-0.1, 0.3, 0.3);
     let look = p.at(head[2]) + Vec3::new(0.5, 0.2, 1.0);
 
-    let before = allocations();
-    for k in 0..10 {
-        let w = k as f32 / 10.0;
-        let r = solve_two_bone(
-            &p.skeleton,
-            &mut p.local,
-            &mut p.component,
-            &TwoBone {
-                weight: w,
-                ..TwoBone::new(thigh, calf, foot, knee_target)
-            },
-        );
-        assert!(r.is_ok());
-        let r = solve_fabrik(
-            &p.skeleton,
-            &mut p.local,
-            &mut p.component,
-            &arm,
-            &Fabrik {
-                weight: w,
-                ..Fabrik::new(hand_target)
-            },
-        );
-        assert!(r.is_ok());
-        let r = solve_aim(
-            &p.skeleton,
-            &mut p.local,
-            &mut p.component,
-            &Aim::new(look, Vec3::Z, Vec3::Y),
-            &head,
-            &[0.3, 0.5, 1.0],
-        );
-        assert!(r.is_ok());
-        let r = place_feet(
-            &p.skeleton,
-            &mut p.local,
-            &mut p.component,
-            &feet,
-            &ground,
-            0.016,
-            &mut state,
-            &mut results,
-        );
-        assert!(r.is_ok());
-        // Errors allocate nothing either.
-        let e = solve_two_bone(
-            &p.skeleton,
-            &mut p.local,
-            &mut p.component,
-            &TwoBone::new(foot, calf, thigh, knee_target),
-        );
-        assert!(e.is_err());
-    }
-    let during = allocations() - before;
+    let during = allocations(|| {
+        for k in 0..10 {
+            let w = k as f32 / 10.0;
+            let r = solve_two_bone(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &TwoBone {
+                    weight: w,
+                    ..TwoBone::new(thigh, calf, foot, knee_target)
+                },
+            );
+            assert!(r.is_ok());
+            let r = solve_fabrik(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &arm,
+                &Fabrik {
+                    weight: w,
+                    ..Fabrik::new(hand_target)
+                },
+            );
+            assert!(r.is_ok());
+            let r = solve_aim(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &Aim::new(look, Vec3::Z, Vec3::Y),
+                &head,
+                &[0.3, 0.5, 1.0],
+            );
+            assert!(r.is_ok());
+            let r = place_feet(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &feet,
+                &ground,
+                0.016,
+                &mut state,
+                &mut results,
+            );
+            assert!(r.is_ok());
+            // Errors allocate nothing either.
+            let e = solve_two_bone(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &TwoBone::new(foot, calf, thigh, knee_target),
+            );
+            assert!(e.is_err());
+        }
+    });
     // The counter itself works: this Vec is counted.
-    let probe = allocations();
-    let v: Vec<u8> = Vec::with_capacity(16);
-    assert!(
-        allocations() > probe,
-        "the counting allocator does not count"
-    );
-    drop(v);
+    let counted = allocations(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(16))));
+    assert!(counted > 0, "the counting allocator does not count");
     assert_eq!(during, 0, "IK solves allocated {during} times");
 }

@@ -2,39 +2,13 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use glam::Affine3A;
 use throng_cpu_ref::program::NO_MASK;
 use throng_cpu_ref::{Assets, Evaluator, Mask, PoseOp, Program, ProgramLimits, SkinBinding};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use throng_fixtures::alloc::{allocations, Counting};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+static ALLOCATOR: Counting = Counting;
 
 #[test]
 fn run_does_not_allocate() {
@@ -71,16 +45,15 @@ fn run_does_not_allocate() {
         weights: vec![],
     };
     let mut ev = Evaluator::new(ProgramLimits::default(), rig.joint_count(), 6);
-    let before = allocations();
-    for _ in 0..10 {
-        ev.run(&program, &assets).expect("valid program");
-    }
-    assert!(ev.run(&bad, &assets).is_err());
-    let during = allocations() - before;
+    let during = allocations(|| {
+        for _ in 0..10 {
+            ev.run(&program, &assets).expect("valid program");
+        }
+        assert!(ev.run(&bad, &assets).is_err());
+    });
     // The counter itself works: this Vec is counted.
-    let v = std::hint::black_box(vec![1u8; 16]);
-    assert!(allocations() > before + during, "allocator counts");
-    drop(v);
+    let counted = allocations(|| drop(std::hint::black_box(vec![1u8; 16])));
+    assert!(counted > 0, "allocator counts");
     assert_eq!(during, 0, "run allocated {during} times");
     assert_eq!(ev.palette().len(), 6);
 }
