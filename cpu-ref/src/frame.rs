@@ -75,7 +75,16 @@ pub enum Pose<'a> {
     /// index. Nothing of its program runs: an instance whose program captures inertialization
     /// history this frame must be evaluated, or a later `Inertialize` reads an old capture.
     Keep,
+    /// Drawn by another tier (an impostor: `crate::impostor`) or not at all: the slot is not
+    /// evaluated, bounded, skinned nor drawn; its skinned vertices (and previous positions) read
+    /// NaN and its bounds are empty, and it keeps its last pose as a kept slot does. Valid in
+    /// any batch; the next frame that shows it resets its motion vectors.
+    Hidden,
 }
+
+/// The level a hidden slot ([`Pose::Hidden`]) has in the per-slot level table (the GPU's
+/// `lods` byte, and [`crate::motion`]'s), unlike any skeleton LOD level.
+pub const HIDDEN_LEVEL: u8 = u8::MAX;
 
 impl<'a> Pose<'a> {
     /// The program the runtime evaluates and its LOD level; `None` for heroes and kept poses.
@@ -83,7 +92,7 @@ impl<'a> Pose<'a> {
         match *self {
             Pose::Program(p) => Some((p, 0)),
             Pose::Lod(p, lod) => Some((p, lod)),
-            Pose::Hero(_) | Pose::Keep => None,
+            Pose::Hero(_) | Pose::Keep | Pose::Hidden => None,
         }
     }
 }
@@ -386,7 +395,7 @@ fn check_instance(
                 ));
             }
         }
-        Pose::Keep => {}
+        Pose::Keep | Pose::Hidden => {}
         Pose::Hero(palette) => {
             let Some((_, skin)) = checked.skin else {
                 return Err(bad("a hero needs a batch with a skin".into()));
@@ -813,6 +822,16 @@ fn run_serial(
 /// Steps 1–5 of the module doc (and with motion, step 6) for instance `i` of a validated batch.
 fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: &BatchIn) {
     let batch = batch_in.assets;
+    if let Pose::Hidden = x.pose {
+        let nan = Vec3::splat(f32::NAN);
+        out.skinned.fill(SkinnedVertex {
+            position: nan,
+            normal: nan,
+        });
+        out.previous.fill(nan);
+        out.bounds.fill(Bounds::EMPTY);
+        return;
+    }
     match x.pose {
         Pose::Program(program) | Pose::Lod(program, _) => {
             let lod = match x.pose {
@@ -837,7 +856,7 @@ fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: 
             }
         }
         Pose::Hero(palette) => out.palettes.copy_from_slice(palette),
-        Pose::Keep => {}
+        Pose::Keep | Pose::Hidden => {}
     }
     let cof = cofactor(&x.placement.matrix3);
     let mut at = 0;

@@ -14,6 +14,7 @@ pub mod error_metric;
 pub mod fk;
 pub mod frame;
 pub mod ik;
+pub mod impostor;
 pub mod inertialize;
 pub mod interpreter;
 pub mod lod;

@@ -51,6 +51,7 @@ impl MotionResets {
                     Pose::Program(_) | Pose::Hero(_) => 0,
                     Pose::Lod(_, l) => l,
                     Pose::Keep => *level,
+                    Pose::Hidden => crate::frame::HIDDEN_LEVEL,
                 };
                 *flag |= now != *level;
                 *level = now;

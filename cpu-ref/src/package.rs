@@ -1,6 +1,7 @@
 //! A loaded package: everything one asset generation holds, as owned flat arrays.
 //! `throng-cook` writes and reads the binary form (docs/package-format.md).
 
+use crate::impostor::Impostor;
 use crate::{Assets, Clip, Mask, Skeleton, SkinBinding, SkinnedMesh};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -12,6 +13,9 @@ pub struct Package {
     /// Joint masks of `Override` and `Additive` ops, each naming its skeleton; programs index
     /// them like clips (package-wide).
     pub masks: Vec<Mask>,
+    /// Baked far-tier impostors, at most one per skin, ascending by skin
+    /// ([`crate::impostor`]).
+    pub impostors: Vec<Impostor>,
 }
 
 impl Package {
@@ -29,6 +33,11 @@ impl Package {
     /// Index of the first mask with this name.
     pub fn find_mask(&self, name: &str) -> Option<usize> {
         self.masks.iter().position(|m| m.name == name)
+    }
+
+    /// The impostor baked for skin `skin`, if any.
+    pub fn impostor(&self, skin: u32) -> Option<&Impostor> {
+        self.impostors.iter().find(|i| i.skin == skin)
     }
 
     /// Index of the first clip with this name.

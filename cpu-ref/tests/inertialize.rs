@@ -145,6 +145,7 @@ mod frames {
             meshes: vec![],
             clips,
             masks: vec![],
+            impostors: vec![],
         }
     }
 

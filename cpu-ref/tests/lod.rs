@@ -143,6 +143,7 @@ fn package() -> Package {
         meshes: vec![],
         clips: vec![clip],
         masks: vec![],
+        impostors: vec![],
     }
 }
 

@@ -3,6 +3,7 @@
 //! placement (48 bytes) and level of detail (a byte); per dispatch a 256-byte parameter slot; per hero its palette, straight
 //! into its slot of the palette stream. Vectors are kept from frame to frame.
 
+use throng_cpu_ref::frame::HIDDEN_LEVEL;
 use throng_cpu_ref::{Batch, Pose};
 use throng_shaders::{write_record, Stream};
 
@@ -22,7 +23,8 @@ pub(crate) struct Staging {
     /// First placement slot written and how many, per run of skinned batches.
     placement_runs: Vec<(u32, usize, usize)>,
     /// Per frame slot its level of detail, a byte each, four to a word (bounds.wgsl). Kept from
-    /// frame to frame: a slot whose pose is kept (`Pose::Keep`) keeps its level.
+    /// frame to frame: a slot whose pose is kept (`Pose::Keep`) keeps its level, so one kept
+    /// after a hidden frame stays hidden (`HIDDEN_LEVEL`).
     lods: Vec<u32>,
 }
 
@@ -84,6 +86,7 @@ impl Staging {
             for (i, x) in batch.instances.iter().enumerate() {
                 let lod = match x.pose {
                     Pose::Keep => None,
+                    Pose::Hidden => Some(HIDDEN_LEVEL),
                     pose => Some(pose.program().map_or(0, |(_, lod)| lod)),
                 };
                 if let Some(lod) = lod {

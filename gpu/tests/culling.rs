@@ -397,3 +397,35 @@ fn the_budget_serves_the_first_slots_whatever_their_level_of_detail() {
         }
     }
 }
+
+#[test]
+fn hidden_instances_are_neither_bounded_skinned_nor_drawn_and_show_again_when_evaluated() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(11);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let shown = instances(&programs, &placements);
+    let mut hidden = shown.clone();
+    for x in hidden.iter_mut().step_by(3) {
+        x.pose = Pose::Hidden;
+    }
+    let capacities = Capacities::for_packages(&[&package], shown.len() as u32);
+    let (mut gpu, id) = runtime(&ctx, &package, capacities);
+    gpu.frame(&batches(id, &[&hidden])).unwrap();
+    gpu.finish().unwrap();
+    let want: Vec<u32> = (0..shown.len() as u32).filter(|s| s % 3 != 0).collect();
+    assert_eq!(gpu.skinned_slots().unwrap()[0], want);
+    assert_eq!(gpu.visibility().visible, want.len() as u64);
+    let out = gpu.readback().unwrap().remove(0);
+    let cpu = reference(&package, &[&hidden]);
+    for s in (0..shown.len()).step_by(3) {
+        assert!(out.bounds[s].is_empty(), "slot {s}: {:?}", out.bounds[s]);
+        assert!(cpu.outputs()[0].bounds[s].is_empty());
+        let n = cpu.outputs()[0].vertex_count;
+        assert!(cpu.outputs()[0].skinned[s * n].position.is_nan());
+    }
+    // Evaluated again, every instance is seen and skinned.
+    gpu.frame(&batches(id, &[&shown])).unwrap();
+    gpu.finish().unwrap();
+    assert_eq!(gpu.skinned_slots().unwrap()[0].len(), shown.len());
+}

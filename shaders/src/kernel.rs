@@ -1074,6 +1074,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
         (Resource::Bounds, Access::ReadWrite),
         (Resource::Marks, Access::ReadWrite),
         (Resource::Groups, Access::ReadWrite),
+        (Resource::Lods, Access::Read),
     ]);
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
@@ -1082,8 +1083,9 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
+@group(0) @binding(7) var<storage, read> lods: array<u32>;
 ";
-    let mut next = 7;
+    let mut next = 8;
     let accessors = stream_bindings(
         layout,
         &[(Stream::Palettes, Access::Read)],

@@ -32,7 +32,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 33] = [
+    let u32s: [(&str, u32); 34] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -66,6 +66,7 @@ pub fn source() -> String {
         ("SKIN_VERTICES_PER_THREAD", SKIN_VERTICES_PER_THREAD),
         ("CLIP_WORDS", CLIP_WORDS),
         ("LOD_TIERS", LOD_TIERS),
+        ("LOD_HIDDEN", u32::from(throng_cpu_ref::frame::HIDDEN_LEVEL)),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {

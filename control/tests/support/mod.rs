@@ -116,5 +116,6 @@ pub fn package(clips: Vec<Clip>) -> Package {
         meshes: Vec::new(),
         clips,
         masks: Vec::new(),
+        impostors: Vec::new(),
     }
 }

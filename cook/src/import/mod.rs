@@ -158,6 +158,7 @@ fn import(
         meshes,
         clips: Vec::new(),
         masks: Vec::new(),
+        impostors: Vec::new(),
     };
     Ok(Imported {
         source: file.to_string(),

@@ -42,6 +42,8 @@ pub const ENCODING_COMPRESSED: u32 = throng_cpu_ref::clip::encoding::COMPRESSED;
 pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
 pub const EVENT_REVERSIBLE: u32 = 1;
+/// Version of an IMPOSTORS record's layout; the reader refuses any other.
+pub const IMPOSTOR_VERSION: u32 = 1;
 
 /// The section kinds this version knows. Each required kind appears exactly once in a package,
 /// an optional one at most once.
@@ -59,11 +61,14 @@ pub enum SectionKind {
     /// Simplified meshes per skeleton LOD level (optional: a reader that skips it draws every
     /// triangle at every level).
     MeshLods = 7,
+    /// Baked far-tier impostors per skin (optional: a reader that skips it draws every instance
+    /// skinned).
+    Impostors = 8,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 7] = [
+    pub const ALL: [SectionKind; 8] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
@@ -71,11 +76,15 @@ impl SectionKind {
         SectionKind::Clips,
         SectionKind::Lods,
         SectionKind::MeshLods,
+        SectionKind::Impostors,
     ];
 
     /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
     pub fn optional(self) -> bool {
-        matches!(self, SectionKind::Lods | SectionKind::MeshLods)
+        matches!(
+            self,
+            SectionKind::Lods | SectionKind::MeshLods | SectionKind::Impostors
+        )
     }
 
     pub fn from_u32(kind: u32) -> Option<SectionKind> {
@@ -91,6 +100,7 @@ impl SectionKind {
             SectionKind::Clips => "CLIPS",
             SectionKind::Lods => "LODS",
             SectionKind::MeshLods => "MESH_LODS",
+            SectionKind::Impostors => "IMPOSTORS",
         }
     }
 }

@@ -3,6 +3,7 @@
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::codec::layout::segment_table;
 use throng_cpu_ref::codec::{segment_count, CompressedClip, COMPRESSED_CODEC_VERSION};
+use throng_cpu_ref::impostor::{Impostor, ImpostorClip};
 use throng_cpu_ref::lod::check_levels;
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
@@ -16,7 +17,8 @@ use super::cursor::Cursor;
 use super::validate::validate_package;
 use super::{
     PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE,
-    FORMAT_VERSION, HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE,
+    SECTION_OPTIONAL,
 };
 
 /// Bytes of a skeleton record before its joint arrays.
@@ -36,7 +38,7 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, [lods, mesh_lods]) = read_section_table(bytes, section_count)?;
+    let (sections, [lods, mesh_lods, impostors]) = read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
     let mut package = Package {
@@ -47,12 +49,16 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         meshes: read_items(meshes, MESH_HEADER, |c, i| read_mesh(c, i, &mut names))?,
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
         masks: Vec::new(),
+        impostors: Vec::new(),
     };
     if let Some(lods) = lods {
         read_lods(lods, &mut package.skeletons)?;
     }
     if let Some(section) = mesh_lods {
         read_mesh_lods(section, &mut package)?;
+    }
+    if let Some(section) = impostors {
+        package.impostors = read_impostors(section, &package)?;
     }
     names.check_all_used()?;
     validate_package(&package)?;
@@ -106,11 +112,11 @@ struct Section<'a> {
 
 /// Reads the table and checks that sections are aligned, in bounds, packed in table order with
 /// zero padding, and that each required kind appears exactly once and an optional one at most
-/// once. Returns the required ones in kind order, and LODS and MESH_LODS if present.
+/// once. Returns the required ones in kind order, and LODS, MESH_LODS and IMPOSTORS if present.
 fn read_section_table(
     bytes: &[u8],
     count: u32,
-) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 2]), PackageError> {
+) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 3]), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -126,7 +132,7 @@ fn read_section_table(
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 7] = [None; 7];
+    let mut found: [Option<Section>; 8] = [None; 8];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -220,7 +226,12 @@ fn read_section_table(
     for ((slot, kind), found) in sections.iter_mut().zip(SectionKind::ALL).zip(found) {
         *slot = found.ok_or(PackageError::MissingSection { kind: kind.name() })?;
     }
-    let optional = [SectionKind::Lods, SectionKind::MeshLods].map(|k| found[k as usize - 1]);
+    let optional = [
+        SectionKind::Lods,
+        SectionKind::MeshLods,
+        SectionKind::Impostors,
+    ]
+    .map(|k| found[k as usize - 1]);
     Ok((sections, optional))
 }
 
@@ -367,6 +378,69 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
         package.meshes[m].lods = lods;
     }
     Ok(())
+}
+
+/// The IMPOSTORS section: at least one record, skins ascending, each of layout version
+/// [`IMPOSTOR_VERSION`] and valid for the package (throng-cpu-ref `Impostor::validate`).
+fn read_impostors(section: Section, package: &Package) -> Result<Vec<Impostor>, PackageError> {
+    let invalid = |index: usize, field: &'static str, what: String| PackageError::Invalid {
+        section: "IMPOSTORS",
+        index,
+        field,
+        what,
+    };
+    let mut next = 0usize;
+    let records = read_items(section, 48, |c, index| {
+        let skin = next_target(
+            c,
+            index,
+            &mut next,
+            package.skins.len(),
+            "IMPOSTORS",
+            "skin",
+        )?;
+        let version = c.u32("version")?;
+        if version != IMPOSTOR_VERSION {
+            return Err(invalid(
+                index,
+                "version",
+                format!("{version} is not supported (this build reads version {IMPOSTOR_VERSION}); bake the impostors again"),
+            ));
+        }
+        let [width, height, cell, views] = [
+            c.u32("width")?,
+            c.u32("height")?,
+            c.u32("cell")?,
+            c.u32("views")?,
+        ];
+        let rows = c.u32("row count")?;
+        let clips = c.u32("clip count")?;
+        let centre = Vec3::new(c.f32("centre")?, c.f32("centre")?, c.f32("centre")?);
+        let radius = c.f32("radius")?;
+        let elevations = c.vec(rows, 4, "elevations", |c, _| c.f32("elevation"))?;
+        let clips = c.vec(clips, 8, "clips", |c, _| {
+            Ok(ImpostorClip {
+                clip: c.u32("clip")?,
+                frames: c.u32("frames")?,
+            })
+        })?;
+        let impostor = Impostor {
+            skin: skin as u32,
+            width,
+            height,
+            cell,
+            views,
+            elevations,
+            centre,
+            radius,
+            clips,
+        };
+        impostor
+            .validate(package)
+            .map_err(|e| invalid(index, e.field, e.what))?;
+        Ok(impostor)
+    })?;
+    non_empty(records, "IMPOSTORS")
 }
 
 fn slice(bytes: &[u8], start: u64, end: u64) -> Option<&[u8]> {

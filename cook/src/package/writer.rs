@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
 use throng_cpu_ref::codec::{CompressedClip, COMPRESSED_CODEC_VERSION};
+use throng_cpu_ref::impostor::Impostor;
 use throng_cpu_ref::{
     Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
 };
@@ -11,7 +12,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
     SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
-    HEADER_SIZE, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
@@ -36,6 +37,10 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     if package.meshes.iter().any(|m| !m.lods.is_empty()) {
         kinds.push(SectionKind::MeshLods);
         bodies.push(mesh_lods(&package.meshes).0);
+    }
+    if !package.impostors.is_empty() {
+        kinds.push(SectionKind::Impostors);
+        bodies.push(impostors(&package.impostors).0);
     }
 
     let table_end = HEADER_SIZE + bodies.len() * SECTION_ENTRY_SIZE;
@@ -121,6 +126,29 @@ fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
             out.u32(len32(lod.indices.len()));
             out.f32(lod.error);
             lod.indices.iter().for_each(|&i| out.u32(i));
+        }
+    }
+    out
+}
+
+/// One record per impostor, in package order: skin, layout version, atlas and cell sizes,
+/// views, row and clip counts, the card, the elevations and per clip its index and frames.
+fn impostors(impostors: &[Impostor]) -> Out {
+    let mut out = Out::table(impostors.len());
+    for i in impostors {
+        out.u32(i.skin);
+        out.u32(IMPOSTOR_VERSION);
+        for word in [i.width, i.height, i.cell, i.views] {
+            out.u32(word);
+        }
+        out.u32(len32(i.elevations.len()));
+        out.u32(len32(i.clips.len()));
+        out.f32s(&i.centre.to_array());
+        out.f32(i.radius);
+        out.f32s(&i.elevations);
+        for c in &i.clips {
+            out.u32(c.clip);
+            out.u32(c.frames);
         }
     }
     out

@@ -287,6 +287,7 @@ pub fn sample_package() -> Package {
         meshes,
         clips: vec![walk, pose],
         masks: Vec::new(),
+        impostors: Vec::new(),
     }
 }
 

@@ -165,5 +165,6 @@ pub fn chain_package(joints: usize) -> Package {
         meshes: vec![mesh],
         clips: vec![clip],
         masks: Vec::new(),
+        impostors: Vec::new(),
     }
 }

@@ -5,7 +5,7 @@
 // BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot:
 // two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
 //
-// Then visibility: an instance is seen (every instance unless `cull`; else one whose box meets
+// Then visibility: an instance is seen (never when hidden; else every instance unless `cull`; else one whose box meets
 // the frustum, bounds.rs `Frustum::intersects`), and its rank among the seen instances of its
 // workgroup goes into `marks[slot]` as `1 + group × WORKGROUP + rank` (0: not seen; `group` counts
 // the frame's bounds workgroups from the batch's `group_base`), and each workgroup's count into
@@ -87,10 +87,16 @@ fn main(
     var seen = false;
     if i < params.count {
         let slot = params.first_slot + i;
-        let b = instance_box(slot);
+        // A hidden slot (frame.rs `Pose::Hidden`, its level byte LOD_HIDDEN) has no box and is
+        // never seen: neither skinned nor drawn.
+        let hidden = ((lods[slot / 4u] >> (8u * (slot % 4u))) & 0xffu) == LOD_HIDDEN;
+        var b = array<vec3<f32>, 2>(vec3<f32>(BOUNDS_EMPTY), vec3<f32>(-BOUNDS_EMPTY));
+        if !hidden {
+            b = instance_box(slot);
+        }
         bounds[2u * slot] = vec4<f32>(b[0], 0.0);
         bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
-        seen = params.cull == 0u || in_frustum(b[0], b[1]);
+        seen = !hidden && (params.cull == 0u || in_frustum(b[0], b[1]));
     }
     let sums = lane_sums(u32(seen), lane);
     let rank = sums.x;
