@@ -191,7 +191,8 @@ impl Impostor {
                 ),
             )
         })?;
-        if self.cell == 0 || self.width % self.cell != 0 || self.height % self.cell != 0 {
+        let whole = |n: u32| n.is_multiple_of(self.cell);
+        if self.cell == 0 || !whole(self.width) || !whole(self.height) {
             return Err(refuse(
                 "cell",
                 format!(

@@ -19,9 +19,11 @@ use glam::Vec3;
 use wgpu::util::DeviceExt;
 
 use crate::context::scoped;
+use crate::impostor::{Card, CardLayer};
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
-use crate::raster::{Camera, Ground, RasterReport, Scene, BACKGROUND, MOTION_RANGE};
+use crate::raster::{Camera, Ground, Image, RasterReport, Scene, BACKGROUND, MOTION_RANGE};
 use crate::{GpuContext, GpuError, PackageId, Runtime, SkinnedRun};
+use throng_cpu_ref::impostor::Impostor;
 
 /// What a [`CrowdPass`] renders into: the pass's colour and depth formats and sample count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +118,11 @@ struct SkinIndices {
 /// [`Target`]; [`CrowdPass::prepare`] once per frame, then [`CrowdPass::render`] inside the pass.
 pub struct CrowdPass {
     ctx: GpuContext,
+    target: Target,
+    /// Writes normals instead of colours (the impostor bake).
+    normals: bool,
+    /// The far tier's cards, once an impostor is set.
+    cards: Option<CardLayer>,
     crowd: wgpu::RenderPipeline,
     ground: wgpu::RenderPipeline,
     pub(crate) frame_layout: wgpu::BindGroupLayout,
@@ -157,6 +164,9 @@ impl CrowdPass {
         let (crowd, ground, frame_layout, draw_layout) = pipelines;
         Ok(CrowdPass {
             ctx: ctx.clone(),
+            target,
+            normals: false,
+            cards: None,
             crowd,
             ground,
             frame_layout,
@@ -193,6 +203,27 @@ impl CrowdPass {
         }
         let words: &[u8] = bytemuck::cast_slice(&self.tier_words);
         self.ctx.queue.write_buffer(&self.tiers, 0, words);
+    }
+
+    /// The far tier: draws the next frames' cards ([`CrowdPass::set_cards`]) with `impostor`'s
+    /// `atlas` (the image [`crate::impostor::bake`] made for it), after the skinned runs.
+    pub fn set_impostor(&mut self, impostor: &Impostor, atlas: &Image) -> Result<(), GpuError> {
+        let layer = CardLayer::new(&self.ctx, self.target, &self.frame_layout, impostor, atlas)?;
+        self.cards = Some(layer);
+        Ok(())
+    }
+
+    /// The far-tier instances of the next frames, one card each (queue writes); ignored
+    /// before [`CrowdPass::set_impostor`].
+    pub fn set_cards(&mut self, cards: &[Card]) {
+        if let Some(layer) = self.cards.as_mut() {
+            layer.set_cards(&self.ctx, cards);
+        }
+    }
+
+    /// Writes normals instead of shaded colours (rgb `0.5 + 0.5 · n`, alpha 1): the bake.
+    pub(crate) fn set_normals(&mut self, normals: bool) {
+        self.normals = normals;
     }
 
     /// Plans the draws of `runtime`'s last frame seen through `scene` on a `width` × `height`
@@ -243,6 +274,9 @@ impl CrowdPass {
         }
         pass.set_pipeline(&self.crowd);
         self.draw_runs(pass, indirect, &self.groups);
+        if let Some(cards) = &self.cards {
+            cards.render(pass);
+        }
     }
 
     /// One draw per skinned run of the runtime's last frame that has triangles.
@@ -337,7 +371,7 @@ impl CrowdPass {
             ],
             centre: ground.centre.extend(1.0).to_array(),
             background: [r, g, b, 1.0],
-            tiers: [self.tier_count, 0, 0, 0],
+            tiers: [self.tier_count, u32::from(self.normals), 0, 0],
             previous_view_proj: previous.view_proj(aspect).to_cols_array_2d(),
             motion: [width as f32, height as f32, MOTION_RANGE, 0.0],
         };

@@ -50,6 +50,7 @@ pub mod context;
 pub mod draw;
 pub mod error;
 pub mod frame_buffers;
+pub mod impostor;
 pub mod layout;
 pub mod parity;
 pub mod pipelines;

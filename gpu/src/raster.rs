@@ -17,9 +17,11 @@ use crate::draw::{
     cleared_depth, draw_entries, draw_layout, range, raster_module, render_pipeline,
 };
 pub use crate::draw::{CrowdPass, Target};
+use crate::impostor::Card;
 use crate::layout::align_up;
 use crate::{GpuContext, GpuError, Runtime};
 pub use throng_cpu_ref::bounds::Bounds;
+use throng_cpu_ref::impostor::Impostor;
 
 /// Colour target format (linear shading, sRGB-encoded bytes).
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
@@ -324,6 +326,16 @@ impl Raster {
     /// [`CrowdPass::set_tiers`] for the next renders.
     pub fn set_tiers(&mut self, tiers: &[u8]) {
         self.crowd.set_tiers(tiers);
+    }
+
+    /// [`CrowdPass::set_impostor`] for the next renders.
+    pub fn set_impostor(&mut self, impostor: &Impostor, atlas: &Image) -> Result<(), GpuError> {
+        self.crowd.set_impostor(impostor, atlas)
+    }
+
+    /// [`CrowdPass::set_cards`] for the next renders.
+    pub fn set_cards(&mut self, cards: &[Card]) {
+        self.crowd.set_cards(cards);
     }
 
     /// Width over height.

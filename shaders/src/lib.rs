@@ -32,6 +32,9 @@ pub const CROWD_VS: &str = "crowd_vs";
 pub const CROWD_FS: &str = "crowd_fs";
 pub const GROUND_VS: &str = "ground_vs";
 pub const GROUND_FS: &str = "ground_fs";
+/// Entry points of the far tier's cards (raster.wgsl `card_vs` / `card_fs`).
+pub const CARD_VS: &str = "card_vs";
+pub const CARD_FS: &str = "card_fs";
 /// Entry points of the motion-vector pass (raster.wgsl `motion_vs` / `motion_fs`).
 pub const MOTION_VS: &str = "motion_vs";
 pub const MOTION_FS: &str = "motion_fs";

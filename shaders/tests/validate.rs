@@ -197,6 +197,8 @@ fn skinning_bounds_budget_and_raster_validate() {
         [
             throng_shaders::CROWD_VS,
             throng_shaders::CROWD_FS,
+            throng_shaders::CARD_VS,
+            throng_shaders::CARD_FS,
             throng_shaders::GROUND_VS,
             throng_shaders::GROUND_FS,
             throng_shaders::MOTION_VS,

@@ -33,7 +33,8 @@ struct Frame {
     centre: vec4<f32>,
     /// rgb: background (clear) colour, linear.
     background: vec4<f32>,
-    /// x: frame slots with a tier in `tiers` (0: no tier tint).
+    /// x: frame slots with a tier in `tiers` (0: no tier tint); y: 1 writes the crowd's
+    /// normals instead of its colour (the impostor bake: rgb `0.5 + 0.5 · n`, alpha 1).
     tiers: vec4<u32>,
     /// Motion vectors: the previous frame's view-projection, and the image size in pixels and
     /// the motion (pixels) that maps to the edge of the encoding (x, y, z).
@@ -148,6 +149,125 @@ fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
     if dot(n, frame.eye.xyz - in.world) < 0.0 {
         n = -n;
     }
+    if frame.tiers.y == 1u {
+        return vec4<f32>(0.5 + 0.5 * n, 1.0);
+    }
+    return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+}
+
+// Far tier (throng-cpu-ref impostor.rs, whose conventions this follows): one instanced draw of
+// 6 vertices per card. A card is a square of half size `atlas.radius · scale` centred on its
+// scene-space centre, facing the camera (right = normalize(Y × d), up = d × right, d the unit
+// direction toward the eye); it shows the cell of its frame (`first`: the cell of row 0, view
+// 0) at the baked direction nearest to d seen from the character (d turned by −yaw about Y):
+// nearest azimuth, then nearest elevation. The texel's rgb is the component-space normal
+// (0.5 + 0.5 · n), turned by yaw into the scene and lit like the crowd; alpha below one half
+// is discarded. Depth is the card's plane. Group 2, so one module holds it beside the crowd's
+// group 1.
+
+struct Atlas {
+    /// Cells per atlas row, views per row of elevation, elevation rows.
+    columns: u32,
+    views: u32,
+    rows: u32,
+    pad0: u32,
+    /// A cell's size in uv (x, y), the card's half size (scene units, before `scale`).
+    cell_uv: vec2<f32>,
+    radius: f32,
+    pad1: f32,
+    /// Elevation of each row, radians (impostor.rs MAX_IMPOSTOR_ROWS).
+    elevations: array<vec4<f32>, 2>,
+}
+
+/// One card (host mirror: throng-gpu `impostor::Card`, 32 bytes).
+struct Card {
+    centre: vec3<f32>,
+    /// Rotation about +Y of the instance (radians) and its uniform scale.
+    yaw: f32,
+    scale: f32,
+    /// The instance's frame slot (its hashed tint), the first cell of its frame, and its tier
+    /// (0: its own tint; else `tier_colour`).
+    slot: u32,
+    first: u32,
+    tier: u32,
+}
+
+@group(2) @binding(0) var<uniform> atlas: Atlas;
+@group(2) @binding(1) var<storage, read> cards: array<Card>;
+@group(2) @binding(2) var atlas_texture: texture_2d<f32>;
+@group(2) @binding(3) var atlas_sampler: sampler;
+
+struct CardVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) uv: vec2<f32>,
+    @location(2) @interpolate(flat) tint: vec3<f32>,
+    @location(3) @interpolate(flat) yaw: f32,
+}
+
+/// The baked (row, view) nearest to unit direction `d` in component space (impostor.rs
+/// `Impostor::nearest_view`).
+fn nearest_view(d: vec3<f32>) -> vec2<u32> {
+    let tau = 6.2831853;
+    let step = tau / f32(atlas.views);
+    var azimuth = atan2(d.x, d.z);
+    if azimuth < 0.0 {
+        azimuth += tau;
+    }
+    let view = u32(round(azimuth / step)) % atlas.views;
+    let elevation = asin(clamp(d.y, -1.0, 1.0));
+    var row = 0u;
+    var best = 1e9;
+    for (var r = 0u; r < atlas.rows; r++) {
+        let e = abs(atlas.elevations[r / 4u][r % 4u] - elevation);
+        if e < best {
+            best = e;
+            row = r;
+        }
+    }
+    return vec2<u32>(row, view);
+}
+
+@vertex
+fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
+    let corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    let card = cards[i];
+    let corner = corners[v % 6u];
+    var d = frame.eye.xyz - card.centre;
+    d = select(vec3<f32>(0.0, 0.0, 1.0), normalize(d), dot(d, d) > 1e-12);
+    var right = cross(vec3<f32>(0.0, 1.0, 0.0), d);
+    right = select(vec3<f32>(1.0, 0.0, 0.0), normalize(right), dot(right, right) > 1e-12);
+    let up = cross(d, right);
+    let half = atlas.radius * card.scale;
+    let world = card.centre + (right * corner.x + up * corner.y) * half;
+    let c = cos(card.yaw);
+    let s = sin(card.yaw);
+    let local = vec3<f32>(c * d.x - s * d.z, d.y, s * d.x + c * d.z);
+    let at = nearest_view(local);
+    let cell = card.first + at.x * atlas.views + at.y;
+    let origin = vec2<f32>(f32(cell % atlas.columns), f32(cell / atlas.columns));
+    var out: CardVarying;
+    out.clip = frame.view_proj * vec4<f32>(world, 1.0);
+    out.world = world;
+    out.uv = (origin + vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y)) * atlas.cell_uv;
+    out.tint = select(tint(card.slot), tier_colour(card.tier), card.tier != 0u);
+    out.yaw = card.yaw;
+    return out;
+}
+
+@fragment
+fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
+    let texel = textureSample(atlas_texture, atlas_sampler, in.uv);
+    if texel.a < 0.5 {
+        discard;
+    }
+    let local = normalize(texel.rgb * 2.0 - 1.0);
+    let c = cos(in.yaw);
+    let s = sin(in.yaw);
+    let n = vec3<f32>(c * local.x + s * local.z, local.y, -s * local.x + c * local.z);
     return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
 }
 

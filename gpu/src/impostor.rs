@@ -1,0 +1,648 @@
+//! The far tier on the GPU: baking a skin's clips into an impostor atlas with Throng's own
+//! skinning and raster path ([`bake`]), and drawing instances as camera-facing cards of it
+//! ([`Card`], drawn by [`crate::draw::CrowdPass::set_cards`]). The conventions (views, cells,
+//! frames, the card's square) are throng-cpu-ref `impostor`'s; raster.wgsl `card_vs` mirrors
+//! them.
+
+use std::num::NonZeroU64;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Affine3A, Vec3};
+use throng_cpu_ref::bounds::Bounds;
+use throng_cpu_ref::impostor::{
+    frame_time, frames_for, Impostor, ImpostorClip, MAX_IMPOSTOR_ROWS, MAX_IMPOSTOR_VIEWS,
+};
+use throng_cpu_ref::{Batch, Instance, Package, Pose, PoseOp, Program};
+
+use crate::context::scoped;
+use crate::draw::{cleared_depth, CrowdPass, Target};
+use crate::raster::{read_texture, Camera, Image, Scene};
+use crate::{Capacities, GpuContext, GpuError, Runtime};
+
+/// The atlas texture's format: the bake writes normals into it and cards sample them back, so
+/// the sRGB encoding cancels out.
+pub const ATLAS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+/// One far-tier instance (raster.wgsl `Card`, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Card {
+    /// The card's centre in the scene: the placement applied to the impostor's centre.
+    pub centre: [f32; 3],
+    /// The instance's rotation about +Y (radians) and uniform scale.
+    pub yaw: f32,
+    pub scale: f32,
+    /// Its frame slot (its tint, as the skinned tiers hash it).
+    pub slot: u32,
+    /// The cell of its frame at row 0, view 0 (`Impostor::cell_of(clip, frame, 0, 0)`).
+    pub first: u32,
+    /// 0: its own tint; 1–4: a tier colour (`CrowdPass::set_tiers`'s), anything else blue.
+    pub tier: u32,
+}
+
+impl Card {
+    /// The card of an instance placed at `placement` (a rotation about +Y, a uniform scale and
+    /// a translation) showing cell `first` of `impostor`.
+    pub fn new(impostor: &Impostor, placement: &Affine3A, slot: u32, first: u32) -> Card {
+        let (scale, rotation, translation) = placement.to_scale_rotation_translation();
+        let (axis, angle) = rotation.to_axis_angle();
+        let yaw = if axis.y < 0.0 { -angle } else { angle };
+        Card {
+            centre: (translation + rotation * (scale * impostor.centre)).to_array(),
+            yaw,
+            scale: scale.max_element(),
+            slot,
+            first,
+            tier: 0,
+        }
+    }
+}
+
+/// `Atlas` of raster.wgsl (48 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct AtlasUniform {
+    columns: u32,
+    views: u32,
+    rows: u32,
+    pad0: u32,
+    cell_uv: [f32; 2],
+    radius: f32,
+    pad1: f32,
+    elevations: [f32; MAX_IMPOSTOR_ROWS],
+}
+
+/// What a [`crate::draw::CrowdPass`] draws cards with: the atlas (with mips), its uniform,
+/// the card buffer and the pipeline.
+pub(crate) struct CardLayer {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    uniform: wgpu::Buffer,
+    view: wgpu::TextureView,
+    sampler: wgpu::Sampler,
+    cards: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    count: u32,
+}
+
+impl CardLayer {
+    /// Uploads `atlas` (the image [`bake`] made for `impostor`) with a mip chain, and builds the
+    /// card pipeline for `target` over the crowd's frame layout (group 0).
+    pub(crate) fn new(
+        ctx: &GpuContext,
+        target: Target,
+        frame_layout: &wgpu::BindGroupLayout,
+        impostor: &Impostor,
+        atlas: &Image,
+    ) -> Result<CardLayer, GpuError> {
+        if (atlas.width, atlas.height) != (impostor.width, impostor.height) {
+            return Err(GpuError::Wgpu {
+                what: "impostor atlas upload",
+                reason: format!(
+                    "the atlas image is {}x{}; the impostor was baked at {}x{}",
+                    atlas.width, atlas.height, impostor.width, impostor.height
+                ),
+            });
+        }
+        let device = &ctx.device;
+        scoped(device, "impostor atlas upload", || {
+            let layout = card_layout(device);
+            let pipeline = card_pipeline(device, target, frame_layout, &layout);
+            let view = upload_mips(ctx, atlas);
+            let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+                label: Some("impostor atlas"),
+                mag_filter: wgpu::FilterMode::Linear,
+                min_filter: wgpu::FilterMode::Linear,
+                mipmap_filter: wgpu::MipmapFilterMode::Linear,
+                ..Default::default()
+            });
+            let mut elevations = [0.0; MAX_IMPOSTOR_ROWS];
+            for (e, &x) in elevations.iter_mut().zip(&impostor.elevations) {
+                *e = x;
+            }
+            let u = AtlasUniform {
+                columns: impostor.columns(),
+                views: impostor.views,
+                rows: impostor.rows(),
+                pad0: 0,
+                cell_uv: [
+                    impostor.cell as f32 / impostor.width as f32,
+                    impostor.cell as f32 / impostor.height as f32,
+                ],
+                radius: impostor.radius,
+                pad1: 0.0,
+                elevations,
+            };
+            let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("impostor atlas"),
+                size: std::mem::size_of::<AtlasUniform>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            ctx.queue.write_buffer(&uniform, 0, bytemuck::bytes_of(&u));
+            let cards = card_buffer(device, 1);
+            let group = card_group(device, &layout, &uniform, &cards, &view, &sampler);
+            CardLayer {
+                pipeline,
+                layout,
+                uniform,
+                view,
+                sampler,
+                cards,
+                group,
+                count: 0,
+            }
+        })
+    }
+
+    /// Writes the cards of the next frames (growing the buffer).
+    pub(crate) fn set_cards(&mut self, ctx: &GpuContext, cards: &[Card]) {
+        let bytes = std::mem::size_of_val(cards) as u64;
+        if bytes > self.cards.size() {
+            let device = &ctx.device;
+            self.cards = card_buffer(device, cards.len());
+            self.group = card_group(
+                device,
+                &self.layout,
+                &self.uniform,
+                &self.cards,
+                &self.view,
+                &self.sampler,
+            );
+        }
+        if !cards.is_empty() {
+            ctx.queue
+                .write_buffer(&self.cards, 0, bytemuck::cast_slice(cards));
+        }
+        self.count = cards.len() as u32;
+    }
+
+    /// One instanced draw of every card; group 0 (the frame) is bound by the caller.
+    pub(crate) fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if self.count == 0 {
+            return;
+        }
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(2, &self.group, &[]);
+        pass.draw(0..6, 0..self.count);
+    }
+}
+
+fn card_buffer(device: &wgpu::Device, cards: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("impostor cards"),
+        size: (std::mem::size_of::<Card>() * cards.max(1)) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+fn card_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("impostor cards"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: stages,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: NonZeroU64::new(std::mem::size_of::<AtlasUniform>() as u64),
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: true },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 2,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 3,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                count: None,
+            },
+        ],
+    })
+}
+
+fn card_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    uniform: &wgpu::Buffer,
+    cards: &wgpu::Buffer,
+    view: &wgpu::TextureView,
+    sampler: &wgpu::Sampler,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("impostor cards"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: cards.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: wgpu::BindingResource::TextureView(view),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: wgpu::BindingResource::Sampler(sampler),
+            },
+        ],
+    })
+}
+
+fn card_pipeline(
+    device: &wgpu::Device,
+    target: Target,
+    frame_layout: &wgpu::BindGroupLayout,
+    layout: &wgpu::BindGroupLayout,
+) -> wgpu::RenderPipeline {
+    let module = crate::draw::raster_module(device, "impostor cards");
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("impostor cards"),
+        bind_group_layouts: &[Some(frame_layout), None, Some(layout)],
+        immediate_size: 0,
+    });
+    crate::draw::render_pipeline(
+        device,
+        &module,
+        ("impostor cards", &pipeline_layout),
+        (throng_shaders::CARD_VS, throng_shaders::CARD_FS),
+        target,
+    )
+}
+
+/// The atlas with its mip chain: each level halves the one before, a texel's alpha the mean
+/// of its four and its colour the mean of its covered ones (so empty texels do not darken the
+/// normals at a silhouette).
+fn upload_mips(ctx: &GpuContext, atlas: &Image) -> wgpu::TextureView {
+    let levels = 32 - atlas.width.max(atlas.height).max(1).leading_zeros();
+    let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("impostor atlas"),
+        size: wgpu::Extent3d {
+            width: atlas.width,
+            height: atlas.height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: levels,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: ATLAS_FORMAT,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    let mut level = atlas.clone();
+    for mip in 0..levels {
+        ctx.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            &level.rgba,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(4 * level.width),
+                rows_per_image: Some(level.height),
+            },
+            wgpu::Extent3d {
+                width: level.width,
+                height: level.height,
+                depth_or_array_layers: 1,
+            },
+        );
+        level = halve(&level);
+    }
+    texture.create_view(&Default::default())
+}
+
+/// `image` at half size (at least 1×1), as [`upload_mips`] describes.
+fn halve(image: &Image) -> Image {
+    let (w, h) = ((image.width / 2).max(1), (image.height / 2).max(1));
+    let mut rgba = vec![0u8; (4 * w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let mut colour = [0u32; 3];
+            let (mut alpha, mut covered) = (0u32, 0u32);
+            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let sx = (2 * x + dx).min(image.width - 1);
+                let sy = (2 * y + dy).min(image.height - 1);
+                let at = (4 * (sy * image.width + sx)) as usize;
+                let p = &image.rgba[at..at + 4];
+                alpha += u32::from(p[3]);
+                if p[3] >= 128 {
+                    covered += 1;
+                    for (c, &v) in colour.iter_mut().zip(p) {
+                        *c += u32::from(v);
+                    }
+                }
+            }
+            let at = (4 * (y * w + x)) as usize;
+            for (o, c) in rgba[at..at + 3].iter_mut().zip(colour) {
+                *o = c.checked_div(covered).unwrap_or(0) as u8;
+            }
+            rgba[at + 3] = (alpha / 4) as u8;
+        }
+    }
+    Image {
+        width: w,
+        height: h,
+        rgba,
+    }
+}
+
+/// What to bake: the clips (package indices), views around the up axis, elevation rows
+/// (radians), frames per second and cell size in pixels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BakeOptions {
+    pub clips: Vec<u32>,
+    pub views: u32,
+    pub elevations: Vec<f32>,
+    pub fps: f32,
+    pub cell: u32,
+}
+
+/// An impostor and its atlas image.
+#[derive(Clone, Debug)]
+pub struct Baked {
+    pub impostor: Impostor,
+    pub atlas: Image,
+}
+
+/// Distance of the bake camera from the card's centre, in card radii: far enough that the
+/// perspective is nearly orthographic, as a far card sees it.
+const BAKE_DISTANCE: f32 = 40.0;
+
+/// Bakes `options.clips` of skin `skin` of `package`: each clip's frames are posed and skinned
+/// on the GPU (one runtime frame, the frames side by side), the card is the sphere around the
+/// union of their boxes, and each (frame, row, view) is drawn by the crowd pass in normal mode
+/// into its cell. Progress goes to `progress(cells done, cells)`.
+pub fn bake(
+    ctx: &GpuContext,
+    package: &Package,
+    skin: u32,
+    options: &BakeOptions,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<Baked, GpuError> {
+    let bad = |what: String| GpuError::BadPackage { package: 0, what };
+    let binding =
+        (package.skins.get(skin as usize)).ok_or_else(|| bad(format!("has no skin {skin}")))?;
+    if options.views == 0 || options.views > MAX_IMPOSTOR_VIEWS {
+        return Err(bad(format!(
+            "an impostor has 1 to {MAX_IMPOSTOR_VIEWS} views, not {}",
+            options.views
+        )));
+    }
+    if !(options.fps.is_finite() && options.fps > 0.0) || options.cell == 0 {
+        return Err(bad(format!(
+            "an impostor needs a positive --fps and cell size, not {} and {}",
+            options.fps, options.cell
+        )));
+    }
+    let mut clips = Vec::new();
+    let mut programs = Vec::new();
+    for &c in &options.clips {
+        let clip =
+            (package.clips.get(c as usize)).ok_or_else(|| bad(format!("has no clip {c}")))?;
+        let frames = frames_for(clip, options.fps);
+        clips.push(ImpostorClip { clip: c, frames });
+        for f in 0..frames {
+            let t = frame_time(clip, frames, f) as f32;
+            programs.push(Program {
+                ops: vec![
+                    PoseOp::sample(0, c, t),
+                    PoseOp::to_component(0),
+                    PoseOp::palette(skin),
+                ],
+                weights: vec![],
+            });
+        }
+    }
+    // Frames side by side, farther apart than any camera's slab (below) is deep.
+    let diagonal = package
+        .meshes
+        .iter()
+        .filter(|m| m.skin == skin)
+        .map(|m| m.bounds_diagonal())
+        .fold(1.0f32, f32::max);
+    let spacing = 10.0 * diagonal;
+    let placements: Vec<Affine3A> = (0..programs.len())
+        .map(|k| Affine3A::from_translation(Vec3::new(k as f32 * spacing, 0.0, 0.0)))
+        .collect();
+    let instances: Vec<Instance> = programs
+        .iter()
+        .zip(&placements)
+        .map(|(p, &placement)| Instance {
+            pose: Pose::Program(p),
+            placement,
+        })
+        .collect();
+    let mut capacities = Capacities::for_packages(&[package], instances.len() as u32);
+    capacities.skinned_instances = instances.len() as u32;
+    let mut runtime = Runtime::new(ctx, capacities)?;
+    let id = runtime.add_package(package)?;
+    let batches = [Batch {
+        package: id,
+        skeleton: binding.skeleton,
+        skin: Some(skin),
+        instances: &instances,
+    }];
+    runtime.frame(&batches)?;
+    runtime.finish()?;
+    let out = runtime.readback()?.remove(0);
+    let local = out
+        .bounds
+        .iter()
+        .zip(&placements)
+        .fold(Bounds::EMPTY, |b, (x, p)| {
+            let t = Vec3::from(p.translation);
+            b.union(&Bounds {
+                min: x.min - t,
+                max: x.max - t,
+            })
+        });
+    if local.is_empty() {
+        return Err(bad(format!("skin {skin} moves no vertex: nothing to bake")));
+    }
+    let centre = 0.5 * (local.min + local.max);
+    let radius = 0.5 * (local.max - local.min).length();
+    let per_frame = options.views * options.elevations.len() as u32;
+    let cells: u32 = clips.iter().map(|c| c.frames * per_frame).sum();
+    let columns = (cells as f64).sqrt().ceil().max(1.0) as u32;
+    let rows = cells.div_ceil(columns);
+    let impostor = Impostor {
+        skin,
+        width: columns * options.cell,
+        height: rows * options.cell,
+        cell: options.cell,
+        views: options.views,
+        elevations: options.elevations.clone(),
+        centre,
+        radius,
+        clips,
+    };
+    impostor.validate(package).map_err(|e| bad(e.to_string()))?;
+    let max = ctx.device.limits().max_texture_dimension_2d;
+    if impostor.width.max(impostor.height) > max {
+        return Err(GpuError::AdapterLimit {
+            adapter: ctx.adapter.name.clone(),
+            what:
+                "impostor atlas side (pixels; bake fewer clips, views or frames, or a smaller cell)",
+            have: max.into(),
+            need: impostor.width.max(impostor.height).into(),
+        });
+    }
+    let atlas = draw_cells(ctx, &runtime, &impostor, &placements, &mut progress)?;
+    Ok(Baked { impostor, atlas })
+}
+
+/// Draws every cell of `impostor` from `runtime`'s frame (frame `k` of the bake at
+/// `placements[k]`) into the atlas, and reads it back.
+fn draw_cells(
+    ctx: &GpuContext,
+    runtime: &Runtime,
+    impostor: &Impostor,
+    placements: &[Affine3A],
+    progress: &mut impl FnMut(u32, u32),
+) -> Result<Image, GpuError> {
+    let device = &ctx.device;
+    let target = Target {
+        color: ATLAS_FORMAT,
+        depth: wgpu::TextureFormat::Depth32Float,
+        samples: 1,
+    };
+    let mut pass = CrowdPass::new(ctx, target)?;
+    pass.set_normals(true);
+    let size = (impostor.cell, impostor.cell);
+    let (atlas, cell, depth) = scoped(device, "impostor bake targets", || {
+        let texture = |label, (width, height), usage| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width,
+                    height,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: ATLAS_FORMAT,
+                usage,
+                view_formats: &[],
+            })
+        };
+        let copy = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+        (
+            texture("impostor atlas", (impostor.width, impostor.height), copy),
+            texture(
+                "impostor cell",
+                size,
+                wgpu::TextureUsages::RENDER_ATTACHMENT | copy,
+            ),
+            target.depth_view(device, size),
+        )
+    })?;
+    let cell_view = cell.create_view(&Default::default());
+    let total = impostor.first_cell(impostor.clips.len());
+    let mut done = 0;
+    let mut k = 0usize;
+    for (slot, c) in impostor.clips.iter().enumerate() {
+        for frame in 0..c.frames {
+            let origin = Vec3::from(placements[k].translation) + impostor.centre;
+            k += 1;
+            for row in 0..impostor.rows() {
+                for view in 0..impostor.views {
+                    let d = impostor.view_direction(row, view);
+                    let distance = BAKE_DISTANCE * impostor.radius;
+                    let scene = Scene {
+                        camera: Camera {
+                            eye: origin + d * distance,
+                            target: origin,
+                            fov_y: 2.0 * (1.0 / BAKE_DISTANCE).atan(),
+                            near: distance - 1.5 * impostor.radius,
+                            far: distance + 1.5 * impostor.radius,
+                        },
+                        light: Vec3::Y,
+                        ground: None,
+                        fog_distance: f32::MAX,
+                        highlight: 0,
+                    };
+                    pass.prepare(runtime, &scene, size)?;
+                    let at = impostor.cell_origin(impostor.cell_of(slot, frame, row, view));
+                    scoped(device, "impostor cell", || {
+                        let mut encoder = device.create_command_encoder(&Default::default());
+                        draw_cell(&mut encoder, &pass, &cell_view, &depth);
+                        encoder.copy_texture_to_texture(
+                            cell.as_image_copy(),
+                            wgpu::TexelCopyTextureInfo {
+                                texture: &atlas,
+                                mip_level: 0,
+                                origin: wgpu::Origin3d {
+                                    x: at.0,
+                                    y: at.1,
+                                    z: 0,
+                                },
+                                aspect: wgpu::TextureAspect::All,
+                            },
+                            cell.size(),
+                        );
+                        ctx.queue.submit([encoder.finish()]);
+                    })?;
+                    done += 1;
+                    progress(done, total);
+                }
+            }
+        }
+    }
+    read_texture(ctx, &atlas)
+}
+
+/// One cell: cleared to transparent, the crowd pass (normals) over it.
+fn draw_cell(
+    encoder: &mut wgpu::CommandEncoder,
+    crowd: &CrowdPass,
+    view: &wgpu::TextureView,
+    depth: &wgpu::TextureView,
+) {
+    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("impostor cell"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: Some(cleared_depth(depth)),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    crowd.render(&mut pass);
+}
