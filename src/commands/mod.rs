@@ -1,5 +1,6 @@
 //! Subcommands. Each returns a [`CliError`] that `main` prints as one line.
 
+mod bake;
 mod bench;
 mod character;
 mod cook;
@@ -38,6 +39,9 @@ enum Command {
     Character(character::Args),
     /// Check GPU evaluation against the CPU reference on random programs (DESIGN.md §6).
     Parity(parity::Args),
+    /// Bake a skin's clips into an impostor atlas (PNG) for the far tier, rendered on the GPU
+    /// from views around the up axis, and write the impostor into the package.
+    BakeImpostors(bake::Args),
     /// Measure the CPU reference (one thread and rayon) and the GPU path on crowds (docs/benchmark.md).
     Bench(bench::Args),
     /// Render a headless crowd evaluated on the GPU to PNG and print adapter, stage times and bytes.
@@ -58,6 +62,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::View(a) => view::run(a),
         Command::Parity(a) => parity::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::BakeImpostors(a) => bake::run(a),
         Command::Demo(a) => demo::run(a),
     }
 }
