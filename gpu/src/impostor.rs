@@ -17,7 +17,7 @@ use throng_cpu_ref::{Batch, Instance, Package, Pose, PoseOp, Program};
 use crate::context::scoped;
 use crate::draw::{cleared_depth, CrowdPass, Target};
 use crate::raster::{read_texture, Camera, Image, Scene};
-use crate::{Capacities, GpuContext, GpuError, Runtime};
+use crate::{Capacities, GpuContext, GpuError, PackageId, Runtime};
 
 /// The atlas texture's format: the bake writes normals into it and cards sample them back, so
 /// the sRGB encoding cancels out.
@@ -295,9 +295,10 @@ fn card_pipeline(
     )
 }
 
-/// The atlas with its mip chain: each level halves the one before, a texel's alpha the mean
-/// of its four and its colour the mean of its covered ones (so empty texels do not darken the
-/// normals at a silhouette).
+/// The atlas with its mip chain: each level halves the one before, a texel's alpha twice the
+/// mean of its four, at most 255 (so a limb half a texel wide, or a whole far character, does
+/// not fade under the alpha test at one half, as it would at the plain mean) and its colour the mean of its covered ones (so empty texels do not darken the normals at a
+/// silhouette).
 fn upload_mips(ctx: &GpuContext, atlas: &Image) -> wgpu::TextureView {
     let levels = 32 - atlas.width.max(atlas.height).max(1).leading_zeros();
     let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
@@ -365,7 +366,7 @@ fn halve(image: &Image) -> Image {
             for (o, c) in rgba[at..at + 3].iter_mut().zip(colour) {
                 *o = c.checked_div(covered).unwrap_or(0) as u8;
             }
-            rgba[at + 3] = (alpha / 4) as u8;
+            rgba[at + 3] = (alpha / 2).min(255) as u8;
         }
     }
     Image {
@@ -398,9 +399,9 @@ pub struct Baked {
 const BAKE_DISTANCE: f32 = 40.0;
 
 /// Bakes `options.clips` of skin `skin` of `package`: each clip's frames are posed and skinned
-/// on the GPU (one runtime frame, the frames side by side), the card is the sphere around the
-/// union of their boxes, and each (frame, row, view) is drawn by the crowd pass in normal mode
-/// into its cell. Progress goes to `progress(cells done, cells)`.
+/// on the GPU (first all in one runtime frame, side by side, for their boxes: the card is the
+/// sphere around their union), then each (frame, row, view) is drawn by the crowd pass in
+/// normal mode into its cell. Progress goes to `progress(cells done, cells)`.
 pub fn bake(
     ctx: &GpuContext,
     package: &Package,
@@ -516,17 +517,28 @@ pub fn bake(
             need: impostor.width.max(impostor.height).into(),
         });
     }
-    let atlas = draw_cells(ctx, &runtime, &impostor, &placements, &mut progress)?;
+    let atlas = draw_cells(
+        ctx,
+        &mut runtime,
+        id,
+        binding.skeleton,
+        &impostor,
+        &programs,
+        &mut progress,
+    )?;
     Ok(Baked { impostor, atlas })
 }
 
-/// Draws every cell of `impostor` from `runtime`'s frame (frame `k` of the bake at
-/// `placements[k]`) into the atlas, and reads it back.
+/// Draws every cell of `impostor` into the atlas, and reads it back: per baked frame `k` a
+/// runtime frame of `programs[k]` alone at the origin (so a cell draws one instance), then its
+/// rows and views.
 fn draw_cells(
     ctx: &GpuContext,
-    runtime: &Runtime,
+    runtime: &mut Runtime,
+    package: PackageId,
+    skeleton: u32,
     impostor: &Impostor,
-    placements: &[Affine3A],
+    programs: &[Program],
     progress: &mut impl FnMut(u32, u32),
 ) -> Result<Image, GpuError> {
     let device = &ctx.device;
@@ -572,8 +584,19 @@ fn draw_cells(
     let mut k = 0usize;
     for (slot, c) in impostor.clips.iter().enumerate() {
         for frame in 0..c.frames {
-            let origin = Vec3::from(placements[k].translation) + impostor.centre;
+            let origin = impostor.centre;
+            let instances = [Instance {
+                pose: Pose::Program(&programs[k]),
+                placement: Affine3A::IDENTITY,
+            }];
             k += 1;
+            runtime.frame(&[Batch {
+                package,
+                skeleton,
+                skin: Some(impostor.skin),
+                instances: &instances,
+            }])?;
+            runtime.finish()?;
             for row in 0..impostor.rows() {
                 for view in 0..impostor.views {
                     let d = impostor.view_direction(row, view);
@@ -591,7 +614,7 @@ fn draw_cells(
                         fog_distance: f32::MAX,
                         highlight: 0,
                     };
-                    pass.prepare(runtime, &scene, size)?;
+                    pass.prepare(&*runtime, &scene, size)?;
                     let at = impostor.cell_origin(impostor.cell_of(slot, frame, row, view));
                     scoped(device, "impostor cell", || {
                         let mut encoder = device.create_command_encoder(&Default::default());

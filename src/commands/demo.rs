@@ -10,6 +10,7 @@
 
 mod animation;
 mod drive;
+mod far;
 mod hero;
 
 use std::path::{Path, PathBuf};
@@ -111,9 +112,14 @@ pub struct Args {
     /// with hysteresis; a member inertializing a transition runs every joint).
     #[arg(long)]
     no_lod: bool,
+    /// Draw every member skinned: no far tier (on by default: a member under 16 px tall on
+    /// screen is drawn as an impostor card of its clip frame, baked on the GPU at start).
+    #[arg(long)]
+    no_far_tier: bool,
     /// Colour members by tier instead of their own colours: by skeleton LOD level (green every
-    /// joint, yellow level 1, orange level 2; heroes green), or with --no-lod by update rate
-    /// (green every frame, yellow, orange, red every 2, 3, 4 frames, the rates --stagger uses).
+    /// joint, yellow level 1, orange level 2; heroes green; impostors blue), or with --no-lod by
+    /// update rate (green every frame, yellow, orange, red every 2, 3, 4 frames, the rates
+    /// --stagger uses).
     #[arg(long)]
     lod_tint: bool,
     /// Also write each frame's motion vectors as a PNG (named like --out's frames): per pixel
@@ -161,6 +167,8 @@ struct FrameStats {
     /// Members at each skeleton LOD level (heroes and kept members at the level they had), and
     /// joints the pose pass evaluated the programs of (retained joints of evaluated members).
     lod_histogram: [usize; LOD_LEVELS],
+    /// Members drawn as impostor cards (the far tier), counted in no LOD level.
+    impostors: usize,
     joints_posed: usize,
     /// How the pose budget was spent (with --pose-budget).
     pose_budget: Option<BudgetReport>,
@@ -215,6 +223,17 @@ impl Driver {
         match self {
             Driver::Tree(c) => &c.ctl.package,
             Driver::Fixed(_) => fixed,
+        }
+    }
+
+    /// Member `k`'s heaviest clip and its clip time: from its tree's players, or a fixed
+    /// program's first sample.
+    fn dominant_clip(&self, k: usize, weights: &mut Vec<f32>) -> Option<(u32, f64)> {
+        match self {
+            Driver::Tree(c) => c.dominant_clip(k, weights),
+            Driver::Fixed(c) => (c.programs.get(k)?.ops.iter())
+                .find(|o| o.code == throng_cpu_ref::program::op::SAMPLE)
+                .map(|o| (o.a, f64::from(o.time))),
         }
     }
 
@@ -351,6 +370,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut levels = vec![0u8; members];
     let mut heights = vec![0f32; members];
     let mut budget = PoseBudget::new();
+    let mut far = far::FarTier::new(members);
+    let mut rejoined = vec![false; members];
+    let mut weights = Vec::new();
     let mut frames = Vec::with_capacity(args.frames as usize);
     let mut gif = (args.gif.as_deref())
         .map(|path| animation::GifWriter::create(path, args.width, args.height, FRAME_STEP))
@@ -370,6 +392,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let distance = scene.camera.eye.distance(placements[k].translation.into());
             let pixels_per_unit = focal / distance.max(1e-3);
             heights[k] = CHARACTER_HEIGHT * pixels_per_unit;
+            let must = programs[k].capture_slot().is_some() || programs[k].history_slot().is_some();
+            let was = far.far[k];
+            let now = !args.no_far_tier && far.choose(k, heights[k], must);
+            rejoined[k] = was && !now;
             // History (inertialization) needs every joint.
             levels[k] = match args.no_lod || programs[k].history_slot().is_some() {
                 true => 0,
@@ -377,6 +403,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             };
             let rate = rate_for_height(heights[k]);
             tiers[k] = if args.no_lod { rate } else { 1 + levels[k] };
+        }
+        if far.far.iter().any(|&f| f) {
+            far.ensure_baked(&ctx, &package, skin, &mut raster)?;
         }
         let spent = args.pose_budget.map(|joints| {
             let claims: Vec<Claim> = (0..members)
@@ -395,16 +424,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     pose: Pose::Hero(h.palette(k)),
                     placement: placements[k],
                 },
+                None if far.far[k] => Instance {
+                    pose: Pose::Hidden,
+                    placement: placements[k],
+                },
                 None => {
                     let p = &programs[k];
-                    // A program that captures inertialization history must run this tick.
-                    let due = match args.pose_budget {
-                        Some(_) => budget.due(k),
-                        None => {
-                            let rate = rate_for_height(heights[k]);
-                            !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate)
-                        }
-                    };
+                    // A program that captures inertialization history must run this tick, and
+                    // a member back from the far tier has no pose to keep.
+                    let due = rejoined[k]
+                        || match args.pose_budget {
+                            Some(_) => budget.due(k),
+                            None => {
+                                let rate = rate_for_height(heights[k]);
+                                !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate)
+                            }
+                        };
                     Instance {
                         pose: match (due, levels[k]) {
                             (false, _) => Pose::Keep,
@@ -422,6 +457,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
             skin: Some(skin),
             instances: &instances,
         }];
+        far.cards.clear();
+        let tint = if args.lod_tint { far::FAR_TINT } else { 0 };
+        for (s, &k) in order.iter().enumerate() {
+            if far.far[k] {
+                let clip = driver.dominant_clip(k, &mut weights);
+                far.push_card(&package, &placements[k], s as u32, clip, tint);
+            }
+        }
+        raster.set_cards(&far.cards);
         // Waiting between compute and raster keeps each wall time its own.
         if args.lod_tint {
             let by_slot: Vec<u8> = order.iter().map(|&k| tiers[k]).collect();
@@ -460,7 +504,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .iter()
                 .filter(|x| x.pose.program().is_some())
                 .count(),
-            lod_histogram: histogram(&levels),
+            lod_histogram: histogram(&levels, &far.far),
+            impostors: far.cards.len(),
             pose_budget: spent,
             joints_posed: joints_posed(&instances, assets.skeleton),
             control,
@@ -490,6 +535,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         outputs,
         mapping: runtime.mapping(),
         budget: runtime.capacities().skinned_instances,
+        far: far.atlas().map(|a| (a, far.bake_s)),
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -502,10 +548,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// Skeleton LOD levels the report counts: every joint, and the reduced ones a skeleton may have.
 const LOD_LEVELS: usize = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS;
 
-/// Members per skeleton LOD level.
-fn histogram(levels: &[u8]) -> [usize; LOD_LEVELS] {
+/// Members per skeleton LOD level, but for those in the far tier.
+fn histogram(levels: &[u8], far: &[bool]) -> [usize; LOD_LEVELS] {
     let mut h = [0; LOD_LEVELS];
-    for &l in levels {
+    for (&l, _) in levels.iter().zip(far).filter(|(_, &f)| !f) {
         h[usize::from(l).min(LOD_LEVELS - 1)] += 1;
     }
     h
@@ -629,11 +675,15 @@ struct Summary<'a> {
     mapping: Mapping,
     /// Members skinned per frame at most.
     budget: u32,
+    /// The far tier's atlas (width, height, cells) and the seconds its bake took, when baked.
+    far: Option<((u32, u32, u32), f64)>,
 }
 
-/// `{"lod0": n, "lod1": n, "lod2": n}`: members per skeleton LOD level.
-fn lod_histogram(h: &[usize; LOD_LEVELS]) -> serde_json::Value {
-    json!({ "lod0": h[0], "lod1": h[1], "lod2": h[2] })
+/// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n}`: members per skeleton LOD level, and in
+/// the far tier.
+fn lod_histogram(f: &FrameStats) -> serde_json::Value {
+    let h = &f.lod_histogram;
+    json!({ "lod0": h[0], "lod1": h[1], "lod2": h[2], "impostor": f.impostors })
 }
 
 /// `[{"skinned": n, "triangles": t}, …]`: what each level of detail drew.
@@ -740,8 +790,8 @@ impl Summary<'_> {
             if !self.args.no_lod {
                 let [full, one, two] = f.lod_histogram;
                 println!(
-                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2; {} joints posed",
-                    f.joints_posed
+                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2, {} impostors; {} joints posed",
+                    f.impostors, f.joints_posed
                 );
             }
             let v = &f.visibility;
@@ -784,6 +834,11 @@ impl Summary<'_> {
             println!(
                 "  wall ms: control (CPU) {:.3}, heroes (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
                 c.ms, f.heroes_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
+            );
+        }
+        if let Some(((w, h, cells), seconds)) = self.far {
+            println!(
+                "far tier: impostor atlas {w}x{h} px ({cells} cells), baked on the GPU in {seconds:.1} s"
             );
         }
         println!(
@@ -831,7 +886,7 @@ impl Summary<'_> {
                     "per_level": per_level(&f.visibility),
                     "evaluated": f.evaluated,
                     "kept": f.kept,
-                    "lod_histogram": lod_histogram(&f.lod_histogram),
+                    "lod_histogram": lod_histogram(f),
                     "joints_posed": f.joints_posed,
                     "pose_budget": f.pose_budget.map(|b| json!({
                         "budget": b.budget, "spent": b.spent, "served": b.served, "must": b.must,
@@ -860,7 +915,10 @@ impl Summary<'_> {
             "cull": !self.args.no_cull,
             "lod": !self.args.no_lod,
             "budget": self.budget,
-            "lod_histogram": last.map(|f| lod_histogram(&f.lod_histogram)),
+            "far_tier": self.far.map(|((w, h, cells), seconds)| json!({
+                "atlas_width": w, "atlas_height": h, "cells": cells, "bake_s": seconds,
+            })),
+            "lod_histogram": last.map(lod_histogram),
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),
             "skinned": last.map(|f| f.visibility.skinned),

@@ -216,6 +216,21 @@ impl TreeCrowd {
         Ok(())
     }
 
+    /// Member `i`'s heaviest clip player of the tree's first region (its base pose: the other
+    /// regions overlay or add to it): its clip and clip time (`weights`: scratch of the tree's
+    /// player slots), or `None` when no player weighs anything.
+    pub fn dominant_clip(&self, i: usize, weights: &mut Vec<f32>) -> Option<(u32, f64)> {
+        let s = self.control.instances.get(i)?;
+        weights.resize(self.ctl.tree.player_slots(), 0.0);
+        self.ctl.player_weights(s, weights);
+        let base = 2 * self.ctl.tree.regions.first()?.slots as usize;
+        let (k, _) = (weights.iter().enumerate().take(base))
+            .filter(|(k, &w)| w > 0.0 && *k < s.players.len())
+            .max_by(|a, b| a.1.total_cmp(b.1))?;
+        let player = &s.players[k];
+        Some((player.clip, player.clip_time()))
+    }
+
     /// Program limits every member's program fits.
     pub fn limits(&self) -> ProgramLimits {
         self.ctl.limits()
