@@ -183,8 +183,8 @@ struct FrameStats {
 
 /// The crowd's driver.
 enum Driver {
-    Tree(TreeCrowd),
-    Fixed(FixedCrowd),
+    Tree(Box<TreeCrowd>),
+    Fixed(Box<FixedCrowd>),
 }
 
 impl Driver {
@@ -301,13 +301,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::Control(e.to_string()))?;
             let crowd = TreeCrowd::new(ctl, &layout, &hero_placements)?;
             bounds = bounds.union(&area_bounds(&layout, crowd.area.min, crowd.area.max));
-            Driver::Tree(crowd)
+            Driver::Tree(Box::new(crowd))
         }
         Programs::Fixed => {
             bounds = bounds.union(&layout.bounds());
             let hero_programs = Crowd::new(&mut package, 0, args.heroes as usize)
                 .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
-            Driver::Fixed(FixedCrowd::new(layout, hero_programs, &hero_placements))
+            Driver::Fixed(Box::new(FixedCrowd::new(
+                layout,
+                hero_programs,
+                &hero_placements,
+            )))
         }
     };
     let limits = driver.limits();
