@@ -100,6 +100,8 @@ fn demo_json_reports_the_frames_it_wrote() {
     let png = dir.join("seq.png");
     let out = throng(&[
         "demo",
+        // The skinned tiers: every member is drawn skinned.
+        "--no-far-tier",
         "--instances",
         "4",
         "--frames",
@@ -414,6 +416,8 @@ fn demo_stagger_keeps_far_members_poses_between_their_frames_and_tints_their_tie
     let png = dir.join("stagger.png");
     let out = throng(&[
         "demo",
+        // The skinned tiers: every member is drawn skinned.
+        "--no-far-tier",
         "--instances",
         "64",
         "--frames",
@@ -502,6 +506,8 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
     let dir = scratch_dir("demo-lod");
     let png = dir.join("lod.png");
     let Some(report) = demo_json(&[
+        // The skinned tiers: every member is drawn skinned.
+        "--no-far-tier",
         "--instances",
         "64",
         "--frames",
@@ -541,6 +547,8 @@ fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
     let dir = scratch_dir("demo-budget");
     let png = dir.join("budget.png");
     let Some(report) = demo_json(&[
+        // The skinned tiers: every member is drawn skinned.
+        "--no-far-tier",
         "--instances",
         "64",
         "--frames",
@@ -692,4 +700,58 @@ fn demo_gif_holds_every_frame_looping_and_the_crowd_moves_in_it() {
         "{close} of {} pixels near the PNG",
         64 * 48
     );
+}
+
+#[test]
+fn demo_draws_members_under_sixteen_pixels_as_impostors_and_tints_them_blue() {
+    let dir = scratch_dir("demo-far");
+    let png = dir.join("far.png");
+    let args = |far: bool| {
+        let mut a = vec![
+            "--instances",
+            "400",
+            "--frames",
+            "2",
+            "--width",
+            "320",
+            "--height",
+            "180",
+            "--lod-tint",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        if !far {
+            a.push("--no-far-tier");
+        }
+        a
+    };
+    let Some(report) = demo_json(&args(true)) else {
+        return;
+    };
+    let h = &report["lod_histogram"];
+    let count = |k: &str| h[k].as_u64().unwrap();
+    let impostors = count("impostor");
+    assert_eq!(
+        count("lod0") + count("lod1") + count("lod2") + impostors,
+        400,
+        "{h}"
+    );
+    // 180 px high: the far rows are under 16 px, the near ones over.
+    assert!(impostors > 40 && impostors < 400, "{h}");
+    assert_eq!(report["skinned"].as_u64().unwrap() + impostors, 400);
+    assert!(
+        report["far_tier"]["cells"].as_u64().unwrap() > 0,
+        "{report}"
+    );
+    // Impostors are tinted blue (blue well above red and green).
+    let blue = |p: &[i32; 3]| p[2] > p[0] + 40 && p[2] > p[1] + 40;
+    let (_, tinted_blue) = tinted(&dir.join("far_0001.png"), blue);
+    assert!(tinted_blue > 50, "{tinted_blue} blue pixels");
+    let Some(skinned) = demo_json(&args(false)) else {
+        return;
+    };
+    assert_eq!(skinned["lod_histogram"]["impostor"], 0);
+    assert!(skinned["far_tier"].is_null());
+    let (_, none_blue) = tinted(&dir.join("far_0001.png"), blue);
+    assert_eq!(none_blue, 0);
 }

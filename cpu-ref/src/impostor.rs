@@ -138,6 +138,18 @@ impl Impostor {
         self.clips.iter().position(|c| c.clip == clip)
     }
 
+    /// The cell of row 0, view 0 of the frame nearest to clip time `time` of package clip
+    /// `clip` (of `package`, the impostor's); `None` when the clip is not baked.
+    pub fn frame_cell(&self, package: &Package, clip: u32, time: f64) -> Option<u32> {
+        let slot = self.slot_of(clip)?;
+        let frame = frame_at(
+            package.clips.get(clip as usize)?,
+            self.clips[slot].frames,
+            time,
+        );
+        Some(self.cell_of(slot, frame, 0, 0))
+    }
+
     /// The cell of (clip slot, frame, row, view).
     pub fn cell_of(&self, slot: usize, frame: u32, row: u32, view: u32) -> u32 {
         self.first_cell(slot) + (frame * self.rows() + row) * self.views + view

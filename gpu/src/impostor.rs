@@ -387,6 +387,28 @@ pub struct BakeOptions {
     pub cell: u32,
 }
 
+/// Projected height (pixels) under which an instance is drawn as a card: the far tier's
+/// boundary in `throng demo` and `throng bench` (a cell of [`BakeOptions::far_tier`] is four
+/// times that, so the card is minified and its mips filter it).
+pub const FAR_HEIGHT: f32 = 16.0;
+
+impl BakeOptions {
+    /// The far tier's bake of skin `skin`: every clip of its skeleton, 8 views at the horizon
+    /// and 30° up, 10 frames per second, 64-pixel cells.
+    pub fn far_tier(package: &Package, skin: u32) -> BakeOptions {
+        let skeleton = package.skins.get(skin as usize).map(|s| s.skeleton);
+        BakeOptions {
+            clips: (0..package.clips.len() as u32)
+                .filter(|&c| Some(package.clips[c as usize].skeleton) == skeleton)
+                .collect(),
+            views: 8,
+            elevations: vec![0.0, 30f32.to_radians()],
+            fps: 10.0,
+            cell: 64,
+        }
+    }
+}
+
 /// An impostor and its atlas image.
 #[derive(Clone, Debug)]
 pub struct Baked {

@@ -1,25 +1,17 @@
-//! The demo's far tier: members shorter on screen than [`FAR_HEIGHT`] pixels are hidden from
+//! The demo's far tier: members shorter on screen than `FAR_HEIGHT` pixels are hidden from
 //! the skinned tiers (`Pose::Hidden`) and drawn as impostor cards showing the frame of their
 //! heaviest clip at its control clock, so a member crossing the boundary keeps its phase. The
 //! impostor is baked on the GPU the first frame a member needs it.
 
 use glam::Affine3A;
-use throng_cpu_ref::impostor::frame_at;
 use throng_cpu_ref::Package;
-use throng_gpu::impostor::{bake, BakeOptions, Baked, Card};
+use throng_gpu::impostor::{bake, BakeOptions, Baked, Card, FAR_HEIGHT};
 use throng_gpu::raster::Raster;
 use throng_gpu::{GpuContext, GpuError};
 
-/// Projected height (pixels) under which a member enters the far tier; it leaves above
-/// `FAR_HEIGHT × (1 + FAR_HYSTERESIS)`, so one at the boundary does not flip every frame.
-pub const FAR_HEIGHT: f32 = 16.0;
+/// A member in the far tier leaves it above `FAR_HEIGHT × (1 + FAR_HYSTERESIS)` pixels, so one
+/// at the boundary does not flip every frame.
 const FAR_HYSTERESIS: f32 = 0.2;
-/// The bake: 8 views at the horizon and 30° up (the demo looks down at about 29°), 10 frames
-/// per second, 64-pixel cells (about four times a far member's height, for the mips).
-const VIEWS: u32 = 8;
-const ELEVATIONS_DEG: [f32; 2] = [0.0, 30.0];
-const FPS: f32 = 10.0;
-const CELL: u32 = 64;
 /// `Card::tier` of far members under `--lod-tint`: outside 1–4, so blue.
 pub const FAR_TINT: u32 = 5;
 
@@ -66,16 +58,7 @@ impl FarTier {
             return Ok(());
         }
         let start = std::time::Instant::now();
-        let skeleton = package.skins.get(skin as usize).map(|s| s.skeleton);
-        let options = BakeOptions {
-            clips: (0..package.clips.len() as u32)
-                .filter(|&c| Some(package.clips[c as usize].skeleton) == skeleton)
-                .collect(),
-            views: VIEWS,
-            elevations: ELEVATIONS_DEG.map(f32::to_radians).to_vec(),
-            fps: FPS,
-            cell: CELL,
-        };
+        let options = BakeOptions::far_tier(package, skin);
         let baked = bake(ctx, package, skin, &options, |_, _| {})?;
         raster.set_impostor(&baked.impostor, &baked.atlas)?;
         self.bake_s = start.elapsed().as_secs_f64();
@@ -84,7 +67,7 @@ impl FarTier {
     }
 
     /// The card of a far member at frame slot `slot`, showing `clip` at clip time `time` (a
-    /// clip the bake has; else its first frame of the first baked clip).
+    /// clip the bake has; else the first frame of the first baked clip).
     pub fn push_card(
         &mut self,
         package: &Package,
@@ -95,14 +78,10 @@ impl FarTier {
     ) {
         let Some(b) = &self.baked else { return };
         let i = &b.impostor;
-        let (index, frame) = clip
-            .and_then(|(c, t)| {
-                let index = i.slot_of(c)?;
-                let clip = package.clips.get(c as usize)?;
-                Some((index, frame_at(clip, i.clips[index].frames, t)))
-            })
-            .unwrap_or((0, 0));
-        let mut card = Card::new(i, placement, slot, i.cell_of(index, frame, 0, 0));
+        let first = clip
+            .and_then(|(c, t)| i.frame_cell(package, c, t))
+            .unwrap_or(0);
+        let mut card = Card::new(i, placement, slot, first);
         card.tier = tier;
         self.cards.push(card);
     }
