@@ -1,8 +1,12 @@
 //! Whole crowd frames, raster included, at crowd scale: the crowd path (frustum culling against a
 //! fixed camera, skeleton LOD by projected error, update-rate LOD by projected height, the
 //! skinned budget filled nearest first) next to full detail (every instance posed every frame, skinned and drawn), for the same
-//! one-clip programs and placements. A frame is timed from `Runtime::frame` to the raster pass
-//! finishing; control is not part of it.
+//! one-clip programs and placements, and the crowd path with the far tier (instances under
+//! `FAR_HEIGHT` pixels drawn as impostor cards, throng-gpu `impostor`). A frame is timed from
+//! `Runtime::frame` to the raster pass finishing; control is not part of it.
+//!
+//! [`far_cost`] sets the far tier's card against the lowest mesh LOD per instance: the same
+//! crowd every instance skinned and drawn at the coarsest level, then every instance a card.
 
 use std::time::Instant;
 
@@ -10,8 +14,11 @@ use glam::Vec3;
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::lod::LodState;
+use throng_cpu_ref::program::op;
 use throng_cpu_ref::stagger::{rate_for_height, Stagger};
+use throng_cpu_ref::{Package, Program};
 use throng_fixtures::BenchShape;
+use throng_gpu::impostor::{bake, BakeOptions, Baked, Card, FAR_HEIGHT};
 use throng_gpu::raster::{Camera, Raster, Scene};
 use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime};
 
@@ -38,6 +45,10 @@ pub struct CrowdRow {
     pub instances: usize,
     /// The crowd path (`true`) or full detail (`false`).
     pub lod: bool,
+    /// The crowd path with the far tier: instances under `FAR_HEIGHT` pixels are cards.
+    pub far: bool,
+    /// Instances drawn as cards in the last timed frame (counted in no LOD level).
+    pub impostors: usize,
     /// Median whole frame, ms (`None`: skipped).
     pub frame_ms: Option<f64>,
     /// Instances whose bounds meet the frustum, skinned instances (at most the budget), their
@@ -71,6 +82,7 @@ struct Sample {
     visibility: throng_gpu::Visibility,
     evaluated: usize,
     lod_histogram: [usize; 3],
+    impostors: usize,
     joints_posed: usize,
     pose_ms: f64,
     bounds_ms: f64,
@@ -86,15 +98,180 @@ pub fn run(
     options: &Options,
     mut on_row: impl FnMut(&CrowdRow),
 ) -> Result<Vec<CrowdRow>, BenchError> {
+    let baked = match subject.skin {
+        Some(skin) => Some(bake(
+            ctx,
+            &subject.package,
+            skin,
+            &BakeOptions::far_tier(&subject.package, skin),
+            |_, _| {},
+        )?),
+        None => None,
+    };
     let mut rows = Vec::new();
     for &n in instances {
-        for lod in [true, false] {
-            let row = measure_crowd(ctx, subject, n, lod, options)?;
+        for (lod, far) in [(true, false), (true, true), (false, false)] {
+            let far = baked.as_ref().filter(|_| far);
+            let row = measure_crowd(ctx, subject, n, (lod, far), options)?;
             on_row(&row);
             rows.push(row);
         }
     }
     Ok(rows)
+}
+
+/// One instance's cost in the far tier against the lowest mesh LOD, measured in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct FarCost {
+    pub subject: String,
+    pub instances: usize,
+    /// `"near"`: the crowd table's camera (the front rows tens of pixels tall, their cards
+    /// large); `"far"`: every instance 5–13 pixels tall, as the far tier draws them.
+    pub view: &'static str,
+    /// The coarsest skeleton LOD level (its mesh LOD) the skinned frame draws every instance at.
+    pub level: u8,
+    /// Median whole frames (pose, bounds, skinning and raster; or hidden instances and their
+    /// cards' upload and raster), ms, and the same per instance, µs.
+    pub lowest_lod_frame_ms: f64,
+    pub impostor_frame_ms: f64,
+    pub lowest_lod_us_per_instance: f64,
+    pub impostor_us_per_instance: f64,
+    /// impostor / lowest LOD: the far tier's goal is at most 1/20.
+    pub ratio: f64,
+    pub frames: usize,
+}
+
+/// [`FarCost`] at `n` instances seen through the crowd table's camera and from far off.
+pub fn far_cost(
+    ctx: &GpuContext,
+    subject: &Subject,
+    n: usize,
+    options: &Options,
+) -> Result<Vec<FarCost>, BenchError> {
+    let Some(skin) = subject.skin else {
+        return Ok(Vec::new());
+    };
+    let package = &subject.package;
+    let baked = bake(
+        ctx,
+        package,
+        skin,
+        &BakeOptions::far_tier(package, skin),
+        |_, _| {},
+    )?;
+    let depth = (n.div_ceil(100) as f32 * 2.0).max(2.0);
+    let far = Camera {
+        eye: Vec3::new(99.0, 40.0, -150.0),
+        target: Vec3::new(99.0, 0.0, depth * 0.5),
+        fov_y: 0.5,
+        near: 1.0,
+        far: depth + 400.0,
+    };
+    [("near", camera(n)), ("far", far)]
+        .into_iter()
+        .map(|(view, camera)| far_cost_at(ctx, subject, (skin, &baked), n, (view, camera), options))
+        .collect()
+}
+
+/// [`FarCost`] through `camera`: both frames alternate, so the machine's drift falls on both;
+/// no culling and no budget, so every instance is drawn either way.
+fn far_cost_at(
+    ctx: &GpuContext,
+    subject: &Subject,
+    (skin, baked): (u32, &Baked),
+    n: usize,
+    (view, camera): (&'static str, Camera),
+    options: &Options,
+) -> Result<FarCost, BenchError> {
+    let package = &subject.package;
+    let level = package.skeletons[subject.skeleton as usize].lods.len() as u8;
+    let count = u32::try_from(n).map_err(|_| BenchError::TooMany(n))?;
+    let mut runtime = Runtime::new(ctx, Capacities::for_packages(&[package], count))?;
+    let id = runtime.add_package(package)?;
+    let mut raster = Raster::new(ctx, WIDTH, HEIGHT)?;
+    raster.set_impostor(&baked.impostor, &baked.atlas)?;
+    let scene = scene(camera);
+    let mut set = subject.programs(BenchShape::OneClip, n);
+    let mut cards = Vec::with_capacity(n);
+    let mut frame = |f: u32, far: bool| -> Result<f64, BenchError> {
+        set.advance(package, f);
+        cards.clear();
+        let instances: Vec<Instance> = (0..n)
+            .map(|i| Instance {
+                pose: match far {
+                    true => Pose::Hidden,
+                    false => Pose::Lod(&set.programs[i], level),
+                },
+                placement: grid(i),
+            })
+            .collect();
+        if far {
+            for (i, p) in set.programs.iter().enumerate() {
+                cards.push(card(baked, package, p, i));
+            }
+        }
+        let batches = [Batch {
+            package: id,
+            skeleton: subject.skeleton,
+            skin: Some(skin),
+            instances: &instances,
+        }];
+        let start = Instant::now();
+        raster.set_cards(&cards);
+        runtime.frame(&batches)?;
+        runtime.finish()?;
+        raster.render(&runtime, &scene)?;
+        raster.finish()?;
+        let ms = ms_since(start);
+        if f == 0 {
+            runtime.wait_for_pipelines()?;
+        }
+        Ok(ms)
+    };
+    for f in 0..2 {
+        frame(f, false)?;
+        frame(f, true)?;
+    }
+    let (mut skinned, mut far) = (Vec::new(), Vec::new());
+    measure(options.frames, options.budget_ms, |f| {
+        let a = frame(2 * f + 2, false)?;
+        let b = frame(2 * f + 3, true)?;
+        skinned.push(a);
+        far.push(b);
+        Ok::<_, BenchError>((a + b, ()))
+    })?;
+    let (a, b) = (median(skinned.iter().copied()), median(far.iter().copied()));
+    Ok(FarCost {
+        subject: subject.name.clone(),
+        instances: n,
+        view,
+        level,
+        lowest_lod_frame_ms: a,
+        impostor_frame_ms: b,
+        lowest_lod_us_per_instance: 1e3 * a / n as f64,
+        impostor_us_per_instance: 1e3 * b / n as f64,
+        ratio: b / a.max(1e-9),
+        frames: skinned.len(),
+    })
+}
+
+/// The card of instance `i` (frame slot `i`) running one-clip program `p` at its grid place.
+fn card(baked: &Baked, package: &Package, p: &Program, i: usize) -> Card {
+    let first = (p.ops.iter())
+        .find(|o| o.code == op::SAMPLE)
+        .and_then(|o| baked.impostor.frame_cell(package, o.a, f64::from(o.time)))
+        .unwrap_or(0);
+    Card::new(&baked.impostor, &grid(i), i as u32, first)
+}
+
+fn scene(camera: Camera) -> Scene {
+    Scene {
+        camera,
+        light: Vec3::new(0.4, 1.0, 0.3).normalize(),
+        ground: None,
+        fog_distance: camera.far,
+        highlight: 0,
+    }
 }
 
 /// A camera 8 m above the front edge of the bench grid (100 instances a row, 2 m apart, rows
@@ -114,13 +291,15 @@ fn measure_crowd(
     ctx: &GpuContext,
     subject: &Subject,
     n: usize,
-    lod: bool,
+    (lod, far): (bool, Option<&Baked>),
     options: &Options,
 ) -> Result<CrowdRow, BenchError> {
     let mut row = CrowdRow {
         subject: subject.name.clone(),
         instances: n,
         lod,
+        far: far.is_some(),
+        impostors: 0,
         frame_ms: None,
         visible: 0,
         skinned: 0,
@@ -161,14 +340,11 @@ fn measure_crowd(
     let mut runtime = Runtime::new(ctx, capacities)?;
     let package = runtime.add_package(&subject.package)?;
     let mut raster = Raster::new(ctx, WIDTH, HEIGHT)?;
+    if let Some(b) = far {
+        raster.set_impostor(&b.impostor, &b.atlas)?;
+    }
     let camera = camera(n);
-    let scene = Scene {
-        camera,
-        light: Vec3::new(0.4, 1.0, 0.3).normalize(),
-        ground: None,
-        fog_distance: camera.far,
-        highlight: 0,
-    };
+    let scene = scene(camera);
     if lod {
         let frustum = Frustum::from_view_proj(&camera.view_proj(raster.aspect()));
         runtime.set_frustum(Some(frustum));
@@ -182,14 +358,27 @@ fn measure_crowd(
     let mut stagger = Stagger::new();
     let mut levels = LodState::new();
     let skeleton = &subject.package.skeletons[subject.skeleton as usize];
+    let mut cards = Vec::new();
     let mut frame = |f: u32| -> Result<(f64, Sample), BenchError> {
         set.advance(&subject.package, f);
         let (mut histogram, mut joints) = ([0usize; 3], 0);
+        cards.clear();
         let instances: Vec<Instance> = order
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(slot, &i)| {
                 let pixels_per_unit = focal / distance(i).max(1e-3);
-                let rate = rate_for_height(INSTANCE_HEIGHT * pixels_per_unit);
+                let height = INSTANCE_HEIGHT * pixels_per_unit;
+                if let Some(b) = far.filter(|_| height < FAR_HEIGHT) {
+                    let mut card = card(b, &subject.package, &set.programs[i], i);
+                    card.slot = slot as u32;
+                    cards.push(card);
+                    return Instance {
+                        pose: Pose::Hidden,
+                        placement: grid(i),
+                    };
+                }
+                let rate = rate_for_height(height);
                 let level = match lod {
                     true => levels.choose(i, pixels_per_unit, &skeleton.lods),
                     false => 0,
@@ -219,6 +408,7 @@ fn measure_crowd(
             instances: &instances,
         }];
         let start = Instant::now();
+        raster.set_cards(&cards);
         runtime.frame(&batches)?;
         let times = runtime.finish()?;
         raster.render(&runtime, &scene)?;
@@ -234,6 +424,7 @@ fn measure_crowd(
                 .filter(|x| x.pose.program().is_some())
                 .count(),
             lod_histogram: histogram,
+            impostors: cards.len(),
             joints_posed: joints,
             pose_ms: times.pose_ms,
             bounds_ms: times.bounds_ms,
@@ -263,6 +454,7 @@ fn measure_crowd(
         row.triangles_per_level = s.visibility.per_level.map(|(_, t)| t);
         row.evaluated = s.evaluated;
         row.lod_histogram = s.lod_histogram;
+        row.impostors = s.impostors;
         row.joints_posed = s.joints_posed;
     }
     row.pose_ms = median(samples.iter().map(|s| s.pose_ms));

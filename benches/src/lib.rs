@@ -36,7 +36,7 @@ use throng_gpu::{GpuContext, GpuError, Mapping};
 pub use codec::{Codec, CodecRow, Pair};
 pub use control::ControlRow;
 pub use cpu::CpuCrowd;
-pub use crowd::CrowdRow;
+pub use crowd::{CrowdRow, FarCost};
 pub use gpu::{GpuCrowd, GpuFrame};
 pub use lod::LodRow;
 pub use report::{CpuTiming, Derived, GpuTiming, MappingPose, Report, Row, Stages};
@@ -229,6 +229,7 @@ pub fn run(
         rows,
         codec: Codec::default(),
         crowd: Vec::new(),
+        far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
     })

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use throng_gpu::AdapterReport;
 
+use crate::crowd::FarCost;
 use crate::{Codec, ControlRow, CrowdRow, LodRow};
 use throng_fixtures::BenchShape;
 
@@ -28,6 +29,9 @@ pub struct Report {
     /// Whole crowd frames with raster, crowd path and full detail ([`crate::crowd::run`]);
     /// empty unless the caller ran it.
     pub crowd: Vec<CrowdRow>,
+    /// An instance in the far tier against the lowest mesh LOD ([`crate::crowd::far_cost`]);
+    /// empty unless the caller ran it.
+    pub far_cost: Vec<FarCost>,
     /// The GPU pose pass at each skeleton LOD level ([`crate::lod::run`]); empty unless the
     /// caller ran it.
     pub lod: Vec<LodRow>,
@@ -388,6 +392,7 @@ impl Report {
         s.push_str(&self.codec.table());
         s.push_str(&lod_table(&self.lod));
         s.push_str(&crowd_table(&self.crowd));
+        s.push_str(&far_cost_lines(&self.far_cost));
         s.push_str(&control_table(&self.control));
         s
     }
@@ -592,6 +597,26 @@ fn lod_table(rows: &[LodRow]) -> String {
     s
 }
 
+/// The far tier's cost line: an instance as a card against one at the lowest mesh LOD.
+fn far_cost_lines(rows: &[FarCost]) -> String {
+    let mut s = String::new();
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "far tier: {} × {}, {} view: a card costs {:.3} µs per instance per frame, the lowest mesh LOD (level {}) {:.3} µs: {:.3}x (goal at most 0.05x; {} frames each)",
+            r.subject,
+            r.instances,
+            r.view,
+            r.impostor_us_per_instance,
+            r.level,
+            r.lowest_lod_us_per_instance,
+            r.ratio,
+            r.frames
+        );
+    }
+    s
+}
+
 /// The crowd table: whole frames with raster, crowd path next to full detail, and the ratio of
 /// the largest crowd-path frame to the smallest.
 fn crowd_table(rows: &[CrowdRow]) -> String {
@@ -601,22 +626,23 @@ fn crowd_table(rows: &[CrowdRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncrowd: whole frames with raster (ms), fixed camera; lod = culling + skeleton LOD + update-rate LOD + skinned budget, else full detail; joints = joints posed, levels = instances at skeleton LOD 0/1/2"
+        "\ncrowd: whole frames with raster (ms), fixed camera; lod = culling + skeleton LOD + update-rate LOD + skinned budget, else full detail; far = the far tier too (cards under 16 px); joints = joints posed, levels = instances at skeleton LOD 0/1/2 and cards"
     );
     let _ =
         writeln!(
         s,
-        "{:<12} {:>7} {:>5} | {:>9} | {:>7} {:>7} {:>7} {:>8} {:>17} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
-        "subject", "N", "lod", "frame ms", "visible", "skinned", "posed", "joints", "levels", "vertices", "triangles",
+        "{:<12} {:>7} {:>5} {:>5} | {:>9} | {:>7} {:>7} {:>7} {:>8} {:>23} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+        "subject", "N", "lod", "far", "frame ms", "visible", "skinned", "posed", "joints", "levels", "vertices", "triangles",
         "pose ms", "bnd ms", "skin ms", "raster ms"
     );
     for r in rows {
         let _ = write!(
             s,
-            "{:<12} {:>7} {:>5} | {:>9} | ",
+            "{:<12} {:>7} {:>5} {:>5} | {:>9} | ",
             r.subject,
             r.instances,
             r.lod,
+            r.far,
             opt(r.frame_ms)
         );
         match &r.skipped {
@@ -626,14 +652,14 @@ fn crowd_table(rows: &[CrowdRow]) -> String {
             None => {
                 let _ = writeln!(
                     s,
-                    "{:>7} {:>7} {:>7} {:>8} {:>17} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
+                    "{:>7} {:>7} {:>7} {:>8} {:>23} {:>10} {:>10} | {:>8} {:>7} {:>8} {:>9}",
                     r.visible,
                     r.skinned,
                     r.evaluated,
                     r.joints_posed,
                     format!(
-                        "{}/{}/{}",
-                        r.lod_histogram[0], r.lod_histogram[1], r.lod_histogram[2]
+                        "{}/{}/{} + {}",
+                        r.lod_histogram[0], r.lod_histogram[1], r.lod_histogram[2], r.impostors
                     ),
                     r.skinned_vertices,
                     r.triangles,
@@ -647,7 +673,7 @@ fn crowd_table(rows: &[CrowdRow]) -> String {
     }
     let lod: Vec<&CrowdRow> = rows
         .iter()
-        .filter(|r| r.lod && r.frame_ms.is_some())
+        .filter(|r| r.lod && !r.far && r.frame_ms.is_some())
         .collect();
     if let (Some(small), Some(large)) = (
         lod.iter().min_by_key(|r| r.instances),

@@ -16,8 +16,9 @@ pub struct Args {
     #[arg(long)]
     large: bool,
     /// Also measure whole crowd frames with raster at 10,000 and 100,000 instances: culling,
-    /// skeleton LOD, update-rate LOD and the skinned budget next to full detail (slow on a
-    /// software adapter).
+    /// skeleton LOD, update-rate LOD and the skinned budget next to full detail, the same with
+    /// the far tier, and a card against the lowest mesh LOD per instance (slow on a software
+    /// adapter).
     #[arg(long)]
     crowd: bool,
     /// A glTF (.glb/.gltf) or .throng asset to measure besides the generated character; repeatable.
@@ -105,6 +106,8 @@ pub fn run(a: Args) -> Result<(), CliError> {
             &options,
             crowd_progress,
         )?;
+        let n = throng_bench::crowd::CROWD_INSTANCES[0];
+        report.far_cost = throng_bench::crowd::far_cost(ctx, &subjects[0], n, &options)?;
     }
     print!("{}", report.table());
     if let Some(path) = &a.json {
@@ -157,7 +160,11 @@ fn crowd_progress(r: &throng_bench::CrowdRow) {
         "measured crowd {} × {} ({}): {}",
         r.subject,
         r.instances,
-        if r.lod { "crowd path" } else { "full detail" },
+        match (r.lod, r.far) {
+            (true, true) => "crowd path, far tier",
+            (true, false) => "crowd path",
+            _ => "full detail",
+        },
         r.frame_ms.map_or_else(
             || r.skipped.clone().unwrap_or_default(),
             |ms| format!("{ms:.1} ms")
