@@ -289,6 +289,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             skipped: vec!["x.throng: holds compressed clips".into()],
         },
         crowd: Vec::new(),
+        far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
     };
@@ -374,7 +375,11 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
     };
     let mut seen = 0;
     let rows = throng_bench::crowd::run(&ctx, &subject, &[100], &options, |_| seen += 1).unwrap();
-    assert_eq!(seen, 2);
+    assert_eq!(seen, 3, "crowd path, with the far tier, full detail");
+    assert_eq!(
+        rows.iter().map(|r| (r.lod, r.far)).collect::<Vec<_>>(),
+        [(true, false), (true, true), (false, false)]
+    );
     let triangles = subject
         .package
         .meshes
@@ -400,7 +405,11 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
             // The camera sees the middle of the one row of 100: culling keeps part of it.
             assert!(r.visible > 0 && r.visible < 100, "{r:?}");
             assert!(r.evaluated < 100, "update-rate LOD kept some poses: {r:?}");
-            assert_eq!(r.lod_histogram.iter().sum::<usize>(), 100, "{r:?}");
+            assert_eq!(
+                r.lod_histogram.iter().sum::<usize>() + r.impostors,
+                100,
+                "{r:?}"
+            );
             assert!(
                 r.joints_posed < r.evaluated * subject.joints(),
                 "skeleton LOD: {r:?}"
@@ -426,6 +435,7 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         rows: Vec::new(),
         codec: Codec::default(),
         crowd: rows,
+        far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
     };
@@ -434,12 +444,42 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
     for key in [
         "instances",
         "lod",
+        "far",
+        "impostors",
         "frame_ms",
         "visible",
         "skinned_vertices",
         "triangles",
     ] {
         assert!(!json["crowd"][0][key].is_null(), "{key}");
+    }
+}
+
+#[test]
+fn far_cost_times_cards_against_the_lowest_mesh_lod_from_both_views() {
+    let Some(ctx) = gpu() else { return };
+    let subject = Subject::character().unwrap();
+    let options = Options {
+        frames: 1,
+        budget_ms: 0.0,
+        ..Options::default()
+    };
+    let rows = throng_bench::crowd::far_cost(&ctx, &subject, 200, &options).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.view).collect::<Vec<_>>(),
+        ["near", "far"]
+    );
+    let lowest = subject.package.skeletons[0].lods.len() as u8;
+    for r in &rows {
+        assert_eq!((r.instances, r.level), (200, lowest), "{r:?}");
+        assert!(
+            r.lowest_lod_frame_ms > 0.0 && r.impostor_frame_ms > 0.0,
+            "{r:?}"
+        );
+        let per = 1e3 * r.impostor_frame_ms / 200.0;
+        assert!((r.impostor_us_per_instance - per).abs() < 1e-9, "{r:?}");
+        let ratio = r.impostor_frame_ms / r.lowest_lod_frame_ms;
+        assert!((r.ratio - ratio).abs() < 1e-9, "{r:?}");
     }
 }
 
@@ -470,6 +510,7 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
         rows: Vec::new(),
         codec: Codec::default(),
         crowd: Vec::new(),
+        far_cost: Vec::new(),
         lod: rows,
         control: Vec::new(),
     };
@@ -513,6 +554,7 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         rows: Vec::new(),
         codec: Codec::default(),
         crowd: Vec::new(),
+        far_cost: Vec::new(),
         lod: Vec::new(),
         control: rows,
     };
