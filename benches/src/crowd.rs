@@ -19,8 +19,8 @@ use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_cpu_ref::{Package, Program};
 use throng_fixtures::BenchShape;
 use throng_gpu::impostor::{bake, BakeOptions, Baked, Card, FAR_HEIGHT};
-use throng_gpu::raster::{Camera, Raster, Scene};
-use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime};
+use throng_gpu::raster::{Camera, Raster, RasterTimes, Scene};
+use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime, StageTimes};
 
 use crate::cpu::grid;
 use crate::timing::{measure, median, ms_since};
@@ -216,16 +216,7 @@ fn far_cost_at(
             skin: Some(skin),
             instances: &instances,
         }];
-        let start = Instant::now();
-        raster.set_cards(&cards);
-        runtime.frame(&batches)?;
-        runtime.finish()?;
-        raster.render(&runtime, &scene)?;
-        raster.finish()?;
-        let ms = ms_since(start);
-        if f == 0 {
-            runtime.wait_for_pipelines()?;
-        }
+        let (ms, _, _) = timed_frame(&mut runtime, &mut raster, &scene, &batches, &cards, f)?;
         Ok(ms)
     };
     for f in 0..2 {
@@ -253,6 +244,30 @@ fn far_cost_at(
         ratio: b / a.max(1e-9),
         frames: skinned.len(),
     })
+}
+
+/// One frame of `batches` and `cards` (frame `f`: the first waits for every pipeline after),
+/// timed from the cards' upload and `Runtime::frame` to the raster pass finishing; its wall
+/// ms, stage times and raster times.
+fn timed_frame(
+    runtime: &mut Runtime,
+    raster: &mut Raster,
+    scene: &Scene,
+    batches: &[Batch],
+    cards: &[Card],
+    f: u32,
+) -> Result<(f64, StageTimes, RasterTimes), BenchError> {
+    let start = Instant::now();
+    raster.set_cards(cards);
+    runtime.frame(batches)?;
+    let times = runtime.finish()?;
+    raster.render(runtime, scene)?;
+    let raster_times = raster.finish()?;
+    let ms = ms_since(start);
+    if f == 0 {
+        runtime.wait_for_pipelines()?;
+    }
+    Ok((ms, times, raster_times))
 }
 
 /// The card of instance `i` (frame slot `i`) running one-clip program `p` at its grid place.
@@ -407,16 +422,8 @@ fn measure_crowd(
             skin: Some(skin),
             instances: &instances,
         }];
-        let start = Instant::now();
-        raster.set_cards(&cards);
-        runtime.frame(&batches)?;
-        let times = runtime.finish()?;
-        raster.render(&runtime, &scene)?;
-        let raster_times = raster.finish()?;
-        let ms = ms_since(start);
-        if f == 0 {
-            runtime.wait_for_pipelines()?;
-        }
+        let (ms, times, raster_times) =
+            timed_frame(&mut runtime, &mut raster, &scene, &batches, &cards, f)?;
         let sample = Sample {
             visibility: runtime.visibility(),
             evaluated: instances

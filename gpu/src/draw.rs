@@ -504,8 +504,22 @@ fn tier_buffer(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
     })
 }
 
+/// A uniform buffer of `size` bytes, seen by both stages, bound whole.
+pub(crate) fn uniform_entry(binding: u32, size: usize) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: NonZeroU64::new(size as u64),
+        },
+        count: None,
+    }
+}
+
 /// A read-only storage buffer of the vertex stage.
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+pub(crate) fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::VERTEX,
@@ -538,20 +552,10 @@ fn pipelines(
     wgpu::BindGroupLayout,
     wgpu::BindGroupLayout,
 ) {
-    let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
     let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("crowd frame"),
         entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: stages,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: NonZeroU64::new(std::mem::size_of::<FrameUniform>() as u64),
-                },
-                count: None,
-            },
+            uniform_entry(0, std::mem::size_of::<FrameUniform>()),
             storage_entry(1),
         ],
     });

@@ -4,8 +4,6 @@
 //! frames, the card's square) are throng-cpu-ref `impostor`'s; raster.wgsl `card_vs` mirrors
 //! them.
 
-use std::num::NonZeroU64;
-
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::bounds::Bounds;
@@ -15,7 +13,7 @@ use throng_cpu_ref::impostor::{
 use throng_cpu_ref::{Batch, Instance, Package, Pose, PoseOp, Program};
 
 use crate::context::scoped;
-use crate::draw::{cleared_depth, CrowdPass, Target};
+use crate::draw::{cleared_depth, storage_entry, uniform_entry, CrowdPass, Target};
 use crate::raster::{read_texture, Camera, Image, Scene};
 use crate::{Capacities, GpuContext, GpuError, PackageId, Runtime};
 
@@ -95,12 +93,21 @@ impl CardLayer {
         impostor: &Impostor,
         atlas: &Image,
     ) -> Result<CardLayer, GpuError> {
-        if (atlas.width, atlas.height) != (impostor.width, impostor.height) {
+        let texels = 4 * u64::from(atlas.width) * u64::from(atlas.height);
+        if (atlas.width, atlas.height) != (impostor.width, impostor.height)
+            || atlas.rgba.len() as u64 != texels
+            || texels == 0
+        {
             return Err(GpuError::Wgpu {
                 what: "impostor atlas upload",
                 reason: format!(
-                    "the atlas image is {}x{}; the impostor was baked at {}x{}",
-                    atlas.width, atlas.height, impostor.width, impostor.height
+                    "the atlas image is {}x{} with {} bytes; the impostor was baked at {}x{} \
+                     (4 bytes a texel): give the PNG `throng bake-impostors` wrote with it",
+                    atlas.width,
+                    atlas.height,
+                    atlas.rgba.len(),
+                    impostor.width,
+                    impostor.height
                 ),
             });
         }
@@ -198,30 +205,11 @@ fn card_buffer(device: &wgpu::Device, cards: usize) -> wgpu::Buffer {
 }
 
 fn card_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
-    let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
     device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("impostor cards"),
         entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: stages,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: NonZeroU64::new(std::mem::size_of::<AtlasUniform>() as u64),
-                },
-                count: None,
-            },
-            wgpu::BindGroupLayoutEntry {
-                binding: 1,
-                visibility: wgpu::ShaderStages::VERTEX,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: true },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
+            uniform_entry(0, std::mem::size_of::<AtlasUniform>()),
+            storage_entry(1),
             wgpu::BindGroupLayoutEntry {
                 binding: 2,
                 visibility: wgpu::ShaderStages::FRAGMENT,
@@ -496,9 +484,10 @@ pub fn bake(
     }];
     runtime.frame(&batches)?;
     runtime.finish()?;
-    let out = runtime.readback()?.remove(0);
-    let local = out
-        .bounds
+    let bounds = (runtime.readback()?.into_iter().next())
+        .map(|out| out.bounds)
+        .unwrap_or_default();
+    let local = bounds
         .iter()
         .zip(&placements)
         .fold(Bounds::EMPTY, |b, (x, p)| {
