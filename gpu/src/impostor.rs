@@ -409,8 +409,8 @@ pub struct Baked {
 const BAKE_DISTANCE: f32 = 40.0;
 
 /// Bakes `options.clips` of skin `skin` of `package`: each clip's frames are posed and skinned
-/// on the GPU (first all in one runtime frame, side by side, for their boxes: the card is the
-/// sphere around their union), then each (frame, row, view) is drawn by the crowd pass in
+/// on the GPU (first all in one runtime frame, for their boxes: the card is the sphere around
+/// their union), then each (frame, row, view) is drawn by the crowd pass in
 /// normal mode into its cell. Progress goes to `progress(cells done, cells)`.
 pub fn bake(
     ctx: &GpuContext,
@@ -453,23 +453,12 @@ pub fn bake(
             });
         }
     }
-    // Frames side by side, farther apart than any camera's slab (below) is deep.
-    let diagonal = package
-        .meshes
-        .iter()
-        .filter(|m| m.skin == skin)
-        .map(|m| m.bounds_diagonal())
-        .fold(1.0f32, f32::max);
-    let spacing = 10.0 * diagonal;
-    let placements: Vec<Affine3A> = (0..programs.len())
-        .map(|k| Affine3A::from_translation(Vec3::new(k as f32 * spacing, 0.0, 0.0)))
-        .collect();
+    // Every frame at the origin: each one's box is its own, read back per instance.
     let instances: Vec<Instance> = programs
         .iter()
-        .zip(&placements)
-        .map(|(p, &placement)| Instance {
+        .map(|p| Instance {
             pose: Pose::Program(p),
-            placement,
+            placement: Affine3A::IDENTITY,
         })
         .collect();
     let mut capacities = Capacities::for_packages(&[package], instances.len() as u32);
@@ -487,16 +476,7 @@ pub fn bake(
     let bounds = (runtime.readback()?.into_iter().next())
         .map(|out| out.bounds)
         .unwrap_or_default();
-    let local = bounds
-        .iter()
-        .zip(&placements)
-        .fold(Bounds::EMPTY, |b, (x, p)| {
-            let t = Vec3::from(p.translation);
-            b.union(&Bounds {
-                min: x.min - t,
-                max: x.max - t,
-            })
-        });
+    let local = bounds.iter().fold(Bounds::EMPTY, |b, x| b.union(x));
     if local.is_empty() {
         return Err(bad(format!("skin {skin} moves no vertex: nothing to bake")));
     }

@@ -210,7 +210,8 @@ fn a_card_at_a_baked_view_looks_like_the_skinned_frame_and_shows_the_nearest_fra
             worst = (worst.0.max(error), worst.1.max(coverage));
         }
     }
-    // At a baked frame and view: measured 0.5/255 and no silhouette pixel differing (lavapipe).
+    // At a baked frame and view: measured 0.3–0.6/255, at most 0.2 % of silhouette pixels
+    // differing (lavapipe).
     assert!(worst.0 <= 2.0, "mean error {:.1}/255", worst.0);
     assert!(
         worst.1 <= 0.01,
