@@ -47,6 +47,10 @@ use crate::tree::{
 
 /// Clip index of a rest-pose sample in a frozen pose.
 pub const REST: u32 = u32::MAX;
+
+/// Fastest tick rate, Hz: an inertializing transition captures over one tick, and a capture
+/// interval is at least [`throng_cpu_ref::inertialize::MIN_CAPTURE_INTERVAL`].
+pub const MAX_TICK_HZ: f64 = 10_000.0;
 /// A sync-group leader keeps its role until another participant outweighs it by this much.
 pub const LEADER_HYSTERESIS: f32 = 0.1;
 
@@ -287,6 +291,13 @@ impl Controller {
             return Err(PlayerError::NotFinite {
                 what: "tick rate",
                 value: hz,
+            });
+        }
+        if hz > MAX_TICK_HZ {
+            return Err(PlayerError::OutOfRange {
+                what: "tick rate",
+                value: hz,
+                range: "(0, 10000] Hz",
             });
         }
         if package.masks.len() == tree.mask_base as usize {

@@ -42,6 +42,12 @@ impl Position {
 pub enum PlayerError {
     #[error("{what} is {value}, which is not finite")]
     NotFinite { what: &'static str, value: f64 },
+    #[error("{what} is {value}; it must be in {range}")]
+    OutOfRange {
+        what: &'static str,
+        value: f64,
+        range: &'static str,
+    },
     #[error("{0} overflowed")]
     Overflow(&'static str),
 }

@@ -161,3 +161,23 @@ fn inertialize_is_refused_in_a_layer_region() {
     let err = tree::load(&src, "crowd.toml", &package, 0).unwrap_err();
     assert!(err.to_string().contains("base region only"), "{err}");
 }
+
+#[test]
+fn an_inertialization_longer_than_a_minute_is_refused_at_load_and_a_crossfade_is_not() {
+    let package = support::character().clone();
+    let load = |blend, duration| tree::load(&tree_source(blend, duration), "g.toml", &package, 0);
+    assert!(load("inertialize", 60.0).is_ok());
+    let e = load("inertialize", 60.5).expect_err("a 60.5 s decay");
+    assert_eq!(e.key, "regions[0].transitions[0].duration", "{e}");
+    assert!(e.to_string().contains("60 seconds"), "{e}");
+    assert!(load("crossfade", 600.0).is_ok());
+}
+
+#[test]
+fn a_tick_rate_above_10_khz_is_refused_because_a_capture_spans_one_tick() {
+    let package = support::character().clone();
+    let tree = || tree::load(&tree_source("inertialize", 0.3), "g.toml", &package, 0).unwrap();
+    assert!(Controller::new(tree(), package.clone(), 10_000.0, 16).is_ok());
+    let e = Controller::new(tree(), package.clone(), 10_001.0, 16).expect_err("10001 Hz");
+    assert!(e.to_string().contains("(0, 10000] Hz"), "{e}");
+}

@@ -142,6 +142,14 @@ pub fn sin_cos(x: f32) -> (f32, f32) {
     (x * s, if fold { -cos } else { cos })
 }
 
+/// Shortest `Capture` interval, seconds (a tick at 10 kHz): the velocity divides by it, so a
+/// shorter one could overflow to infinity.
+pub const MIN_CAPTURE_INTERVAL: f32 = 1e-4;
+
+/// Longest `Inertialize` decay, seconds: the decay scales the velocity by it, so a longer one
+/// could overflow (and no transition wants a decay of more than a minute).
+pub const MAX_INERTIALIZATION: f32 = 60.0;
+
 /// One channel's offset `source - destination` of the rotations.
 fn rotation_offset(source: Quat, destination: Quat) -> Vec3 {
     log_rotation(source * destination.inverse())

@@ -8,6 +8,7 @@
 use bytemuck::{Pod, Zeroable};
 use thiserror::Error;
 
+use crate::inertialize::{MAX_INERTIALIZATION, MIN_CAPTURE_INTERVAL};
 use crate::{Clip, Skeleton, SkinBinding};
 
 /// No mask: every joint weighs 1.
@@ -56,7 +57,8 @@ pub struct PoseOp {
     /// Capture: the previous-destination register.
     pub d: u32,
     /// Override / Additive weight in [0, 1]. Capture: seconds between the previous and current
-    /// samples (> 0). Inertialize: the decay's duration in seconds (>= 0).
+    /// samples (at least [`crate::inertialize::MIN_CAPTURE_INTERVAL`]). Inertialize: the decay's
+    /// duration in seconds (0 to [`crate::inertialize::MAX_INERTIALIZATION`]).
     pub weight: f32,
     /// Sample: clip time in seconds (clamped to [0, duration]). Inertialize: seconds since the
     /// capture (>= 0).
@@ -377,12 +379,12 @@ impl Program {
                         regs.read(i, r)?;
                     }
                     history.check(i, o.c, limits)?;
-                    if !(o.weight.is_finite() && o.weight > 0.0) {
+                    if !(o.weight.is_finite() && o.weight >= MIN_CAPTURE_INTERVAL) {
                         return Err(ProgramError::BadValue {
                             op: i,
                             what: "capture interval",
                             value: o.weight,
-                            range: "(0, inf) seconds",
+                            range: "[1e-4, inf) seconds",
                         });
                     }
                 }
@@ -390,6 +392,14 @@ impl Program {
                     regs.read(i, o.dst)?;
                     history.check(i, o.c, limits)?;
                     non_negative(i, "inertialization duration", o.weight)?;
+                    if o.weight > MAX_INERTIALIZATION {
+                        return Err(ProgramError::BadValue {
+                            op: i,
+                            what: "inertialization duration",
+                            value: o.weight,
+                            range: "[0, 60] seconds",
+                        });
+                    }
                     non_negative(i, "time since the capture", o.time)?;
                 }
                 op::PALETTE => {

@@ -547,8 +547,8 @@ fn history_ops_name_one_declared_slot_and_sane_times() {
     let with = |extra: Vec<PoseOp>| [base(), extra].concat();
     assert_eq!(
         check(with(vec![
-            PoseOp::capture(0, 1, 2, 1, 1, 0.02),
-            PoseOp::inertialize(0, 1, 0.0, 0.3),
+            PoseOp::capture(0, 1, 2, 1, 1, 1e-4),
+            PoseOp::inertialize(0, 1, 0.0, 60.0),
         ])),
         Ok(())
     );
@@ -567,7 +567,9 @@ fn history_ops_name_one_declared_slot_and_sane_times() {
         ])),
         Err(ProgramError::Order { op: 4, .. })
     ));
-    for dt in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+    // 1e-43 is a denormal a fuzzer found: its reciprocal is infinite, and the velocity NaN
+    // (fuzz/regressions/program_eval/capture-interval-denormal).
+    for dt in [0.0, -1.0, f32::NAN, f32::INFINITY, 1e-43, 0.99e-4] {
         assert!(matches!(
             check(with(vec![PoseOp::capture(0, 1, 2, 1, 0, dt)])),
             Err(ProgramError::BadValue { op: 3, .. })
@@ -578,6 +580,7 @@ fn history_ops_name_one_declared_slot_and_sane_times() {
         (0.0, -0.3),
         (f32::NAN, 0.3),
         (0.0, f32::INFINITY),
+        (0.0, 60.01),
     ] {
         assert!(matches!(
             check(with(vec![PoseOp::inertialize(0, 0, elapsed, duration)])),

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use glam::DVec2;
+use throng_cpu_ref::inertialize::MAX_INERTIALIZATION;
 use throng_cpu_ref::{LoopPolicy, Mask, Package};
 
 use super::doc::{ClauseDoc, Doc, RegionDoc, StateDoc, TransitionDoc, S};
@@ -641,6 +642,14 @@ impl Binder<'_> {
                 ))
             }
         };
+        if blend == TransitionBlend::Inertialize && duration > MAX_INERTIALIZATION as f64 {
+            let span = d.duration.as_ref().map_or(doc.span(), |x| x.span());
+            return Err(ctx.invalid(
+                span,
+                format!("{key}.duration"),
+                "an inertialization decays within 60 seconds at most",
+            ));
+        }
         let mut when = Vec::new();
         for (i, c) in d.when.iter().enumerate() {
             when.push(self.clause(&format!("{key}.when[{i}]"), c)?);

@@ -1,0 +1,5 @@
+//! libFuzzer over [`throng_fuzz_entries::program_eval`] (its doc states the property).
+
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| throng_fuzz_entries::program_eval(data));
