@@ -755,3 +755,22 @@ fn demo_draws_members_under_sixteen_pixels_as_impostors_and_tints_them_blue() {
     let (_, none_blue) = tinted(&dir.join("far_0001.png"), blue);
     assert_eq!(none_blue, 0);
 }
+
+#[test]
+fn a_crowd_too_large_for_one_runtime_is_refused_at_once_with_the_count_that_fits() {
+    // 72 GB of instance records: more than any adapter binds at once.
+    let out = throng(&["demo", "--instances", "100000000", "--frames", "1"]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("100000000 instances do not fit one runtime"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("lower the instance count (--instances) to"),
+        "{stderr}"
+    );
+}

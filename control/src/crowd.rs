@@ -92,14 +92,7 @@ impl Crowd {
             .map(|i| ctl.spawn(i as u32))
             .collect::<Result<Vec<_>, _>>()?;
         let chunks = count.div_ceil(CHUNK);
-        let lanes = (0..chunks)
-            .map(|_| Lane {
-                scratch: ctl.scratch(),
-                out: ctl.output(),
-                events: Vec::with_capacity(CHUNK * ctl.event_capacity),
-                failures: Vec::with_capacity(CHUNK),
-            })
-            .collect();
+        let lanes = (0..chunks).map(|_| lane(ctl)).collect();
         let programs = ProgramBuffer {
             limits,
             ops: vec![PoseOp::rest(0); count * limits.max_ops],
@@ -114,6 +107,66 @@ impl Crowd {
         };
         crowd.compile_all(ctl);
         Ok(crowd)
+    }
+
+    /// Adds an instance `id` on its initial states at the end, its program compiled. The id
+    /// names its inertialization history slot: reuse the id of a removed instance rather than
+    /// grow past the slots. Allocates (the buffers grow by one instance).
+    pub fn add(&mut self, ctl: &Controller, id: u32) -> Result<(), TickError> {
+        let s = ctl.spawn(id)?;
+        let limits = self.programs.limits;
+        let i = self.instances.len();
+        self.instances.push(s);
+        self.programs
+            .ops
+            .resize((i + 1) * limits.max_ops, PoseOp::rest(0));
+        self.programs
+            .weights
+            .resize((i + 1) * limits.max_weights, 0.0);
+        self.programs.ranges.push(ProgramRange::default());
+        self.motion.push(IDENTITY);
+        if self.lanes.len() < (i + 1).div_ceil(CHUNK) {
+            self.lanes.push(lane(ctl));
+        }
+        let mut scratch = ctl.scratch();
+        let ops = &mut self.programs.ops[i * limits.max_ops..];
+        let weights = &mut self.programs.weights[i * limits.max_weights..];
+        let (n, m) = compile(
+            ctl,
+            &self.instances[i],
+            scratch_weights(&mut scratch),
+            ops,
+            weights,
+        );
+        self.programs.ranges[i] = range(i, limits, n, m);
+        Ok(())
+    }
+
+    /// Removes instance `i` (by position), the last instance taking its place, and returns it;
+    /// `None` when there is no instance `i`.
+    pub fn remove(&mut self, i: usize) -> Option<InstanceState> {
+        let last = self.instances.len().checked_sub(1).filter(|&l| i <= l)?;
+        let limits = self.programs.limits;
+        let (ops, weights) = (limits.max_ops, limits.max_weights);
+        self.programs
+            .ops
+            .copy_within(last * ops..(last + 1) * ops, i * ops);
+        self.programs
+            .weights
+            .copy_within(last * weights..(last + 1) * weights, i * weights);
+        self.programs.ops.truncate(last * ops);
+        self.programs.weights.truncate(last * weights);
+        let moved = self.programs.ranges[last];
+        self.programs.ranges[i] = range(
+            i,
+            limits,
+            moved.op_count as usize,
+            moved.weight_count as usize,
+        );
+        self.programs.ranges.truncate(last);
+        self.motion.swap_remove(i);
+        self.lanes.truncate(last.div_ceil(CHUNK).max(1));
+        Some(self.instances.swap_remove(i))
     }
 
     fn compile_all(&mut self, ctl: &Controller) {
@@ -158,6 +211,15 @@ impl Crowd {
     /// Instances whose last tick failed, with why; they kept their previous state.
     pub fn failures(&self) -> impl Iterator<Item = &(u32, TickError)> {
         self.lanes.iter().flat_map(|l| l.failures.iter())
+    }
+}
+
+fn lane(ctl: &Controller) -> Lane {
+    Lane {
+        scratch: ctl.scratch(),
+        out: ctl.output(),
+        events: Vec::with_capacity(CHUNK * ctl.event_capacity),
+        failures: Vec::with_capacity(CHUNK),
     }
 }
 
@@ -216,8 +278,7 @@ mod tests {
 
     /// A tick's programs reuse the weights the tick computed: they must equal a fresh compile
     /// of the committed state, through blend changes and crossfades.
-    #[test]
-    fn crowd_programs_equal_a_fresh_compile() {
+    fn controller() -> Controller {
         let imported =
             throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
         let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
@@ -225,7 +286,86 @@ mod tests {
             .0;
         let src = include_str!("../../fixtures/trees/crowd.toml");
         let tree = tree::load(src, "crowd.toml", &package, 0).unwrap();
-        let ctl = Controller::new(tree, package, 60.0, 64).unwrap();
+        Controller::new(tree, package, 60.0, 64).unwrap()
+    }
+
+    /// Inputs by instance id and tick: speeds through every gait, waves on and off.
+    fn drive(ctl: &Controller, crowd: &mut Crowd, tick: usize) {
+        for s in crowd.instances.iter_mut() {
+            let i = s.id as usize;
+            let speed = ((i * 7 + tick / (1 + i % 5)) % 61) as f64 / 10.0;
+            let wave = ((tick + i) / (13 + i % 29)).is_multiple_of(2);
+            ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
+            ctl.set_input(s, "wave", Value::Bool(wave)).unwrap();
+        }
+    }
+
+    fn program_bits(crowd: &Crowd, i: usize) -> (Vec<u8>, Vec<u32>) {
+        let (o, w) = crowd.programs.program(i).unwrap();
+        (
+            bytemuck::cast_slice(o).to_vec(),
+            bytemuck::cast_slice(w).to_vec(),
+        )
+    }
+
+    #[test]
+    fn added_instances_tick_as_if_the_crowd_had_been_made_with_them() {
+        let ctl = controller();
+        let (mut grown, mut made) = (
+            Crowd::new(&ctl, 255).unwrap(),
+            Crowd::new(&ctl, 258).unwrap(),
+        );
+        for id in 255..258 {
+            grown.add(&ctl, id).unwrap();
+        }
+        for tick in 0..120 {
+            drive(&ctl, &mut grown, tick);
+            drive(&ctl, &mut made, tick);
+            grown.tick(&ctl);
+            made.tick(&ctl);
+        }
+        for i in 0..258 {
+            assert_eq!(
+                program_bits(&grown, i),
+                program_bits(&made, i),
+                "instance {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_removed_instance_is_replaced_by_the_last_which_keeps_its_program() {
+        let ctl = controller();
+        let (mut crowd, mut whole) = (
+            Crowd::new(&ctl, 260).unwrap(),
+            Crowd::new(&ctl, 260).unwrap(),
+        );
+        for tick in 0..60 {
+            for c in [&mut crowd, &mut whole] {
+                drive(&ctl, c, tick);
+                c.tick(&ctl);
+            }
+        }
+        assert_eq!(crowd.remove(3).map(|s| s.id), Some(3));
+        assert_eq!(crowd.remove(259), None, "past the end");
+        assert_eq!((crowd.instances.len(), crowd.instances[3].id), (259, 259));
+        for tick in 60..120 {
+            for c in [&mut crowd, &mut whole] {
+                drive(&ctl, c, tick);
+                c.tick(&ctl);
+            }
+        }
+        assert_eq!(program_bits(&crowd, 3), program_bits(&whole, 259));
+        assert_eq!(program_bits(&crowd, 258), program_bits(&whole, 258));
+        assert_eq!(
+            crowd.programs.ranges[3].op_offset as usize,
+            3 * ctl.limits().max_ops
+        );
+    }
+
+    #[test]
+    fn crowd_programs_equal_a_fresh_compile() {
+        let ctl = controller();
         let mut crowd = Crowd::new(&ctl, 300).unwrap();
         let limits = ctl.limits();
         let mut ops = vec![PoseOp::rest(0); limits.max_ops];
@@ -234,7 +374,7 @@ mod tests {
         for tick in 0..400usize {
             for (i, s) in crowd.instances.iter_mut().enumerate() {
                 let speed = ((i * 7 + tick / (1 + i % 5)) % 61) as f64 / 10.0;
-                let wave = (tick + i) / (13 + i % 29) % 2 == 0;
+                let wave = ((tick + i) / (13 + i % 29)).is_multiple_of(2);
                 ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
                 ctl.set_input(s, "wave", Value::Bool(wave)).unwrap();
             }

@@ -25,8 +25,11 @@ use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::inertialize::History;
 use throng_cpu_ref::{Evaluator, Mask, Package, PoseOp, Program, ProgramLimits, Trs};
 
+/// A fuzz target's entry point: returns, or panics on a broken property.
+pub type Entry = fn(&[u8]);
+
 /// The entry points by target name, as `fuzz/fuzz_targets/` and `fuzz/corpus/` name them.
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Entry); 4] = [
     ("package_codec", package_codec),
     ("gltf_import", gltf_import),
     ("program_eval", program_eval),
@@ -52,7 +55,11 @@ pub fn package_codec(data: &[u8]) {
         for k in 0..=16 {
             let t = clip.duration as f32 * k as f32 / 16.0;
             sample_clip(clip, skeleton, t, &mut pose);
-            assert!(pose.iter().all(Trs::is_finite), "clip {} at {t} s", clip.name);
+            assert!(
+                pose.iter().all(Trs::is_finite),
+                "clip {} at {t} s",
+                clip.name
+            );
         }
     }
 }
@@ -90,7 +97,10 @@ pub fn gltf_import(data: &[u8]) {
     throng_cook::compress(&mut package, &mut report, &profile);
     let bytes = throng_cook::write_package(&package);
     match throng_cook::read_package(&bytes) {
-        Ok(read) => assert!(read == package, "the package read back differs from the cooked"),
+        Ok(read) => assert!(
+            read == package,
+            "the package read back differs from the cooked"
+        ),
         Err(e) => panic!("a cooked package does not read back: {e}"),
     }
 }
@@ -201,8 +211,14 @@ fn check_outputs(evaluator: &Evaluator, program: &Program) {
         assert!(local.iter().all(Trs::is_finite), "a non-finite local pose");
     }
     let finite = |m: &glam::Affine3A| m.is_finite();
-    assert!(evaluator.component().iter().all(finite), "a non-finite component pose");
-    assert!(evaluator.palette().iter().all(finite), "a non-finite palette");
+    assert!(
+        evaluator.component().iter().all(finite),
+        "a non-finite component pose"
+    );
+    assert!(
+        evaluator.palette().iter().all(finite),
+        "a non-finite palette"
+    );
 }
 
 /// Ticks of [`state_tree`]: three seconds at 30 Hz, its inputs moved at each second.
@@ -248,7 +264,9 @@ pub fn state_tree(data: &[u8]) {
     for tick in 0..TREE_TICKS {
         if tick % TREE_HZ as u32 == 0 {
             for (name, ty, min, max) in &inputs {
-                draw = draw.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                draw = draw
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let unit = (draw >> 11) as f64 / (1u64 << 53) as f64;
                 let value = match ty {
                     InputType::Bool => Value::Bool(draw & 1 == 1),

@@ -10,13 +10,18 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut files: Vec<PathBuf> = entries.map(|e| e.expect("a directory entry").path()).collect();
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
     files.sort();
     files
 }
 
 fn replay(kind: &str, target: &str, entry: fn(&[u8])) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz").join(kind).join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz")
+        .join(kind)
+        .join(target);
     let files = files(&dir);
     for file in &files {
         let data = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -30,7 +35,10 @@ fn replay(kind: &str, target: &str, entry: fn(&[u8])) -> usize {
 fn every_corpus_file_replays_without_a_panic() {
     for (target, entry) in TARGETS {
         let n = replay("corpus", target, entry);
-        assert!(n > 0, "fuzz/corpus/{target} is empty: run scripts/fuzz-seed.sh");
+        assert!(
+            n > 0,
+            "fuzz/corpus/{target} is empty: run scripts/fuzz-seed.sh"
+        );
     }
 }
 

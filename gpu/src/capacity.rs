@@ -3,6 +3,9 @@
 
 use throng_cpu_ref::{Package, ProgramLimits};
 
+use crate::frame_buffers::BOUNDS_BYTES;
+use crate::{GpuContext, GpuError};
+
 /// Upper bounds of one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacities {
@@ -88,5 +91,95 @@ impl Capacities {
     pub fn record_stride(&self) -> u32 {
         let per_op = throng_shaders::shape::MAX_OP_VALUES;
         (1 + per_op * self.ops_per_program + self.weights_per_program).div_ceil(4)
+    }
+
+    /// Bytes per binding these capacities bind at most on an adapter of `limits`: the adapter's
+    /// storage binding and buffer size limits, or [`Capacities::binding_limit`] if lower, in
+    /// whole 256-byte steps.
+    pub fn binding_bytes(&self, limits: &wgpu::Limits) -> u64 {
+        let adapter = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        self.binding_limit.map_or(adapter, |l| l.min(adapter)) / 256 * 256
+    }
+
+    /// The per-instance arrays that are bound whole, never paged, with their bytes per
+    /// instance: they bound the instances of one runtime.
+    pub fn unpaged(&self) -> [(&'static str, u64); 3] {
+        [
+            ("instance records", 16 * u64::from(self.record_stride())),
+            ("placements", 48),
+            ("animated bounds", BOUNDS_BYTES),
+        ]
+    }
+
+    /// The most instances one runtime with these capacities holds under `binding_bytes` per
+    /// binding, and the array that sets the bound.
+    pub fn most_instances(&self, binding_bytes: u64) -> (u32, &'static str) {
+        (self.unpaged().into_iter())
+            .map(|(what, per)| ((binding_bytes / per).min(u64::from(u32::MAX)) as u32, what))
+            .min_by_key(|&(n, _)| n)
+            .unwrap_or((u32::MAX, "instances"))
+    }
+
+    /// Checks that `instances` fit one runtime on `ctx`'s adapter, before anything is built
+    /// for them: a caller sizing a crowd calls this first (ozz's validate before run), and
+    /// [`crate::Runtime::new`] does.
+    pub fn check(&self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let limit = self.binding_bytes(&ctx.limits);
+        let (most, what) = self.most_instances(limit);
+        if self.instances > most {
+            return Err(GpuError::TooManyInstances {
+                instances: self.instances,
+                most,
+                what,
+                limit,
+                adapter: ctx.adapter.name.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn four_joints() -> Capacities {
+        Capacities {
+            instances: 10,
+            joints: 4,
+            palette: 4,
+            vertices: 8,
+            skinned_instances: 10,
+            ops_per_program: 32,
+            weights_per_program: 32,
+            history_slots: 0,
+            dispatches: 8,
+            binding_limit: None,
+        }
+    }
+
+    #[test]
+    fn the_instance_records_bound_the_instances_of_one_runtime() {
+        let c = four_joints();
+        // (1 + 3 · 32 + 32) / 4 rounded up: 33 vec4s, 528 bytes per instance.
+        assert_eq!(c.unpaged()[0], ("instance records", 528));
+        assert_eq!(c.most_instances(5280), (10, "instance records"));
+        assert_eq!(c.most_instances(5279), (9, "instance records"));
+        assert_eq!(c.most_instances(134_217_728), (254_200, "instance records"));
+    }
+
+    #[test]
+    fn the_binding_limit_is_the_lowest_of_adapter_buffer_and_override_in_256_byte_steps() {
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: 1 << 27,
+            max_buffer_size: 1 << 28,
+            ..wgpu::Limits::default()
+        };
+        let mut c = four_joints();
+        assert_eq!(c.binding_bytes(&limits), 1 << 27);
+        c.binding_limit = Some(5000);
+        assert_eq!(c.binding_bytes(&limits), 4864);
     }
 }

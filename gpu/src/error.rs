@@ -29,6 +29,14 @@ pub enum GpuError {
         limit: u64,
         adapter: String,
     },
+    #[error("{instances} instances do not fit one runtime on '{adapter}': their {what} would pass its {limit}-byte storage binding limit. At most {most} fit: lower the instance count (--instances) to {most}, or split the crowd over several runtimes")]
+    TooManyInstances {
+        instances: u32,
+        most: u32,
+        what: &'static str,
+        limit: u64,
+        adapter: String,
+    },
     #[error("package {package}: {what} needs {bytes} bytes, more than the {limit}-byte storage binding limit")]
     ResidentTooLarge {
         package: usize,

@@ -232,20 +232,6 @@ impl FrameBuffers {
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
         let bounds_bytes = BOUNDS_BYTES * u64::from(c.instances);
-        for (what, bytes) in [
-            ("instance records", record_bytes),
-            ("placements", placement_bytes),
-            ("animated bounds", bounds_bytes),
-        ] {
-            if bytes > binding_limit {
-                return Err(GpuError::BindingLimit {
-                    what,
-                    bytes,
-                    limit: binding_limit,
-                    adapter: adapter.to_string(),
-                });
-            }
-        }
         let tiers = throng_shaders::prelude::LOD_TIERS;
         let units = c.dispatches * tiers;
         let pages = streams[3].paging.pages;

@@ -581,7 +581,7 @@ fn quat_angle(a: Quat, b: Quat) -> f64 {
 }
 
 /// Largest angle between corresponding normalised columns of two linear parts, in radians.
-fn column_angle(a: &Affine3A, b: &Affine3A) -> f64 {
+pub fn column_angle(a: &Affine3A, b: &Affine3A) -> f64 {
     let cols = |m: &Affine3A| [m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis];
     cols(a)
         .iter()
@@ -594,7 +594,7 @@ fn column_angle(a: &Affine3A, b: &Affine3A) -> f64 {
 }
 
 /// Relative error of a palette entry: translation over `extent`, columns over their length.
-fn palette_error(a: &Affine3A, b: &Affine3A, extent: f64) -> f64 {
+pub fn palette_error(a: &Affine3A, b: &Affine3A, extent: f64) -> f64 {
     let t = (Vec3::from(a.translation).as_dvec3() - Vec3::from(b.translation).as_dvec3()).length()
         / extent;
     let cols = |m: &Affine3A| [m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis];

@@ -247,14 +247,8 @@ impl Runtime {
         options: RuntimeOptions,
     ) -> Result<Runtime, GpuError> {
         let device = &ctx.device;
-        let adapter_limit = ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(ctx.limits.max_buffer_size);
-        let binding_limit = capacities
-            .binding_limit
-            .map_or(adapter_limit, |l| l.min(adapter_limit));
-        let binding_limit = binding_limit / 256 * 256;
+        capacities.check(ctx)?;
+        let binding_limit = capacities.binding_bytes(&ctx.limits);
         let buffers = scoped(device, "frame buffer creation", || {
             FrameBuffers::new(
                 device,
@@ -422,6 +416,8 @@ impl Runtime {
     /// Validates `batches`, uploads what varies per instance and submits the pose and skinning
     /// passes. On error nothing is submitted and the last frame's outputs stay readable.
     pub fn frame(&mut self, batches: &[Batch]) -> Result<FrameReport, GpuError> {
+        // Counts first: a frame over the capacity is refused before its programs are read.
+        self.check_capacities(batches)?;
         let packages = &self.packages;
         throng_cpu_ref::frame::validate(
             batches,
@@ -438,7 +434,6 @@ impl Runtime {
                 instances: s.count as usize,
             })
         })?;
-        self.check_capacities(batches)?;
         if self.options.outputs.motion {
             self.motion.frame(batches);
         }

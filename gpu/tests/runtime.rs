@@ -332,6 +332,22 @@ fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
         "{err:?}"
     );
     println!("{err}");
+
+    // More instances than the whole-bound arrays hold: refused before any buffer, with the
+    // count that fits.
+    let mut caps = Capacities::for_packages(&[&package], 40);
+    caps.binding_limit = Some(16 * 1024);
+    let (most, what) = caps.most_instances(16 * 1024);
+    let err = Runtime::new(runtime.context(), caps).err().unwrap();
+    assert!(
+        matches!(err, GpuError::TooManyInstances { instances: 40, most: m, what: w, .. } if m == most && w == what),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains(&format!("lower the instance count (--instances) to {most}")),
+        "{err}"
+    );
 }
 
 #[test]

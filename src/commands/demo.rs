@@ -11,7 +11,7 @@
 mod animation;
 mod drive;
 mod far;
-mod hero;
+pub(super) mod hero;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -238,18 +238,9 @@ impl Driver {
     }
 
     fn limits(&self) -> ProgramLimits {
-        let d = ProgramLimits::default();
         match self {
-            Driver::Tree(c) => {
-                let l = c.limits();
-                ProgramLimits {
-                    max_ops: l.max_ops.max(d.max_ops),
-                    max_registers: l.max_registers.max(d.max_registers),
-                    max_weights: l.max_weights.max(d.max_weights),
-                    history_slots: l.history_slots,
-                }
-            }
-            Driver::Fixed(_) => d,
+            Driver::Tree(c) => at_least_default(c.ctl.limits()),
+            Driver::Fixed(_) => ProgramLimits::default(),
         }
     }
 
@@ -283,12 +274,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(path) => (load_any(path)?, path.display().to_string()),
         None => (builtin_character()?, "generated character".to_string()),
     };
-    let layout = Crowd::new(&mut package, 0, args.instances as usize)
-        .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
-    let (skeleton, skin, spacing) = (layout.skeleton, layout.skin, layout.spacing);
-    let hero_placements = front_row(&layout, args.heroes as usize);
-    let mut bounds = hero_bounds(&layout, &hero_placements);
-    let mut driver = match programs {
+    let ctx = GpuContext::new().map_err(no_gpu)?;
+    // The crowd's skin is skin 0 (the formation's). A crowd too large for one runtime is
+    // refused before its layout and control are built (a minute and gigabytes at a million).
+    let skeleton = package.skins.first().map_or(0, |s| s.skeleton);
+    // The controller binds the package as the tree was loaded for (before the formation adds
+    // its mask), so the tree's masks follow the package's.
+    let ctl = match programs {
         Programs::Tree => {
             let tree = throng_control::tree::load(
                 throng_fixtures::CROWD_TREE,
@@ -299,11 +291,28 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map_err(|e| CliError::Control(e.to_string()))?;
             let ctl = Controller::new(tree, package.clone(), 1.0 / FRAME_STEP, EVENT_CAPACITY)
                 .map_err(|e| CliError::Control(e.to_string()))?;
+            Some(ctl)
+        }
+        Programs::Fixed => None,
+    };
+    let members = args.instances.saturating_add(args.heroes);
+    let limits = at_least_default(
+        ctl.as_ref()
+            .map_or_else(ProgramLimits::default, Controller::limits),
+    );
+    capacities(&package, members, &limits).check(&ctx)?;
+    let layout = Crowd::new(&mut package, 0, args.instances as usize)
+        .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+    let (skin, spacing) = (layout.skin, layout.spacing);
+    let hero_placements = front_row(&layout, args.heroes as usize);
+    let mut bounds = hero_bounds(&layout, &hero_placements);
+    let mut driver = match ctl {
+        Some(ctl) => {
             let crowd = TreeCrowd::new(ctl, &layout, &hero_placements)?;
             bounds = bounds.union(&area_bounds(&layout, crowd.area.min, crowd.area.max));
             Driver::Tree(Box::new(crowd))
         }
-        Programs::Fixed => {
+        None => {
             bounds = bounds.union(&layout.bounds());
             let hero_programs = Crowd::new(&mut package, 0, args.heroes as usize)
                 .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
@@ -320,18 +329,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         _ => Some(Heroes::new(&package, skin, limits, hero_placements)?),
     };
     let members = driver.programs().len();
-    let ctx = GpuContext::new().map_err(no_gpu)?;
     let package = driver.package(&package).clone();
-    let mut capacities = Capacities::for_packages(&[&package], members as u32);
+    let mut capacities = capacities(&package, members as u32, &limits);
     capacities.skinned_instances = args
         .budget
         .unwrap_or(DEFAULT_BUDGET)
         .min(members as u32)
         .max(1);
-    capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
-    capacities.weights_per_program = capacities
-        .weights_per_program
-        .max(limits.max_weights as u32);
     if let Driver::Tree(c) = &driver {
         if c.ctl.tree.inertializes() {
             capacities.history_slots = members as u32;
@@ -569,6 +573,25 @@ fn joints_at(skeleton: &throng_cpu_ref::Skeleton, level: u8) -> usize {
     }
 }
 
+/// A tree's program limits `l`, at least the default ones (which the heroes' programs fit).
+fn at_least_default(l: ProgramLimits) -> ProgramLimits {
+    let d = ProgramLimits::default();
+    ProgramLimits {
+        max_ops: l.max_ops.max(d.max_ops),
+        max_registers: l.max_registers.max(d.max_registers),
+        max_weights: l.max_weights.max(d.max_weights),
+        history_slots: l.history_slots,
+    }
+}
+
+/// Capacities for `members` instances of `package` whose programs fit `limits`.
+fn capacities(package: &Package, members: u32, limits: &ProgramLimits) -> Capacities {
+    let mut c = Capacities::for_packages(&[package], members);
+    c.ops_per_program = c.ops_per_program.max(limits.max_ops as u32);
+    c.weights_per_program = c.weights_per_program.max(limits.max_weights as u32);
+    c
+}
+
 /// Joints whose programs the pose pass evaluates for `instances`.
 fn joints_posed(instances: &[Instance], skeleton: &throng_cpu_ref::Skeleton) -> usize {
     (instances.iter())
@@ -633,12 +656,7 @@ fn area_bounds(layout: &Crowd, min: Vec3, max: Vec3) -> Bounds {
 
 /// A missing adapter gets the one-line install hint; other errors pass through.
 fn no_gpu(e: GpuError) -> CliError {
-    match e {
-        GpuError::NoAdapter { .. } => CliError::Usage(
-            "throng demo needs a Vulkan adapter and found none; on a machine without a GPU install lavapipe: apt-get install -y mesa-vulkan-drivers libvulkan1".into(),
-        ),
-        e => CliError::Gpu(e),
-    }
+    super::no_gpu("throng demo", e)
 }
 
 /// `out` for one frame, or `<stem>_<frame:04>.<ext>` in a sequence.

@@ -1,5 +1,6 @@
 //! Subcommands. Each returns a [`CliError`] that `main` prints as one line.
 
+mod allocations;
 mod bake;
 mod bench;
 mod character;
@@ -9,6 +10,7 @@ mod inspect;
 mod parity;
 mod pose;
 mod simulate;
+mod soak;
 mod view;
 
 use std::path::{Path, PathBuf};
@@ -48,6 +50,9 @@ enum Command {
     Demo(demo::Args),
     /// Run one state-tree instance headless on the fixed tick: states, players, events, root motion.
     Simulate(simulate::Args),
+    /// Run a crowd for minutes while packages are replaced live, members come and go and bad
+    /// input is offered; check parity and determinism, memory and allocations (docs/limits.md).
+    Soak(soak::Args),
     /// Watch a crowd in a window: orbit camera, play, pause and step the tick, members, LOD tint, stage times.
     View(view::Args),
 }
@@ -64,6 +69,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench(a) => bench::run(a),
         Command::BakeImpostors(a) => bake::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Soak(a) => soak::run(a),
     }
 }
 
@@ -113,6 +119,16 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
         path: path.to_owned(),
         source,
     })
+}
+
+/// A missing adapter gets the one-line install hint naming `command`; other errors pass through.
+fn no_gpu(command: &str, e: throng_gpu::GpuError) -> CliError {
+    match e {
+        throng_gpu::GpuError::NoAdapter { .. } => CliError::Usage(format!(
+            "{command} needs a Vulkan adapter and found none; on a machine without a GPU install lavapipe: apt-get install -y mesa-vulkan-drivers libvulkan1"
+        )),
+        e => CliError::Gpu(e),
+    }
 }
 
 /// Reads and checks a .throng package.

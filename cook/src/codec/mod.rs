@@ -16,7 +16,7 @@ mod search;
 use std::time::Instant;
 
 use thiserror::Error;
-use throng_cpu_ref::codec::layout::{MAX_WIDTH, SEGMENT_LENGTH};
+use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, SEGMENT_LENGTH};
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use measure::{measure, Fidelity};
@@ -207,9 +207,11 @@ fn tracks(clip: &Clip, locals: &[Trs], n: usize) -> Result<Vec<Track>, CodecErro
                 });
             quantize::Range::covering(lo, hi)
         });
+        // The reader's own check (a fuzzer found a range the encoder wrote and the reader refused:
+        // fuzz/regressions/gltf_import/huge-range).
         if ranges
             .iter()
-            .any(|r| !r.value(quantize::K_MAX).is_finite() || !r.base.is_finite())
+            .any(|r| !r.value(quantize::K_MAX).is_finite() || !valid_range(r.base, r.step))
         {
             return Err(CodecError::Range { sub_track: t });
         }

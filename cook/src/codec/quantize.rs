@@ -119,6 +119,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_range_the_reader_would_refuse_is_told_apart_by_valid_range() {
+        use throng_cpu_ref::codec::layout::valid_range;
+        let wide = Range::covering(-1.0, 3e38);
+        assert!(!valid_range(wide.base, wide.step), "step {}", wide.step);
+        let ordinary = Range::covering(-2.0, 5.0);
+        assert!(valid_range(ordinary.base, ordinary.step));
+        assert!(valid_range(0.0, 2f32.powi(101)) && !valid_range(0.0, 2f32.powi(102)));
+        assert!(!valid_range(0.0, 0.75) && !valid_range(f32::NAN, 1.0));
+    }
+
+    #[test]
     fn a_range_covers_its_ends_within_half_a_step() {
         for (lo, hi) in [
             (-1.0, 1.0),

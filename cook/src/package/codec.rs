@@ -5,8 +5,8 @@
 
 use thiserror::Error;
 use throng_cpu_ref::codec::layout::{
-    segment_table, HEADER_WORDS, MAX_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT, RANGE_WORDS,
-    REBUILT_WORD,
+    segment_table, valid_range, HEADER_WORDS, MAX_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT,
+    RANGE_WORDS, REBUILT_WORD,
 };
 use throng_cpu_ref::codec::{decode_components, header, segment_count, CompressedClip};
 use throng_cpu_ref::{Clip, SubTrackKind};
@@ -124,9 +124,7 @@ pub fn check(clip: &Clip, c: &CompressedClip) -> Result<(), CodecFault> {
         for component in 0..3 {
             let at = a * RANGE_WORDS + 2 * component;
             let (base, step) = (f32::from_bits(c.words[at]), f32::from_bits(c.words[at + 1]));
-            // A normal power of two has a zero mantissa; `step · 2^26` must stay finite.
-            let power_of_two = step.is_normal() && step > 0.0 && step.to_bits() & 0x007f_ffff == 0;
-            if !(base.is_finite() && power_of_two && (step * 67_108_864.0).is_finite()) {
+            if !valid_range(base, step) {
                 return Err(CodecFault::BadRange {
                     sub_track: t,
                     component,

@@ -43,6 +43,15 @@ pub const LO_SHIFT: u32 = 16;
 /// Largest `width + shift` of a component: `k << shift` stays below `2^(K_BITS + 1)`.
 pub const MAX_WIDTH_PLUS_SHIFT: u32 = K_BITS + 1;
 
+/// Whether a component's clip-level range is one the decoder takes: a finite `base` and a
+/// normal power-of-two `step` (zero mantissa) with `step · 2^26` finite, so every value a
+/// segment can address stays finite. The reader refuses any other; the encoder keeps a clip
+/// whose ranges are not such in the reference encoding.
+pub fn valid_range(base: f32, step: f32) -> bool {
+    let power_of_two = step.is_normal() && step > 0.0 && step.to_bits() & 0x007f_ffff == 0;
+    base.is_finite() && power_of_two && (step * 67_108_864.0).is_finite()
+}
+
 /// Bit positions and widths of the header fields.
 pub const OFFSET_BITS: u32 = 20;
 pub const SHIFT_AT: u32 = 20;

@@ -22,7 +22,7 @@ use glam::{Affine3A, Vec3};
 use throng_control::crowd::Crowd as ControlCrowd;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
-use throng_cpu_ref::{Program, ProgramLimits};
+use throng_cpu_ref::Program;
 use throng_fixtures::{Formation as Layout, SplitMix64};
 
 use crate::commands::CliError;
@@ -229,11 +229,6 @@ impl TreeCrowd {
             .max_by(|a, b| a.1.total_cmp(b.1))?;
         let player = &s.players[k];
         Some((player.clip, player.clip_time()))
-    }
-
-    /// Program limits every member's program fits.
-    pub fn limits(&self) -> ProgramLimits {
-        self.ctl.limits()
     }
 
     /// One control tick of every member: inputs from the plans, the tick, root motion into the

@@ -21,6 +21,7 @@
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::ik::chain::rotation_of;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
+use throng_cpu_ref::inertialize::History;
 use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::{fk, Assets, Evaluator, Package, Program, ProgramLimits, Skeleton, Trs};
 
@@ -71,6 +72,9 @@ pub struct Heroes {
     rig: Rig,
     skin: u32,
     evaluator: Evaluator,
+    /// Hero `h`'s inertialization history is slot `h`: heroes are the members of ids `0..n`,
+    /// and a member's slot is its id.
+    history: History,
     local: Vec<Trs>,
     component: Vec<Affine3A>,
     palette_len: usize,
@@ -82,7 +86,7 @@ pub struct Heroes {
 
 impl Heroes {
     /// Heroes of skin `skin` of `package` at `placements` (component → scene, facing +Z),
-    /// evaluating programs within `limits`.
+    /// evaluating programs within `limits`, with a history slot each (hero `h`'s is `h`).
     pub fn new(
         package: &Package,
         skin: u32,
@@ -111,7 +115,15 @@ impl Heroes {
         Ok(Heroes {
             rig,
             skin,
-            evaluator: Evaluator::new(limits, joints, palette_len),
+            evaluator: Evaluator::new(
+                ProgramLimits {
+                    history_slots: n,
+                    ..limits
+                },
+                joints,
+                palette_len,
+            ),
+            history: History::new(n, joints),
             local: vec![Trs::IDENTITY; joints],
             component: vec![Affine3A::IDENTITY; joints],
             palette_len,
@@ -175,7 +187,8 @@ impl Heroes {
         else {
             return Ok(());
         };
-        self.evaluator.run(program, assets)?;
+        self.evaluator
+            .run_with_history(program, assets, &mut self.history)?;
         let local = self
             .evaluator
             .final_local(program)
@@ -329,37 +342,11 @@ fn usage(what: String) -> CliError {
 
 #[cfg(test)]
 mod tests {
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::cell::Cell;
-
     use super::*;
+    use crate::commands::allocations;
     use crate::commands::builtin_character;
     use throng_cpu_ref::ik::IkStatus;
     use throng_cpu_ref::PoseOp;
-
-    /// Counts this thread's allocations (the allocation-free check below).
-    struct Counting;
-
-    thread_local! {
-        static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-    }
-
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-            unsafe { System.alloc(layout) }
-        }
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            unsafe { System.dealloc(ptr, layout) }
-        }
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-            unsafe { System.realloc(ptr, layout, new_size) }
-        }
-    }
-
-    #[global_allocator]
-    static GLOBAL: Counting = Counting;
 
     /// Two heroes 2 m apart facing +Z, and a program that breathes (non-uniform chest scale)
     /// on top of a walk.
@@ -478,7 +465,7 @@ mod tests {
         for h in 0..2 {
             heroes.pose(h, &program, &assets, 0.0).unwrap();
         }
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocations::this_thread();
         for frame in 1..30 {
             for h in 0..2 {
                 heroes
@@ -486,7 +473,7 @@ mod tests {
                     .unwrap();
             }
         }
-        assert_eq!(ALLOCATIONS.with(Cell::get) - before, 0);
+        assert_eq!(allocations::this_thread() - before, 0);
     }
 
     #[test]
