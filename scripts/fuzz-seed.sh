@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seeds fuzz/seeds/<target>/ for the fuzz targets (docs/limits.md, "Fuzzing") from real files:
+# Seeds fuzz/seeds/<target>/ for the fuzz targets (docs/reliability.md, "Fuzzing") from real files:
 # the shared Khronos, knight and CMU assets, the generated character, and the shipped state
 # trees and the trees of the control tests. The seeds are not committed; the minimised corpora
 # grown from them are (fuzz/corpus/). Needs a release build of `throng` and the shared assets.

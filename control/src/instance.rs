@@ -287,13 +287,13 @@ impl Controller {
         hz: f64,
         event_capacity: usize,
     ) -> Result<Self, PlayerError> {
-        if !(hz.is_finite() && hz > 0.0) {
+        if !hz.is_finite() {
             return Err(PlayerError::NotFinite {
                 what: "tick rate",
                 value: hz,
             });
         }
-        if hz > MAX_TICK_HZ {
+        if !(hz > 0.0 && hz <= MAX_TICK_HZ) {
             return Err(PlayerError::OutOfRange {
                 what: "tick rate",
                 value: hz,

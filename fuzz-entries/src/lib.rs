@@ -12,7 +12,7 @@
 //!   evaluates to finite palettes.
 //!
 //! `fuzz/` runs them under libFuzzer (`cargo +nightly fuzz run <name>`); this crate's test
-//! replays every committed corpus file through them on stable (docs/limits.md, "Fuzzing").
+//! replays every committed corpus file through them on stable (docs/reliability.md, "Fuzzing").
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

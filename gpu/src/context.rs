@@ -2,7 +2,7 @@
 //! device of a renderer that embeds Throng.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -45,6 +45,10 @@ pub struct GpuContext {
     /// Times this context waited for the queue (every readback waits): the frame path of an
     /// embedding never does ([`GpuContext::waits`]).
     waits: Arc<AtomicU64>,
+    /// The first error the device reported outside an error scope, or its loss: set by the
+    /// handlers [`GpuContext::new`] installs, after which every frame and wait is refused with
+    /// [`GpuError::DeviceLost`].
+    fault: Arc<Mutex<Option<String>>>,
 }
 
 /// Storage buffers a pose kernel binds with one page per output stream (more pages need more).
@@ -101,7 +105,9 @@ impl GpuContext {
                 adapter: name,
                 reason: e.to_string(),
             })?;
-        Self::from_device(device, queue)
+        let ctx = Self::from_device(device, queue)?;
+        ctx.record_faults();
+        Ok(ctx)
     }
 
     /// Wraps a device and queue the caller made (a renderer embedding Throng shares its own):
@@ -120,7 +126,44 @@ impl GpuContext {
             limits,
             timestamps,
             waits: Arc::default(),
+            fault: Arc::default(),
         })
+    }
+
+    /// Records the device's uncaptured errors and its loss instead of letting wgpu panic (its
+    /// default), so that they surface as [`GpuError::DeviceLost`]. Only on a device of Throng's
+    /// own: an embedding's device keeps the handlers its renderer set.
+    fn record_faults(&self) {
+        let fault = Arc::clone(&self.fault);
+        self.device
+            .on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                let mut f = fault.lock().unwrap_or_else(|p| p.into_inner());
+                f.get_or_insert_with(|| {
+                    one_line(&match e {
+                        wgpu::Error::Validation { description, .. } => description,
+                        wgpu::Error::Internal { description, .. } => description,
+                        e => e.to_string(),
+                    })
+                });
+            }));
+        let fault = Arc::clone(&self.fault);
+        self.device
+            .set_device_lost_callback(move |reason, message| {
+                let mut f = fault.lock().unwrap_or_else(|p| p.into_inner());
+                f.get_or_insert_with(|| format!("device lost ({reason:?}): {message}"));
+            });
+    }
+
+    /// Refuses to go on once the device reported a fault ([`GpuContext::new`]'s handlers).
+    pub fn check(&self) -> Result<(), GpuError> {
+        let fault = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+        match fault.as_ref() {
+            Some(reason) => Err(GpuError::DeviceLost {
+                adapter: self.adapter.name.clone(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The limits to request of a device for Throng, from the adapter's (`Adapter::limits`):
@@ -144,17 +187,18 @@ impl GpuContext {
 
     /// Blocks until the queue is idle.
     pub fn wait(&self) -> Result<(), GpuError> {
+        self.check()?;
         self.waits.fetch_add(1, Ordering::Relaxed);
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: None,
                 timeout: None,
             })
-            .map(|_| ())
             .map_err(|e| GpuError::Wgpu {
                 what: "a wait for the queue",
                 reason: e.to_string(),
-            })
+            })?;
+        self.check()
     }
 
     /// How many times this context (and its clones) waited for the queue: readbacks,
@@ -162,6 +206,14 @@ impl GpuContext {
     pub fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
     }
+}
+
+/// wgpu's multi-line error report ("Validation Error", "Caused by:", the causes) on one line.
+fn one_line(report: &str) -> String {
+    (report.lines().map(str::trim))
+        .filter(|l| !l.is_empty() && *l != "Caused by:")
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// Refuses a device or adapter whose `limits` cannot bind a pose kernel's buffers.

@@ -52,6 +52,8 @@ pub enum GpuError {
     NothingToRead,
     #[error("reading back {what} failed: {reason}")]
     Readback { what: &'static str, reason: String },
+    #[error("the GPU device of '{adapter}' failed: {reason}. Its buffers are gone: make a new GpuContext and Runtime (and add the packages again) to go on")]
+    DeviceLost { adapter: String, reason: String },
     #[error("wgpu rejected {what}: {reason}")]
     Wgpu { what: &'static str, reason: String },
 }

@@ -16,6 +16,7 @@
 
 use glam::Vec4;
 use throng_cpu_ref::bounds::SkinBounds;
+use throng_cpu_ref::codec::layout::MAX_WORDS;
 use throng_cpu_ref::codec::{decode_components, segment_count, CompressedClip};
 use throng_cpu_ref::{Clip, Package, SubTrackKind, NO_PARENT};
 use throng_shaders::prelude::CLIP_WORDS;
@@ -626,7 +627,9 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
 /// Every read the shader makes of a compressed clip is checked first by decoding every sample
 /// on the CPU (the shader follows the same offsets), and stream bit positions fit 32 bits.
 fn check_compressed(z: &CompressedClip, clip: &Clip) -> Result<(), String> {
-    if z.words.len() >= 1 << 27 || segment_count(clip.sample_count, z.segment_length).is_none() {
+    if z.words.len() as u64 > MAX_WORDS
+        || segment_count(clip.sample_count, z.segment_length).is_none()
+    {
         return Err(format!(
             "compressed: {} words, segment length {}",
             z.words.len(),

@@ -416,6 +416,7 @@ impl Runtime {
     /// Validates `batches`, uploads what varies per instance and submits the pose and skinning
     /// passes. On error nothing is submitted and the last frame's outputs stay readable.
     pub fn frame(&mut self, batches: &[Batch]) -> Result<FrameReport, GpuError> {
+        self.ctx.check()?;
         // Counts first: a frame over the capacity is refused before its programs are read.
         self.check_capacities(batches)?;
         let packages = &self.packages;

@@ -51,7 +51,7 @@ enum Command {
     /// Run one state-tree instance headless on the fixed tick: states, players, events, root motion.
     Simulate(simulate::Args),
     /// Run a crowd for minutes while packages are replaced live, members come and go and bad
-    /// input is offered; check parity and determinism, memory and allocations (docs/limits.md).
+    /// input is offered; check parity and determinism, memory and allocations (docs/reliability.md).
     Soak(soak::Args),
     /// Watch a crowd in a window: orbit camera, play, pause and step the tick, members, LOD tint, stage times.
     View(view::Args),

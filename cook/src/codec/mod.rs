@@ -16,7 +16,7 @@ mod search;
 use std::time::Instant;
 
 use thiserror::Error;
-use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, SEGMENT_LENGTH};
+use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, MAX_WORDS, SEGMENT_LENGTH};
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use measure::{measure, Fidelity};
@@ -45,7 +45,9 @@ pub enum CodecError {
     Range { sub_track: usize },
     #[error("segment {segment} holds {bits} bits of samples, more than its headers can address")]
     SegmentTooLarge { segment: usize, bits: u64 },
-    #[error("the compressed clip exceeds 2^32 words")]
+    #[error(
+        "the compressed clip exceeds {MAX_WORDS} words, the most a package's clip stream holds"
+    )]
     TooLarge,
 }
 

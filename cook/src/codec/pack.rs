@@ -2,7 +2,7 @@
 
 use throng_cpu_ref::codec::bits::Writer;
 use throng_cpu_ref::codec::layout::{
-    segment_table, HI_AT, HI_BITS, OFFSET_BITS, SHIFT_AT, WIDTH_AT, WIDTH_BITS,
+    segment_table, HI_AT, HI_BITS, MAX_WORDS, OFFSET_BITS, SHIFT_AT, WIDTH_AT, WIDTH_BITS,
 };
 use throng_cpu_ref::codec::CompressedClip;
 use throng_cpu_ref::{Clip, SubTrack, SubTrackKind};
@@ -89,5 +89,8 @@ pub fn pack(
         animated: animated as u32,
         words,
     };
+    if compressed.words.len() as u64 > MAX_WORDS {
+        return Err(CodecError::TooLarge);
+    }
     Ok((compressed, sub_tracks))
 }

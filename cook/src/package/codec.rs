@@ -13,8 +13,7 @@ use throng_cpu_ref::{Clip, SubTrackKind};
 
 use super::UNIT_TOLERANCE;
 
-/// Most words of one clip's stream: bit positions stay below 2^32 (the GPU's u32 arithmetic).
-pub const MAX_WORDS: u64 = 1 << 27;
+pub use throng_cpu_ref::codec::layout::MAX_WORDS;
 
 /// What is wrong with a compressed clip's stream. Sub-tracks are numbered as in the clip's table
 /// (`3 * joint + k`), words and bits from the start of the stream.

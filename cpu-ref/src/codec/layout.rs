@@ -43,6 +43,10 @@ pub const LO_SHIFT: u32 = 16;
 /// Largest `width + shift` of a component: `k << shift` stays below `2^(K_BITS + 1)`.
 pub const MAX_WIDTH_PLUS_SHIFT: u32 = K_BITS + 1;
 
+/// Most words of one clip's stream: bit positions stay below 2^32 (the GPU's u32 arithmetic).
+/// The encoder writes no longer stream, and the reader and the GPU upload refuse one.
+pub const MAX_WORDS: u64 = 1 << 27;
+
 /// Whether a component's clip-level range is one the decoder takes: a finite `base` and a
 /// normal power-of-two `step` (zero mantissa) with `step · 2^26` finite, so every value a
 /// segment can address stays finite. The reader refuses any other; the encoder keeps a clip
