@@ -286,6 +286,23 @@ fn damaged_and_missing_inputs_fail_with_one_line() {
 }
 
 #[test]
+fn bench_refuses_zero_instances_and_zero_frames_with_one_line() {
+    for instances in ["0", "100,0"] {
+        assert_clean_failure(
+            &throng(&["bench", "--instances", instances]),
+            "--instances needs counts of at least 1",
+        );
+    }
+    assert_clean_failure(
+        &throng(&["bench", "--frames", "0"]),
+        "--frames must be at least 1",
+    );
+    for budget in ["--budget-ms=-1", "--budget-ms=NaN"] {
+        assert_clean_failure(&throng(&["bench", budget]), "--budget-ms not negative");
+    }
+}
+
+#[test]
 fn unskinned_gltf_is_refused_with_a_clear_message() {
     let Some(assets) = assets() else { return };
     let dir = scratch_dir("cli_unskinned");

@@ -5,6 +5,7 @@
 mod support;
 
 use throng_control::instance::Controller;
+use throng_control::player::PlayerError;
 use throng_control::program::compile;
 use throng_control::tree::{self, Value};
 use throng_cpu_ref::inertialize::History;
@@ -180,4 +181,35 @@ fn a_tick_rate_above_10_khz_is_refused_because_a_capture_spans_one_tick() {
     assert!(Controller::new(tree(), package.clone(), 10_000.0, 16).is_ok());
     let e = Controller::new(tree(), package.clone(), 10_001.0, 16).expect_err("10001 Hz");
     assert!(e.to_string().contains("(0, 10000] Hz"), "{e}");
+}
+
+#[test]
+fn a_tick_rate_of_zero_or_below_is_out_of_range_and_nan_is_not_finite() {
+    let package = support::character().clone();
+    let tree = || tree::load(&tree_source("inertialize", 0.3), "g.toml", &package, 0).unwrap();
+    for hz in [0.0, -1.0] {
+        let e =
+            Controller::new(tree(), package.clone(), hz, 16).expect_err("a rate of 0 Hz or less");
+        assert!(
+            matches!(
+                e,
+                PlayerError::OutOfRange {
+                    what: "tick rate",
+                    value,
+                    range: "(0, 10000] Hz",
+                } if value == hz
+            ),
+            "{hz} Hz: {e:?}"
+        );
+        assert!(e.to_string().contains("(0, 10000] Hz"), "{e}");
+    }
+    let e = Controller::new(tree(), package.clone(), f64::NAN, 16).expect_err("a NaN rate");
+    assert!(
+        matches!(e, PlayerError::NotFinite { what: "tick rate", value } if value.is_nan()),
+        "{e:?}"
+    );
+    assert!(
+        Controller::new(tree(), package.clone(), 0.001, 16).is_ok(),
+        "any positive rate up to 10 kHz is accepted"
+    );
 }

@@ -220,3 +220,155 @@ fn unknown_inputs_wrong_types_versions_and_syntax_are_rejected() {
         "{kind:?}"
     );
 }
+
+/// `version = 1`, a float input `speed` and then `regions`.
+fn with_regions(regions: &str) -> String {
+    format!("version = 1\n\n[inputs.speed]\ntype = \"float\"\n\n{regions}")
+}
+
+/// An override region `name` with one state that plays nothing.
+fn overlay(name: &str) -> String {
+    format!(
+        "\n[[regions]]\nname = \"{name}\"\nblend = \"override\"\ninitial = \"rest\"\n\n[[regions.states]]\nname = \"rest\"\n"
+    )
+}
+
+#[test]
+fn a_tree_of_nine_or_ten_regions_is_refused_naming_the_regions_key() {
+    let regions = |n: usize| {
+        let overlays: String = (1..n).map(|i| overlay(&format!("r{i}"))).collect();
+        format!("{BASE}{overlays}")
+    };
+    let eight = load(&regions(8)).expect("eight regions are the most, and allowed");
+    assert_eq!(eight.regions.len(), 8);
+    for n in [9, 10] {
+        assert_eq!(
+            error(&regions(n), 1, "regions"),
+            TreeErrorKind::Invalid("a tree has 1 to 8 regions".into()),
+            "{n} regions"
+        );
+    }
+}
+
+#[test]
+fn a_tree_with_an_empty_regions_list_is_refused_naming_the_regions_key() {
+    let text = "version = 1\nregions = []\n";
+    assert_eq!(
+        error(text, 1, "regions"),
+        TreeErrorKind::Invalid("a tree has 1 to 8 regions".into())
+    );
+}
+
+#[test]
+fn a_blend_space_of_seventeen_points_is_refused_and_sixteen_are_accepted() {
+    let space = |n: usize| {
+        let points: Vec<String> = (0..n)
+            .map(|i| format!("{{ clip = \"c{}\", at = {i}.0 }}", 1 + i % 2))
+            .collect();
+        with_regions(&format!(
+            "[[regions]]\nname = \"main\"\ninitial = \"move\"\n\n[[regions.states]]\nname = \"move\"\n\n[regions.states.blend1d]\ninput = \"speed\"\npoints = [{}]\n",
+            points.join(", ")
+        ))
+    };
+    let sixteen = load(&space(16)).expect("sixteen points are the most, and allowed");
+    let Producer::Blend1d { at, .. } = &sixteen.regions[0].states[0].producer else {
+        panic!("a 1-D blend space")
+    };
+    assert_eq!(at.len(), 16);
+    let text = space(17);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "[[regions.states]]"),
+            "regions[0].states[0]"
+        ),
+        TreeErrorKind::Invalid("a blend space has at most 16 points".into())
+    );
+}
+
+/// One region whose state `s0` (the initial one) has an unguarded transition to each of
+/// `s1 .. s{n-1}`; state `i` plays `c1` in sync group `g{i}`.
+fn synced_states(n: usize) -> String {
+    let mut text = String::from("[[regions]]\nname = \"main\"\ninitial = \"s0\"\n");
+    for i in 0..n {
+        text += &format!("\n[[regions.states]]\nname = \"s{i}\"\nclip = \"c1\"\nsync = \"g{i}\"\n");
+    }
+    for i in 1..n {
+        text += &format!(
+            "\n[[regions.transitions]]\nid = \"to_s{i}\"\nfrom = \"s0\"\nto = \"s{i}\"\npriority = {i}\n"
+        );
+    }
+    with_regions(&text)
+}
+
+#[test]
+fn a_ninth_sync_group_is_refused_naming_its_state_and_eight_are_accepted() {
+    let eight = load(&synced_states(8)).expect("eight sync groups are the most, and allowed");
+    assert_eq!(eight.sync_groups.len(), 8);
+    let text = synced_states(9);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "sync = \"g8\""),
+            "regions[0].states[8].sync"
+        ),
+        TreeErrorKind::Invalid("a tree has at most 8 sync groups".into())
+    );
+}
+
+/// One region of `n` nested states: `s{i+1}` is the child (and initial child) of `s{i}`, and the
+/// innermost plays `c1`.
+fn nested_states(n: usize) -> String {
+    let mut text = String::from("[[regions]]\nname = \"main\"\ninitial = \"s0\"\n");
+    for i in 0..n {
+        text += &format!("\n[[regions.states]]\nname = \"s{i}\"\n");
+        if i > 0 {
+            text += &format!("parent = \"s{}\"\n", i - 1);
+        }
+        if i + 1 < n {
+            text += &format!("initial = \"s{}\"\n", i + 1);
+        } else {
+            text += "clip = \"c1\"\n";
+        }
+    }
+    with_regions(&text)
+}
+
+#[test]
+fn a_parent_chain_of_nine_states_is_refused_and_eight_are_accepted() {
+    let eight = load(&nested_states(8)).expect("a chain of eight states is allowed");
+    assert_eq!(eight.regions[0].states[7].depth, 7);
+    let text = nested_states(9);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "name = \"s8\"") - 1,
+            "regions[0].states[8].parent"
+        ),
+        TreeErrorKind::Invalid("the parent chain loops or is deeper than 8".into())
+    );
+}
+
+#[test]
+fn a_parent_loop_is_refused_with_the_depth_message() {
+    let text = with_regions(
+        "[[regions]]\nname = \"main\"\ninitial = \"a\"\n\n[[regions.states]]\nname = \"a\"\nparent = \"b\"\ninitial = \"b\"\n\n[[regions.states]]\nname = \"b\"\nparent = \"a\"\ninitial = \"a\"\n",
+    );
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "name = \"a\"") - 1,
+            "regions[0].states[0].parent"
+        ),
+        TreeErrorKind::Invalid("the parent chain loops or is deeper than 8".into())
+    );
+}
+
+#[test]
+fn a_region_with_no_states_is_refused_naming_its_states_key() {
+    let text = with_regions("[[regions]]\nname = \"main\"\ninitial = \"a\"\nstates = []\n");
+    assert_eq!(
+        error(&text, 1, "regions[0].states"),
+        TreeErrorKind::Invalid("a region has at least one state".into())
+    );
+}

@@ -289,3 +289,29 @@ fn profiles_parse_by_name() {
         "unknown quality profile 'ultra'; valid profiles: hero, standard, crowd"
     );
 }
+
+#[test]
+fn a_clip_too_long_to_sample_is_refused_before_its_poses_are_allocated() {
+    let refused = |duration: f32, profile: &Profile| {
+        let err = cook(&imported(Vec::new(), duration), profile).unwrap_err();
+        match err {
+            CookError::Clip { clip, reason, .. } => {
+                assert_eq!(clip, "clip");
+                reason
+            }
+            other => panic!("expected a clip error, got {other:?}"),
+        }
+    };
+    // 400 000 s at the standard 30 Hz is 1.2e7 samples.
+    assert_eq!(Profile::STANDARD.sample_rate, 30.0);
+    let reason = refused(400_000.0, &Profile::STANDARD);
+    assert_eq!(reason, "duration 400000 s cannot be sampled at 30 Hz");
+    // The bound is strict: exactly 1e7 samples (1e7 s at 1 Hz) is refused.
+    let slow = Profile {
+        name: "slow",
+        sample_rate: 1.0,
+        max_rate: 1.0,
+    };
+    assert!(refused(1e7, &slow).contains("cannot be sampled"));
+    assert!(refused(f32::NAN, &Profile::STANDARD).contains("cannot be sampled"));
+}

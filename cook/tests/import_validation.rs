@@ -572,3 +572,35 @@ fn inverse_bind_matrices_are_read_and_checked() {
         "{err:?}"
     );
 }
+
+#[test]
+fn an_accessor_of_67_108_865_components_is_refused_before_anything_is_read() {
+    let with_times = |count: &str| {
+        let mut p = base();
+        p.bin.accessors[TIMES] =
+            p.bin.accessors[TIMES].replace(r#""count":2"#, &format!(r#""count":{count}"#));
+        import(&p).unwrap_err()
+    };
+    let err = with_times("67108865");
+    match &err {
+        CookError::Accessor {
+            accessor: TIMES,
+            reason,
+            ..
+        } => assert!(
+            reason.contains("has count 67108865; expected 1 to 67108864 components"),
+            "{reason}"
+        ),
+        other => panic!("expected an accessor error, got {other:?}"),
+    }
+    // 2^26 scalars pass the size bound; they fail only because the view is 8 bytes long.
+    let err = with_times("67108864");
+    match &err {
+        CookError::Accessor {
+            accessor: TIMES,
+            reason,
+            ..
+        } => assert!(!reason.contains("components"), "{reason}"),
+        other => panic!("expected an accessor error, got {other:?}"),
+    }
+}

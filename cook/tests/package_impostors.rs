@@ -82,3 +82,26 @@ fn a_damaged_impostor_is_refused_naming_the_field() {
     twice.impostors[0].clips.push(c);
     assert_eq!(field_of(read_package(&write_package(&twice))), "clip");
 }
+
+#[test]
+fn nine_elevation_rows_or_none_are_refused_naming_elevations_and_eight_are_accepted() {
+    let rows = |n: usize| {
+        let mut package = with_impostor();
+        let impostor = &mut package.impostors[0];
+        impostor.elevations = (0..n).map(|i| i as f32 * 0.1).collect();
+        // 8 views x 8 rows x 2 frames: 128 cells of 32 px, a 256 x 512 atlas.
+        impostor.height = 512;
+        read_package(&write_package(&package))
+    };
+    let eight = rows(8).expect("eight rows are the most, and allowed");
+    assert_eq!(eight.impostors[0].elevations.len(), 8);
+    for n in [9, 0] {
+        let refused = rows(n);
+        let shown = refused.as_ref().expect_err("refused").to_string();
+        assert!(
+            shown.contains(&format!("has {n} rows; 1..=8 are allowed")),
+            "{n} rows: {shown}"
+        );
+        assert_eq!(field_of(refused), "elevations", "{n} rows");
+    }
+}

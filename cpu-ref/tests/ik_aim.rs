@@ -8,7 +8,7 @@ use ik_support::{
 };
 use proptest::prelude::*;
 use throng_cpu_ref::ik::chain::rotation_of;
-use throng_cpu_ref::ik::{solve_aim, Aim, IkError, IkStatus};
+use throng_cpu_ref::ik::{solve_aim, Aim, IkError, IkStatus, MAX_CHAIN_JOINTS};
 use throng_cpu_ref::Trs;
 
 /// A parent joint 0 and the aimed joint 1 (posed away from its rest rotation), with a leaf.
@@ -297,4 +297,45 @@ fn degenerate_errors_and_scale() {
     .expect("valid input");
     assert_eq!(r.status, IkStatus::UnsupportedScale);
     assert_eq!(q.local, before);
+}
+
+#[test]
+fn an_aim_chain_of_33_joints_is_refused_and_32_are_solved() {
+    // 33 chain joints (0..=32) and a leaf under the last.
+    let mut p = Posed::chain(
+        Trs::IDENTITY,
+        &[Vec3::new(0.0, 0.05, 0.0); 32],
+        &[Quat::IDENTITY; 33],
+    );
+    assert_eq!(MAX_CHAIN_JOINTS, 32);
+    let aim = Aim::new(Vec3::new(1.0, 1.0, 1.0), Vec3::Z, Vec3::Y);
+    let local = p.local.clone();
+    let too_long: Vec<usize> = (0..33).collect();
+    assert_eq!(
+        solve_aim(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            &aim,
+            &too_long,
+            &[1.0 / 33.0; 33],
+        ),
+        Err(IkError::ChainLength {
+            len: 33,
+            min: 1,
+            max: 32
+        })
+    );
+    assert_eq!(p.local, local, "a refused solve changes nothing");
+    let longest: Vec<usize> = (0..32).collect();
+    let r = solve_aim(
+        &p.skeleton,
+        &mut p.local,
+        &mut p.component,
+        &aim,
+        &longest,
+        &[1.0 / 32.0; 32],
+    )
+    .expect("32 joints is the longest chain, and allowed");
+    assert!(r.angle_error.is_finite(), "{r:?}");
 }

@@ -6,7 +6,7 @@ use glam::{Quat, Vec3};
 use ik_support::{affine_diff, root_trs, rotation, unit_vector, Posed};
 use proptest::prelude::*;
 use throng_cpu_ref::ik::chain::rotation_of;
-use throng_cpu_ref::ik::{solve_fabrik, Fabrik, IkError, IkStatus};
+use throng_cpu_ref::ik::{solve_fabrik, Fabrik, IkError, IkStatus, MAX_CHAIN_JOINTS};
 use throng_cpu_ref::Trs;
 
 /// A random chain of 3 to 8 joints (2 to 7 bones) under a random root with uniform scale.
@@ -244,4 +244,31 @@ fn errors_and_unsupported_scale() {
     let r = err(&mut q, &[0, 1, 2, 3], &ik).expect("valid input");
     assert_eq!(r.status, IkStatus::UnsupportedScale);
     assert_eq!((q.local, q.component), (l, c));
+}
+
+#[test]
+fn a_chain_of_33_joints_is_refused_and_32_are_solved() {
+    // 33 chain joints (0..=32) and a leaf under the last.
+    let mut p = Posed::chain(
+        Trs::IDENTITY,
+        &[Vec3::new(0.0, -0.1, 0.0); 32],
+        &[Quat::IDENTITY; 33],
+    );
+    assert_eq!(MAX_CHAIN_JOINTS, 32);
+    let ik = Fabrik::new(Vec3::new(0.5, -1.5, 0.2));
+    let local = p.local.clone();
+    let too_long: Vec<usize> = (0..33).collect();
+    assert_eq!(
+        solve_fabrik(&p.skeleton, &mut p.local, &mut p.component, &too_long, &ik),
+        Err(IkError::ChainLength {
+            len: 33,
+            min: 2,
+            max: 32
+        })
+    );
+    assert_eq!(p.local, local, "a refused solve changes nothing");
+    let longest: Vec<usize> = (0..32).collect();
+    let r = solve_fabrik(&p.skeleton, &mut p.local, &mut p.component, &longest, &ik)
+        .expect("32 joints is the longest chain, and allowed");
+    assert!(r.position_error.is_finite(), "{r:?}");
 }

@@ -8,7 +8,7 @@ use ik_support::{affine_diff, character, character_rest, joint, unit_vector, Pos
 use proptest::prelude::*;
 use throng_cpu_ref::ik::chain::rotation_of;
 use throng_cpu_ref::ik::{
-    place_feet, FootPlacement, FootState, Ground, IkError, IkResult, IkStatus, Leg,
+    place_feet, FootPlacement, FootState, Ground, IkError, IkResult, IkStatus, Leg, MAX_FEET,
 };
 
 fn legs(p: &Posed) -> [Leg; 2] {
@@ -249,4 +249,52 @@ fn invalid_input_is_an_error() {
     ));
     assert_eq!(p.local, before);
     assert!(!state.primed, "a failed update must not prime the state");
+}
+
+#[test]
+fn zero_legs_and_five_legs_are_refused_and_four_are_accepted() {
+    let mut p = crouched();
+    let two = legs(&p);
+    let g = Ground {
+        height: 0.0,
+        normal: Vec3::Y,
+    };
+    let mut run = |legs: &[Leg]| {
+        let s = settings(&p, legs);
+        let ground = vec![g; legs.len()];
+        let mut results = vec![NO_RESULT; legs.len()];
+        let mut state = FootState::default();
+        place_feet(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            &s,
+            &ground,
+            0.01,
+            &mut state,
+            &mut results,
+        )
+    };
+    assert_eq!(MAX_FEET, 4);
+    assert_eq!(
+        run(&[]),
+        Err(IkError::ChainLength {
+            len: 0,
+            min: 1,
+            max: 4
+        })
+    );
+    assert_eq!(
+        run(&[two[0]; 5]),
+        Err(IkError::ChainLength {
+            len: 5,
+            min: 1,
+            max: 4
+        })
+    );
+    assert_eq!(
+        run(&[two[0], two[1], two[0], two[1]]),
+        Ok(()),
+        "four legs is the most, and allowed"
+    );
 }

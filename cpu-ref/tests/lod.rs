@@ -132,6 +132,23 @@ fn levels_must_be_nested_and_each_coarser_than_the_one_before() {
     );
 }
 
+#[test]
+fn a_skeleton_with_three_reduced_levels_is_refused_and_two_are_accepted() {
+    let rig = branching_rig();
+    let level = |joints: Vec<u32>| {
+        let dropped = 6 - joints.len();
+        SkeletonLod::new(&rig, joints, &held(dropped), 0.0).unwrap()
+    };
+    let levels = [level(vec![0, 1, 3, 5]), level(vec![0, 1]), level(vec![0])];
+    assert_eq!(throng_cpu_ref::lod::MAX_LOD_LEVELS, 2);
+    assert_eq!(check_levels(&rig, &levels[..2]), Ok(()));
+    assert_eq!(check_levels(&rig, &levels), Err(LodError::TooMany(3)));
+    assert_eq!(
+        LodError::TooMany(3).to_string(),
+        "a skeleton has 3 LOD levels; at most 2 are allowed"
+    );
+}
+
 /// The branching rig with one level (retaining root, spine and arm), one clip and a package.
 fn package() -> Package {
     let mut rig = branching_rig();

@@ -213,6 +213,36 @@ fn registers_out_of_range_or_unwritten() {
 }
 
 #[test]
+fn a_register_file_larger_than_sixty_four_is_clamped_to_sixty_four() {
+    let f = fixture();
+    let limits = ProgramLimits {
+        max_registers: 100,
+        ..ProgramLimits::default()
+    };
+    let check = |ops: Vec<PoseOp>| {
+        Program {
+            ops,
+            weights: vec![],
+        }
+        .validate(&limits, &f.assets())
+    };
+    assert_eq!(limits.registers(), 64);
+    assert_eq!(
+        check(vec![PoseOp::rest(64)]),
+        Err(ProgramError::Register {
+            op: 0,
+            register: 64,
+            limit: 64
+        })
+    );
+    assert_eq!(
+        check(vec![PoseOp::rest(63), PoseOp::to_component(63)]),
+        Ok(()),
+        "register 63 is the last one, and it can be written and read"
+    );
+}
+
+#[test]
 fn clips_must_exist_and_fit_the_skeleton() {
     assert_eq!(
         err(vec![PoseOp::sample(0, 2, 0.0)], vec![]),
