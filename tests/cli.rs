@@ -1,14 +1,11 @@
 //! End-to-end tests of the `throng` binary: the main job's pipeline and its error behaviour.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .output()
-        .expect("the throng binary runs")
-}
+use support::throng;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);

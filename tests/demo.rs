@@ -1,34 +1,19 @@
 //! `throng demo`: a small crowd rendered offscreen to a PNG of the asked size, with the report
 //! naming the adapter and the bytes per instance.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .output()
-        .expect("the throng binary runs")
-}
+use support::skipped_for_no_gpu;
+use support::throng;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-/// True (with the reason printed) when the run failed for want of an adapter and
-/// THRONG_ALLOW_NO_GPU=1; GPU tests fail otherwise (DESIGN.md §9).
-fn skipped_for_no_gpu(out: &Output) -> bool {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let skip = !out.status.success()
-        && stderr.contains("Vulkan adapter")
-        && std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1");
-    if skip {
-        eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
-    }
-    skip
 }
 
 /// Decodes a PNG into (width, height, RGBA8 bytes).

@@ -1,16 +1,13 @@
 //! `throng pose --two-bone / --aim` on the generated character: solver reports, solved joints in
 //! glTF scene space, and one-line errors for bad specs.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+mod support;
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .output()
-        .expect("the throng binary runs")
-}
+use support::throng;
+
+use std::path::PathBuf;
+use std::process::Output;
+use std::sync::OnceLock;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

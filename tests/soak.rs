@@ -2,27 +2,10 @@
 //! live by each variant, members added and removed, a frame over the capacity, a malformed
 //! package) passes its own checks and reports what it measured.
 
-use std::process::{Command, Output};
+mod support;
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .output()
-        .expect("the throng binary runs")
-}
-
-/// True (with the reason printed) when the run failed for want of an adapter and
-/// THRONG_ALLOW_NO_GPU=1; GPU tests fail otherwise (DESIGN.md §9).
-fn skipped_for_no_gpu(out: &Output) -> bool {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let skip = !out.status.success()
-        && stderr.contains("Vulkan adapter")
-        && std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1");
-    if skip {
-        eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
-    }
-    skip
-}
+use support::skipped_for_no_gpu;
+use support::throng;
 
 #[test]
 fn a_one_minute_soak_survives_every_disturbance_with_parity_and_no_growth() {

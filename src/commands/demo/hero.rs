@@ -343,7 +343,6 @@ fn usage(what: String) -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::allocations;
     use crate::commands::builtin_character;
     use throng_cpu_ref::ik::IkStatus;
     use throng_cpu_ref::PoseOp;
@@ -465,15 +464,16 @@ mod tests {
         for h in 0..2 {
             heroes.pose(h, &program, &assets, 0.0).unwrap();
         }
-        let before = allocations::this_thread();
-        for frame in 1..30 {
-            for h in 0..2 {
-                heroes
-                    .pose(h, &program, &assets, f64::from(frame) / 30.0)
-                    .unwrap();
+        let made = throng_fixtures::alloc::allocations(|| {
+            for frame in 1..30 {
+                for h in 0..2 {
+                    heroes
+                        .pose(h, &program, &assets, f64::from(frame) / 30.0)
+                        .unwrap();
+                }
             }
-        }
-        assert_eq!(allocations::this_thread() - before, 0);
+        });
+        assert_eq!(made, 0);
     }
 
     #[test]
