@@ -128,7 +128,6 @@ impl Animator {
         }
         let tree = throng_control::tree::load(tree, file, &package, skeleton)?;
         let controller = Controller::new(tree, package, options.hz, options.event_capacity)?;
-        let crowd = Crowd::new(&controller, placements.len()).map_err(AnimatorError::Spawn)?;
         let limits = controller.limits();
         let package = &controller.package;
         let members = placements.len() as u32;
@@ -142,6 +141,9 @@ impl Animator {
         if controller.tree.inertializes() {
             capacities.history_slots = members;
         }
+        // Before the crowd is spawned: a crowd too large for one runtime costs nothing to refuse.
+        capacities.check(ctx)?;
+        let crowd = Crowd::new(&controller, placements.len()).map_err(AnimatorError::Spawn)?;
         let mut runtime = Runtime::new(ctx, capacities)?;
         let id = runtime.add_package(package)?;
         let skin = (package.skins.iter())
