@@ -65,8 +65,13 @@ pub fn build_mesh_lods(
             let source = built.last().map_or(&mesh.indices, |l: &MeshLod| &l.indices);
             let floor = ((full / 3) as f32 * MESH_LOD_FLOORS[k]).ceil() as usize * 3;
             let target = errors[k] / scale;
-            let (indices, error) = simplify(mesh, source, &anchor, floor, target);
-            let error = error * scale;
+            let (indices, error) = match simplify(mesh, source, &anchor, floor, target) {
+                (indices, error) if (error * scale).is_finite() => (indices, error * scale),
+                // A NaN or infinite error (degenerate bind matrices make the skin signature
+                // non-finite; a fuzzer found one: fuzz/regressions/gltf_import/mesh-lod-nan) is
+                // no measured reduction: the level keeps the level before.
+                _ => (source.to_vec(), 0.0),
+            };
             levels[k].0 += indices.len() / 3;
             levels[k].1 = levels[k].1.max(error);
             built.push(MeshLod { indices, error });

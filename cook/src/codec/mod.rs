@@ -49,6 +49,8 @@ pub enum CodecError {
         "the compressed clip exceeds {MAX_WORDS} words, the most a package's clip stream holds"
     )]
     TooLarge,
+    #[error("the compressed clip would not read back: {0}")]
+    Unreadable(String),
 }
 
 /// A compressed clip and what the encoder knows about it.
@@ -126,6 +128,13 @@ pub fn encode_clip(
         compressed: Some(compressed),
         ..clip.clone()
     };
+    // What the cook writes, the reader reads: the stream passes the reader's own checks (a
+    // fuzzer found coarse rotations decoding past the unit ball, which the reader refuses:
+    // fuzz/regressions/gltf_import/rotation-past-unit).
+    if let Some(compressed) = &clip.compressed {
+        crate::package::check_compressed(&clip, compressed)
+            .map_err(|fault| CodecError::Unreadable(fault.to_string()))?;
+    }
     Ok(Encoded {
         clip,
         reconstruction,

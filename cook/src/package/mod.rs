@@ -8,6 +8,7 @@
 //! package it returns can be evaluated without further checks.
 
 mod codec;
+pub(crate) use codec::check as check_compressed;
 mod cursor;
 mod reader;
 mod validate;
