@@ -49,5 +49,8 @@ fn every_regression_input_replays_without_a_panic() {
         .iter()
         .map(|&(target, entry)| replay("regressions", target, entry))
         .sum();
-    assert!(replayed >= 4, "fuzz/regressions holds the bugs the campaign found");
+    assert!(
+        replayed >= 4,
+        "fuzz/regressions holds the bugs the campaign found"
+    );
 }
