@@ -630,3 +630,74 @@ fn inertialization_history_split_over_pages_matches_the_cpu() {
     assert_eq!(got.components.len(), want.components.len());
     assert!(worst <= 1e-4, "components off by {worst} m");
 }
+
+#[test]
+fn a_batch_larger_than_the_declared_skeleton_skin_or_dispatches_is_refused_by_name() {
+    let Some(ctx) = common::gpu() else { return };
+    let (small, large) = (common::chain_package(4), common::chain_package(6));
+    let program = Program {
+        ops: vec![PoseOp::rest(0), PoseOp::to_component(0), PoseOp::palette(0)],
+        weights: vec![],
+    };
+    let list = instances(&program, 2);
+    let frame = |capacities: Capacities, package: &throng_cpu_ref::Package| {
+        let mut runtime = Runtime::new(&ctx, capacities).unwrap();
+        let id = runtime.add_package(package).unwrap();
+        runtime
+            .frame(&[Batch {
+                package: id,
+                skeleton: 0,
+                skin: Some(0),
+                instances: &list,
+            }])
+            .map(|_| ())
+    };
+    // Sized for the 4-joint chain, given the 6-joint one: its skeleton is named first.
+    let err = frame(Capacities::for_packages(&[&small], 2), &large).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Capacity {
+                what: "joints of one skeleton",
+                needed: 6,
+                capacity: 4
+            }
+        ),
+        "{err:?}"
+    );
+    let mut wide = Capacities::for_packages(&[&small], 2);
+    wide.joints = 6;
+    let err = frame(wide, &large).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Capacity {
+                what: "palette entries of one skin",
+                needed: 6,
+                capacity: 4
+            }
+        ),
+        "{err:?}"
+    );
+    wide.palette = 6;
+    let err = frame(wide, &large).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Capacity {
+                what: "vertices of one skin",
+                needed: 12,
+                capacity: 8
+            }
+        ),
+        "{err:?}"
+    );
+    let mut one = Capacities::for_packages(&[&small], 2);
+    one.dispatches = 1;
+    let err = frame(one, &small).unwrap_err();
+    assert!(
+        matches!(err, GpuError::Capacity { what, .. } if what.starts_with("dispatches")),
+        "{err:?}"
+    );
+    assert!(frame(Capacities::for_packages(&[&small], 2), &small).is_ok());
+}
