@@ -28,13 +28,13 @@ use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{
-    Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime,
-    RuntimeOptions, StageTimes, Visibility,
+    Batch, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime, RuntimeOptions,
+    StageTimes, Visibility,
 };
 
 use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
 use self::hero::{HeroIk, Heroes};
-use super::{builtin_character, load_any, print_json, CliError};
+use super::{builtin_character, capacities, load_any, print_json, CliError};
 
 /// Seconds between frames of a sequence, and the control tick period (one tick per frame).
 const FRAME_STEP: f64 = 1.0 / 30.0;
@@ -300,7 +300,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ctl.as_ref()
             .map_or_else(ProgramLimits::default, Controller::limits),
     );
-    capacities(&package, members, &limits).check(&ctx)?;
+    capacities(&[&package], members, &limits).check(&ctx)?;
     let layout = Crowd::new(&mut package, 0, args.instances as usize)
         .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
     let (skin, spacing) = (layout.skin, layout.spacing);
@@ -330,7 +330,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let members = driver.programs().len();
     let package = driver.package(&package).clone();
-    let mut capacities = capacities(&package, members as u32, &limits);
+    let mut capacities = capacities(&[&package], members as u32, &limits);
     capacities.skinned_instances = args
         .budget
         .unwrap_or(DEFAULT_BUDGET)
@@ -582,14 +582,6 @@ fn at_least_default(l: ProgramLimits) -> ProgramLimits {
         max_weights: l.max_weights.max(d.max_weights),
         history_slots: l.history_slots,
     }
-}
-
-/// Capacities for `members` instances of `package` whose programs fit `limits`.
-fn capacities(package: &Package, members: u32, limits: &ProgramLimits) -> Capacities {
-    let mut c = Capacities::for_packages(&[package], members);
-    c.ops_per_program = c.ops_per_program.max(limits.max_ops as u32);
-    c.weights_per_program = c.weights_per_program.max(limits.max_weights as u32);
-    c
 }
 
 /// Joints whose programs the pose pass evaluates for `instances`.

@@ -131,6 +131,19 @@ fn no_gpu(command: &str, e: throng_gpu::GpuError) -> CliError {
     }
 }
 
+/// Capacities for `members` instances of the largest of `packages`, whose programs fit
+/// `limits` (as `demo` and `soak` size their runtimes).
+fn capacities(
+    packages: &[&throng_cpu_ref::Package],
+    members: u32,
+    limits: &throng_cpu_ref::ProgramLimits,
+) -> throng_gpu::Capacities {
+    let mut c = throng_gpu::Capacities::for_packages(packages, members);
+    c.ops_per_program = c.ops_per_program.max(limits.max_ops as u32);
+    c.weights_per_program = c.weights_per_program.max(limits.max_weights as u32);
+    c
+}
+
 /// Reads and checks a .throng package.
 fn load_package(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
     let bytes = read_file(path)?;

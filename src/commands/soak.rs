@@ -454,9 +454,7 @@ fn no_skeleton() -> CliError {
 /// member with a history slot (its id), and a skinned budget.
 fn soak_capacities(variants: &[Variant], capacity: u32, limits: &ProgramLimits) -> Capacities {
     let packages: Vec<&Package> = variants.iter().map(|v| &v.package).collect();
-    let mut c = Capacities::for_packages(&packages, capacity);
-    c.ops_per_program = c.ops_per_program.max(limits.max_ops as u32);
-    c.weights_per_program = c.weights_per_program.max(limits.max_weights as u32);
+    let mut c = super::capacities(&packages, capacity, limits);
     c.history_slots = capacity;
     c.skinned_instances = SKINNED_BUDGET.min(capacity);
     c
