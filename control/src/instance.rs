@@ -15,8 +15,10 @@
 //! 6. deliver events (from players with weight > 0 that are not sync followers, in player
 //!    order: region, crossfade target before source, slot) and blend the root motion of the
 //!    base region;
-//! 7. commit: the whole new state replaces the old only if every step succeeded and the output
-//!    fit its capacity; a failed tick leaves the instance exactly as it was.
+//! 7. commit: the tick runs on the instance in place, saving the old value of each region and
+//!    player before it first changes it ([`crate::undo`]); if a step fails or the output does not
+//!    fit its capacity, the saved values are put back, so a failed tick leaves the instance
+//!    exactly as it was.
 //!
 //! Crossfades and interruption: a transition with a duration keeps the old leaf's players
 //! playing as the fade source. A transition during a fade captures the composed pose of that
@@ -44,6 +46,7 @@ use crate::tree::{
     mode_for, InputType, Producer, RootMotionUse, TransitionBlend, Tree, Value, FROZEN_SAMPLES,
     MAX_DEPTH, MAX_POINTS, MAX_SYNC_GROUPS,
 };
+use crate::undo::Undo;
 
 /// Clip index of a rest-pose sample in a frozen pose.
 pub const REST: u32 = u32::MAX;
@@ -266,10 +269,10 @@ pub struct Controller {
     tracks: Vec<EventTrack>,
 }
 
-/// Per-thread scratch for ticking: the working copy of an instance and player weights.
+/// Per-thread scratch for ticking: the undo log of the tick and player weights.
 #[derive(Clone, Debug)]
 pub struct Scratch {
-    work: InstanceState,
+    undo: Undo,
     /// Player weights by slot; after a successful tick, those of the committed state.
     pub(crate) weights: Vec<f32>,
     /// Player slots that follow a sync leader this tick.
@@ -357,17 +360,8 @@ impl Controller {
 
     pub fn scratch(&self) -> Scratch {
         let n = self.tree.player_slots();
-        let work = InstanceState {
-            id: 0,
-            tick: 0,
-            next_activation: 0,
-            leaders: [0; MAX_SYNC_GROUPS],
-            inputs: Vec::with_capacity(self.tree.inputs.len()),
-            regions: Vec::with_capacity(self.tree.regions.len()),
-            players: Vec::with_capacity(n),
-        };
         Scratch {
-            work,
+            undo: Undo::new(self.tree.regions.len(), n),
             weights: vec![0.0; n],
             follower: vec![false; n],
             laps: [0.0; MAX_SYNC_GROUPS],
@@ -427,51 +421,51 @@ impl Controller {
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
         out.clear();
-        scratch.work.clone_from(s);
-        let result = self.tick_work(scratch, out);
-        match result {
-            Ok(()) => {
-                std::mem::swap(s, &mut scratch.work);
-                Ok(())
-            }
-            Err(e) => {
-                out.clear();
-                Err(e)
-            }
+        scratch.undo.begin(s);
+        let result = self.tick_in_place(s, scratch, out);
+        if result.is_err() {
+            scratch.undo.restore(s);
+            out.clear();
         }
+        result
     }
 
-    fn tick_work(&self, scratch: &mut Scratch, out: &mut TickOutput) -> Result<(), TickError> {
-        let tick = scratch
-            .work
-            .tick
-            .checked_add(1)
-            .ok_or(TickError::TickCount)?;
-        for rs in &mut scratch.work.regions {
-            let inertia = &mut rs.inertia;
-            inertia.capture = None;
-            if inertia.active {
-                inertia.elapsed += self.period;
-                inertia.active = inertia.elapsed < inertia.duration;
+    fn tick_in_place(
+        &self,
+        s: &mut InstanceState,
+        scratch: &mut Scratch,
+        out: &mut TickOutput,
+    ) -> Result<(), TickError> {
+        let tick = s.tick.checked_add(1).ok_or(TickError::TickCount)?;
+        let undo = &mut scratch.undo;
+        for r in 0..s.regions.len() {
+            let inertia = &s.regions[r].inertia;
+            if inertia.capture.is_some() || inertia.active {
+                undo.region(s, r);
+                let inertia = &mut s.regions[r].inertia;
+                inertia.capture = None;
+                if inertia.active {
+                    inertia.elapsed += self.period;
+                    inertia.active = inertia.elapsed < inertia.duration;
+                }
             }
         }
         for r in 0..self.tree.regions.len() {
-            if let Some(t) = self.select(&scratch.work, r, tick) {
-                self.apply(scratch, r, t, tick, out)?;
+            if let Some(t) = self.select(s, r, tick) {
+                self.apply(s, scratch, r, t, tick, out)?;
             }
         }
-        let s = &mut scratch.work;
-        for rs in &mut s.regions {
-            if rs.source != Source::None {
-                rs.fade_elapsed += self.period;
+        for r in 0..s.regions.len() {
+            if s.regions[r].source != Source::None {
+                scratch.undo.region(s, r);
+                s.regions[r].fade_elapsed += self.period;
             }
         }
         for r in 0..self.tree.regions.len() {
             self.weigh(s, r, &mut scratch.weights);
         }
         self.choose_leaders(s, &scratch.weights, &mut scratch.follower);
-        self.advance(scratch, tick, out)?;
-        let s = &mut scratch.work;
+        self.advance(s, scratch, tick, out)?;
         for rs in &mut s.regions {
             if rs.source != Source::None && rs.alpha() >= 1.0 {
                 rs.source = Source::None;
@@ -525,6 +519,7 @@ impl Controller {
     /// crossfade source.
     fn apply(
         &self,
+        s: &mut InstanceState,
         scratch: &mut Scratch,
         r: usize,
         t: u16,
@@ -539,14 +534,19 @@ impl Controller {
         let to_depth = region.states[tr.to as usize].depth as usize;
         let inertialize = tr.blend == TransitionBlend::Inertialize;
         // Captured before the path changes: the pose of this moment, if a fade is interrupted.
-        let capture = match scratch.work.regions[r].source {
+        let weights = &mut scratch.weights;
+        let capture = match s.regions[r].source {
             Source::None => None,
             _ if tr.duration <= 0.0 || inertialize => None,
-            _ => Some(self.capture(&scratch.work, r, &mut scratch.weights, When::Now)),
+            _ => Some(self.capture(s, r, weights, When::Now)),
         };
-        let inertial = (inertialize && tr.duration > 0.0)
-            .then(|| self.inertial_source(&scratch.work, r, &mut scratch.weights));
-        let s = &mut scratch.work;
+        let inertial =
+            (inertialize && tr.duration > 0.0).then(|| self.inertial_source(s, r, weights));
+        let (offset, slots) = self.bank_slots(r);
+        let new_bank = 1 - s.regions[r].bank as usize;
+        scratch.undo.region(s, r);
+        let first = offset + new_bank * slots;
+        scratch.undo.players(s, first..first + slots);
         let rs = &mut s.regions[r];
         let (old_leaf, old_count) = (rs.leaf(), rs.count);
         let shared = rs.path[..rs.depth as usize]
@@ -841,16 +841,16 @@ impl Controller {
     /// events and blends the base region's root motion.
     fn advance(
         &self,
+        s: &mut InstanceState,
         scratch: &mut Scratch,
         tick: u64,
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
-        let s = &mut scratch.work;
         let mut motion = MotionSum::default();
         scratch.laps = [0.0; MAX_SYNC_GROUPS];
         for pass_followers in [false, true] {
             for r in 0..s.regions.len() {
-                let rs = s.regions[r];
+                let rs = &s.regions[r];
                 let region = &self.tree.regions[r];
                 let (offset, slots) = self.bank_slots(r);
                 let mut banks = [(rs.bank as usize, rs.count as usize, rs.leaf()), (0, 0, 0)];
@@ -863,6 +863,7 @@ impl Controller {
                         if scratch.follower[k] != pass_followers {
                             continue;
                         }
+                        scratch.undo.players(s, k..k + 1);
                         let step = if pass_followers {
                             self.follow(s, k, st.sync, &scratch.laps)
                         } else {

@@ -22,3 +22,4 @@ pub mod script;
 pub mod span;
 pub mod sprite;
 pub mod tree;
+mod undo;

@@ -341,3 +341,45 @@ when = [{ input = "go", op = "==", value = false }]
     }
     assert_eq!(s.regions[0].source, Source::None);
 }
+
+/// The undo log must cover every change a tick makes: transitions, fades, inertialization,
+/// sync and player steps. Each tick of a crowd-tree instance first runs with room for no
+/// event; where that fails the instance must be as it was, and the tick with room must then
+/// agree with a twin that never failed.
+#[test]
+fn a_tick_that_fails_anywhere_leaves_the_instance_as_it_was() {
+    let ctl = support::crowd(60.0);
+    let mut tight = ctl.clone();
+    tight.event_capacity = 0;
+    let (mut s, mut twin) = (ctl.spawn(0).unwrap(), ctl.spawn(0).unwrap());
+    let mut scratch = ctl.scratch();
+    let (mut out, mut tight_out) = (ctl.output(), tight.output());
+    let (mut failed, mut failed_blending) = (0, 0);
+    for tick in 0..900u64 {
+        // Through every gait and the sprint threshold, waving on and off.
+        let speed = (tick % 300) as f64 / 50.0;
+        let wave = (tick / 70).is_multiple_of(2);
+        for x in [&mut s, &mut twin] {
+            ctl.set_input(x, "speed", Value::Float(speed)).unwrap();
+            ctl.set_input(x, "wave", Value::Bool(wave)).unwrap();
+        }
+        let before = s.clone();
+        if tight.tick(&mut s, &mut scratch, &mut tight_out).is_err() {
+            failed += 1;
+            failed_blending += before
+                .regions
+                .iter()
+                .any(|r| r.source != Source::None || r.inertia.active)
+                as u32;
+            assert_eq!(s, before, "tick {tick}");
+            assert!(tight_out.events.is_empty() && tight_out.changes.is_empty());
+            ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
+        }
+        ctl.tick(&mut twin, &mut scratch, &mut out).unwrap();
+        assert_eq!(s, twin, "tick {tick}");
+    }
+    assert!(
+        failed >= 30 && failed_blending >= 5,
+        "{failed} ticks failed, {failed_blending} of them during a fade or inertialization"
+    );
+}

@@ -1,0 +1,84 @@
+//! The undo log that makes a failed tick leave its instance exactly as it was (DESIGN.md §5).
+//!
+//! The tick runs on the instance in place. Before it first changes a region or a player it
+//! saves that one's old value here; the instance's scalars are saved when the tick begins. A
+//! failed tick restores what was saved; a successful one drops it. Only what the tick touches is
+//! copied, and into per-thread memory the cache already holds, instead of the whole instance.
+
+use crate::instance::{InstanceState, RegionState};
+use crate::player::ClipPlayer;
+use crate::tree::MAX_SYNC_GROUPS;
+
+/// Old values of what one tick has changed so far. Sized for one tree at creation: logging
+/// never allocates.
+#[derive(Clone, Debug)]
+pub struct Undo {
+    tick: u64,
+    next_activation: u64,
+    leaders: [u64; MAX_SYNC_GROUPS],
+    regions: Vec<(usize, RegionState)>,
+    players: Vec<(usize, ClipPlayer)>,
+    region_saved: Vec<bool>,
+    player_saved: Vec<bool>,
+}
+
+impl Undo {
+    /// A log for instances of `regions` regions and `players` player slots.
+    pub fn new(regions: usize, players: usize) -> Self {
+        Undo {
+            tick: 0,
+            next_activation: 0,
+            leaders: [0; MAX_SYNC_GROUPS],
+            regions: Vec::with_capacity(regions),
+            players: Vec::with_capacity(players),
+            region_saved: vec![false; regions],
+            player_saved: vec![false; players],
+        }
+    }
+
+    /// Starts the log of a tick of `s`: forgets the last tick's and saves the scalars.
+    pub fn begin(&mut self, s: &InstanceState) {
+        for &(r, _) in &self.regions {
+            self.region_saved[r] = false;
+        }
+        for &(k, _) in &self.players {
+            self.player_saved[k] = false;
+        }
+        self.regions.clear();
+        self.players.clear();
+        self.tick = s.tick;
+        self.next_activation = s.next_activation;
+        self.leaders = s.leaders;
+    }
+
+    /// Saves region `r` of `s` unless this tick already did.
+    pub fn region(&mut self, s: &InstanceState, r: usize) {
+        if !self.region_saved[r] {
+            self.region_saved[r] = true;
+            self.regions.push((r, s.regions[r]));
+        }
+    }
+
+    /// Saves player slots `slots` of `s` that this tick has not saved yet.
+    pub fn players(&mut self, s: &InstanceState, slots: std::ops::Range<usize>) {
+        for k in slots {
+            if !self.player_saved[k] {
+                self.player_saved[k] = true;
+                self.players.push((k, s.players[k]));
+            }
+        }
+    }
+
+    /// Puts back into `s` everything saved since [`Undo::begin`].
+    pub fn restore(&self, s: &mut InstanceState) {
+        s.tick = self.tick;
+        s.next_activation = self.next_activation;
+        s.leaders = self.leaders;
+        for &(r, rs) in &self.regions {
+            s.regions[r] = rs;
+        }
+        for &(k, p) in &self.players {
+            s.players[k] = p;
+        }
+    }
+}
