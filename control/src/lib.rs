@@ -21,5 +21,6 @@ pub mod root_motion;
 pub mod script;
 pub mod span;
 pub mod sprite;
+mod tick;
 pub mod tree;
 mod undo;

@@ -1,0 +1,9 @@
+//! The phases of [`crate::instance::Controller::tick`], one module each, in the tick's numbered
+//! order (the module doc of [`crate::instance`]); the tick itself and the state it runs on live
+//! there.
+
+mod advance;
+mod fade;
+mod motion;
+mod select;
+mod sync;

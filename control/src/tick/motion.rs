@@ -1,0 +1,72 @@
+//! Root motion of the tick (step 6, see [`crate::instance`]): one player's motion under its
+//! state's policy, and the weighted blend of the base region's players.
+
+use glam::{Quat, Vec3, Vec4};
+
+use crate::instance::Controller;
+use crate::player::Step;
+use crate::root_motion::{step_motion, Motion, IDENTITY};
+use crate::tree::RootMotionUse;
+
+impl Controller {
+    /// One player's root motion this step under `policy`; identity without a trajectory.
+    pub(crate) fn player_motion(&self, step: &Step, clip: u32, policy: RootMotionUse) -> Motion {
+        if policy == RootMotionUse::Ignore {
+            return IDENTITY;
+        }
+        let delta = self
+            .clip(clip)
+            .and_then(|c| step_motion(step, c))
+            .unwrap_or(IDENTITY);
+        match policy {
+            RootMotionUse::Full => delta,
+            RootMotionUse::Ignore => IDENTITY,
+            RootMotionUse::Planar => {
+                // Swing-twist: keep the twist about +Y (Dobrowolski, "Swing-twist decomposition
+                // in Clifford algebra", 2015).
+                let (t, q) = delta;
+                let twist = Quat::from_xyzw(0.0, q.y, 0.0, q.w);
+                let twist = if twist.length_squared() > 1e-12 {
+                    twist.normalize()
+                } else {
+                    Quat::IDENTITY
+                };
+                (Vec3::new(t.x, 0.0, t.z), twist)
+            }
+        }
+    }
+}
+
+/// Weighted blend of per-player root motions: translation the weighted mean, rotation the
+/// normalised weighted sum aligned to the first one's hemisphere (as the pose Blend op does),
+/// over the live players of the base region; frozen poses do not move.
+#[derive(Default)]
+pub(crate) struct MotionSum {
+    t: Vec3,
+    q: Vec4,
+    first: Option<Vec4>,
+    weight: f32,
+}
+
+impl MotionSum {
+    /// Adds `motion()` with weight `w`; a weight <= 0 adds nothing and computes nothing.
+    pub(crate) fn add(&mut self, w: f32, motion: impl FnOnce() -> Motion) {
+        if w <= 0.0 {
+            return;
+        }
+        let (t, q) = motion();
+        let q = Vec4::from(q);
+        let first = *self.first.get_or_insert(q);
+        let q = if first.dot(q) < 0.0 { -q } else { q };
+        self.t += t * w;
+        self.q += q * w;
+        self.weight += w;
+    }
+
+    pub(crate) fn finish(&self) -> Motion {
+        if self.weight <= 0.0 || self.q.length_squared() < 1e-12 {
+            return IDENTITY;
+        }
+        (self.t / self.weight, Quat::from_vec4(self.q.normalize()))
+    }
+}

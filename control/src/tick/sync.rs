@@ -1,0 +1,170 @@
+//! Sync groups (step 5 of the tick, see [`crate::instance`]): each group's leader, and a
+//! follower's step to its leader's phase, by markers or by normalised time.
+
+use throng_cpu_ref::SyncMarker;
+
+use crate::instance::{Controller, InstanceState, Source, LEADER_HYSTERESIS};
+use crate::player::{PlayMode, PlayerError, Step};
+use crate::tree::MAX_SYNC_GROUPS;
+
+impl Controller {
+    /// Picks each sync group's leader (hysteresis on weight, ties to the first participant in
+    /// player order) and marks the other participants as followers.
+    pub(crate) fn choose_leaders(
+        &self,
+        s: &mut InstanceState,
+        weights: &[f32],
+        follower: &mut [bool],
+    ) {
+        follower.iter_mut().for_each(|f| *f = false);
+        for g in 0..self.tree.sync_groups.len() {
+            let mut best: Option<(usize, f32)> = None;
+            let mut current: Option<(usize, f32)> = None;
+            self.for_each_participant(s, g as u16, |k| {
+                let w = weights[k];
+                if best.is_none_or(|(_, bw)| w > bw) {
+                    best = Some((k, w));
+                }
+                if s.players[k].activation == s.leaders[g] {
+                    current = Some((k, w));
+                }
+            });
+            let leader = match (current, best) {
+                (Some((k, w)), Some((_, bw))) if w > 0.0 && w + LEADER_HYSTERESIS >= bw => Some(k),
+                (_, best) => best.map(|(k, _)| k),
+            };
+            s.leaders[g] = leader.map_or(0, |k| s.players[k].activation);
+            self.for_each_participant(s, g as u16, |k| follower[k] = Some(k) != leader);
+        }
+    }
+
+    /// Calls `f` with the slot of every live player in sync group `g`, in player order.
+    pub(crate) fn for_each_participant(&self, s: &InstanceState, g: u16, mut f: impl FnMut(usize)) {
+        for (r, rs) in s.regions.iter().enumerate() {
+            let region = &self.tree.regions[r];
+            let (offset, slots) = self.bank_slots(r);
+            let mut banks = [(rs.bank as usize, rs.count as usize, rs.leaf()), (0, 0, 0)];
+            if let Source::Live { state, count } = rs.source {
+                banks[1] = (1 - rs.bank as usize, count as usize, state);
+            }
+            for (b, count, state) in banks {
+                if region.states[state as usize].sync == Some(g) {
+                    (offset + b * slots..offset + b * slots + count).for_each(&mut f);
+                }
+            }
+        }
+    }
+
+    /// Moves follower slot `k` to its sync leader's phase (by markers, else normalised time).
+    pub(crate) fn follow(
+        &self,
+        s: &mut InstanceState,
+        k: usize,
+        group: Option<u16>,
+        laps: &[f64; MAX_SYNC_GROUPS],
+    ) -> Result<Step, PlayerError> {
+        let leader_activation = group.map_or(0, |g| s.leaders[g as usize]);
+        let leader = s
+            .players
+            .iter()
+            .find(|p| p.activation == leader_activation && leader_activation != 0)
+            .copied();
+        let Some(leader) = leader else {
+            return s.players[k].advance();
+        };
+        let f = s.players[k];
+        let (Some(lc), Some(fc)) = (self.clip(leader.clip), self.clip(f.clip)) else {
+            return s.players[k].advance();
+        };
+        let target = follower_time(
+            &lc.markers,
+            lc.duration,
+            leader.clip_time(),
+            &fc.markers,
+            fc.duration,
+            f.clip_time(),
+        );
+        if f.ticks() == 0 {
+            // Just entered: snap to the leader without events, then count the tick.
+            s.players[k].seek(target)?;
+            return s.players[k].advance_by(0.0);
+        }
+        let d = f.duration();
+        let mut delta = target - f.clip_time();
+        delta -= (delta / d).round() * d;
+        let laps = group.map_or(0.0, |g| laps[g as usize]);
+        let delta = if leader.rate() < 0.0 {
+            delta - laps * d
+        } else {
+            delta + laps * d
+        };
+        let delta = if f.mode() == PlayMode::PingPong && f.position().cycle.rem_euclid(2) == 1 {
+            -delta
+        } else {
+            delta
+        };
+        s.players[k].advance_by(delta)
+    }
+}
+
+/// The follower's clip time matching the leader's phase: the leader lies a fraction of the way
+/// between two consecutive markers; the follower takes the same fraction between its markers of
+/// the same two names (of several such pairs, the one nearest its current time). Without a
+/// matching pair, normalised time: `leader / leader_duration * follower_duration`.
+pub(crate) fn follower_time(
+    leader_markers: &[SyncMarker],
+    leader_duration: f64,
+    leader_time: f64,
+    markers: &[SyncMarker],
+    duration: f64,
+    current: f64,
+) -> f64 {
+    let normalised = if leader_duration > 0.0 {
+        leader_time / leader_duration * duration
+    } else {
+        0.0
+    };
+    let Some((i, frac)) = segment(leader_markers, leader_duration, leader_time) else {
+        return normalised;
+    };
+    let n = leader_markers.len();
+    let (a, b) = (&leader_markers[i].name, &leader_markers[(i + 1) % n].name);
+    let m = markers.len();
+    let mut best: Option<(f64, f64)> = None;
+    for j in 0..m {
+        if &markers[j].name != a || &markers[(j + 1) % m].name != b {
+            continue;
+        }
+        let start = markers[j].time;
+        let mut end = markers[(j + 1) % m].time;
+        if end <= start {
+            end += duration;
+        }
+        let t = (start + frac * (end - start)).rem_euclid(duration.max(f64::MIN_POSITIVE));
+        let mut gap = (t - current).abs();
+        gap = gap.min(duration - gap);
+        if best.is_none_or(|(g, _)| gap < g) {
+            best = Some((gap, t));
+        }
+    }
+    best.map_or(normalised, |(_, t)| t)
+}
+
+/// The marker segment (index of its first marker) holding `time`, and the fraction through it.
+pub(crate) fn segment(markers: &[SyncMarker], duration: f64, time: f64) -> Option<(usize, f64)> {
+    let n = markers.len();
+    if n == 0 || duration <= 0.0 {
+        return None;
+    }
+    let i = match markers.iter().rposition(|m| m.time <= time) {
+        Some(i) => i,
+        None => n - 1,
+    };
+    let start = markers[i].time;
+    let mut end = markers[(i + 1) % n].time;
+    if end <= start {
+        end += duration;
+    }
+    let t = if time < start { time + duration } else { time };
+    Some((i, ((t - start) / (end - start)).clamp(0.0, 1.0)))
+}
