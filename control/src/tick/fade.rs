@@ -144,7 +144,7 @@ impl Controller {
         };
         let base = r == 0;
         let mut bank = |b: usize, count: usize, state: u16, w: f32, n: &mut usize| {
-            if base && region.states[state as usize].producer == Producer::Empty {
+            if base && matches!(region.states[state as usize].producer, Producer::Empty) {
                 add(REST, 0.0, w, n);
             }
             let first = offset + b * slots;
