@@ -412,3 +412,112 @@ fn inspect_instance_dumps_state_path_and_program() {
         "tree.toml",
     );
 }
+
+/// `simulate --record` then `--replay`: the recording reproduces its hash, and a replay with
+/// another tree, other inputs, another package or a tampered hash is refused, naming which.
+#[test]
+fn a_recorded_run_replays_bit_for_bit_and_refuses_what_differs() {
+    let dir = scratch_dir("replay");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inputs = root.join("fixtures/trees/crowd-inputs.toml");
+    let run = dir.join("run.toml");
+    let o = throng(&[
+        "simulate",
+        "--ticks",
+        "600",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--quiet",
+        "--hash",
+        "--record",
+        run.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recorded = String::from_utf8_lossy(&o.stdout).to_string();
+    let hash = recorded.split_whitespace().nth(1).unwrap().to_owned();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--quiet", "--replay", run.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        throng(&args)
+    };
+    let o = replay(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains(&format!("hash {hash} over 600 ticks, as recorded")),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The recorded inputs given again are accepted.
+    assert!(replay(&["--inputs", inputs.to_str().unwrap()])
+        .status
+        .success());
+
+    let tree = std::fs::read_to_string(root.join("fixtures/trees/crowd.toml")).unwrap();
+    let changed_tree = dir.join("crowd.toml");
+    std::fs::write(&changed_tree, tree.replace("value = 4.2", "value = 4.3")).unwrap();
+    let o = replay(&[changed_tree.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the tree is not the recorded one"),
+        "{}",
+        stderr(&o)
+    );
+
+    let script = std::fs::read_to_string(&inputs).unwrap();
+    let changed_inputs = dir.join("inputs.toml");
+    std::fs::write(
+        &changed_inputs,
+        format!("{script}\n[[set]]\ntick = 599\nwave = true\n"),
+    )
+    .unwrap();
+    let o = replay(&["--inputs", changed_inputs.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the inputs are not the recorded ones"),
+        "{}",
+        stderr(&o)
+    );
+
+    let glb = dir.join("character.glb");
+    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
+        .status
+        .success());
+    let other = dir.join("character-crowd.throng");
+    let o = throng(&[
+        "cook",
+        glb.to_str().unwrap(),
+        "--profile",
+        "crowd",
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = replay(&["--package", other.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the package is not the recorded one"),
+        "{}",
+        stderr(&o)
+    );
+
+    let text = std::fs::read_to_string(&run).unwrap();
+    let flipped = if hash.ends_with('0') { "1" } else { "0" };
+    let tampered_hash = format!("{}{flipped}", &hash[..15]);
+    let tampered = dir.join("tampered.toml");
+    std::fs::write(&tampered, text.replace(&hash, &tampered_hash)).unwrap();
+    let o = throng(&[
+        "simulate",
+        "--quiet",
+        "--replay",
+        tampered.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(&format!(
+            "the recording ended on hash {tampered_hash}, the replay on {hash}"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -17,6 +17,7 @@ pub mod events;
 pub mod instance;
 pub mod player;
 pub mod program;
+pub mod record;
 pub mod root_motion;
 pub mod script;
 pub mod span;

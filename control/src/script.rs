@@ -93,6 +93,12 @@ impl Script {
         Ok(Script { changes })
     }
 
+    /// A script of `changes` (sorted by tick here; file order within a tick is kept).
+    pub fn from_changes(mut changes: Vec<Change>) -> Script {
+        changes.sort_by_key(|c| c.tick);
+        Script { changes }
+    }
+
     pub fn changes(&self) -> &[Change] {
         &self.changes
     }

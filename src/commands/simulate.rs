@@ -1,6 +1,8 @@
 //! `throng simulate`: one instance of a state tree run headless on the fixed tick, printing per
 //! tick the state path, the player times, the events (with identities), the state changes and
 //! the root-motion delta; `--hash` adds a digest of all of it and of the compiled programs.
+//! `--record` writes the run's asset identity, settings, inputs and digest to a file; `--replay`
+//! reruns such a file and checks it reaches the same digest (throng_control::record).
 
 use std::path::PathBuf;
 
@@ -9,10 +11,11 @@ use throng_control::digest::Digest;
 use throng_control::events::EventKind;
 use throng_control::instance::{Change, Controller, InstanceState, TickOutput};
 use throng_control::program::compile;
+use throng_control::record::{package_hash, tree_hash, Recording, ReplayError};
 use throng_control::script::Script;
 use throng_cpu_ref::{Package, PoseOp};
 
-use super::{builtin_character, load_package, read_file, CliError};
+use super::{builtin_character, load_package, read_file, write_file, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,6 +52,14 @@ pub struct Args {
     /// Print nothing per tick (with --dump or --hash).
     #[arg(long)]
     quiet: bool,
+    /// Write the run's recording (package and tree identity, settings, inputs, digest) to FILE.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Rerun a recording made with --record and check the digest bit for bit; the ticks, rate,
+    /// skeleton, event capacity and inputs come from it, and the package and tree given must be
+    /// the recorded ones.
+    #[arg(long, value_name = "FILE", conflicts_with = "record")]
+    replay: Option<PathBuf>,
 }
 
 /// `throng inspect --instance`: run `ticks` ticks silently, then print the instance dump.
@@ -70,6 +81,8 @@ pub(super) fn dump_instance(
         hash: false,
         dump: true,
         quiet: true,
+        record: None,
+        replay: None,
     })
 }
 
@@ -84,15 +97,28 @@ fn package(args: &Args) -> Result<Package, CliError> {
     }
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+fn replay_error(path: &std::path::Path, e: ReplayError) -> CliError {
+    control(format!("replay {}: {e}", path.display()))
+}
+
+fn text(path: &std::path::Path) -> Result<String, CliError> {
+    String::from_utf8(read_file(path)?).map_err(|e| control(format!("{}: {e}", path.display())))
+}
+
+pub fn run(mut args: Args) -> Result<(), CliError> {
+    let replay = match &args.replay {
+        Some(path) => {
+            let r = Recording::parse(&text(path)?, &path.display().to_string())
+                .map_err(|e| replay_error(path, e))?;
+            (args.ticks, args.rate) = (r.ticks, r.rate);
+            (args.skeleton, args.event_capacity) = (r.skeleton, r.event_capacity);
+            Some((path.clone(), r))
+        }
+        None => None,
+    };
     let package = package(&args)?;
     let (source, file) = match &args.tree {
-        Some(path) => {
-            let bytes = read_file(path)?;
-            let text = String::from_utf8(bytes)
-                .map_err(|e| control(format!("{}: {e}", path.display())))?;
-            (text, path.display().to_string())
-        }
+        Some(path) => (text(path)?, path.display().to_string()),
         None => (
             throng_fixtures::CROWD_TREE.to_owned(),
             "fixtures/trees/crowd.toml".to_owned(),
@@ -100,13 +126,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let tree =
         throng_control::tree::load(&source, &file, &package, args.skeleton).map_err(control)?;
-    let script = match &args.inputs {
+    let given = match &args.inputs {
         Some(path) => {
-            let text = String::from_utf8(read_file(path)?)
-                .map_err(|e| control(format!("{}: {e}", path.display())))?;
-            Script::parse(&text, &path.display().to_string(), &tree).map_err(control)?
+            Some(Script::parse(&text(path)?, &path.display().to_string(), &tree).map_err(control)?)
         }
-        None => Script::default(),
+        None => None,
+    };
+    let identity = (args.record.is_some() || replay.is_some()).then(|| {
+        (
+            package_hash(&throng_cook::write_package(&package)),
+            tree_hash(&source),
+        )
+    });
+    let script = match (&replay, identity) {
+        (Some((path, r)), Some((package, tree))) => {
+            r.check(package, tree, &file, given.as_ref())
+                .map_err(|e| replay_error(path, e))?;
+            r.script()
+        }
+        _ => given.unwrap_or_default(),
     };
     let ctl = Controller::new(tree, package, args.rate, args.event_capacity).map_err(control)?;
     let mut s = ctl.spawn(0).map_err(control)?;
@@ -137,6 +175,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if args.dump {
         print!("{}", throng_control::dump::dump(&ctl, &s));
+    }
+    if let (Some(path), Some((package, tree))) = (&args.record, identity) {
+        let recording = Recording {
+            package,
+            tree,
+            tree_file: file,
+            rate: args.rate,
+            skeleton: args.skeleton,
+            event_capacity: args.event_capacity,
+            ticks: args.ticks,
+            hash: digest.finish(),
+            inputs: script.changes().to_vec(),
+        };
+        write_file(path, recording.to_toml().as_bytes())?;
+    }
+    if let Some((path, r)) = &replay {
+        if digest.finish() != r.hash {
+            return Err(replay_error(
+                path,
+                ReplayError::Diverged {
+                    recorded: r.hash,
+                    found: digest.finish(),
+                },
+            ));
+        }
+        println!(
+            "replay {}: hash {:016x} over {} ticks, as recorded",
+            path.display(),
+            r.hash,
+            r.ticks
+        );
     }
     if args.hash {
         if args.json {
