@@ -521,3 +521,31 @@ fn a_recorded_run_replays_bit_for_bit_and_refuses_what_differs() {
         stderr(&o)
     );
 }
+
+#[test]
+fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
+    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    let o = throng(&[
+        "simulate",
+        "--ticks",
+        "503",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--quiet",
+        "--trace",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("trace: the last 3 of 503 ticks\ntick 501  speed=5.0 wave=true"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "taken   locomotion: sprint_start (move -> sprint) because speed >= 4.2 (speed = 5.0)"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("\ntick ").count(), 3, "{text}");
+}

@@ -23,5 +23,6 @@ pub mod script;
 pub mod span;
 pub mod sprite;
 mod tick;
+pub mod trace;
 pub mod tree;
 mod undo;

@@ -1,4 +1,4 @@
-//! A steady-state crowd tick allocates nothing (its own test binary: the counting allocator
+//! A steady-state crowd tick, and a traced tick, allocate nothing (its own test binary: the counting allocator
 //! must not see other tests' threads).
 
 mod support;
@@ -7,6 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use throng_control::crowd::Crowd;
+use throng_control::trace::Trace;
 use throng_control::tree::Value;
 
 struct Counting;
@@ -58,4 +59,20 @@ fn steady_state_crowd_ticks_allocate_nothing() {
         made, 0,
         "{made} allocations in 60 steady-state ticks of 600 instances"
     );
+
+    // A traced instance: the ring's entries were sized when it was made.
+    let mut s = ctl.spawn(0).unwrap();
+    let (mut scratch, mut out) = (ctl.scratch(), ctl.output());
+    let mut trace = Trace::new(&ctl, 16);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    for tick in 0..600u64 {
+        ctl.set_input(&mut s, "speed", Value::Float((tick % 300) as f64 / 50.0))
+            .unwrap();
+        ctl.set_input(&mut s, "wave", Value::Bool((tick / 70).is_multiple_of(2)))
+            .unwrap();
+        ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
+        trace.push(&s, &out);
+    }
+    let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert_eq!(made, 0, "{made} allocations in 600 traced ticks");
 }

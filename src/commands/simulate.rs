@@ -13,6 +13,7 @@ use throng_control::instance::{Change, Controller, InstanceState, TickOutput};
 use throng_control::program::compile;
 use throng_control::record::{package_hash, tree_hash, Recording, ReplayError};
 use throng_control::script::Script;
+use throng_control::trace::{clause_text, value_text, Trace};
 use throng_cpu_ref::{Package, PoseOp};
 
 use super::{builtin_character, load_package, read_file, write_file, CliError};
@@ -52,6 +53,10 @@ pub struct Args {
     /// Print nothing per tick (with --dump or --hash).
     #[arg(long)]
     quiet: bool,
+    /// After the run, print the last N ticks from the instance's trace ring: inputs, state
+    /// paths, each transition taken with the clauses that fired it, events and root motion.
+    #[arg(long, value_name = "N")]
+    trace: Option<usize>,
     /// Write the run's recording (package and tree identity, settings, inputs, digest) to FILE.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
@@ -83,6 +88,7 @@ pub(super) fn dump_instance(
         quiet: true,
         record: None,
         replay: None,
+        trace: None,
     })
 }
 
@@ -154,6 +160,7 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     let mut pool = vec![0.0; limits.max_weights];
     let mut weights = vec![0.0; ctl.tree.player_slots()];
     let mut digest = Digest::default();
+    let mut trace = args.trace.map(|n| Trace::new(&ctl, n));
     for tick in 0..args.ticks {
         script
             .apply(tick, &ctl, &mut s)
@@ -161,6 +168,9 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         ctl.tick(&mut s, &mut scratch, &mut out)
             .map_err(|e| control(format!("tick {}: {e}", tick + 1)))?;
         digest.tick(&s, &out);
+        if let Some(trace) = &mut trace {
+            trace.push(&s, &out);
+        }
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         digest.program(&ops[..n], &pool[..m]);
         ctl.player_weights(&s, &mut weights);
@@ -172,6 +182,9 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         } else {
             print_tick(&ctl, &s, &out, &weights);
         }
+    }
+    if let Some(trace) = &trace {
+        print_trace(&ctl, trace, args.ticks);
     }
     if args.dump {
         print!("{}", throng_control::dump::dump(&ctl, &s));
@@ -363,6 +376,72 @@ fn print_tick(ctl: &Controller, s: &InstanceState, out: &TickOutput, weights: &[
             e.activation,
             tree.regions[e.region as usize].name,
             if e.reverse { " reverse" } else { "" }
+        );
+    }
+}
+
+/// The trace ring, oldest tick first.
+fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64) {
+    let tree = &ctl.tree;
+    println!("trace: the last {} of {ticks} ticks", trace.len());
+    for e in trace.entries() {
+        let inputs: Vec<String> = tree
+            .inputs
+            .iter()
+            .zip(&e.inputs)
+            .map(|(def, v)| format!("{}={}", def.name, value_text(*v)))
+            .collect();
+        println!("tick {}  {}", e.tick, inputs.join(" "));
+        let paths: Vec<String> = tree
+            .regions
+            .iter()
+            .zip(&e.paths)
+            .map(|(region, (path, depth))| {
+                let names: Vec<&str> = path[..*depth as usize]
+                    .iter()
+                    .map(|&p| region.states[p as usize].name.as_str())
+                    .collect();
+                format!("{}: {}", region.name, names.join("/"))
+            })
+            .collect();
+        println!("  paths   {}", paths.join("  "));
+        for t in &e.taken {
+            let region = &tree.regions[t.region as usize];
+            let tr = &region.transitions[t.transition as usize];
+            let why: Vec<String> = tr
+                .when
+                .iter()
+                .map(|c| clause_text(ctl, c, &e.inputs))
+                .collect();
+            let why = if why.is_empty() {
+                "no clauses".to_owned()
+            } else {
+                why.join(" and ")
+            };
+            println!(
+                "  taken   {}: {} ({} -> {}) because {why}",
+                region.name,
+                tr.id,
+                region.states[tr.from as usize].name,
+                region.states[tr.to as usize].name
+            );
+        }
+        for ev in &e.events {
+            let name = match ev.kind {
+                EventKind::Clip(_) => ctl.event_name(ev.clip, ev.kind).unwrap_or("?"),
+                EventKind::Completed => "completed",
+            };
+            println!(
+                "  event   {name} of {} at {:.4} s (cycle {})",
+                clip_name(ctl, ev.clip),
+                ev.time,
+                ev.cycle
+            );
+        }
+        let (t, q) = e.root_motion;
+        println!(
+            "  motion  t ({:.5}, {:.5}, {:.5}) q ({:.5}, {:.5}, {:.5}, {:.5})",
+            t.x, t.y, t.z, q.x, q.y, q.z, q.w
         );
     }
 }
