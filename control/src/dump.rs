@@ -1,5 +1,7 @@
 //! A human-readable dump of one instance: its state path per region, crossfade, players with
-//! their weights, and its compiled pose program (`throng inspect --instance`).
+//! their weights, and its compiled pose program (`throng inspect --instance`), each op mapped
+//! back to the region, state and producer node (with TOML lines) it came from, and the authored
+//! producers this tick skipped because their states are inactive.
 
 use std::fmt::Write;
 
@@ -7,7 +9,8 @@ use throng_cpu_ref::program::{op, NO_MASK};
 use throng_cpu_ref::PoseOp;
 
 use crate::instance::{Controller, InstanceState, Source, REST};
-use crate::program::compile;
+use crate::program::{compile_explained, NO_REGION};
+use crate::tree::{Producer, Region};
 
 /// The dump of `s` as text (one line per region, player and op).
 pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
@@ -108,16 +111,117 @@ pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
     let limits = ctl.limits();
     let mut ops = vec![PoseOp::rest(0); limits.max_ops];
     let mut pool = vec![0.0; limits.max_weights];
-    let (n, m) = compile(ctl, s, &mut weights, &mut ops, &mut pool);
+    let mut origins = vec![NO_REGION; limits.max_ops];
+    let (n, m) = compile_explained(ctl, s, &mut weights, &mut ops, &mut pool, &mut origins);
     let _ = writeln!(
         out,
         "program: {n} ops, {m} weights (capacity {} ops, {} registers, {} weights)",
         limits.max_ops, limits.max_registers, limits.max_weights
     );
-    for (i, o) in ops[..n].iter().enumerate() {
-        let _ = writeln!(out, "  {i:>2} {}", op_text(ctl, o, &pool[..m]));
+    for (i, (o, &r)) in ops[..n].iter().zip(&origins).enumerate() {
+        let _ = writeln!(
+            out,
+            "  {i:>2} {:<48} <- {}",
+            op_text(ctl, o, &pool[..m]),
+            origin_text(ctl, s, r, o)
+        );
+    }
+    for (r, region) in tree.regions.iter().enumerate() {
+        let skipped: Vec<String> = region
+            .states
+            .iter()
+            .enumerate()
+            .filter(|(i, st)| st.producer != Producer::Empty && !playing(s, r, *i as u16))
+            .map(|(_, st)| format!("'{}' (line {})", st.name, st.line))
+            .collect();
+        if !skipped.is_empty() {
+            let _ = writeln!(
+                out,
+                "skipped in '{}' (inactive states): {}",
+                region.name,
+                skipped.join(", ")
+            );
+        }
     }
     out
+}
+
+/// Whether state `state` of region `r` has live players: the active leaf or a live fade source.
+fn playing(s: &InstanceState, r: usize, state: u16) -> bool {
+    let rs = &s.regions[r];
+    rs.leaf() == state || matches!(rs.source, Source::Live { state: from, .. } if from == state)
+}
+
+/// Where op `o`, written for region `r` ([`NO_REGION`]: the instance), came from in the tree.
+fn origin_text(ctl: &Controller, s: &InstanceState, r: u16, o: &PoseOp) -> String {
+    let Some(region) = ctl.tree.regions.get(r as usize) else {
+        return "the instance (after every region)".into();
+    };
+    let at = format!("region '{}' (line {})", region.name, region.line);
+    if o.code != op::SAMPLE {
+        return at;
+    }
+    match sample_source(ctl, s, r as usize, o) {
+        Some(node) => format!("{at}, {node}"),
+        None if s.regions[r as usize].inertia.capture.is_some() => {
+            format!("{at}, the pose the inertialization captures")
+        }
+        None if o.time == 0.0 && region_plays(ctl, s, r as usize, o.a) => {
+            format!(
+                "{at}, the additive reference (first sample) of '{}'",
+                clip_name(ctl, o.a)
+            )
+        }
+        None => format!("{at}, the frozen pose of an interrupted fade"),
+    }
+}
+
+/// The state and producer node of the live player sampled by `o` (same clip and clip time).
+fn sample_source(ctl: &Controller, s: &InstanceState, r: usize, o: &PoseOp) -> Option<String> {
+    let region = &ctl.tree.regions[r];
+    let rs = &s.regions[r];
+    let mut banks = vec![(rs.bank as usize, rs.count as usize, rs.leaf(), "")];
+    if let Source::Live { state, count } = rs.source {
+        banks.push((1 - rs.bank as usize, count as usize, state, " (fading out)"));
+    }
+    let first = ctl.tree.player_offset(r);
+    let slots = region.slots as usize;
+    for (b, count, state, fading) in banks {
+        for k in 0..count {
+            let p = &s.players[first + b * slots + k];
+            if p.clip == o.a && (p.clip_time() as f32).to_bits() == o.time.to_bits() {
+                let st = &region.states[state as usize];
+                return Some(format!(
+                    "state '{}' (line {}){fading}, {}",
+                    st.name,
+                    st.line,
+                    node_text(region, state, k)
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a live player of region `r` plays `clip`.
+fn region_plays(ctl: &Controller, s: &InstanceState, r: usize, clip: u32) -> bool {
+    let first = ctl.tree.player_offset(r);
+    let slots = ctl.tree.regions[r].slots as usize;
+    s.players[first..first + 2 * slots]
+        .iter()
+        .any(|p| p.activation != 0 && p.clip == clip)
+}
+
+/// Producer node `k` of `state` (its k-th clip).
+fn node_text(region: &Region, state: u16, k: usize) -> String {
+    match &region.states[state as usize].producer {
+        Producer::Empty => "no producer".into(),
+        Producer::Clip(_) => "its clip".into(),
+        Producer::Blend1d { at, .. } => format!("blend1d point {k} (at {})", at[k]),
+        Producer::Blend2d { points, .. } => {
+            format!("blend2d point {k} ({}, {})", points[k].x, points[k].y)
+        }
+    }
 }
 
 fn clip_name(ctl: &Controller, clip: u32) -> String {

@@ -68,17 +68,26 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
     }
 }
 
+/// The origin of the ops no region wrote (`ToComponent`, `Palette`).
+pub const NO_REGION: u16 = u16::MAX;
+
 /// A program being written into fixed-size slices.
 struct Writer<'a> {
     ops: &'a mut [PoseOp],
     weights: &'a mut [f32],
     n_ops: usize,
     n_weights: usize,
+    /// Where to note each op's region, when asked ([`compile_explained`]).
+    origins: Option<&'a mut [u16]>,
+    region: u16,
 }
 
 impl Writer<'_> {
     fn op(&mut self, op: PoseOp) {
         self.ops[self.n_ops] = op;
+        if let Some(origins) = &mut self.origins {
+            origins[self.n_ops] = self.region;
+        }
         self.n_ops += 1;
     }
 
@@ -130,15 +139,44 @@ pub(crate) fn compile_weighed(
     ops: &mut [PoseOp],
     weights: &mut [f32],
 ) -> (usize, usize) {
+    write_program(ctl, s, player_weights, ops, weights, None)
+}
+
+/// [`compile`], also writing into `origins` (as long as `ops`) the region each op came from
+/// ([`NO_REGION`] for the final conversion and palette): the map `throng inspect --instance`
+/// prints from ops back to the authored tree.
+pub fn compile_explained(
+    ctl: &Controller,
+    s: &InstanceState,
+    player_weights: &mut [f32],
+    ops: &mut [PoseOp],
+    weights: &mut [f32],
+    origins: &mut [u16],
+) -> (usize, usize) {
+    ctl.player_weights(s, player_weights);
+    write_program(ctl, s, player_weights, ops, weights, Some(origins))
+}
+
+fn write_program(
+    ctl: &Controller,
+    s: &InstanceState,
+    player_weights: &[f32],
+    ops: &mut [PoseOp],
+    weights: &mut [f32],
+    origins: Option<&mut [u16]>,
+) -> (usize, usize) {
     let mut w = Writer {
         ops,
         weights,
         n_ops: 0,
         n_weights: 0,
+        origins,
+        region: NO_REGION,
     };
     let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
     for (r, region) in ctl.tree.regions.iter().enumerate() {
+        w.region = r as u16;
         let n = ctl.samples(s, r, player_weights, &mut list, When::Now);
         let list = &list[..n];
         let presence: f32 = list.iter().map(|x| x.weight).sum();
@@ -178,6 +216,7 @@ pub(crate) fn compile_weighed(
             inertialize(ctl, s, r, player_weights, &mut w, &mut refs);
         }
     }
+    w.region = NO_REGION;
     w.op(PoseOp::to_component(0));
     if let Some(skin) = ctl.skin {
         w.op(PoseOp::palette(skin));

@@ -378,6 +378,7 @@ impl Binder<'_> {
             .max(1) as u16;
         Ok(Region {
             name: d.name.get_ref().clone(),
+            line: ctx.line(d.name.span().start),
             blend,
             mask,
             weight: weight as f32,
@@ -518,6 +519,7 @@ impl Binder<'_> {
         // Parents and initial children are linked once every state exists.
         Ok(State {
             name: d.name.get_ref().clone(),
+            line: ctx.line(d.name.span().start),
             parent: None,
             depth: 0,
             initial: None,

@@ -130,6 +130,8 @@ impl Producer {
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub name: String,
+    /// Line of its `name` in the tree's TOML (1-based), for dumps.
+    pub line: usize,
     pub parent: Option<u16>,
     /// Ancestors above it (a top-level state has depth 0).
     pub depth: u8,
@@ -243,6 +245,8 @@ pub enum TransitionBlend {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Region {
     pub name: String,
+    /// Line of its `name` in the tree's TOML (1-based), for dumps.
+    pub line: usize,
     pub blend: LayerBlend,
     /// Package mask index (`Tree::mask_base` + its index in [`Tree::masks`]).
     pub mask: Option<u32>,
