@@ -1,6 +1,7 @@
 //! Control tick cost per instance: the crowd tree (1-D locomotion blend space with synced feet,
 //! an upper-body override layer, an additive breathing layer) on the generated character, for
-//! 10k and 100k instances, on one thread and on rayon's pool. Throughput is instances per
+//! 10k and 100k instances, on one thread and on rayon's pool, and at 10k on one thread with one
+//! gameplay socket per instance. Throughput is instances per
 //! second: ns per instance per tick = 1e9 / throughput (goal: under 250 ns on one core).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -10,13 +11,16 @@ use throng_control::tree::{self, Value};
 
 const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
 
-fn controller() -> Controller {
+/// A weapon socket on the right hand: its chain is 9 of the character's 47 joints.
+const SOCKET: &str = "\n[sockets.hand_r_weapon]\njoint = \"hand_r\"\noffset = [0.0, 0.08, 0.0]\n";
+
+fn controller(source: &str) -> Controller {
     let imported =
         throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
     let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
         .unwrap()
         .0;
-    let tree = tree::load(CROWD_TREE, "crowd.toml", &package, 0).unwrap();
+    let tree = tree::load(source, "crowd.toml", &package, 0).unwrap();
     Controller::new(tree, package, 60.0, 64).unwrap()
 }
 
@@ -36,7 +40,8 @@ fn crowd(ctl: &Controller, count: usize) -> Crowd {
 }
 
 fn tick(c: &mut Criterion) {
-    let ctl = controller();
+    let ctl = controller(CROWD_TREE);
+    let with_socket = controller(&format!("{CROWD_TREE}{SOCKET}"));
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -53,6 +58,13 @@ fn tick(c: &mut Criterion) {
             b.iter(|| crowd.tick(&ctl))
         });
     }
+    // The same tick evaluating one gameplay socket per instance (its 9-joint chain).
+    let count = 10_000;
+    let mut crowd = crowd(&with_socket, count);
+    group.throughput(Throughput::Elements(count as u64));
+    group.bench_function(BenchmarkId::new("one_thread_one_socket", count), |b| {
+        b.iter(|| one.install(|| crowd.tick(&with_socket)))
+    });
     group.finish();
 }
 

@@ -11,6 +11,7 @@
 //! to their instance's weight offset.
 
 use bytemuck::{Pod, Zeroable};
+use glam::Affine3A;
 use rayon::prelude::*;
 use throng_cpu_ref::{PoseOp, Program, ProgramLimits};
 
@@ -18,6 +19,7 @@ use crate::events::Event;
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
 use crate::program::{compile, compile_weighed};
 use crate::root_motion::{Motion, IDENTITY};
+use crate::socket::SocketEvaluator;
 
 /// Instances per chunk of work.
 pub const CHUNK: usize = 256;
@@ -72,6 +74,9 @@ struct Lane {
     out: TickOutput,
     events: Vec<Event>,
     failures: Vec<(u32, TickError)>,
+    socket_evaluator: SocketEvaluator,
+    /// The chunk's socket transforms: instance by instance, the tree's sockets in order.
+    sockets: Vec<Affine3A>,
 }
 
 /// Many instances of one controller.
@@ -139,6 +144,7 @@ impl Crowd {
             weights,
         );
         self.programs.ranges[i] = range(i, limits, n, m);
+        self.place_sockets(ctl, i);
         Ok(())
     }
 
@@ -164,6 +170,11 @@ impl Crowd {
             moved.weight_count as usize,
         );
         self.programs.ranges.truncate(last);
+        let per = self.lanes[0].sockets.len() / CHUNK;
+        for k in 0..per {
+            let moved = self.lanes[last / CHUNK].sockets[(last % CHUNK) * per + k];
+            self.lanes[i / CHUNK].sockets[(i % CHUNK) * per + k] = moved;
+        }
         self.motion.swap_remove(i);
         self.lanes.truncate(last.div_ceil(CHUNK).max(1));
         Some(self.instances.swap_remove(i))
@@ -172,13 +183,38 @@ impl Crowd {
     fn compile_all(&mut self, ctl: &Controller) {
         let limits = self.programs.limits;
         let mut scratch = ctl.scratch();
-        for (i, s) in self.instances.iter().enumerate() {
+        for i in 0..self.instances.len() {
             let ops = &mut self.programs.ops[i * limits.max_ops..][..limits.max_ops];
             let weights =
                 &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights];
+            let s = &self.instances[i];
             let (n, m) = compile(ctl, s, scratch_weights(&mut scratch), ops, weights);
             self.programs.ranges[i] = range(i, limits, n, m);
+            self.place_sockets(ctl, i);
         }
+    }
+
+    /// Evaluates instance `i`'s sockets from its program (outside a tick).
+    fn place_sockets(&mut self, ctl: &Controller, i: usize) {
+        let per = ctl.tree.sockets.len();
+        let (ops, weights) = self.programs.program(i).unwrap_or_default();
+        let lane = &mut self.lanes[i / CHUNK];
+        let out = &mut lane.sockets[(i % CHUNK) * per..][..per];
+        if let Err(e) = lane.socket_evaluator.run(ctl, ops, weights, out) {
+            lane.failures
+                .push((i as u32, TickError::Socket(e.to_string())));
+        }
+    }
+
+    /// Instance `i`'s socket transforms after the last tick, in the tree's order (component
+    /// frame; [`crate::socket`]); empty for an unknown instance.
+    pub fn sockets(&self, ctl: &Controller, i: usize) -> &[Affine3A] {
+        let per = ctl.tree.sockets.len();
+        self.lanes
+            .get(i / CHUNK)
+            .filter(|_| i < self.instances.len())
+            .and_then(|l| l.sockets.get((i % CHUNK) * per..(i % CHUNK + 1) * per))
+            .unwrap_or(&[])
     }
 
     /// One tick of every instance on the current rayon pool (run it inside
@@ -220,6 +256,8 @@ fn lane(ctl: &Controller) -> Lane {
         out: ctl.output(),
         events: Vec::with_capacity(CHUNK * ctl.event_capacity),
         failures: Vec::with_capacity(CHUNK),
+        socket_evaluator: SocketEvaluator::new(ctl),
+        sockets: vec![Affine3A::IDENTITY; CHUNK * ctl.tree.sockets.len()],
     }
 }
 
@@ -272,6 +310,11 @@ fn tick_chunk(
             }
         };
         ranges[k] = range(c * CHUNK + k, limits, n, m);
+        let per = ctl.tree.sockets.len();
+        let out = &mut lane.sockets[k * per..][..per];
+        if let Err(e) = lane.socket_evaluator.run(ctl, &o[..n], &w[..m], out) {
+            lane.failures.push((s.id, TickError::Socket(e.to_string())));
+        }
     }
 }
 

@@ -239,6 +239,10 @@ pub enum TickError {
     },
     #[error("the tick count overflowed")]
     TickCount,
+    /// The tick committed, but its program would not evaluate a socket (a bug: compiled
+    /// programs are valid).
+    #[error("socket evaluation: {0}")]
+    Socket(String),
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -20,6 +20,7 @@ pub mod program;
 pub mod record;
 pub mod root_motion;
 pub mod script;
+pub mod socket;
 pub mod span;
 pub mod sprite;
 mod tick;

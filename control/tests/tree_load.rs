@@ -188,6 +188,30 @@ fn a_mask_naming_an_unknown_joint_is_rejected() {
 }
 
 #[test]
+fn sockets_load_sorted_by_name_and_bad_joints_or_offsets_are_rejected() {
+    let sockets = "[sockets.tip]\njoint = \"root\"\noffset = [0.0, 0.5, -1.0]\n\n[sockets.base]\njoint = \"root\"\n\n[[regions]]";
+    let tree = load(&BASE.replace("[[regions]]", sockets)).unwrap();
+    let names: Vec<_> = tree
+        .sockets
+        .iter()
+        .map(|s| (s.name.as_str(), s.offset.y))
+        .collect();
+    assert_eq!(names, [("base", 0.0), ("tip", 0.5)]);
+    let text = BASE.replace(
+        "[[regions]]",
+        "[sockets.hand]\njoint = \"no_such_joint\"\n\n[[regions]]",
+    );
+    let kind = error(&text, line_of(&text, "no_such_joint"), "sockets.hand.joint");
+    assert_eq!(kind, TreeErrorKind::UnknownJoint("no_such_joint".into()));
+    let text = BASE.replace(
+        "[[regions]]",
+        "[sockets.hand]\njoint = \"root\"\noffset = [0.0, inf, 0.0]\n\n[[regions]]",
+    );
+    let kind = error(&text, line_of(&text, "inf"), "sockets.hand.offset");
+    assert!(matches!(kind, TreeErrorKind::Invalid(_)), "{kind:?}");
+}
+
+#[test]
 fn unknown_inputs_wrong_types_versions_and_syntax_are_rejected() {
     let text = BASE.replace(
         "input = \"speed\", op = \">\"",

@@ -7,6 +7,7 @@
 //! `glam::Affine3A`. Nothing here allocates while evaluating: callers own every output buffer.
 
 pub mod bounds;
+pub mod chain;
 pub mod clip;
 pub mod codec;
 pub mod curve;

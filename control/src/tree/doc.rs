@@ -19,7 +19,16 @@ pub struct Doc {
     pub inputs: BTreeMap<String, S<InputDoc>>,
     #[serde(default)]
     pub masks: BTreeMap<String, S<MaskDoc>>,
+    #[serde(default)]
+    pub sockets: BTreeMap<String, S<SocketDoc>>,
     pub regions: Vec<S<RegionDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocketDoc {
+    pub joint: S<String>,
+    pub offset: Option<S<[f64; 3]>>,
 }
 
 #[derive(Deserialize)]

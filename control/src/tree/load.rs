@@ -9,9 +9,9 @@ use throng_cpu_ref::{LoopPolicy, Mask, Package};
 
 use super::doc::{ClauseDoc, Doc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
-    check, Clause, Cmp, InputDef, InputType, LayerBlend, Producer, Region, RootMotionUse, State,
-    Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION, MAX_DEPTH,
-    MAX_POINTS, MAX_REGIONS, MAX_SYNC_GROUPS,
+    check, Clause, Cmp, InputDef, InputType, LayerBlend, Producer, Region, RootMotionUse, Socket,
+    State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION,
+    MAX_DEPTH, MAX_POINTS, MAX_REGIONS, MAX_SYNC_GROUPS,
 };
 use crate::blend::triangulate;
 use crate::player::PlayMode;
@@ -83,6 +83,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         .ok_or_else(|| ctx.invalid(0..0, "", format!("the package has no skeleton {skeleton}")))?;
     let inputs = inputs(&ctx, &doc)?;
     let masks = masks(&ctx, &doc, skeleton, rig)?;
+    let sockets = sockets(&ctx, &doc, rig)?;
     let mask_base = package.masks.len() as u32;
     if doc.regions.is_empty() || doc.regions.len() > MAX_REGIONS {
         return Err(ctx.invalid(
@@ -125,6 +126,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         mask_base,
         regions,
         sync_groups,
+        sockets,
     };
     for (r, region) in doc.regions.iter().enumerate() {
         check::region(&ctx, &tree, r, region)?;
@@ -211,6 +213,32 @@ fn typed(ctx: &Ctx, v: &S<toml::Value>, ty: InputType, key: &str) -> Result<Valu
         }
     };
     Ok(value)
+}
+
+fn sockets(ctx: &Ctx, doc: &Doc, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<Socket>, TreeError> {
+    let mut out = Vec::new();
+    for (name, socket) in &doc.sockets {
+        let key = format!("sockets.{name}");
+        let d = socket.get_ref();
+        let joint = rig.find(d.joint.get_ref()).ok_or_else(|| {
+            ctx.err(
+                d.joint.span(),
+                format!("{key}.joint"),
+                TreeErrorKind::UnknownJoint(d.joint.get_ref().clone()),
+            )
+        })?;
+        let offset = d.offset.as_ref().map_or([0.0; 3], |o| *o.get_ref());
+        if offset.iter().any(|v| !v.is_finite()) {
+            let span = d.offset.as_ref().map_or(socket.span(), |o| o.span());
+            return Err(ctx.invalid(span, format!("{key}.offset"), "not finite"));
+        }
+        out.push(Socket {
+            name: name.clone(),
+            joint: joint as u32,
+            offset: glam::DVec3::from_array(offset).as_vec3(),
+        });
+    }
+    Ok(out)
 }
 
 fn masks(

@@ -277,6 +277,18 @@ pub struct Tree {
     pub mask_base: u32,
     pub regions: Vec<Region>,
     pub sync_groups: Vec<String>,
+    /// Gameplay sockets control evaluates every tick, sorted by name.
+    pub sockets: Vec<Socket>,
+}
+
+/// A point fixed to a joint (`[sockets.NAME]`): control evaluates it every tick from the
+/// joint's chain alone ([`crate::socket`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Socket {
+    pub name: String,
+    pub joint: u32,
+    /// In the joint's frame, metres.
+    pub offset: glam::Vec3,
 }
 
 impl Tree {

@@ -22,43 +22,9 @@ pub fn character() -> Package {
         .0
 }
 
-/// glTF files of ../shared/assets (skips with a printed reason when absent; fails instead
-/// when THRONG_REQUIRE_ASSETS=1).
+/// glTF files of ../shared/assets ([`throng_fixtures::shared_assets`]).
 pub fn shared_assets() -> Vec<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    let mut files = gltf_files(&dir);
-    // One level of subfolders (mocap/).
-    let subdirs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    for sub in subdirs {
-        files.extend(gltf_files(&sub));
-    }
-    files.sort();
-    if files.is_empty() {
-        let reason = format!("no glTF assets in {}", dir.display());
-        if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-            panic!("{reason} and THRONG_REQUIRE_ASSETS=1");
-        }
-        eprintln!("skipping: {reason}");
-    }
-    files
-}
-
-fn gltf_files(dir: &std::path::Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "glb" || x == "gltf"))
-                .collect()
-        })
-        .unwrap_or_default()
+    throng_fixtures::shared_assets()
 }
 
 /// A hand-built package: a chain of `joints` joints (each 0.1 up from its parent, turned a

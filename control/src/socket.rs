@@ -1,0 +1,74 @@
+//! Gameplay sockets, every tick (docs/state-tree.md, "Sockets"): each socket a tree declares is
+//! evaluated on the CPU from the instance's compiled program, on its joint's chain alone
+//! ([`throng_cpu_ref::chain`]), whatever the instance's visibility or LOD: the crowd returns
+//! them beside root motion as the tick's simulation output.
+//!
+//! A socket's transform is in the instance's component (model) frame, the frame root motion
+//! moves: the joint's component transform times the socket's offset. It is the pose without
+//! inertialization offsets (a presentation effect, whose history the drawing evaluator holds).
+
+use glam::Affine3A;
+use throng_cpu_ref::chain::ChainEvaluator;
+use throng_cpu_ref::{PoseOp, Program, ProgramError};
+
+use crate::instance::Controller;
+
+/// Chains for every socket of one controller's tree, and the program copy they read.
+#[derive(Clone, Debug)]
+pub struct SocketEvaluator {
+    chains: Vec<ChainEvaluator>,
+    program: Program,
+}
+
+impl SocketEvaluator {
+    /// Evaluators for `ctl`'s sockets (none when the tree declares none).
+    pub fn new(ctl: &Controller) -> Self {
+        let limits = ctl.limits();
+        let chains = ctl
+            .package
+            .skeletons
+            .get(ctl.tree.skeleton as usize)
+            .map(|skeleton| {
+                ctl.tree
+                    .sockets
+                    .iter()
+                    .filter_map(|s| ChainEvaluator::new(skeleton, s.joint as usize, limits))
+                    .collect()
+            })
+            .unwrap_or_default();
+        SocketEvaluator {
+            chains,
+            program: Program {
+                ops: Vec::with_capacity(limits.max_ops),
+                weights: Vec::with_capacity(limits.max_weights),
+            },
+        }
+    }
+
+    /// Writes the transform of every socket of `ctl` for the program (`ops`, `weights`) into
+    /// `out` (one per socket, in the tree's order). Allocates nothing for programs within the
+    /// controller's limits.
+    pub fn run(
+        &mut self,
+        ctl: &Controller,
+        ops: &[PoseOp],
+        weights: &[f32],
+        out: &mut [Affine3A],
+    ) -> Result<(), ProgramError> {
+        if self.chains.is_empty() {
+            return Ok(());
+        }
+        let Some(assets) = ctl.package.assets(ctl.tree.skeleton) else {
+            return Ok(());
+        };
+        self.program.ops.clear();
+        self.program.ops.extend_from_slice(ops);
+        self.program.weights.clear();
+        self.program.weights.extend_from_slice(weights);
+        for ((chain, socket), o) in self.chains.iter_mut().zip(&ctl.tree.sockets).zip(out) {
+            let joint = chain.run(&self.program, &assets)?;
+            *o = joint * Affine3A::from_translation(socket.offset);
+        }
+        Ok(())
+    }
+}
