@@ -180,13 +180,9 @@ fn origin_text(ctl: &Controller, s: &InstanceState, r: u16, o: &PoseOp) -> Strin
 fn sample_source(ctl: &Controller, s: &InstanceState, r: usize, o: &PoseOp) -> Option<String> {
     let region = &ctl.tree.regions[r];
     let rs = &s.regions[r];
-    let mut banks = vec![(rs.bank as usize, rs.count as usize, rs.leaf(), "")];
-    if let Source::Live { state, count } = rs.source {
-        banks.push((1 - rs.bank as usize, count as usize, state, " (fading out)"));
-    }
     let first = ctl.tree.player_offset(r);
     let slots = region.slots as usize;
-    for (b, count, state, fading) in banks {
+    for ((b, count, state), fading) in rs.live_banks().into_iter().zip(["", " (fading out)"]) {
         for k in 0..count {
             let p = &s.players[first + b * slots + k];
             if p.clip == o.a && (p.clip_time() as f32).to_bits() == o.time.to_bits() {

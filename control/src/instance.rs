@@ -136,6 +136,18 @@ impl RegionState {
     pub fn leaf(&self) -> u16 {
         self.path[self.depth as usize - 1]
     }
+    /// The player banks with live players: `(bank, players, state)` of the active leaf, then of
+    /// a live fade source (no players when there is none).
+    pub fn live_banks(&self) -> [(usize, usize, u16); 2] {
+        let mut banks = [
+            (self.bank as usize, self.count as usize, self.leaf()),
+            (0, 0, 0),
+        ];
+        if let Source::Live { state, count } = self.source {
+            banks[1] = (1 - self.bank as usize, count as usize, state);
+        }
+        banks
+    }
     /// Crossfade progress toward the target, in [0, 1].
     pub fn alpha(&self) -> f32 {
         match self.source {

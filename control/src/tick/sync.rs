@@ -3,7 +3,7 @@
 
 use throng_cpu_ref::SyncMarker;
 
-use crate::instance::{Controller, InstanceState, Source, LEADER_HYSTERESIS};
+use crate::instance::{Controller, InstanceState, LEADER_HYSTERESIS};
 use crate::player::{PlayMode, PlayerError, Step};
 use crate::tree::MAX_SYNC_GROUPS;
 
@@ -43,11 +43,7 @@ impl Controller {
         for (r, rs) in s.regions.iter().enumerate() {
             let region = &self.tree.regions[r];
             let (offset, slots) = self.bank_slots(r);
-            let mut banks = [(rs.bank as usize, rs.count as usize, rs.leaf()), (0, 0, 0)];
-            if let Source::Live { state, count } = rs.source {
-                banks[1] = (1 - rs.bank as usize, count as usize, state);
-            }
-            for (b, count, state) in banks {
+            for (b, count, state) in rs.live_banks() {
                 if region.states[state as usize].sync == Some(g) {
                     (offset + b * slots..offset + b * slots + count).for_each(&mut f);
                 }
