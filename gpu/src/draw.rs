@@ -18,6 +18,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use wgpu::util::DeviceExt;
 
+use crate::attach::PropLayer;
 use crate::context::scoped;
 use crate::impostor::{Card, CardLayer};
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
@@ -123,6 +124,8 @@ pub struct CrowdPass {
     normals: bool,
     /// The far tier's cards, once an impostor is set.
     cards: Option<CardLayer>,
+    /// The runtime's attachments.
+    props: PropLayer,
     crowd: wgpu::RenderPipeline,
     ground: wgpu::RenderPipeline,
     pub(crate) frame_layout: wgpu::BindGroupLayout,
@@ -162,11 +165,15 @@ impl CrowdPass {
             )
         })?;
         let (crowd, ground, frame_layout, draw_layout) = pipelines;
+        let props = scoped(device, "prop pipeline creation", || {
+            PropLayer::new(device, target, &frame_layout)
+        })?;
         Ok(CrowdPass {
             ctx: ctx.clone(),
             target,
             normals: false,
             cards: None,
+            props,
             crowd,
             ground,
             frame_layout,
@@ -252,16 +259,17 @@ impl CrowdPass {
             self.write_uniforms(scene, size, previous);
             self.frame_group = Some(self.frame_group());
             self.draw_groups(runtime);
+            self.props.prepare(&self.ctx, runtime);
         })?;
         self.with_ground = scene.ground.is_some();
         self.indirect = Some(runtime.indirect_buffer().clone());
         Ok(RasterReport {
-            draws: self.planned.len() + usize::from(self.with_ground),
+            draws: self.planned.len() + usize::from(self.with_ground) + self.props.draws(),
         })
     }
 
     /// Records the prepared frame into `pass`: the ground, then one instanced, indirect draw
-    /// per skinned run. Binds groups 0 and 1 and sets its own pipelines; nothing is drawn
+    /// per skinned run, then one per attachment of the runtime (its props), then the cards. Binds groups 0 and 1 and sets its own pipelines; nothing is drawn
     /// before the first [`CrowdPass::prepare`].
     pub fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
         let (Some(frame), Some(indirect)) = (&self.frame_group, &self.indirect) else {
@@ -274,6 +282,7 @@ impl CrowdPass {
         }
         pass.set_pipeline(&self.crowd);
         self.draw_runs(pass, indirect, &self.groups);
+        self.props.render(pass);
         if let Some(cards) = &self.cards {
             cards.render(pass);
         }

@@ -46,6 +46,8 @@ pub enum GpuError {
     },
     #[error("package {package}: {what}")]
     BadPackage { package: usize, what: String },
+    #[error("attachment {attachment}: {what}")]
+    Attachment { attachment: usize, what: String },
     #[error(transparent)]
     Frame(#[from] FrameError),
     #[error("no frame has been submitted to read back")]

@@ -9,6 +9,7 @@
 use throng_cpu_ref::Outputs;
 use throng_shaders::{FrameLayout, Paging, Stream};
 
+use crate::attach::AttachBuffers;
 use crate::capacity::Capacities;
 use crate::layout::{align_up, OFFSET_ALIGNMENT};
 use crate::GpuError;
@@ -143,6 +144,8 @@ pub(crate) struct FrameBuffers {
     /// (`HISTORY_VEC4S` vec4s each), in pages of whole slots (`layout.history`). Zeroed at
     /// creation and kept across frames.
     pub history: Vec<wgpu::Buffer>,
+    /// Attachments (`Runtime::set_attachments`): empty until some are set.
+    pub attach: AttachBuffers,
 }
 
 impl FrameBuffers {
@@ -318,6 +321,7 @@ impl FrameBuffers {
                     make("inertialization history", bytes.max(slot_bytes), output)
                 })
                 .collect(),
+            attach: AttachBuffers::new(device, 0, 0, 0),
         })
     }
 
@@ -345,6 +349,9 @@ impl FrameBuffers {
                 &self.cull.budgeted,
                 &self.cull.table,
                 &self.cull.indirect,
+                &self.attach.table,
+                &self.attach.props,
+                &self.attach.draws,
             ]
             .iter()
             .map(|b| b.size())

@@ -24,6 +24,9 @@
 //!   vertex: position and octahedral normal) holding the instances culling and the skinned
 //!   budget kept, in slot order ([`Runtime::set_frustum`], [`Runtime::visibility`],
 //!   [`Runtime::skinned_runs`] for a raster pass, [`Runtime::readback`] for tools).
+//! - **Attachments** ([`attach`]): props on joints, placed from the palette by one dispatch
+//!   for every prop of the frame ([`Runtime::set_attachments`]) and drawn by
+//!   [`draw::CrowdPass`].
 //! - **Update-rate LOD**: an instance may keep its last pose (`Pose::Keep`).
 //! - **Errors**: frames are validated by throng-cpu-ref's `frame::validate` against the declared
 //!   [`Capacities`] before anything is uploaded; a refused frame leaves the last frame's outputs
@@ -45,6 +48,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod attach;
 pub mod capacity;
 pub mod context;
 pub mod draw;
@@ -64,6 +68,7 @@ mod shapes;
 mod staging;
 mod timing;
 
+pub use attach::{Attachment, PlacedProp, PropMesh};
 pub use capacity::Capacities;
 pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;

@@ -42,6 +42,9 @@ fn resource<'a>(
         Resource::LastPlacements => whole(&frame.last_placements),
         Resource::Resets => whole(&frame.resets),
         Resource::Lods => whole(&frame.lods),
+        Resource::AttachTable => whole(&frame.attach.table),
+        Resource::Props => whole(&frame.attach.props),
+        Resource::PropDraws => whole(&frame.attach.draws),
     }
 }
 

@@ -10,8 +10,9 @@
 //! 5. record the pose pass, the bounds pass (bounds, culling against the frustum set by
 //!    [`Runtime::set_frustum`]; then the skinned budget and order: ranks of the seen instances
 //!    in frame-slot order, the first `Capacities::skinned_instances` of them skinned, and the
-//!    indirect arguments) and the skinning pass (indirect, over the skinned instances)
-//!    ([`crate::record`]), and submit;
+//!    indirect arguments), the skinning pass (indirect, over the skinned instances) and, with
+//!    attachments ([`Runtime::set_attachments`]), the attachments pass (every prop of every
+//!    skinned instance placed from its palette) ([`crate::record`]), and submit;
 //! 6. at [`Runtime::finish`], read the per-batch counts the frame copied out
 //!    ([`Runtime::visibility`]).
 //!
@@ -21,20 +22,23 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use glam::Affine3A;
+
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::prelude::LOD_TIERS;
 use throng_shaders::{
-    kernel, BoundsParams, BudgetParams, Outputs, PartitionParams, PoseParams, ScatterParams,
-    SkinParams, Stream,
+    kernel, AttachParams, BoundsParams, BudgetParams, Outputs, PartitionParams, PoseParams,
+    ScatterParams, SkinParams, Stream,
 };
 
+use crate::attach::{Attachment, Attachments, PlacedProp, PROP_BYTES};
 use crate::capacity::Capacities;
 use crate::context::scoped;
 use crate::frame_buffers::FrameBuffers;
-use crate::layout::OFFSET_ALIGNMENT;
+use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
 use crate::pipelines::{Built, Form, Key, Mapping, Pipelines, Specialise};
 use crate::plan::{BatchSlots, Plan, PosePath};
 use crate::readback::SkinnedShare;
@@ -84,6 +88,9 @@ pub struct FrameReport {
     pub bounds_dispatches: usize,
     pub budget_dispatches: usize,
     pub skinning_dispatches: usize,
+    /// One when the runtime has attachments and the frame a skinned batch: every prop of the
+    /// frame is placed by it.
+    pub attachment_dispatches: usize,
     /// Pose dispatches on each path.
     pub interpreter_dispatches: usize,
     pub specialised_dispatches: usize,
@@ -181,6 +188,7 @@ enum PipelineId {
     Scatter,
     Partition,
     Skinning,
+    Attach,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -208,6 +216,8 @@ pub struct Runtime {
     scatter: Built,
     partition: Built,
     skinning: Built,
+    attach: Built,
+    attachments: Attachments,
     /// Culling frustum of the next frames (`None`: every instance is visible).
     frustum: Option<Frustum>,
     /// Skinned runs of the frame being built, and of the last submitted one.
@@ -298,6 +308,7 @@ impl Runtime {
             "skinning pipeline",
             kernel::skinning(&layout, options.outputs.motion),
         )?;
+        let attach = build("attachments pipeline", kernel::attachments(&layout))?;
         Ok(Runtime {
             ctx: ctx.clone(),
             capacities,
@@ -315,6 +326,8 @@ impl Runtime {
             scatter,
             partition,
             skinning,
+            attach,
+            attachments: Attachments::default(),
             frustum: None,
             runs: Vec::new(),
             last_runs: Vec::new(),
@@ -456,10 +469,12 @@ impl Runtime {
             .filter_map(|b| self.packages[b.package].skins.get(b.skin? as usize))
             .map(|s| s.tiers.len())
             .sum();
-        let dispatches = self.plan.poses.len() + skinned + units + 3 * usize::from(skinned > 0);
+        let attach = usize::from(skinned > 0 && !self.attachments.is_empty());
+        let dispatches =
+            self.plan.poses.len() + skinned + units + 3 * usize::from(skinned > 0) + attach;
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 3)",
+                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 3, + 1 with attachments)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -494,6 +509,84 @@ impl Runtime {
     /// whose animated bounds meet it are skinned and drawn. `None` (the default) keeps all.
     pub fn set_frustum(&mut self, frustum: Option<Frustum>) {
         self.frustum = frustum;
+    }
+
+    /// Props on joints from the next frame on ([`crate::attach`]): every skinned instance of a
+    /// batch of an attachment's (package, skin) carries its prop, placed from its palette by
+    /// one dispatch for all props; [`crate::draw::CrowdPass`] draws them. An empty list
+    /// removes them. On error (a package not resident, a joint outside the skin's palette, a
+    /// bad mesh, more than [`crate::attach::MAX_ATTACHMENTS`]) the attachments stay as they
+    /// were.
+    pub fn set_attachments(&mut self, attachments: &[Attachment]) -> Result<(), GpuError> {
+        let limit = self.capacities.binding_bytes(&self.ctx.limits);
+        let sizes = (
+            u64::from(self.capacities.dispatches),
+            u64::from(self.capacities.skinned_instances),
+            limit,
+        );
+        let device = &self.ctx.device;
+        let buffers = scoped(device, "attachment buffer creation", || {
+            (self.attachments).set(device, attachments, &self.packages, sizes)
+        })??;
+        self.buffers.attach = buffers;
+        self.groups.retain(|k, _| k.pipeline != PipelineId::Attach);
+        Ok(())
+    }
+
+    /// The attachments set by [`Runtime::set_attachments`].
+    pub fn attachments(&self) -> &[Attachment] {
+        &self.attachments.list
+    }
+
+    /// Changes each time [`Runtime::set_attachments`] succeeds.
+    pub fn attachment_generation(&self) -> u64 {
+        self.attachments.generation
+    }
+
+    /// The last frame's prop transforms: per attachment `a`, from element
+    /// `a · Capacities::skinned_instances`, one per rank of the skinned pool (three
+    /// `vec4<f32>` rows of a 3×4 prop → scene matrix; zero where the attachment does not
+    /// apply).
+    pub fn props_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.attach.props
+    }
+
+    /// Per attachment its `DrawIndexedIndirectArgs` (20 bytes from `20 a`): its mesh's
+    /// indices, and as instances the last frame's skinned count.
+    pub fn prop_draws_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.attach.draws
+    }
+
+    /// Reads back the last frame's props (for tests and tools; it waits for the GPU): per
+    /// attachment, per skinned instance in rank order, its frame slot and its prop's scene
+    /// transform.
+    pub fn read_props(&self) -> Result<Vec<Vec<PlacedProp>>, GpuError> {
+        if self.submitted.is_none() {
+            return Err(GpuError::NothingToRead);
+        }
+        let n = self.attachments.list.len() as u64;
+        let words = |b, count| crate::readback::words(&self.ctx, b, 0, count);
+        let attach = &self.buffers.attach;
+        let draws = words(&attach.draws, 5 * n)?;
+        let pool = u64::from(self.capacities.skinned_instances);
+        let props = words(&attach.props, PROP_BYTES / 4 * n * pool)?;
+        let order = words(&self.buffers.cull.order, pool)?;
+        let rows: Vec<AffineRows> = bytemuck::pod_collect_to_vec(&props);
+        Ok((0..n as usize)
+            .map(|a| {
+                let count = draws.get(5 * a + 1).map_or(0, |&c| c.min(pool as u32)) as usize;
+                let first = a * pool as usize;
+                (order.iter().zip(&rows[first..first + count]))
+                    .map(|(&slot, m)| {
+                        let applies = m.rows.iter().flatten().any(|&x| x != 0.0);
+                        PlacedProp {
+                            slot,
+                            transform: applies.then(|| Affine3A::from(*m)),
+                        }
+                    })
+                    .collect()
+            })
+            .collect())
     }
 
     /// The skinned runs of the frame being planned (one per unit the skin has and page of the
@@ -735,6 +828,19 @@ impl Runtime {
                 self.staging.params(bytemuck::bytes_of(&params));
             }
         }
+        if !self.attachments.is_empty() {
+            let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
+            (self.attachments).stage(skinned.map(|b| (b.package, b.skin)));
+            if counter > 0 {
+                let params = AttachParams {
+                    batches: counter,
+                    pool: self.capacities.skinned_instances,
+                    attachments: self.attachments.list.len() as u32,
+                    batch_base: self.buffers.cull.batch_base(),
+                };
+                self.staging.params(bytemuck::bytes_of(&params));
+            }
+        }
     }
 
     /// Steps 4–5: uploads, bind groups, recording and submission.
@@ -746,6 +852,7 @@ impl Runtime {
             queue.write_buffer(&self.buffers.cull.table, 0, bytes);
             report.upload_bytes += bytes.len() as u64;
         }
+        report.upload_bytes += self.attachments.upload(&queue, &self.buffers.attach);
         scoped(&device, "bind group creation", || self.ensure_groups())??;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("throng frame"),
@@ -827,6 +934,9 @@ impl Runtime {
             ] {
                 wanted.push((self.group_key(id, package), b));
             }
+            if !self.attachments.is_empty() {
+                wanted.push((self.group_key(PipelineId::Attach, package), b));
+            }
         }
         for &(key, b) in &wanted {
             if self.groups.contains_key(&key) {
@@ -839,6 +949,7 @@ impl Runtime {
                 PipelineId::Scatter => &self.scatter,
                 PipelineId::Partition => &self.partition,
                 PipelineId::Skinning => &self.skinning,
+                PipelineId::Attach => &self.attach,
                 PipelineId::Interpreter(o) => &self.interpreters[&o],
                 PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
                     what: "frame recording",
@@ -985,6 +1096,19 @@ impl Runtime {
             }
             drop(pass);
             self.timing.end(encoder, query);
+            if !self.attachments.is_empty() {
+                let group = group(PipelineId::Attach)?;
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("attachments"),
+                    timestamp_writes: None,
+                });
+                let threads = u64::from(self.capacities.skinned_instances)
+                    * self.attachments.list.len() as u64;
+                let groups = threads.div_ceil(u64::from(self.attach.workgroup));
+                let attach = &self.attach.pipeline;
+                crate::record::dispatch_1d(&mut pass, attach, group, slot, groups, max_x);
+                report.attachment_dispatches += 1;
+            }
             // The units' ranks, then the batches' (visibility: skinned per level, seen per batch).
             let units = 16 * skinned * u64::from(LOD_TIERS);
             encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, units);
@@ -997,7 +1121,8 @@ impl Runtime {
         report.dispatches = report.pose_dispatches
             + report.bounds_dispatches
             + report.budget_dispatches
-            + report.skinning_dispatches;
+            + report.skinning_dispatches
+            + report.attachment_dispatches;
         Ok(())
     }
 

@@ -31,6 +31,7 @@ const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const MOTION: &str = include_str!("wgsl/motion.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
+const ATTACH: &str = include_str!("wgsl/attach.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
 const PARTITION: &str = include_str!("wgsl/partition.wgsl");
@@ -190,6 +191,14 @@ pub enum Resource {
     /// Frame: per frame slot, the level of detail it is drawn at (8 bits, four slots per u32,
     /// the lowest byte first; bounds.wgsl).
     Lods,
+    /// Runtime: per (skinned batch, attachment) whether the attachment applies, its palette
+    /// entry and its map into the entry's bind space (four vec4<f32>; attach.wgsl).
+    AttachTable,
+    /// Frame: per (attachment, rank of the skinned pool) the prop's scene transform (three
+    /// vec4<f32> rows).
+    Props,
+    /// Frame: per attachment its indexed indirect draw arguments (5 u32).
+    PropDraws,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1103,6 +1112,49 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
     .join("\n");
     Kernel {
         label: "bounds".into(),
+        source,
+        bindings,
+        workgroup: WORKGROUP,
+    }
+}
+
+/// The attachments pass: one thread per (rank of the skinned pool, attachment), one dispatch
+/// per frame; it places every prop from its instance's palette (attach.wgsl).
+pub fn attachments(layout: &FrameLayout) -> Kernel {
+    let mut bindings = numbered(&[
+        (Resource::Params, Access::Uniform),
+        (Resource::Ranks, Access::Read),
+        (Resource::Order, Access::Read),
+        (Resource::Placements, Access::Read),
+        (Resource::AttachTable, Access::Read),
+        (Resource::Props, Access::ReadWrite),
+        (Resource::PropDraws, Access::ReadWrite),
+    ]);
+    let decls = "@group(0) @binding(0) var<uniform> params: AttachParams;
+@group(0) @binding(1) var<storage, read> ranks: array<u32>;
+@group(0) @binding(2) var<storage, read> order: array<u32>;
+@group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> table: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> props: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> draws: array<u32>;
+";
+    let mut next = 7;
+    let accessors = stream_bindings(
+        layout,
+        &[(Stream::Palettes, Access::Read)],
+        &mut next,
+        &mut bindings,
+    );
+    let source = [
+        crate::prelude::source().as_str(),
+        MATH,
+        decls,
+        &accessors,
+        ATTACH,
+    ]
+    .join("\n");
+    Kernel {
+        label: "attachments".into(),
         source,
         bindings,
         workgroup: WORKGROUP,

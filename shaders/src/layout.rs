@@ -1,6 +1,7 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
 //! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl,
-//! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl, `AttachParams` of
+//! attach.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -95,8 +96,18 @@ pub struct BoundsParams {
     pub planes: [[f32; 4]; 6],
 }
 
+/// `AttachParams` of attach.wgsl (16 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct AttachParams {
+    pub batches: u32,
+    pub pool: u32,
+    pub attachments: u32,
+    pub batch_base: u32,
+}
+
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 6] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 7] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -125,5 +136,9 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 6] {
             members!(PartitionParams: batches, page_instances, pages, rows, draw_base, rank_base, batch_base),
         ),
         ("ScatterParams", members!(ScatterParams: slots, pool)),
+        (
+            "AttachParams",
+            members!(AttachParams: batches, pool, attachments, batch_base),
+        ),
     ]
 }

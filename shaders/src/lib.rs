@@ -19,7 +19,8 @@ pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
 pub use layout::{
-    BoundsParams, BudgetParams, PartitionParams, PoseParams, ScatterParams, SkinParams, NO_LOD,
+    AttachParams, BoundsParams, BudgetParams, PartitionParams, PoseParams, ScatterParams,
+    SkinParams, NO_LOD,
 };
 pub use shape::{write_record, Shape, ShapeOp};
 
@@ -30,6 +31,8 @@ const RASTER: &str = include_str!("wgsl/raster.wgsl");
 /// ground grid.
 pub const CROWD_VS: &str = "crowd_vs";
 pub const CROWD_FS: &str = "crowd_fs";
+/// Props on sockets (group 3), shaded by [`CROWD_FS`].
+pub const PROP_VS: &str = "prop_vs";
 pub const GROUND_VS: &str = "ground_vs";
 pub const GROUND_FS: &str = "ground_fs";
 /// Entry points of the far tier's cards (raster.wgsl `card_vs` / `card_fs`).

@@ -168,6 +168,7 @@ fn skinning_bounds_budget_and_raster_validate() {
             kernel::bounds(&layout(pages)),
             kernel::budget(),
             kernel::scatter(),
+            kernel::attachments(&layout(pages)),
         ] {
             check_bindings(&k, &validate(&k.label, &k.source));
         }
@@ -196,6 +197,7 @@ fn skinning_bounds_budget_and_raster_validate() {
         stages,
         [
             throng_shaders::CROWD_VS,
+            throng_shaders::PROP_VS,
             throng_shaders::CROWD_FS,
             throng_shaders::CARD_VS,
             throng_shaders::CARD_FS,
@@ -277,6 +279,7 @@ fn host_structs_match_naga_layout() {
     let budget = naga::front::wgsl::parse_str(&kernel::budget().source).unwrap();
     let partition = naga::front::wgsl::parse_str(&kernel::partition().source).unwrap();
     let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();
+    let attach = naga::front::wgsl::parse_str(&kernel::attachments(&layout(1)).source).unwrap();
     let sizes = [
         (
             "PoseParams",
@@ -302,11 +305,14 @@ fn host_structs_match_naga_layout() {
             "ScatterParams",
             std::mem::size_of::<throng_shaders::ScatterParams>(),
         ),
+        (
+            "AttachParams",
+            std::mem::size_of::<throng_shaders::AttachParams>(),
+        ),
     ];
-    for ((name, host), module) in throng_shaders::layout::host_offsets()
-        .into_iter()
-        .zip([&pose, &skin, &bounds, &budget, &partition, &scatter])
-    {
+    for ((name, host), module) in throng_shaders::layout::host_offsets().into_iter().zip([
+        &pose, &skin, &bounds, &budget, &partition, &scatter, &attach,
+    ]) {
         let ty = module
             .types
             .iter()

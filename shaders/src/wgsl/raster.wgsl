@@ -109,6 +109,42 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
     return out;
 }
 
+// Props (docs/gpu.md, "Attachments"): one instanced, indexed, indirect draw per attachment;
+// `instance_index` is a rank of the skinned pool and `props[prop.base + instance_index]` (three
+// rows) the prop's scene transform, which the attachments pass wrote (attach.wgsl). A prop
+// vertex is two vec4s in the prop's frame: position (w = 1), normal (w = 0); the normal is
+// turned by the transform's linear part (props are placed rigidly, up to the palette's
+// scale). The fragment stage is the crowd's, the prop's colour its tint. Group 3, beside the
+// crowd's group 1 and the cards' group 2.
+
+/// Per attachment draw: its first transform in `props`, its colour (linear rgb).
+struct PropDraw {
+    base: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    colour: vec4<f32>,
+}
+
+@group(3) @binding(0) var<uniform> prop: PropDraw;
+@group(3) @binding(1) var<storage, read> props: array<vec4<f32>>;
+@group(3) @binding(2) var<storage, read> prop_vertices: array<vec4<f32>>;
+
+@vertex
+fn prop_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CrowdVarying {
+    let at = 3u * (prop.base + i);
+    let m = Affine(props[at], props[at + 1u], props[at + 2u]);
+    let position = affine_point(m, prop_vertices[2u * v].xyz);
+    let n = prop_vertices[2u * v + 1u].xyz;
+    let turned = vec3<f32>(dot(m.r0.xyz, n), dot(m.r1.xyz, n), dot(m.r2.xyz, n));
+    var out: CrowdVarying;
+    out.clip = frame.view_proj * vec4<f32>(position, 1.0);
+    out.world = position;
+    out.normal = select(vec3<f32>(0.0), normalize(turned), dot(turned, turned) > 1e-20);
+    out.tint = prop.colour.rgb;
+    return out;
+}
+
 /// The tier tint, linear: 1 green, 2 yellow, 3 orange, 4 red, anything else blue.
 fn tier_colour(tier: u32) -> vec3<f32> {
     switch tier {
