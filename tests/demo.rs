@@ -759,3 +759,74 @@ fn a_crowd_too_large_for_one_runtime_is_refused_at_once_with_the_count_that_fits
         "{stderr}"
     );
 }
+
+#[test]
+fn demo_props_put_a_sword_in_every_members_hand_with_one_dispatch_and_one_draw_more() {
+    let dir = scratch_dir("demo-props");
+    let run = |props: bool, name: &str| {
+        let png = dir.join(name);
+        let mut args = vec![
+            "demo",
+            "--no-far-tier",
+            "--instances",
+            "4",
+            "--frames",
+            "1",
+            "--width",
+            "96",
+            "--height",
+            "64",
+            "--json",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        if props {
+            args.push("--props");
+        }
+        let out = throng(&args);
+        (out, png)
+    };
+    let (plain, plain_png) = run(false, "plain.png");
+    if skipped_for_no_gpu(&plain) {
+        return;
+    }
+    let (swords, swords_png) = run(true, "swords.png");
+    for out in [&plain, &swords] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "demo failed: {err}");
+    }
+    let json = |out: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    };
+    let (plain, swords) = (json(&plain), json(&swords));
+    assert_eq!(
+        (plain["props"].clone(), swords["props"].clone()),
+        (false.into(), true.into())
+    );
+    let (p, s) = (&plain["frames"][0], &swords["frames"][0]);
+    assert_eq!(p["report"]["attachment_dispatches"], 0, "{p}");
+    assert_eq!(s["report"]["attachment_dispatches"], 1, "{s}");
+    assert_eq!(
+        s["draws"].as_u64().unwrap(),
+        p["draws"].as_u64().unwrap() + 1,
+        "one draw for every member's sword"
+    );
+    assert_ne!(
+        decode(&plain_png).2,
+        decode(&swords_png).2,
+        "the swords show"
+    );
+    let refused = throng(&[
+        "demo",
+        "--programs",
+        "fixed",
+        "--props",
+        "--out",
+        "/nonexistent/x.png",
+    ]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("--props"),
+        "{err}"
+    );
+}

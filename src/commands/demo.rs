@@ -28,8 +28,8 @@ use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{
-    Batch, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, Runtime, RuntimeOptions,
-    StageTimes, Visibility,
+    Attachment, Batch, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, PropMesh,
+    Runtime, RuntimeOptions, StageTimes, Visibility,
 };
 
 use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
@@ -122,6 +122,13 @@ pub struct Args {
     /// --stagger uses).
     #[arg(long)]
     lod_tint: bool,
+    /// Give every member a sword in its right hand: the state tree's socket `hand_r_weapon`
+    /// (joint `hand_r`, declared for the demo), which control evaluates every tick on the
+    /// CPU, and a prop on it that the GPU places from each member's palette (one dispatch for
+    /// every prop) and the raster pass draws (one draw). Needs the tree (the generated
+    /// character).
+    #[arg(long)]
+    props: bool,
     /// Also write each frame's motion vectors as a PNG (named like --out's frames): per pixel
     /// the screen-space motion of the nearest member since the last frame, red = x, green = y
     /// (down), 128 still, ±16 px at 0 and 255; members teleported around the area and members
@@ -280,10 +287,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let skeleton = package.skins.first().map_or(0, |s| s.skeleton);
     // The controller binds the package as the tree was loaded for (before the formation adds
     // its mask), so the tree's masks follow the package's.
+    if args.props && programs != Programs::Tree {
+        return Err(CliError::Usage(
+            "--props puts a prop on the state tree's socket: use the tree (the generated character, no --asset, no --programs fixed)".into(),
+        ));
+    }
     let ctl = match programs {
         Programs::Tree => {
+            let source = match args.props {
+                true => format!("{}{SWORD_SOCKET}", throng_fixtures::CROWD_TREE),
+                false => throng_fixtures::CROWD_TREE.to_string(),
+            };
             let tree = throng_control::tree::load(
-                throng_fixtures::CROWD_TREE,
+                &source,
                 "fixtures/trees/crowd.toml",
                 &package,
                 skeleton,
@@ -351,6 +367,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let mut runtime = Runtime::with_options(&ctx, capacities, options)?;
     let id = runtime.add_package(&package)?;
+    if let Driver::Tree(c) = &driver {
+        let swords: Vec<Attachment> = (c.ctl.tree.sockets.iter())
+            .map(|socket| Attachment {
+                package: id,
+                skin,
+                joint: socket.joint,
+                offset: Affine3A::from_translation(socket.offset),
+                mesh: sword(),
+            })
+            .collect();
+        runtime.set_attachments(&swords)?;
+    }
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
     let hero_count = heroes.as_ref().map_or(0, Heroes::len);
     let scene = Scene {
@@ -551,6 +579,27 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// `--props`: the socket the swords sit on, appended to the crowd tree. The generated
+/// character's right hand frame has +X toward the elbow and the palm toward −Y: the point
+/// sits in the palm, 8 cm from the wrist.
+const SWORD_SOCKET: &str = "
+[sockets.hand_r_weapon]
+joint = \"hand_r\"
+offset = [-0.08, -0.025, 0.0]
+";
+
+/// A sword in its socket's frame, pointing forward (+Z): grip, cross-guard and blade, steel.
+fn sword() -> PropMesh {
+    PropMesh::boxes(
+        &[
+            (Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.014, 0.014, 0.06)),
+            (Vec3::new(0.0, 0.0, 0.07), Vec3::new(0.08, 0.014, 0.012)),
+            (Vec3::new(0.0, 0.0, 0.48), Vec3::new(0.022, 0.005, 0.4)),
+        ],
+        [0.62, 0.64, 0.70],
+    )
 }
 
 /// Skeleton LOD levels the report counts: every joint, and the reduced ones a skeleton may have.
@@ -929,6 +978,7 @@ impl Summary<'_> {
             "cull": !self.args.no_cull,
             "lod": !self.args.no_lod,
             "budget": self.budget,
+            "props": self.args.props,
             "far_tier": self.far.map(|((w, h, cells), seconds)| json!({
                 "atlas_width": w, "atlas_height": h, "cells": cells, "bake_s": seconds,
             })),
