@@ -346,19 +346,8 @@ impl PropLayer {
         target: crate::draw::Target,
         frame_layout: &wgpu::BindGroupLayout,
     ) -> PropLayer {
-        use crate::draw::storage_entry;
-        let uniform = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::VERTEX,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: std::num::NonZeroU64::new(
-                    std::mem::size_of::<PropDrawUniform>() as u64
-                ),
-            },
-            count: None,
-        };
+        use crate::draw::{draw_uniform_entry, storage_entry};
+        let uniform = draw_uniform_entry(std::mem::size_of::<PropDrawUniform>());
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("props"),
             entries: &[uniform, storage_entry(1), storage_entry(2)],

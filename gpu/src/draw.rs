@@ -527,6 +527,21 @@ pub(crate) fn uniform_entry(binding: u32, size: usize) -> wgpu::BindGroupLayoutE
     }
 }
 
+/// Binding 0 of a per-draw group: a uniform of `size` bytes of the vertex stage, one slot per
+/// draw at a dynamic offset.
+pub(crate) fn draw_uniform_entry(size: usize) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: NonZeroU64::new(size as u64),
+        },
+        count: None,
+    }
+}
+
 /// A read-only storage buffer of the vertex stage.
 pub(crate) fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -613,16 +628,7 @@ pub(crate) fn draw_layout(
     label: &str,
     storage: u32,
 ) -> wgpu::BindGroupLayout {
-    let uniform = wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
-            min_binding_size: NonZeroU64::new(std::mem::size_of::<DrawUniform>() as u64),
-        },
-        count: None,
-    };
+    let uniform = draw_uniform_entry(std::mem::size_of::<DrawUniform>());
     let entries: Vec<wgpu::BindGroupLayoutEntry> = std::iter::once(uniform)
         .chain((1..=storage).map(storage_entry))
         .collect();

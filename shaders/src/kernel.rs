@@ -1075,16 +1075,6 @@ const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32
 /// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
 /// it culls and marks the instances it sees.
 pub fn bounds(layout: &FrameLayout) -> Kernel {
-    let mut bindings = numbered(&[
-        (Resource::Params, Access::Uniform),
-        (Resource::Tables, Access::Read),
-        (Resource::Pool, Access::Read),
-        (Resource::Placements, Access::Read),
-        (Resource::Bounds, Access::ReadWrite),
-        (Resource::Marks, Access::ReadWrite),
-        (Resource::Groups, Access::ReadWrite),
-        (Resource::Lods, Access::Read),
-    ]);
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
@@ -1094,42 +1084,27 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
 @group(0) @binding(7) var<storage, read> lods: array<u32>;
 ";
-    let mut next = 8;
-    let accessors = stream_bindings(
+    palette_reader(
+        "bounds",
         layout,
-        &[(Stream::Palettes, Access::Read)],
-        &mut next,
-        &mut bindings,
-    );
-    let source = [
-        crate::prelude::source().as_str(),
-        MATH,
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Tables, Access::Read),
+            (Resource::Pool, Access::Read),
+            (Resource::Placements, Access::Read),
+            (Resource::Bounds, Access::ReadWrite),
+            (Resource::Marks, Access::ReadWrite),
+            (Resource::Groups, Access::ReadWrite),
+            (Resource::Lods, Access::Read),
+        ],
         decls,
-        &accessors,
-        SCAN,
-        BOUNDS,
-    ]
-    .join("\n");
-    Kernel {
-        label: "bounds".into(),
-        source,
-        bindings,
-        workgroup: WORKGROUP,
-    }
+        &[SCAN, BOUNDS],
+    )
 }
 
 /// The attachments pass: one thread per (rank of the skinned pool, attachment), one dispatch
 /// per frame; it places every prop from its instance's palette (attach.wgsl).
 pub fn attachments(layout: &FrameLayout) -> Kernel {
-    let mut bindings = numbered(&[
-        (Resource::Params, Access::Uniform),
-        (Resource::Ranks, Access::Read),
-        (Resource::Order, Access::Read),
-        (Resource::Placements, Access::Read),
-        (Resource::AttachTable, Access::Read),
-        (Resource::Props, Access::ReadWrite),
-        (Resource::PropDraws, Access::ReadWrite),
-    ]);
     let decls = "@group(0) @binding(0) var<uniform> params: AttachParams;
 @group(0) @binding(1) var<storage, read> ranks: array<u32>;
 @group(0) @binding(2) var<storage, read> order: array<u32>;
@@ -1138,24 +1113,47 @@ pub fn attachments(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(5) var<storage, read_write> props: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> draws: array<u32>;
 ";
-    let mut next = 7;
-    let accessors = stream_bindings(
+    palette_reader(
+        "attachments",
         layout,
-        &[(Stream::Palettes, Access::Read)],
-        &mut next,
-        &mut bindings,
-    );
-    let source = [
-        crate::prelude::source().as_str(),
-        MATH,
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Ranks, Access::Read),
+            (Resource::Order, Access::Read),
+            (Resource::Placements, Access::Read),
+            (Resource::AttachTable, Access::Read),
+            (Resource::Props, Access::ReadWrite),
+            (Resource::PropDraws, Access::ReadWrite),
+        ],
         decls,
-        &accessors,
-        ATTACH,
-    ]
-    .join("\n");
+        &[ATTACH],
+    )
+}
+
+/// A one-dispatch-per-batch kernel over frame slots that reads their palettes: `resources`
+/// (binding `n` is the `n`-th, declared by `decls`), then the palette pages and their
+/// `load_palettes`, then `body`.
+fn palette_reader(
+    label: &str,
+    layout: &FrameLayout,
+    resources: &[(Resource, Access)],
+    decls: &str,
+    body: &[&str],
+) -> Kernel {
+    let mut bindings = numbered(resources);
+    let mut next = resources.len() as u32;
+    let palettes = [(Stream::Palettes, Access::Read)];
+    let accessors = stream_bindings(layout, &palettes, &mut next, &mut bindings);
+    let prelude = crate::prelude::source();
+    let head = [prelude.as_str(), MATH, decls, &accessors];
     Kernel {
-        label: "attachments".into(),
-        source,
+        label: label.into(),
+        source: head
+            .iter()
+            .chain(body)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n"),
         bindings,
         workgroup: WORKGROUP,
     }
