@@ -62,7 +62,13 @@ fn error(text: &str, line: usize, key: &str) -> TreeErrorKind {
 }
 
 fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    line_of_nth(text, needle, 0)
+}
+
+/// The line of the `n`-th (from 0) line of `text` that contains `needle`.
+fn line_of_nth(text: &str, needle: &str, n: usize) -> usize {
+    let mut found = text.lines().enumerate().filter(|(_, l)| l.contains(needle));
+    found.nth(n).unwrap().0 + 1
 }
 
 #[test]
@@ -266,8 +272,9 @@ fn a_tree_of_nine_or_ten_regions_is_refused_naming_the_regions_key() {
     let eight = load(&regions(8)).expect("eight regions are the most, and allowed");
     assert_eq!(eight.regions.len(), 8);
     for n in [9, 10] {
+        let text = regions(n);
         assert_eq!(
-            error(&regions(n), 1, "regions"),
+            error(&text, line_of_nth(&text, "[[regions]]", 8), "regions"),
             TreeErrorKind::Invalid("a tree has 1 to 8 regions".into()),
             "{n} regions"
         );
@@ -278,7 +285,7 @@ fn a_tree_of_nine_or_ten_regions_is_refused_naming_the_regions_key() {
 fn a_tree_with_an_empty_regions_list_is_refused_naming_the_regions_key() {
     let text = "version = 1\nregions = []\n";
     assert_eq!(
-        error(text, 1, "regions"),
+        error(text, 2, "regions"),
         TreeErrorKind::Invalid("a tree has 1 to 8 regions".into())
     );
 }
@@ -392,7 +399,83 @@ fn a_parent_loop_is_refused_with_the_depth_message() {
 fn a_region_with_no_states_is_refused_naming_its_states_key() {
     let text = with_regions("[[regions]]\nname = \"main\"\ninitial = \"a\"\nstates = []\n");
     assert_eq!(
-        error(&text, 1, "regions[0].states"),
-        TreeErrorKind::Invalid("a region has at least one state".into())
+        error(&text, line_of(&text, "states = []"), "regions[0].states"),
+        TreeErrorKind::Invalid("a region has 1 to 1024 states".into())
+    );
+}
+
+/// A region of `n` states `s0..`, each entered from the one before.
+fn chain_of_states(n: usize) -> String {
+    let mut text = String::from("[[regions]]\nname = \"main\"\ninitial = \"s0\"\n");
+    for i in 0..n {
+        text += &format!("\n[[regions.states]]\nname = \"s{i}\"\nclip = \"c1\"\n");
+    }
+    for i in 1..n {
+        text += &format!(
+            "\n[[regions.transitions]]\nid = \"t{i}\"\nfrom = \"s{}\"\nto = \"s{i}\"\nwhen = [{{ input = \"speed\", op = \">\", value = 1.0 }}]\n",
+            i - 1
+        );
+    }
+    with_regions(&text)
+}
+
+#[test]
+fn a_region_of_1025_states_is_refused_at_the_1025th_and_1024_are_accepted() {
+    let most = load(&chain_of_states(1024)).expect("1024 states are the most, and allowed");
+    assert_eq!(most.regions[0].states.len(), 1024);
+    let text = chain_of_states(1025);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "name = \"s1024\"") - 1,
+            "regions[0].states"
+        ),
+        TreeErrorKind::Invalid("a region has 1 to 1024 states".into())
+    );
+}
+
+/// A region whose `n` transitions all lead from `a` to `b`, each with its own priority.
+fn fan_of_transitions(n: usize) -> String {
+    let mut text = String::from(
+        "[[regions]]\nname = \"main\"\ninitial = \"a\"\n\n[[regions.states]]\nname = \"a\"\nclip = \"c1\"\n\n[[regions.states]]\nname = \"b\"\nclip = \"c2\"\n",
+    );
+    for i in 0..n {
+        text += &format!(
+            "\n[[regions.transitions]]\nid = \"t{i}\"\nfrom = \"a\"\nto = \"b\"\npriority = {i}\nwhen = [{{ input = \"speed\", op = \">\", value = 1.0 }}]\n"
+        );
+    }
+    with_regions(&text)
+}
+
+#[test]
+fn a_region_of_4097_transitions_is_refused_at_the_4097th_and_4096_are_accepted() {
+    let most = load(&fan_of_transitions(4096)).expect("4096 transitions are the most, and allowed");
+    assert_eq!(most.regions[0].transitions.len(), 4096);
+    let text = fan_of_transitions(4097);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "id = \"t4096\"") - 1,
+            "regions[0].transitions"
+        ),
+        TreeErrorKind::Invalid("a region has at most 4096 transitions".into())
+    );
+}
+
+#[test]
+fn a_tree_of_257_inputs_is_refused_at_the_257th_and_256_are_accepted() {
+    // BASE declares `on` and `speed`; the extra inputs sort after them as `x000`...
+    let inputs = |extra: usize| {
+        let declared: String = (0..extra)
+            .map(|i| format!("[inputs.x{i:03}]\ntype = \"float\"\n\n"))
+            .collect();
+        BASE.replacen("[[regions]]", &format!("{declared}[[regions]]"), 1)
+    };
+    let most = load(&inputs(254)).expect("256 inputs are the most, and allowed");
+    assert_eq!(most.inputs.len(), 256);
+    let text = inputs(255);
+    assert_eq!(
+        error(&text, line_of(&text, "[inputs.x254]"), "inputs.x254"),
+        TreeErrorKind::Invalid("a tree declares at most 256 inputs".into())
     );
 }

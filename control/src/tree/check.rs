@@ -71,7 +71,7 @@ fn reachable(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Result<(),
         }
     }
     if let Some(i) = reached.iter().position(|&x| !x) {
-        let name = &doc.get_ref().states[i].get_ref().name;
+        let name = &doc.get_ref().states.get_ref()[i].get_ref().name;
         let kind = TreeErrorKind::Unreachable(name.get_ref().clone());
         return Err(ctx.err(name.span(), format!("regions[{r}].states[{i}].name"), kind));
     }
@@ -189,6 +189,12 @@ fn zero_time_cycles(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Res
             at = region.states[s as usize].parent;
         }
     }
+    // A cycle lies within one strongly connected component: edges between components need no
+    // search, so chains and trees of states cost nothing.
+    let component = components(&edges);
+    for (l, out) in edges.iter_mut().enumerate() {
+        out.retain(|&(to, _)| component[to] == component[l]);
+    }
     let mut search = Search {
         tree,
         r,
@@ -217,6 +223,62 @@ fn zero_time_cycles(ctx: &Ctx, tree: &Tree, r: usize, doc: &S<RegionDoc>) -> Res
         }
     }
     Ok(())
+}
+
+/// The strongly connected component of each vertex of `edges` (vertex -> (vertex, label)), named
+/// by one of its vertices. Kosaraju's two passes, iterative.
+/// (S. R. Kosaraju; M. Sharir, "A strong-connectivity algorithm and its applications in data flow
+/// analysis", https://doi.org/10.1016/0898-1221(81)90008-0)
+fn components(edges: &[Vec<(usize, usize)>]) -> Vec<usize> {
+    let n = edges.len();
+    let mut finished = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for root in 0..n {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        let mut stack = vec![(root, 0)];
+        while let Some(&(v, i)) = stack.last() {
+            match edges[v].get(i) {
+                Some(&(w, _)) => {
+                    let top = stack.len() - 1;
+                    stack[top].1 += 1;
+                    if !seen[w] {
+                        seen[w] = true;
+                        stack.push((w, 0));
+                    }
+                }
+                None => {
+                    finished.push(v);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let mut reverse = vec![Vec::new(); n];
+    for (v, out) in edges.iter().enumerate() {
+        for &(w, _) in out {
+            reverse[w].push(v);
+        }
+    }
+    let mut component = vec![usize::MAX; n];
+    for &root in finished.iter().rev() {
+        if component[root] != usize::MAX {
+            continue;
+        }
+        component[root] = root;
+        let mut stack = vec![root];
+        while let Some(v) = stack.pop() {
+            for &w in &reverse[v] {
+                if component[w] == usize::MAX {
+                    component[w] = root;
+                    stack.push(w);
+                }
+            }
+        }
+    }
+    component
 }
 
 /// The zero-time cycle search over one region's leaf graph.

@@ -21,7 +21,7 @@ pub struct Doc {
     pub masks: BTreeMap<String, S<MaskDoc>>,
     #[serde(default)]
     pub sockets: BTreeMap<String, S<SocketDoc>>,
-    pub regions: Vec<S<RegionDoc>>,
+    pub regions: S<Vec<S<RegionDoc>>>,
 }
 
 #[derive(Deserialize)]
@@ -58,7 +58,7 @@ pub struct RegionDoc {
     pub mask: Option<S<String>>,
     pub weight: Option<S<f64>>,
     pub initial: S<String>,
-    pub states: Vec<S<StateDoc>>,
+    pub states: S<Vec<S<StateDoc>>>,
     #[serde(default)]
     pub transitions: Vec<S<TransitionDoc>>,
 }

@@ -11,7 +11,7 @@ use super::doc::{ClauseDoc, Doc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
     check, Clause, Cmp, InputDef, InputType, LayerBlend, Producer, Region, RootMotionUse, Socket,
     State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION,
-    MAX_DEPTH, MAX_POINTS, MAX_REGIONS, MAX_SYNC_GROUPS,
+    MAX_DEPTH, MAX_INPUTS, MAX_POINTS, MAX_REGIONS, MAX_STATES, MAX_SYNC_GROUPS, MAX_TRANSITIONS,
 };
 use crate::blend::triangulate;
 use crate::player::PlayMode;
@@ -81,17 +81,11 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         .skeletons
         .get(skeleton as usize)
         .ok_or_else(|| ctx.invalid(0..0, "", format!("the package has no skeleton {skeleton}")))?;
+    counts(&ctx, &doc)?;
     let inputs = inputs(&ctx, &doc)?;
     let masks = masks(&ctx, &doc, skeleton, rig)?;
     let sockets = sockets(&ctx, &doc, rig)?;
     let mask_base = package.masks.len() as u32;
-    if doc.regions.is_empty() || doc.regions.len() > MAX_REGIONS {
-        return Err(ctx.invalid(
-            0..0,
-            "regions",
-            format!("a tree has 1 to {MAX_REGIONS} regions"),
-        ));
-    }
     let binder = Binder {
         ctx: &ctx,
         package,
@@ -104,7 +98,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
     let mut regions = Vec::new();
     let mut ids = BTreeSet::new();
     let mut names = BTreeSet::new();
-    for (r, region) in doc.regions.iter().enumerate() {
+    for (r, region) in doc.regions.get_ref().iter().enumerate() {
         let key = format!("regions[{r}]");
         if !names.insert(region.get_ref().name.get_ref().clone()) {
             let name = &region.get_ref().name;
@@ -128,10 +122,41 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         sync_groups,
         sockets,
     };
-    for (r, region) in doc.regions.iter().enumerate() {
+    for (r, region) in doc.regions.get_ref().iter().enumerate() {
         check::region(&ctx, &tree, r, region)?;
     }
     Ok(tree)
+}
+
+/// Checks the counts of regions, inputs, states and transitions before anything is bound. An
+/// error points at the first item past the bound, or at the empty list.
+fn counts(ctx: &Ctx, doc: &Doc) -> Result<(), TreeError> {
+    let regions = doc.regions.get_ref();
+    if regions.is_empty() || regions.len() > MAX_REGIONS {
+        let span = regions
+            .get(MAX_REGIONS)
+            .map_or(doc.regions.span(), |r| r.span());
+        let what = format!("a tree has 1 to {MAX_REGIONS} regions");
+        return Err(ctx.invalid(span, "regions", what));
+    }
+    if let Some((name, input)) = doc.inputs.iter().nth(MAX_INPUTS) {
+        let what = format!("a tree declares at most {MAX_INPUTS} inputs");
+        return Err(ctx.invalid(input.span(), format!("inputs.{name}"), what));
+    }
+    for (r, region) in regions.iter().enumerate() {
+        let d = region.get_ref();
+        let states = d.states.get_ref();
+        if states.is_empty() || states.len() > MAX_STATES {
+            let span = states.get(MAX_STATES).map_or(d.states.span(), |s| s.span());
+            let what = format!("a region has 1 to {MAX_STATES} states");
+            return Err(ctx.invalid(span, format!("regions[{r}].states"), what));
+        }
+        if let Some(t) = d.transitions.get(MAX_TRANSITIONS) {
+            let what = format!("a region has at most {MAX_TRANSITIONS} transitions");
+            return Err(ctx.invalid(t.span(), format!("regions[{r}].transitions"), what));
+        }
+    }
+    Ok(())
 }
 
 fn inputs(ctx: &Ctx, doc: &Doc) -> Result<Vec<InputDef>, TreeError> {
@@ -364,7 +389,7 @@ impl Binder<'_> {
             })
         };
         let mut states = Vec::new();
-        for (i, s) in d.states.iter().enumerate() {
+        for (i, s) in d.states.get_ref().iter().enumerate() {
             states.push(self.state(&format!("{key}.states[{i}]"), s, sync_groups)?);
         }
         link_hierarchy(ctx, key, d, &mut states, &find)?;
@@ -423,14 +448,7 @@ impl Binder<'_> {
         d: &'d RegionDoc,
     ) -> Result<BTreeMap<&'d str, u16>, TreeError> {
         let mut names = BTreeMap::new();
-        if d.states.is_empty() || d.states.len() > u16::MAX as usize {
-            return Err(self.ctx.invalid(
-                0..0,
-                format!("{key}.states"),
-                "a region has at least one state",
-            ));
-        }
-        for (i, s) in d.states.iter().enumerate() {
+        for (i, s) in d.states.get_ref().iter().enumerate() {
             let name = &s.get_ref().name;
             if names.insert(name.get_ref().as_str(), i as u16).is_some() {
                 return Err(self.ctx.err(
@@ -791,12 +809,12 @@ fn link_hierarchy(
     states: &mut [State],
     find: &FindState,
 ) -> Result<(), TreeError> {
-    for (i, s) in d.states.iter().enumerate() {
+    for (i, s) in d.states.get_ref().iter().enumerate() {
         if let Some(p) = &s.get_ref().parent {
             states[i].parent = Some(find(p, format!("{key}.states[{i}].parent"))?);
         }
     }
-    for (i, s) in d.states.iter().enumerate() {
+    for (i, s) in d.states.get_ref().iter().enumerate() {
         let mut depth = 0usize;
         let mut at = states[i].parent;
         while let Some(p) = at {
@@ -812,7 +830,7 @@ fn link_hierarchy(
         }
         states[i].depth = depth as u8;
     }
-    for (i, s) in d.states.iter().enumerate() {
+    for (i, s) in d.states.get_ref().iter().enumerate() {
         let sk = format!("{key}.states[{i}]");
         let has_children = states.iter().any(|c| c.parent == Some(i as u16));
         match (&s.get_ref().initial, has_children) {

@@ -24,6 +24,13 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_POINTS: usize = 16;
 /// Most regions (layers) a tree may have.
 pub const MAX_REGIONS: usize = 8;
+/// Most states a region may have (state indices are u16; a region's transitions search visits
+/// its states, so the bound keeps load time small).
+pub const MAX_STATES: usize = 1024;
+/// Most transitions a region may have (transition indices are u16).
+pub const MAX_TRANSITIONS: usize = 4096;
+/// Most inputs a tree may declare (input indices are u16).
+pub const MAX_INPUTS: usize = 256;
 /// Most sync groups a tree may name.
 pub const MAX_SYNC_GROUPS: usize = 8;
 /// Most samples an interrupted crossfade's captured pose keeps (see `instance`).
