@@ -435,17 +435,49 @@ pub fn bake(
         )));
     }
     let mut clips = Vec::new();
-    let mut programs = Vec::new();
     for &c in &options.clips {
         let clip =
             (package.clips.get(c as usize)).ok_or_else(|| bad(format!("has no clip {c}")))?;
         let frames = frames_for(clip, options.fps);
         clips.push(ImpostorClip { clip: c, frames });
-        for f in 0..frames {
-            let t = frame_time(clip, frames, f) as f32;
+    }
+    // The layout and its limits first: frames are posed only for a bake that fits.
+    let per_frame = u64::from(options.views) * options.elevations.len() as u64;
+    let cells: u64 = clips.iter().map(|c| u64::from(c.frames) * per_frame).sum();
+    let columns = (cells as f64).sqrt().ceil().max(1.0) as u64;
+    let rows = cells.div_ceil(columns);
+    let side = columns.max(rows) * u64::from(options.cell);
+    let max = ctx.device.limits().max_texture_dimension_2d;
+    if side > u64::from(max) {
+        return Err(GpuError::AdapterLimit {
+            adapter: ctx.adapter.name.clone(),
+            what:
+                "impostor atlas side (pixels; bake fewer clips, views or frames, or a smaller cell)",
+            have: max.into(),
+            need: side,
+        });
+    }
+    let mut impostor = Impostor {
+        skin,
+        width: (columns * u64::from(options.cell)) as u32,
+        height: (rows * u64::from(options.cell)) as u32,
+        cell: options.cell,
+        views: options.views,
+        elevations: options.elevations.clone(),
+        // The card is set from the posed frames below.
+        centre: Vec3::ZERO,
+        radius: 1.0,
+        clips,
+    };
+    impostor.validate(package).map_err(|e| bad(e.to_string()))?;
+    let mut programs = Vec::new();
+    for baked in &impostor.clips {
+        let clip = &package.clips[baked.clip as usize];
+        for f in 0..baked.frames {
+            let t = frame_time(clip, baked.frames, f) as f32;
             programs.push(Program {
                 ops: vec![
-                    PoseOp::sample(0, c, t),
+                    PoseOp::sample(0, baked.clip, t),
                     PoseOp::to_component(0),
                     PoseOp::palette(skin),
                 ],
@@ -480,34 +512,8 @@ pub fn bake(
     if local.is_empty() {
         return Err(bad(format!("skin {skin} moves no vertex: nothing to bake")));
     }
-    let centre = 0.5 * (local.min + local.max);
-    let radius = 0.5 * (local.max - local.min).length();
-    let per_frame = options.views * options.elevations.len() as u32;
-    let cells: u32 = clips.iter().map(|c| c.frames * per_frame).sum();
-    let columns = (cells as f64).sqrt().ceil().max(1.0) as u32;
-    let rows = cells.div_ceil(columns);
-    let impostor = Impostor {
-        skin,
-        width: columns * options.cell,
-        height: rows * options.cell,
-        cell: options.cell,
-        views: options.views,
-        elevations: options.elevations.clone(),
-        centre,
-        radius,
-        clips,
-    };
-    impostor.validate(package).map_err(|e| bad(e.to_string()))?;
-    let max = ctx.device.limits().max_texture_dimension_2d;
-    if impostor.width.max(impostor.height) > max {
-        return Err(GpuError::AdapterLimit {
-            adapter: ctx.adapter.name.clone(),
-            what:
-                "impostor atlas side (pixels; bake fewer clips, views or frames, or a smaller cell)",
-            have: max.into(),
-            need: impostor.width.max(impostor.height).into(),
-        });
-    }
+    impostor.centre = 0.5 * (local.min + local.max);
+    impostor.radius = 0.5 * (local.max - local.min).length();
     let atlas = draw_cells(
         ctx,
         &mut runtime,

@@ -219,3 +219,38 @@ fn a_card_at_a_baked_view_looks_like_the_skinned_frame_and_shows_the_nearest_fra
         100.0 * worst.1
     );
 }
+
+#[test]
+fn a_bake_of_nine_rows_or_past_the_atlas_side_is_refused_before_any_cell_is_drawn() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let walk = package.find_clip("walk").expect("walk") as u32;
+    let mut cells_drawn = 0;
+    let nine_rows = BakeOptions {
+        clips: vec![walk],
+        views: 8,
+        elevations: (0..9).map(|r| r as f32 * 0.1).collect(),
+        fps: 10.0,
+        cell: CELL,
+    };
+    let refused = bake(&ctx, &package, 0, &nine_rows, |_, _| cells_drawn += 1)
+        .expect_err("nine elevation rows");
+    assert!(
+        matches!(&refused, throng_gpu::GpuError::BadPackage { what, .. } if what.contains("9 rows")),
+        "{refused}"
+    );
+    let side = ctx.device.limits().max_texture_dimension_2d;
+    let too_wide = BakeOptions {
+        elevations: vec![0.0],
+        cell: side,
+        ..nine_rows
+    };
+    let refused = bake(&ctx, &package, 0, &too_wide, |_, _| cells_drawn += 1)
+        .expect_err("an atlas wider than the adapter's textures");
+    assert!(
+        matches!(&refused, throng_gpu::GpuError::AdapterLimit { have, need, .. }
+            if *have == u64::from(side) && *need > *have),
+        "{refused}"
+    );
+    assert_eq!(cells_drawn, 0);
+}
