@@ -479,3 +479,42 @@ fn a_tree_of_257_inputs_is_refused_at_the_257th_and_256_are_accepted() {
         TreeErrorKind::Invalid("a tree declares at most 256 inputs".into())
     );
 }
+
+/// A region of `n` states where every state enters every later one while `speed > 1` and every
+/// earlier one while `speed < 0`, all without time passing: one strongly connected component
+/// whose cycles all contradict themselves, and about 2^(n-1) paths to rule out.
+fn contradicting_cycles(n: usize) -> String {
+    let mut text = String::from("[[regions]]\nname = \"main\"\ninitial = \"s0\"\n");
+    for i in 0..n {
+        text += &format!("\n[[regions.states]]\nname = \"s{i}\"\nclip = \"c1\"\n");
+    }
+    for i in 0..n {
+        for j in (0..n).filter(|&j| j != i) {
+            let when = if j > i {
+                "\">\", value = 1.0"
+            } else {
+                "\"<\", value = 0.0"
+            };
+            text += &format!(
+                "\n[[regions.transitions]]\nid = \"t{i}_{j}\"\nfrom = \"s{i}\"\nto = \"s{j}\"\npriority = {j}\nwhen = [{{ input = \"speed\", op = {when} }}]\n"
+            );
+        }
+    }
+    with_regions(&text)
+}
+
+#[test]
+fn a_zero_time_cycle_search_past_its_budget_is_refused_naming_the_transitions_and_a_small_one_loads(
+) {
+    let small = load(&contradicting_cycles(8)).expect("8 states: every cycle is ruled out");
+    assert_eq!(small.regions[0].transitions.len(), 56);
+    let text = contradicting_cycles(24);
+    assert_eq!(
+        error(
+            &text,
+            line_of(&text, "[[regions]]"),
+            "regions[0].transitions"
+        ),
+        TreeErrorKind::Invalid("too many transition paths to check for zero-time cycles".into())
+    );
+}

@@ -701,3 +701,39 @@ fn a_batch_larger_than_the_declared_skeleton_skin_or_dispatches_is_refused_by_na
     );
     assert!(frame(Capacities::for_packages(&[&small], 2), &small).is_ok());
 }
+
+#[test]
+fn a_package_array_past_the_binding_limit_is_refused_by_name_and_the_runtime_keeps_working() {
+    let Some(ctx) = common::gpu() else { return };
+    let (small, character) = (common::chain_package(4), common::character());
+    let mut capacities = Capacities::for_packages(&[&small], 1);
+    capacities.binding_limit = Some(4096);
+    let mut runtime = Runtime::new(&ctx, capacities).unwrap();
+    let err = runtime.add_package(&character).unwrap_err();
+    let GpuError::ResidentTooLarge {
+        package: 0,
+        what,
+        bytes,
+        limit: 4096,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert!(*bytes > 4096, "{err}");
+    println!("{err} ({what})");
+    // The refused package left nothing behind: the small one becomes package 0.
+    let id = runtime.add_package(&small).unwrap();
+    let program = Program {
+        ops: vec![PoseOp::rest(0), PoseOp::to_component(0), PoseOp::palette(0)],
+        weights: vec![],
+    };
+    let list = instances(&program, 1);
+    runtime
+        .frame(&[Batch {
+            package: id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &list,
+        }])
+        .unwrap();
+}
