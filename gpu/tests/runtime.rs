@@ -737,3 +737,49 @@ fn a_package_array_past_the_binding_limit_is_refused_by_name_and_the_runtime_kee
         }])
         .unwrap();
 }
+
+#[test]
+fn a_skin_of_65536_palette_entries_is_refused_because_vertices_index_the_palette_with_u16() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::chain_package(4);
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 1)).unwrap();
+    let widen = |entries: usize| {
+        let mut wide = package.clone();
+        let skin = &mut wide.skins[0];
+        let bind = skin.inverse_bind[0];
+        skin.joints = (0..entries).map(|e| (e % 4) as u32).collect();
+        skin.inverse_bind = vec![bind; entries];
+        wide
+    };
+    let err = runtime.add_package(&widen(65_536)).unwrap_err();
+    assert!(
+        matches!(&err, GpuError::BadPackage { package: 0, what }
+            if what.contains("has 65536 palette entries; vertices index at most 65 535")),
+        "{err}"
+    );
+    runtime
+        .add_package(&widen(65_535))
+        .expect("65 535 palette entries are the most, and allowed");
+}
+
+#[test]
+fn a_compressed_stream_past_2_27_words_is_refused_by_the_upload_before_it_is_decoded() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut package = common::character();
+    let (mut report, profile) = (
+        throng_cook::CookReport::default(),
+        throng_cook::Profile::CROWD,
+    );
+    throng_cook::compress(&mut package, &mut report, &profile);
+    let clip = (package.clips.iter_mut())
+        .find_map(|c| c.compressed.as_mut())
+        .expect("the crowd profile compresses the character's clips");
+    // Zeroed and never written: the pages are not touched unless the upload reads them.
+    clip.words = vec![0; throng_cpu_ref::codec::layout::MAX_WORDS as usize + 1];
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 1)).unwrap();
+    let err = runtime.add_package(&package).unwrap_err();
+    assert!(
+        matches!(&err, GpuError::BadPackage { package: 0, what } if what.contains("134217729 words")),
+        "{err}"
+    );
+}
