@@ -37,7 +37,7 @@ pub enum GpuError {
         limit: u64,
         adapter: String,
     },
-    #[error("package {package}: {what} needs {bytes} bytes, more than the {limit}-byte binding limit: cook it with fewer or shorter clips, or raise Capacities::binding_limit (the adapter's storage binding limit is the most)")]
+    #[error("package {package}: {what} needs {bytes} bytes, more than the adapter's {limit}-byte storage binding limit: cook it with fewer or shorter clips, or split it into several packages")]
     ResidentTooLarge {
         package: usize,
         what: &'static str,

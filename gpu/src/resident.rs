@@ -150,13 +150,11 @@ fn track_ref(kind: SubTrackKind, index: u32) -> u32 {
 }
 
 impl ResidentPackage {
-    /// Checks and uploads `package`; `id` names it in errors. Each array must fit `limit`
-    /// bytes, the runtime's binding limit ([`crate::Capacities::binding_bytes`]).
+    /// Checks and uploads `package`; `id` names it in errors.
     pub fn upload(
         ctx: &GpuContext,
         id: usize,
         package: &Package,
-        limit: u64,
     ) -> Result<ResidentPackage, GpuError> {
         let bad = |what: String| GpuError::BadPackage { package: id, what };
         let mut a = Arrays::default();
@@ -168,6 +166,7 @@ impl ResidentPackage {
         for (c, clip) in package.clips.iter().enumerate() {
             add_clip(&mut a, c, clip, package).map_err(bad)?;
         }
+        let limit = ctx.limits.max_storage_buffer_binding_size;
         let mut bytes = 0;
         let mut buffer = |what: &'static str, data: &[u8]| -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;

@@ -365,16 +365,11 @@ impl Runtime {
         &self.options
     }
 
-    /// Bytes one binding of this runtime may hold.
-    fn binding_limit(&self) -> u64 {
-        self.capacities.binding_bytes(&self.ctx.limits)
-    }
-
     /// Makes `package` resident; returns its handle.
     pub fn add_package(&mut self, package: &Package) -> Result<PackageId, GpuError> {
         let id = self.packages.len();
         let resident = scoped(&self.ctx.device, "package upload", || {
-            ResidentPackage::upload(&self.ctx, id, package, self.binding_limit())
+            ResidentPackage::upload(&self.ctx, id, package)
         })??;
         self.packages.push(resident);
         self.generations.push(0);
@@ -391,7 +386,7 @@ impl Runtime {
             });
         }
         let resident = scoped(&self.ctx.device, "package upload", || {
-            ResidentPackage::upload(&self.ctx, id.0, package, self.binding_limit())
+            ResidentPackage::upload(&self.ctx, id.0, package)
         })??;
         self.packages[id.0] = resident;
         self.generations[id.0] += 1;
