@@ -235,6 +235,14 @@ impl Animator {
         self.crowd.events()
     }
 
+    /// Member `member`'s socket transforms after the last tick, in the tree's order
+    /// (`controller().tree.sockets`), in its component frame: scene space is
+    /// `placements()[member] * socket`. Every member's sockets advance each tick, seen or
+    /// culled, at any level of detail; empty for an unknown member.
+    pub fn sockets(&self, member: usize) -> &[Affine3A] {
+        self.crowd.sockets(&self.controller, member)
+    }
+
     /// Placements (component space → scene), by member: root motion moves them each tick;
     /// the caller may move them too (a teleport, a vehicle).
     pub fn placements(&self) -> &[Affine3A] {

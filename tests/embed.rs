@@ -2,8 +2,9 @@
 //! its frame path never waits for the GPU and allocates nothing that grows with the crowd, and a
 //! device without Throng's limits is refused. (The windowed example: tests/windows.rs.)
 
+use glam::Affine3A;
 use throng::control::tree::Value;
-use throng::cpu_ref::{Batch, CpuRuntime, Instance, Outputs, Pose};
+use throng::cpu_ref::{Batch, CpuRuntime, Evaluator, Instance, Outputs, Pose};
 use throng::fixtures::alloc::{allocations, Counting};
 use throng::fixtures::Formation;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
@@ -270,4 +271,71 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
     let options = AnimatorOptions::default();
     let no_skeleton = Animator::new(&ctx, package, 3, tree, &[], options);
     assert!(matches!(no_skeleton, Err(AnimatorError::NoSkeleton(3))));
+}
+
+#[test]
+fn a_member_the_view_culls_is_neither_skinned_nor_drawn_yet_its_sockets_advance_each_tick() {
+    let Some(ctx) = GpuContext::for_tests() else {
+        return;
+    };
+    let mut package = throng::builtin_character().unwrap();
+    let grid = Formation::new(&mut package, 0, 2).unwrap();
+    let source = format!(
+        "{}\n[sockets.hand]\njoint = \"hand_r\"\noffset = [-0.08, -0.025, 0.0]\n",
+        throng::fixtures::CROWD_TREE
+    );
+    let tree = (source.as_str(), "crowd.toml");
+    let options = AnimatorOptions::default();
+    let mut animator = Animator::new(&ctx, package, 0, tree, &grid.placements(), options).unwrap();
+    for member in 0..2 {
+        let speed = Value::Float(1.4);
+        animator.set_input(member, "speed", speed).unwrap();
+    }
+    let (width, height) = (320, 200);
+    let framing = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
+    let camera = framing.camera;
+    animator.set_view(Some(View {
+        camera,
+        width,
+        height,
+    }));
+    // Member 1 far behind the eye: outside the frustum whatever it does.
+    let behind = camera.eye + 50.0 * (camera.eye - camera.target);
+    animator.placements_mut()[1] = Affine3A::from_translation(behind);
+    let socket = (animator.controller().tree.sockets.iter())
+        .position(|s| s.name == "hand")
+        .expect("the socket is declared");
+    let package = animator.controller().package.clone();
+    let extent = parity::component_extent(&package.skeletons[0]);
+    let palette = package.skins.iter().map(|s| s.joints.len()).sum();
+    let limits = animator.runtime().capacities().program_limits();
+    let mut full = Evaluator::new(limits, package.skeletons[0].joint_count(), palette);
+    let (mut moved, mut worst) = (0.0f32, 0.0f32);
+    let mut last = animator.sockets(1)[socket];
+    for _ in 0..10 {
+        animator.tick().unwrap();
+        animator.pose().unwrap();
+        animator.runtime_mut().finish().unwrap();
+        let seen = animator.runtime().visibility();
+        assert_eq!((seen.visible, seen.skinned), (1, 1), "member 1 is culled");
+        let now = animator.sockets(1)[socket];
+        moved = moved.max(now.translation.distance(last.translation));
+        last = now;
+        // The full-pose CPU reference of member 1's program is the socket's oracle.
+        let assets = package.assets(0).unwrap();
+        full.run(animator.program(1).unwrap(), &assets).unwrap();
+        let declared = &animator.controller().tree.sockets[socket];
+        let want =
+            full.component()[declared.joint as usize] * Affine3A::from_translation(declared.offset);
+        let error = now.translation.distance(want.translation);
+        worst = worst.max(error);
+        assert!(error <= 1e-6 * extent, "socket off by {error} m");
+    }
+    eprintln!(
+        "culled member's socket: up to {moved:.4} m a tick, within {worst:.2e} m of the full pose"
+    );
+    assert!(
+        moved > 1e-3,
+        "the culled member's socket moved at most {moved} m a tick"
+    );
 }
