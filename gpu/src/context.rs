@@ -138,13 +138,7 @@ impl GpuContext {
         self.device
             .on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
                 let mut f = fault.lock().unwrap_or_else(|p| p.into_inner());
-                f.get_or_insert_with(|| {
-                    one_line(&match e {
-                        wgpu::Error::Validation { description, .. } => description,
-                        wgpu::Error::Internal { description, .. } => description,
-                        e => e.to_string(),
-                    })
-                });
+                f.get_or_insert_with(|| describe(e));
             }));
         let fault = Arc::clone(&self.fault);
         self.device
@@ -206,6 +200,16 @@ impl GpuContext {
     pub fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
     }
+}
+
+/// What wgpu says went wrong, on one line: the whole report (the `Display` of an error is only
+/// its kind, "Validation Error").
+fn describe(e: wgpu::Error) -> String {
+    one_line(&match e {
+        wgpu::Error::Validation { description, .. } => description,
+        wgpu::Error::Internal { description, .. } => description,
+        e => e.to_string(),
+    })
 }
 
 /// wgpu's multi-line error report ("Validation Error", "Caused by:", the causes) on one line.
@@ -271,7 +275,7 @@ pub(crate) fn scoped<T>(
     match errors.into_iter().flatten().next() {
         Some(e) => Err(GpuError::Wgpu {
             what,
-            reason: e.to_string(),
+            reason: describe(e),
         }),
         None => Ok(value),
     }

@@ -293,3 +293,59 @@ impl Pipelines {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(label: &str, source: String) -> Kernel {
+        Kernel {
+            label: label.into(),
+            source,
+            bindings: Vec::new(),
+            workgroup: 64,
+        }
+    }
+
+    #[test]
+    fn a_kernel_that_does_not_compile_fails_its_shape_with_wgpus_reason_and_the_device_builds_on() {
+        let Some(ctx) = GpuContext::for_tests() else {
+            return;
+        };
+        let entry = throng_shaders::ENTRY;
+        let broken = format!("@compute @workgroup_size(64) fn {entry}() {{ let x: u32 = 1.5; }}");
+        let valid = format!("@compute @workgroup_size(64) fn {entry}() {{}}");
+        let key = |shape| Key {
+            form: Form::Thread { shape },
+            outputs: Outputs {
+                locals: true,
+                components: false,
+                palettes: false,
+            },
+        };
+        let mut pipelines = Pipelines::new(&ctx, Specialise::Background);
+        let requested = pipelines.get(key(0), &ctx.device, (true, false), || {
+            kernel("broken", broken)
+        });
+        assert!(requested.is_none(), "built in the background");
+        pipelines.wait();
+        let failures: Vec<&str> = pipelines.failures().collect();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        eprintln!("{}", failures[0]);
+        assert!(failures[0].contains("pipeline creation"), "{}", failures[0]);
+        assert!(
+            failures[0].contains("broken"),
+            "names the kernel: {}",
+            failures[0]
+        );
+        assert!(
+            pipelines.ready(&key(0)).is_none(),
+            "the shape keeps the interpreter"
+        );
+        // The failure was caught in its error scope: the device is not lost and builds on.
+        ctx.check().unwrap();
+        let built = pipelines.get(key(1), &ctx.device, (true, true), || kernel("valid", valid));
+        assert!(built.is_some());
+        assert_eq!(pipelines.built, 1);
+    }
+}
