@@ -733,6 +733,7 @@ fn a_package_array_past_the_binding_limit_is_refused_by_name_and_the_runtime_kee
     println!("{err} ({what})");
     // The refused package left nothing behind: the small one becomes package 0.
     let id = runtime.add_package(&small).unwrap();
+    assert_eq!(id, throng_cpu_ref::PackageId(0));
     let program = rest_palette();
     let list = instances(&program, 1);
     let batch = Batch {
