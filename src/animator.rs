@@ -135,9 +135,7 @@ impl Animator {
         capacities.skinned_instances = (options.skinned_budget)
             .unwrap_or(members)
             .clamp(1, members.max(1));
-        capacities.ops_per_program = capacities.ops_per_program.max(limits.max_ops as u32);
-        capacities.weights_per_program =
-            (capacities.weights_per_program).max(limits.max_weights as u32);
+        capacities.fit_programs(&limits)?;
         if controller.tree.inertializes() {
             capacities.history_slots = members;
         }

@@ -339,3 +339,66 @@ fn a_member_the_view_culls_is_neither_skinned_nor_drawn_yet_its_sockets_advance_
         "the culled member's socket moved at most {moved} m a tick"
     );
 }
+
+#[test]
+fn a_tree_needing_more_registers_than_the_gpu_has_is_refused_when_the_animator_is_made() {
+    let Some(ctx) = GpuContext::for_tests() else {
+        return;
+    };
+    // The crowd tree with an additive layer over idle, walk and run: a 1-D space weighs two
+    // of them at once, a 2-D space three.
+    let with_layer = |producer: &str| {
+        format!(
+            "{}\n[[regions]]\nname = \"sway\"\nblend = \"additive\"\ninitial = \"s\"\n\n[[regions.states]]\nname = \"s\"\n\n{producer}\n",
+            throng::fixtures::CROWD_TREE
+        )
+    };
+    let points = |at: [&str; 3]| {
+        let clips = ["idle", "walk", "run"].iter().zip(at);
+        let points: Vec<String> = clips
+            .map(|(clip, at)| format!("{{ clip = \"{clip}\", at = {at} }}"))
+            .collect();
+        points.join(", ")
+    };
+    let one_d = with_layer(&format!(
+        "[regions.states.blend1d]\ninput = \"speed\"\npoints = [{}]",
+        points(["0.0", "1.0", "2.0"])
+    ));
+    let two_d = with_layer(&format!(
+        "[regions.states.blend2d]\nx = \"speed\"\ny = \"speed\"\npoints = [{}]",
+        points(["[0.0, 0.0]", "[1.0, 0.0]", "[0.0, 1.0]"])
+    ));
+    let make = |source: &str| {
+        let mut package = throng::builtin_character().unwrap();
+        let grid = Formation::new(&mut package, 0, 1).unwrap();
+        let options = AnimatorOptions::default();
+        Animator::new(
+            &ctx,
+            package,
+            0,
+            (source, "t.toml"),
+            &grid.placements(),
+            options,
+        )
+    };
+    let mut fits = make(&one_d).expect("a 1-D additive layer fits the 8 registers");
+    for speed in [0.5, 1.5] {
+        fits.set_input(0, "speed", Value::Float(speed)).unwrap();
+        fits.tick().unwrap();
+        fits.pose().unwrap();
+    }
+    fits.runtime_mut().finish().unwrap();
+    let refused = make(&two_d)
+        .err()
+        .expect("a 2-D additive layer needs 9 registers");
+    assert!(
+        matches!(
+            refused,
+            AnimatorError::Gpu(GpuError::Registers {
+                needed: 9,
+                available: 8
+            })
+        ),
+        "{refused}"
+    );
+}

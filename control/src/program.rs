@@ -30,17 +30,26 @@ fn region_samples(slots: usize) -> usize {
     (2 * slots).max(slots + FROZEN_SAMPLES)
 }
 
-/// The capacity any program of `tree` fits (with a final `Palette` when `skin`).
+/// The capacity any program of `tree` fits (with a final `Palette` when `skin`). Ops and
+/// weights allow a sample per player; registers only the samples weighted at once
+/// ([`crate::tree::Producer::most_weighted`], zero weights are dropped), which is what the GPU's fixed
+/// register file is held to.
 pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
     let mut ops = 1 + skin as usize;
     let mut registers = 1;
     let mut weights = 0;
     for r in &tree.regions {
         let n = region_samples(r.slots as usize);
+        let weighted = (r.states.iter())
+            .map(|s| s.producer.most_weighted())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let k = region_samples(weighted);
         let (o, reg, w) = match r.blend {
-            LayerBlend::Base => (n + 1, n, n),
-            LayerBlend::Override => (n + 2, n + 1, n),
-            LayerBlend::Additive => (2 * n + 3, n + 2, 2 * n),
+            LayerBlend::Base => (n + 1, k, n),
+            LayerBlend::Override => (n + 2, k + 1, n),
+            LayerBlend::Additive => (2 * n + 3, k + 2, 2 * n),
         };
         ops += o;
         registers = registers.max(reg);
@@ -56,7 +65,7 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
             // the samples of the last list above them.
             let (f, m) = (FROZEN_SAMPLES, (r.slots as usize).max(1));
             ops += 2 * (f + 1) + (m + 1) + 4;
-            registers = registers.max(3 + m.max(f));
+            registers = registers.max(3 + weighted.max(f));
             weights += 2 * f + m;
         }
     }

@@ -87,6 +87,22 @@ impl Capacities {
         }
     }
 
+    /// Raises the op and weight capacities to hold every program within `limits` (a state
+    /// tree's `Controller::limits`), and refuses limits that need more registers than the GPU
+    /// evaluator has: up front, not at the first frame whose program needs them.
+    pub fn fit_programs(&mut self, limits: &ProgramLimits) -> Result<(), GpuError> {
+        let available = throng_shaders::prelude::REGISTERS as usize;
+        if limits.max_registers > available {
+            return Err(GpuError::Registers {
+                needed: limits.max_registers,
+                available,
+            });
+        }
+        self.ops_per_program = self.ops_per_program.max(limits.max_ops as u32);
+        self.weights_per_program = self.weights_per_program.max(limits.max_weights as u32);
+        Ok(())
+    }
+
     /// Record vec4s of the widest program: the slot, at most three words per op, the weights.
     pub fn record_stride(&self) -> u32 {
         let per_op = throng_shaders::shape::MAX_OP_VALUES;

@@ -29,6 +29,8 @@ pub enum GpuError {
         limit: u64,
         adapter: String,
     },
+    #[error("the programs need up to {needed} pose registers and the GPU evaluator has {available}: give the tree's additive layers and inertializing regions fewer clips weighted at once (a clip or a 1-D space, not a 2-D one), or pose these instances on the CPU")]
+    Registers { needed: usize, available: usize },
     #[error("{instances} instances do not fit one runtime on '{adapter}': their {what} would pass its {limit}-byte storage binding limit. At most {most} fit: lower the instance count (--instances) to {most}, or split the crowd over several runtimes")]
     TooManyInstances {
         instances: u32,

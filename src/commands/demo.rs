@@ -316,7 +316,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ctl.as_ref()
             .map_or_else(ProgramLimits::default, Controller::limits),
     );
-    capacities(&[&package], members, &limits).check(&ctx)?;
+    capacities(&[&package], members, &limits)?.check(&ctx)?;
     let layout = Crowd::new(&mut package, 0, args.instances as usize)
         .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
     let (skin, spacing) = (layout.skin, layout.spacing);
@@ -346,7 +346,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let members = driver.programs().len();
     let package = driver.package(&package).clone();
-    let mut capacities = capacities(&[&package], members as u32, &limits);
+    let mut capacities = capacities(&[&package], members as u32, &limits)?;
     capacities.skinned_instances = args
         .budget
         .unwrap_or(DEFAULT_BUDGET)

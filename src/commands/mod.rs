@@ -137,11 +137,10 @@ fn capacities(
     packages: &[&throng_cpu_ref::Package],
     members: u32,
     limits: &throng_cpu_ref::ProgramLimits,
-) -> throng_gpu::Capacities {
+) -> Result<throng_gpu::Capacities, throng_gpu::GpuError> {
     let mut c = throng_gpu::Capacities::for_packages(packages, members);
-    c.ops_per_program = c.ops_per_program.max(limits.max_ops as u32);
-    c.weights_per_program = c.weights_per_program.max(limits.max_weights as u32);
-    c
+    c.fit_programs(limits)?;
+    Ok(c)
 }
 
 /// Reads and checks a .throng package.

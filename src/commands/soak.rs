@@ -259,7 +259,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let heroes = args.heroes as usize;
     let capacity = args.instances.saturating_add(args.heroes);
     let mut ctl = controller(&variants[0].package)?;
-    let capacities = soak_capacities(&variants, capacity, &ctl.limits());
+    let capacities = soak_capacities(&variants, capacity, &ctl.limits())?;
     capacities.check(&ctx)?;
     let mut runtime = Runtime::new(&ctx, capacities)?;
     let id = runtime.add_package(&ctl.package)?;
@@ -452,12 +452,16 @@ fn no_skeleton() -> CliError {
 
 /// Capacities for `capacity` members of the largest variant, programs within `limits`, every
 /// member with a history slot (its id), and a skinned budget.
-fn soak_capacities(variants: &[Variant], capacity: u32, limits: &ProgramLimits) -> Capacities {
+fn soak_capacities(
+    variants: &[Variant],
+    capacity: u32,
+    limits: &ProgramLimits,
+) -> Result<Capacities, GpuError> {
     let packages: Vec<&Package> = variants.iter().map(|v| &v.package).collect();
-    let mut c = super::capacities(&packages, capacity, limits);
+    let mut c = super::capacities(&packages, capacity, limits)?;
     c.history_slots = capacity;
     c.skinned_instances = SKINNED_BUDGET.min(capacity);
-    c
+    Ok(c)
 }
 
 /// The reference evaluator's limits for a parity check: the tree's programs, without history

@@ -132,6 +132,17 @@ impl Producer {
             Producer::Blend1d { clips, .. } | Producer::Blend2d { clips, .. } => clips,
         }
     }
+
+    /// Most of its clips weighted above zero at once: a 1-D space weighs the two points around
+    /// its input, a 2-D space the corners of one triangle (`crate::blend`).
+    pub fn most_weighted(&self) -> usize {
+        let n = self.clips().len();
+        match self {
+            Producer::Empty | Producer::Clip(_) => n,
+            Producer::Blend1d { .. } => n.min(2),
+            Producer::Blend2d { .. } => n.min(3),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
