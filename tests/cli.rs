@@ -549,3 +549,66 @@ fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
     );
     assert_eq!(text.matches("\ntick ").count(), 3, "{text}");
 }
+
+#[test]
+fn retarget_writes_the_character_with_the_mocap_clip_and_reports_it_as_json() {
+    let Some(assets) = assets() else { return };
+    let dir = scratch_dir("retarget");
+    let character = dir.join("character.glb");
+    let out = dir.join("walk.throng");
+    assert!(throng(&["character", "-o", character.to_str().unwrap()])
+        .status
+        .success());
+    let mocap = assets.join("mocap/cmu_02_01_walk.glb");
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/retarget/cmu-to-character.toml");
+    let o = throng(&[
+        "retarget",
+        mocap.to_str().unwrap(),
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let clip = &report["clips"][0];
+    assert_eq!(clip["name"], "cmu_02_01_walk");
+    for key in ["mean", "max"] {
+        assert!(
+            clip["direction_error_deg"][key].as_f64().is_some(),
+            "{clip}"
+        );
+    }
+    assert!(
+        clip["foot_slide_cm"].as_f64().is_some_and(|s| s <= 1.0),
+        "{clip}"
+    );
+    let ratio = clip["root_speed_ratio"].as_f64().unwrap();
+    assert!(
+        (ratio * report["scale"].as_f64().unwrap() - 1.0).abs() < 0.05,
+        "{report}"
+    );
+    let inspect = throng(&["inspect", out.to_str().unwrap()]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    assert!(String::from_utf8_lossy(&inspect.stdout).contains("cmu_02_01_walk"));
+
+    let bad = dir.join("bad.toml");
+    let text = std::fs::read_to_string(&profile)
+        .unwrap()
+        .replace("\"calf_l\"", "\"knee_l\"");
+    std::fs::write(&bad, text).unwrap();
+    let o = throng(&[
+        "retarget",
+        mocap.to_str().unwrap(),
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        bad.to_str().unwrap(),
+        "--report",
+    ]);
+    assert_clean_failure(&o, "target joint 'knee_l' is not in the target skeleton");
+}

@@ -24,6 +24,7 @@ pub mod package;
 pub mod profile;
 pub mod report;
 pub mod resample;
+pub mod retarget;
 pub mod root_motion;
 
 pub use codec::{compress, encode_clip, Encoded};

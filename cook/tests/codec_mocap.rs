@@ -11,27 +11,7 @@ use std::path::PathBuf;
 use throng_cook::{cook_file, Profile};
 
 fn mocap() -> Vec<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/assets/mocap"
-    ));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "glb"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    if files.is_empty() {
-        let reason = format!("no mocap clips in {}", dir.display());
-        assert!(
-            std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
-            "{reason} and THRONG_REQUIRE_ASSETS=1"
-        );
-        eprintln!("skipping: {reason}");
-    }
-    files
+    throng_fixtures::shared_mocap()
 }
 
 #[test]

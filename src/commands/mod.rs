@@ -9,6 +9,7 @@ mod demo;
 mod inspect;
 mod parity;
 mod pose;
+mod retarget;
 mod simulate;
 mod soak;
 mod view;
@@ -33,6 +34,8 @@ pub struct Cli {
 enum Command {
     /// Cook a glTF file (.glb or .gltf) into a .throng package and print the cook report.
     Cook(cook::Args),
+    /// Retarget clips from one rig onto another character at cook time and write its package.
+    Retarget(retarget::Args),
     /// Print what a .throng package holds.
     Inspect(inspect::Args),
     /// Pose one skin at one clip time on the CPU reference and print joints, palette and vertices.
@@ -60,6 +63,7 @@ enum Command {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Cook(a) => cook::run(a),
+        Command::Retarget(a) => retarget::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),
@@ -82,6 +86,8 @@ pub enum CliError {
     },
     #[error(transparent)]
     Cook(#[from] throng_cook::CookError),
+    #[error(transparent)]
+    Retarget(#[from] throng_cook::retarget::RetargetError),
     #[error("{path}: {source}")]
     Package {
         path: PathBuf,
