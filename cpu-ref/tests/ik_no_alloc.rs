@@ -5,8 +5,8 @@ mod ik_support;
 use glam::Vec3;
 use ik_support::{character, character_rest, joint};
 use throng_cpu_ref::ik::{
-    place_feet, solve_aim, solve_fabrik, solve_two_bone, Aim, Fabrik, FootPlacement, FootState,
-    Ground, IkResult, IkStatus, Leg, TwoBone,
+    place_feet, solve_aim, solve_ccd, solve_fabrik, solve_two_bone, Aim, Ccd, Fabrik,
+    FootPlacement, FootState, Ground, IkResult, IkStatus, Leg, TwoBone,
 };
 use throng_fixtures::alloc::{allocations, Counting};
 
@@ -86,6 +86,17 @@ fn solves_do_not_allocate() {
                 &Fabrik {
                     weight: w,
                     ..Fabrik::new(hand_target)
+                },
+            );
+            assert!(r.is_ok());
+            let r = solve_ccd(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &arm,
+                &Ccd {
+                    weight: w,
+                    ..Ccd::new(hand_target)
                 },
             );
             assert!(r.is_ok());

@@ -18,12 +18,14 @@
 //! - Nothing allocates: chain scratch lives on the stack ([`MAX_CHAIN_JOINTS`]).
 
 pub mod aim;
+pub mod ccd;
 pub mod chain;
 pub mod fabrik;
 pub mod foot;
 pub mod two_bone;
 
 pub use aim::{solve_aim, Aim};
+pub use ccd::{solve_ccd, Ccd, MAX_CCD_PASSES};
 pub use chain::MAX_CHAIN_JOINTS;
 pub use fabrik::{solve_fabrik, Fabrik};
 pub use foot::{place_feet, FootPlacement, FootState, Ground, Leg, MAX_FEET};
