@@ -1,12 +1,13 @@
-//! The IK solves and foot placement allocate nothing: a counting global allocator watches this thread.
+//! The IK solves, spring chains and foot placement allocate nothing: a counting global allocator watches this thread.
 
 mod ik_support;
 
 use glam::Vec3;
 use ik_support::{character, character_rest, joint};
 use throng_cpu_ref::ik::{
-    place_feet, solve_aim, solve_ccd, solve_fabrik, solve_two_bone, Aim, Ccd, Fabrik,
-    FootPlacement, FootState, Ground, IkResult, IkStatus, Leg, TwoBone,
+    place_feet, solve_aim, solve_ccd, solve_fabrik, solve_two_bone, update_spring, Aim, Ccd,
+    Fabrik, FootPlacement, FootState, Ground, IkResult, IkStatus, Leg, Spring, SpringState,
+    TwoBone,
 };
 use throng_fixtures::alloc::{allocations, Counting};
 
@@ -55,6 +56,7 @@ fn solves_do_not_allocate() {
         },
     ];
     let mut state = FootState::default();
+    let mut spring_state = SpringState::default();
     let mut results = [IkResult {
         status: IkStatus::Reached,
         position_error: 0.0,
@@ -87,6 +89,16 @@ fn solves_do_not_allocate() {
                     weight: w,
                     ..Fabrik::new(hand_target)
                 },
+            );
+            assert!(r.is_ok());
+            let r = update_spring(
+                &p.skeleton,
+                &mut p.local,
+                &mut p.component,
+                &arm,
+                &Spring::new(80.0, 4.0, Vec3::new(0.0, -9.81, 0.0)),
+                &mut spring_state,
+                1.0 / 60.0,
             );
             assert!(r.is_ok());
             let r = solve_ccd(

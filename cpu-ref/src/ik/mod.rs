@@ -20,15 +20,19 @@
 pub mod aim;
 pub mod ccd;
 pub mod chain;
+pub mod controls;
 pub mod fabrik;
 pub mod foot;
+pub mod spring;
 pub mod two_bone;
 
 pub use aim::{solve_aim, Aim};
 pub use ccd::{solve_ccd, Ccd, MAX_CCD_PASSES};
 pub use chain::MAX_CHAIN_JOINTS;
+pub use controls::{Chain, Control, Controls, Solver};
 pub use fabrik::{solve_fabrik, Fabrik};
 pub use foot::{place_feet, FootPlacement, FootState, Ground, Leg, MAX_FEET};
+pub use spring::{update_spring, Spring, SpringState};
 pub use two_bone::{solve_two_bone, TwoBone};
 
 use glam::{Quat, Vec3};
