@@ -53,6 +53,8 @@
 
 mod animator;
 
+pub mod sketch;
+
 pub use animator::{Animator, AnimatorError, AnimatorOptions, View};
 pub use throng_control as control;
 pub use throng_cook as cook;
@@ -65,6 +67,47 @@ pub use throng_gpu as gpu;
 pub fn builtin_character() -> Result<cpu_ref::Package, cook::CookError> {
     let imported = cook::import_slice(&fixtures::character_glb(), "generated character")?;
     Ok(cook::cook(&imported, &cook::Profile::DEFAULT)?.0)
+}
+
+/// The generated character with, instead of its own clips, every CMU clip (`.glb`) in the folder
+/// `mocap` retargeted onto it by `fixtures/retarget/cmu-to-character.toml` (docs/retargeting.md),
+/// cooked and compressed with the default profile.
+pub fn mocap_character(
+    mocap: &std::path::Path,
+) -> Result<cpu_ref::Package, cook::retarget::RetargetError> {
+    use cook::retarget::{retarget, RetargetError, RetargetProfile, Source};
+    let profile = RetargetProfile::parse(
+        fixtures::CMU_TO_CHARACTER,
+        "fixtures/retarget/cmu-to-character.toml",
+    )?;
+    let io = |e: std::io::Error| RetargetError::Io {
+        file: mocap.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(mocap)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("glb")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(RetargetError::Source {
+            file: mocap.display().to_string(),
+            reason: "holds no .glb clips to retarget (the CMU clips are in ../shared/assets/mocap)"
+                .into(),
+        });
+    }
+    let mut target = cook::import_slice(&fixtures::character_glb(), "generated character")?;
+    target.source_clips.clear();
+    target.clip_meta.clear();
+    for file in &files {
+        let source = Source::from_imported(&cook::import_file(file)?);
+        target = retarget(&profile, &source, &target, &[])?.0;
+    }
+    let profile = cook::Profile::DEFAULT;
+    let (mut package, mut report) = cook::cook(&target, &profile)?;
+    cook::compress(&mut package, &mut report, &profile);
+    Ok(package)
 }
 
 /// Writes `image` as an 8-bit sRGB RGBA PNG at `path`, creating its folder.

@@ -78,6 +78,11 @@ pub struct Args {
     /// generated character.
     #[arg(long)]
     asset: Option<PathBuf>,
+    /// Play the CMU motion capture clips in this folder (../shared/assets/mocap) retargeted
+    /// onto the generated character (fixtures/retarget/cmu-to-character.toml) across the crowd,
+    /// on fixed programs.
+    #[arg(long, value_name = "DIR", conflicts_with = "asset")]
+    mocap: Option<PathBuf>,
     /// Image width in pixels.
     #[arg(long, default_value_t = 1280)]
     width: u32,
@@ -268,18 +273,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--instances, --frames, --width and --height must be at least 1".into(),
         ));
     }
-    let programs = match (args.programs, &args.asset) {
-        (Some(Programs::Tree), Some(_)) => return Err(CliError::Usage(
-            "--programs tree drives the generated character only: real assets have no state tree"
+    let other_clips = args.asset.is_some() || args.mocap.is_some();
+    let programs = match (args.programs, other_clips) {
+        (Some(Programs::Tree), true) => return Err(CliError::Usage(
+            "--programs tree drives the generated character's own clips only: real assets and mocap have no state tree"
                 .into(),
         )),
         (Some(p), _) => p,
-        (None, None) => Programs::Tree,
-        (None, Some(_)) => Programs::Fixed,
+        (None, false) => Programs::Tree,
+        (None, true) => Programs::Fixed,
     };
-    let (mut package, name) = match &args.asset {
-        Some(path) => (load_any(path)?, path.display().to_string()),
-        None => (builtin_character()?, "generated character".to_string()),
+    let (mut package, name) = match (&args.asset, &args.mocap) {
+        (Some(path), _) => (load_any(path)?, path.display().to_string()),
+        (None, Some(dir)) => (
+            throng::mocap_character(dir)?,
+            format!("generated character on the mocap of {}", dir.display()),
+        ),
+        (None, None) => (builtin_character()?, "generated character".to_string()),
     };
     let ctx = GpuContext::new().map_err(no_gpu)?;
     // The crowd's skin is skin 0 (the formation's). A crowd too large for one runtime is

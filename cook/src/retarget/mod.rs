@@ -666,17 +666,19 @@ impl Binding {
                 1.0
             }
             Scale::Legs => {
-                // Standing leg-root heights: the target's at its reference; the source's is its
-                // leg length plus the ankle's clearance (its reference need not stand on the
-                // floor: the CMU zero pose has the hips at the origin).
+                // Straight-legged standing heights of the leg roots: leg length plus the ankle's
+                // clearance on each side (a reference need not stand on the floor, nor straight:
+                // the CMU zero pose has the hips at the origin, the Knight's knees are bent).
+                let path = |pose: &ScenePose, joints: &[usize]| {
+                    joints
+                        .windows(2)
+                        .map(|w| (pose.position(w[1]) - pose.position(w[0])).length())
+                        .sum::<f64>()
+                };
                 let (mut lt, mut ls) = (0.0, 0.0);
                 for (t_joints, s_joints) in &leg_chains {
-                    let path = s_joints
-                        .windows(2)
-                        .map(|w| (s_ref.position(w[1]) - s_ref.position(w[0])).length())
-                        .sum::<f64>();
-                    lt += t_ref.position(t_joints[0]).y - profile.target.floor;
-                    ls += path + clearance.0;
+                    lt += path(&t_ref, t_joints) + clearance.1;
+                    ls += path(&s_ref, s_joints) + clearance.0;
                 }
                 let s = lt / ls;
                 if s.is_finite() && s > 0.0 {

@@ -91,10 +91,11 @@ pub struct Translation {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scale {
-    /// Target over source standing height of the `legs` chains' first joints (the hips): the
-    /// target's above its floor at its reference; the source's its leg length (reference path
-    /// from the chain's first to last joint) plus its ankle clearance, the lowest its last
-    /// joints come to its floor over the source's clips. Summed over the chains.
+    /// Target over source straight-legged standing height of the `legs` chains' first joints
+    /// (the hips): on each side the leg length (reference path from the chain's first to last
+    /// joint) plus the ankle clearance (the target's: its ankles' reference height above its
+    /// floor; the source's: the lowest its ankles come to its floor over its clips). Summed
+    /// over the chains.
     Legs,
     /// A fixed factor; a non-finite or non-positive one falls back to 1 with a warning.
     Fixed(f64),
