@@ -830,3 +830,56 @@ fn demo_props_put_a_sword_in_every_members_hand_with_one_dispatch_and_one_draw_m
         "{err}"
     );
 }
+
+#[test]
+fn demo_mocap_plays_the_retargeted_cmu_clips_across_the_crowd() {
+    let mocap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/mocap");
+    if !mocap.is_dir() {
+        assert!(
+            std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
+            "{} is missing and THRONG_REQUIRE_ASSETS=1",
+            mocap.display()
+        );
+        eprintln!("skipping: {} not found", mocap.display());
+        return;
+    }
+    let dir = scratch_dir("demo-mocap");
+    let png = dir.join("mocap.png");
+    let out = throng(&[
+        "demo",
+        "--mocap",
+        mocap.to_str().unwrap(),
+        // The far tier would bake impostors of all six long clips first (half a minute).
+        "--no-far-tier",
+        "--instances",
+        "6",
+        "--frames",
+        "2",
+        "--width",
+        "96",
+        "--height",
+        "64",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "demo --mocap failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(report["visible"], 6, "{report}");
+    assert_ne!(
+        decode(&dir.join("mocap_0000.png")).2,
+        decode(&dir.join("mocap_0001.png")).2,
+        "the mocap does not move"
+    );
+    let bad = throng(&["demo", "--mocap", dir.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("holds no .glb clips"), "{err}");
+}
