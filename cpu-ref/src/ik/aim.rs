@@ -144,10 +144,7 @@ pub fn solve_aim(
             0,
         ));
     }
-    let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
-    for (o, &j) in original.iter_mut().zip(joints) {
-        *o = local[j].rotation;
-    }
+    let original = chain::Saved::of(local, joints);
     let rest = rest_frame(skeleton, local, component, joints);
     let frame = RestFrame::new(rest, &axes);
 
@@ -194,11 +191,7 @@ pub fn solve_aim(
         Some((v, false)) if chain::angle_between(forward, v) > AIM_TOLERANCE => IkStatus::Limited,
         Some(_) => IkStatus::Reached,
     };
-    if aim.weight < 1.0 {
-        for (&j, &q0) in joints.iter().zip(&original) {
-            local[j].rotation = slerp_shortest(q0, local[j].rotation, aim.weight);
-        }
-    }
+    original.blend(local, joints, aim.weight);
     chain::rebuild_subtree(skeleton, local, component, first);
     Ok(measure(component, aim, &axes, end, status, iterations))
 }

@@ -9,11 +9,10 @@
 //! Unlike FABRIK it works on rotations directly, so bone lengths are kept exactly and no
 //! rebuild is needed; it tends to curl the joints near the tip first.
 
-use glam::{Affine3A, Quat, Vec3};
+use glam::{Affine3A, Vec3};
 
 use super::chain::{self, arc, position, MAX_CHAIN_JOINTS};
 use super::{check_weight, finite_vec, in_range, IkError, IkResult, IkStatus, TINY};
-use crate::transform::slerp_shortest;
 use crate::{Skeleton, Trs};
 
 /// The most passes a CCD solve may run.
@@ -108,10 +107,7 @@ pub fn solve_ccd(
     let reachable = dist <= total && dist >= (2.0 * longest - total).max(0.0);
     let tolerance = ik.tolerance * total;
 
-    let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
-    for (o, &j) in original.iter_mut().zip(joints) {
-        *o = local[j].rotation;
-    }
+    let original = chain::Saved::of(local, joints);
     let mut passes = 0;
     while passes < ik.max_passes && (position(component, last) - ik.target).length() > tolerance {
         for &j in joints[..joints.len() - 1].iter().rev() {
@@ -123,11 +119,7 @@ pub fn solve_ccd(
         passes += 1;
     }
     let reached = (position(component, last) - ik.target).length() <= tolerance;
-    if ik.weight < 1.0 {
-        for (&j, &q0) in joints.iter().zip(&original) {
-            local[j].rotation = slerp_shortest(q0, local[j].rotation, ik.weight);
-        }
-    }
+    original.blend(local, joints, ik.weight);
     chain::rebuild_subtree(skeleton, local, component, first);
     let status = match (reached, reachable) {
         (true, _) => IkStatus::Reached,

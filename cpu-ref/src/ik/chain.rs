@@ -7,6 +7,7 @@
 use glam::{Affine3A, Mat3A, Quat, Vec3};
 
 use super::IkError;
+use crate::transform::slerp_shortest;
 use crate::{Skeleton, Trs};
 
 /// Longest chain a solver takes; chain scratch is a stack array of this size.
@@ -221,6 +222,58 @@ pub fn rebuild_subtree(
         .min(n);
     for j in joint..end {
         component[j] = parent_component(skeleton, component, j) * local[j].to_affine();
+    }
+}
+
+/// The local rotations of a chain's joints kept before a solve, so that its result can be
+/// blended back by weight.
+pub struct Saved([Quat; MAX_CHAIN_JOINTS]);
+
+impl Saved {
+    pub fn of(local: &[Trs], joints: &[usize]) -> Saved {
+        let mut saved = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
+        for (o, &j) in saved.iter_mut().zip(joints) {
+            *o = local[j].rotation;
+        }
+        Saved(saved)
+    }
+
+    /// Slerps each joint's local rotation from its saved one by `weight` (nothing at 1).
+    /// Component transforms are left to the caller's rebuild.
+    pub fn blend(&self, local: &mut [Trs], joints: &[usize], weight: f32) {
+        if weight < 1.0 {
+            for (&j, &q0) in joints.iter().zip(&self.0) {
+                local[j].rotation = slerp_shortest(q0, local[j].rotation, weight);
+            }
+        }
+    }
+}
+
+/// Turns the joints of `joints` but the last, root first, each by the shortest arc that lays
+/// its bone (to the next chain joint) onto the direction of `goals[i]` (where joint `i + 1`
+/// should go) from where it stands, the path below brought up to date before the next turn.
+/// Each bone keeps its twist.
+pub fn lay_bones(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joints: &[usize],
+    goals: &[Vec3],
+) {
+    for (i, (pair, &goal)) in joints.windows(2).zip(goals).enumerate() {
+        let (j, next) = (pair[0], pair[1]);
+        let from = position(component, j);
+        let bone = position(component, next) - from;
+        rotate_joint(
+            skeleton,
+            local,
+            component,
+            j,
+            arc(bone, goal - from, Vec3::ZERO),
+        );
+        // The next joint's turn reads the joint after it, so bring the path that far up to date.
+        let until = joints.get(i + 2).copied().unwrap_or(next);
+        refresh_path(skeleton, local, component, j, until);
     }
 }
 

@@ -13,7 +13,6 @@ use glam::{Affine3A, Quat, Vec3};
 
 use super::chain::{self, arc, position, MAX_CHAIN_JOINTS};
 use super::{check_weight, finite_vec, in_range, IkError, IkResult, IkStatus, TINY};
-use crate::transform::slerp_shortest;
 use crate::{Skeleton, Trs};
 
 /// Radians a straight chain is bent at its second joint before the passes.
@@ -237,30 +236,9 @@ pub fn solve_fabrik(
         }
     };
 
-    let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
-    for (o, &j) in original.iter_mut().zip(joints) {
-        *o = local[j].rotation;
-    }
-    for (i, pair) in joints.windows(2).enumerate() {
-        let (j, next) = (pair[0], pair[1]);
-        let from = position(component, j);
-        let bone = position(component, next) - from;
-        chain::rotate_joint(
-            skeleton,
-            local,
-            component,
-            j,
-            arc(bone, pts.p[i + 1] - from, Vec3::ZERO),
-        );
-        // The next joint's turn reads the joint after it, so bring the path that far up to date.
-        let until = joints.get(i + 2).copied().unwrap_or(next);
-        chain::refresh_path(skeleton, local, component, j, until);
-    }
-    if ik.weight < 1.0 {
-        for (&j, &q0) in joints.iter().zip(&original) {
-            local[j].rotation = slerp_shortest(q0, local[j].rotation, ik.weight);
-        }
-    }
+    let original = chain::Saved::of(local, joints);
+    chain::lay_bones(skeleton, local, component, joints, &pts.p[1..pts.n]);
+    original.blend(local, joints, ik.weight);
     chain::rebuild_subtree(skeleton, local, component, first);
     Ok(measure(component, last, ik.target, status, iterations))
 }

@@ -11,11 +11,10 @@
 //! turn, root first, by the shortest arc onto the simulated segments; `weight` slerps them from
 //! the animated pose. The state is the caller's, one per chain and character.
 
-use glam::{Affine3A, Quat, Vec3};
+use glam::{Affine3A, Vec3};
 
-use super::chain::{self, arc, position, MAX_CHAIN_JOINTS};
+use super::chain::{self, position, MAX_CHAIN_JOINTS};
 use super::{check_weight, finite_vec, in_range, IkError, TINY};
-use crate::transform::slerp_shortest;
 use crate::{Skeleton, Trs};
 
 /// Longest frame time one update integrates, seconds.
@@ -176,24 +175,15 @@ pub fn update_spring(
 
     state.resets += resets;
 
-    let mut original = [Quat::IDENTITY; MAX_CHAIN_JOINTS];
-    for (o, &j) in original.iter_mut().zip(joints) {
-        *o = local[j].rotation;
-    }
-    for i in 0..segments {
-        let (j, next) = (joints[i], joints[i + 1]);
-        let from = position(component, j);
-        let bone = position(component, next) - from;
-        let goal = state.endpoint[i] - from;
-        chain::rotate_joint(skeleton, local, component, j, arc(bone, goal, Vec3::ZERO));
-        let until = joints.get(i + 2).copied().unwrap_or(next);
-        chain::refresh_path(skeleton, local, component, j, until);
-    }
-    if spring.weight < 1.0 {
-        for (&j, &q0) in joints.iter().zip(&original) {
-            local[j].rotation = slerp_shortest(q0, local[j].rotation, spring.weight);
-        }
-    }
+    let original = chain::Saved::of(local, joints);
+    chain::lay_bones(
+        skeleton,
+        local,
+        component,
+        joints,
+        &state.endpoint[..segments],
+    );
+    original.blend(local, joints, spring.weight);
     chain::rebuild_subtree(skeleton, local, component, joints[0]);
     Ok(substeps)
 }
