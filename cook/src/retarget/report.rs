@@ -15,7 +15,8 @@ use serde::Serialize;
 use throng_cpu_ref::clip::{root_motion_affine, sample_clip};
 use throng_cpu_ref::{Clip, Skeleton};
 
-use super::{Binding, Motion, ScenePose, Source};
+use super::scene::ScenePose;
+use super::{Binding, Motion, Source};
 use crate::CookReport;
 
 /// Contact height band above the foot's lowest point in the clip, scene units of the source.

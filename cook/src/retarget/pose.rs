@@ -1,0 +1,248 @@
+//! One pose retargeted ([`Binding::pose`]): goal rotations, translation, twist, followers and
+//! planted feet, in the order the module doc of [`super`] gives.
+
+use glam::{DAffine3, DQuat, DVec3};
+use throng_cpu_ref::{Skeleton, Trs};
+
+use super::binding::{Leg, Twist, NONE};
+use super::report;
+use super::scene::{affine, arc, parent, parent_frame, refresh, store, twist, ScenePose};
+use super::{Binding, Motion, TranslationPolicy};
+
+/// How long a planted foot's IK eases in before a contact and out after it, seconds.
+pub const PLANT_EASE_S: f64 = 0.1;
+
+/// Reusable per-pose buffers of [`Binding::pose`].
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    source: ScenePose,
+    target: ScenePose,
+}
+
+impl Binding {
+    /// Retargets one source local pose onto the target: `target_local` gets every joint's local
+    /// transform (rest scale everywhere).
+    /// `plant`: per IK leg of the profile, how far (0 to 1) its foot reaches for the source's
+    /// ([`Binding::plant_weights`]); missing entries count as 0.
+    pub fn pose(
+        &self,
+        source: &Skeleton,
+        source_local: &[Trs],
+        target: &Skeleton,
+        target_local: &mut [Trs],
+        plant: &[f64],
+        scratch: &mut Scratch,
+    ) {
+        scratch.source.compute(source, source_local);
+        let s = &scratch.source;
+        let t = &mut scratch.target;
+        let n = target.joint_count();
+        t.affine.resize(n, DAffine3::IDENTITY);
+        t.rotation.resize(n, DQuat::IDENTITY);
+        let root = target.root_transform.as_daffine3();
+        let root_rotation = root.to_scale_rotation_translation().1;
+        let tj = self.translation_joint.0;
+        for j in 0..n {
+            let (pa, pq) = match parent(target, j) {
+                Some(p) => (t.affine[p], t.rotation[p]),
+                None => (root, root_rotation),
+            };
+            let rest = &target.rest[j];
+            let mut rotation = self.rest_rotation[j];
+            let mut translation = rest.translation.as_dvec3();
+            let src = self.source_of[j];
+            if src != NONE {
+                let src = src as usize;
+                let mut goal = self.facing * s.rotation[src] * self.carry[j];
+                let (_, sn) = self.next[j];
+                if sn != NONE {
+                    let want = self.facing * (s.position(sn as usize) - s.position(src));
+                    goal = arc(goal * self.bone_local[j], want) * goal;
+                }
+                rotation = (pq.inverse() * goal).normalize();
+                if self.policy == TranslationPolicy::All && j != tj {
+                    translation = source_local[src].translation.as_dvec3() * self.scale;
+                }
+            }
+            if j == tj && self.policy != TranslationPolicy::None {
+                let position = self.hips(s, pq * rotation);
+                translation = pa.inverse().transform_point3(position);
+            }
+            if let Some(&Twist {
+                previous,
+                fraction,
+                axis,
+                reference,
+                ..
+            }) = self.twists.iter().find(|tw| tw.last == j)
+            {
+                let roll = twist(rotation * reference.inverse(), axis);
+                let moved = DQuat::IDENTITY.slerp(roll, fraction);
+                let mut before = target_local[previous];
+                before.rotation = (before.rotation.as_dquat() * moved).normalize().as_quat();
+                t.rotation[previous] = (t.rotation[previous] * moved).normalize();
+                let grand = parent(target, previous).map_or(root, |g| t.affine[g]);
+                t.affine[previous] = grand * affine(&before);
+                target_local[previous] = before;
+                rotation = (moved.inverse() * rotation).normalize();
+                let (pa, pq) = (t.affine[previous], t.rotation[previous]);
+                store(j, rest, rotation, translation, (pa, pq), t, target_local);
+                continue;
+            }
+            store(j, rest, rotation, translation, (pa, pq), t, target_local);
+        }
+        self.follow_pass(target, t, target_local);
+        if !self.legs.is_empty() {
+            for (leg, &weight) in self.legs.iter().zip(plant) {
+                if weight > 0.0 {
+                    self.reach(leg, weight, s, target, t, target_local);
+                }
+            }
+            self.follow_pass(target, t, target_local);
+        }
+    }
+
+    /// Places every follower at its reference offset from the joint it follows.
+    fn follow_pass(&self, target: &Skeleton, t: &mut ScenePose, target_local: &mut [Trs]) {
+        for &(f, o, offset) in &self.follow {
+            let at = t.affine[o].transform_point3(offset);
+            let pa = parent_frame(target, t, f).0;
+            target_local[f].translation = pa.inverse().transform_point3(at).as_vec3();
+            refresh(target, f, t, target_local);
+        }
+    }
+
+    /// Per IK leg, per time of `times`: 1 while the source foot or its toe (the `[[feet]]` on
+    /// it) is in contact (the report's detector, [`report::contact_runs`]), easing to 0 over
+    /// [`PLANT_EASE_S`] either side.
+    pub fn plant_weights(
+        &self,
+        source: &Skeleton,
+        motion: &Motion,
+        times: &[f64],
+    ) -> Vec<Vec<f64>> {
+        if self.legs.is_empty() {
+            return Vec::new();
+        }
+        let mut local = source.rest.clone();
+        let mut pose = ScenePose::default();
+        let watched: Vec<usize> = self.legs.iter().flat_map(|l| l.watch.clone()).collect();
+        let mut paths = vec![Vec::with_capacity(times.len()); watched.len()];
+        for &time in times {
+            motion.sample(source, time, &mut local);
+            pose.compute(source, &local);
+            for (&joint, path) in watched.iter().zip(&mut paths) {
+                path.push(pose.position(joint));
+            }
+        }
+        self.legs
+            .iter()
+            .map(|leg| {
+                let runs: Vec<_> = watched
+                    .iter()
+                    .zip(&paths)
+                    .filter(|(j, _)| leg.watch.contains(j))
+                    .flat_map(|(_, path)| report::contact_runs(path, times))
+                    .collect();
+                times
+                    .iter()
+                    .map(|&t| {
+                        let gap = |r: &std::ops::Range<usize>| {
+                            (times[r.start] - t).max(t - times[r.end - 1]).max(0.0)
+                        };
+                        let nearest = runs.iter().map(gap).fold(f64::INFINITY, f64::min);
+                        let x = (1.0 - nearest / PLANT_EASE_S).clamp(0.0, 1.0);
+                        x * x * (3.0 - 2.0 * x)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Two-bone IK of `leg` (at `weight`) toward the source foot's position: horizontally relative to the
+    /// hips, turned and scaled; vertically its height above the floor, scaled (relative to the
+    /// hips too when the hips keep their height). The bend plane is kept (law of cosines, as `throng_cpu_ref::ik::solve_two_bone`,
+    /// for a foot that may follow the calf instead of hanging under it). The foot keeps its
+    /// scene rotation.
+    fn reach(
+        &self,
+        leg: &Leg,
+        weight: f64,
+        source: &ScenePose,
+        target: &Skeleton,
+        t: &mut ScenePose,
+        target_local: &mut [Trs],
+    ) {
+        let (tj, sj) = self.translation_joint;
+        let foot = source.position(leg.source_foot);
+        let mut goal = t.position(tj) + self.facing * (foot - source.position(sj)) * self.scale;
+        if self.policy == TranslationPolicy::RootPelvisHeight
+            || self.policy == TranslationPolicy::All
+        {
+            let (s_clear, t_clear) = self.clearance;
+            goal.y = self.floors.1 + t_clear + (foot.y - self.floors.0 - s_clear) * self.scale;
+        }
+        let (h, k, a) = (
+            t.position(leg.thigh),
+            t.position(leg.calf),
+            t.position(leg.foot),
+        );
+        let (l1, l2) = ((k - h).length(), (a - k).length());
+        let to = goal - h;
+        let d = to.length();
+        let tiny = 1e-9 * (l1 + l2).max(1e-12);
+        if l1 <= tiny || l2 <= tiny || d <= tiny {
+            return;
+        }
+        let dir = to / d;
+        let reach = d.clamp((l1 - l2).abs(), l1 + l2);
+        let bend = ((k - h) - dir * (k - h).dot(dir))
+            .try_normalize()
+            .unwrap_or_else(|| dir.any_orthonormal_vector());
+        let cos = ((l1 * l1 + reach * reach - l2 * l2) / (2.0 * l1 * reach)).clamp(-1.0, 1.0);
+        let knee = h + l1 * (dir * cos + bend * (1.0 - cos * cos).max(0.0).sqrt());
+        let thigh_turn = arc(k - h, knee - h);
+        let calf_turn = arc(thigh_turn * (a - k), h + dir * reach - knee);
+        let (thigh_turn, calf_turn) = (
+            DQuat::IDENTITY.slerp(thigh_turn, weight),
+            DQuat::IDENTITY.slerp(calf_turn, weight),
+        );
+        let foot_rotation = t.rotation[leg.foot];
+        for (joint, turn) in [(leg.thigh, thigh_turn), (leg.calf, calf_turn * thigh_turn)] {
+            let goal = turn * t.rotation[joint];
+            let pq = parent_frame(target, t, joint).1;
+            target_local[joint].rotation = (pq.inverse() * goal).normalize().as_quat();
+            t.rotation[joint] = goal;
+        }
+        if parent(target, leg.foot) == Some(leg.calf) {
+            let local = t.rotation[leg.calf].inverse() * foot_rotation;
+            target_local[leg.foot].rotation = local.normalize().as_quat();
+        }
+        refresh(target, leg.thigh, t, target_local);
+    }
+
+    /// Scene position of the target's translation joint for the source's at `source`.
+    /// `rotation`: the joint's scene rotation, already retargeted. With leg roots, the height
+    /// puts them (on average) at the source's leg-root height above its floor, scaled, so legs
+    /// of different hip placement reach the ground alike; without, the joint's own height.
+    fn hips(&self, source: &ScenePose, rotation: DQuat) -> DVec3 {
+        let (s_ref, t_ref) = self.reference_position;
+        let (s_floor, t_floor) = self.floors;
+        let sj = self.translation_joint.1;
+        let moved = self.facing * (source.position(sj) - s_ref) * self.scale;
+        let lift = |s_y: f64| t_floor + (s_y - s_floor) * self.scale;
+        let height = match self.policy {
+            TranslationPolicy::Root => t_ref.y,
+            _ if self.leg_roots.is_empty() => lift(source.position(sj).y),
+            _ => {
+                let sum: f64 = self
+                    .leg_roots
+                    .iter()
+                    .map(|&(s, offset)| lift(source.position(s).y) - (rotation * offset).y)
+                    .sum();
+                sum / self.leg_roots.len() as f64
+            }
+        };
+        DVec3::new(t_ref.x + moved.x, height, t_ref.z + moved.z)
+    }
+}
