@@ -26,7 +26,8 @@ fn a_one_minute_soak_survives_every_disturbance_with_parity_and_no_growth() {
         return;
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "soak failed:\n{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "soak failed:\n{stderr}\n{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON summary");
     assert_eq!(report["pass"], true, "{report:#}");
     let whats: Vec<&str> = (report["disturbances"]

@@ -14,7 +14,8 @@
 //! sampled every few seconds, allocations and wall time per frame always.
 //!
 //! The run fails on any divergence, on a disturbance not refused, on resident memory growing
-//! after the warm-up, or on allocations per frame growing; a panic fails it too (exit 101).
+//! after the warm-up while no pipeline compiles, or on allocations per frame growing; a panic
+//! fails it too (exit 101).
 
 use std::time::{Duration, Instant};
 
@@ -72,9 +73,13 @@ const MEMORY_EVERY: f64 = 5.0;
 /// after every variant has been resident and every disturbance has happened once (each brings
 /// its own pipelines and buffer sizes).
 const WARM_UP: f64 = 0.2;
-/// Resident memory may end at most this much above its post-warm-up level (ratio, bytes):
+/// Resident memory may grow, summed over the samples after the warm-up between which no
+/// pipeline compiled, at most this much over its level at the warm-up's end (ratio, bytes):
 /// package swaps free and reallocate, and the allocator keeps some of what was freed.
 const MEMORY_SLACK: (f64, f64) = (1.05, 16.0 * 1024.0 * 1024.0);
+/// Least share of the time after the warm-up that must pass between samples with no pipeline
+/// compiling for memory to be judged.
+const QUIET_SHARE: f64 = 0.25;
 /// Share of members added or removed at once.
 const CHURN: u32 = 10;
 /// Metres between members on the grid.
@@ -227,6 +232,31 @@ impl Worst {
     }
 }
 
+/// Resident memory at one point of the run, and the pipeline compilation around it.
+///
+/// A specialised pipeline first seen late (a state the crowd reaches for the first time) is
+/// compiled then; on a software adapter that is LLVM in this process, whose code and arenas stay
+/// resident. The cache holds at most `throng_gpu::pipelines::MAX_PIPELINES`, so that growth is bounded,
+/// and memory is judged only between samples with no compilation in between.
+#[derive(Clone, Copy)]
+struct MemorySample {
+    /// Seconds into the run.
+    at: f64,
+    /// Resident bytes.
+    bytes: u64,
+    /// Specialised pipelines built so far.
+    pipelines: usize,
+    /// Whether a pipeline was still compiling when the sample was taken.
+    compiling: bool,
+}
+
+impl MemorySample {
+    /// Whether no pipeline compiled between `self` and the later sample `next`.
+    fn quiet_until(&self, next: &MemorySample) -> bool {
+        self.pipelines == next.pipelines && !self.compiling && !next.compiling
+    }
+}
+
 /// Everything the run measured.
 #[derive(Default)]
 struct Record {
@@ -234,8 +264,7 @@ struct Record {
     frame_ms: Vec<f64>,
     /// Allocations of each undisturbed, unchecked frame, with the frame's time in the run.
     allocations: Vec<(f64, u64)>,
-    /// (seconds into the run, resident bytes).
-    memory: Vec<(f64, u64)>,
+    memory: Vec<MemorySample>,
     disturbances: Vec<(f64, String)>,
     checks: u64,
     parity: Worst,
@@ -387,7 +416,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             skin: Some(0),
             instances: &instances,
         };
-        runtime.frame(&[batch])?;
+        let compiling = runtime.frame(&[batch])?.pending_pipelines > 0;
         runtime.finish()?;
         if now >= next_check {
             next_check += args.check_every;
@@ -418,7 +447,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if now >= next_memory {
             next_memory += MEMORY_EVERY;
             if let Some(bytes) = resident_bytes() {
-                record.memory.push((now, bytes));
+                record.memory.push(MemorySample {
+                    at: now,
+                    bytes,
+                    pipelines: runtime.pipelines_built().0,
+                    compiling,
+                });
             }
         }
         record.frames += 1;
@@ -640,8 +674,8 @@ fn percentile(values: &[u64], p: f64) -> u64 {
         .unwrap_or(0)
 }
 
-/// Fails the run on resident memory or allocations per frame growing from the first half
-/// after the warm-up to the second.
+/// Fails the run on resident memory growing after the warm-up while no pipeline compiled, or
+/// on allocations per frame growing from the first half after the warm-up to the second.
 fn judge(record: &mut Record, seconds: f64) {
     let Some(warm) = record.warm.map(|w| w.max(seconds * WARM_UP)) else {
         record.failures.push(
@@ -649,14 +683,26 @@ fn judge(record: &mut Record, seconds: f64) {
         );
         return;
     };
-    let (first, second) = halves(&record.memory, warm, seconds);
-    if let (Some(&base), Some(&end)) = (first.iter().max(), second.iter().max()) {
-        let bound = base as f64 * MEMORY_SLACK.0 + MEMORY_SLACK.1;
-        if end as f64 > bound {
+    let after: Vec<MemorySample> = (record.memory.iter())
+        .filter(|m| m.at >= warm)
+        .copied()
+        .collect();
+    if let Some(base) = after.first() {
+        let growth = quiet_growth(&after);
+        let quiet: f64 = (after.windows(2))
+            .filter(|w| w[0].quiet_until(&w[1]))
+            .map(|w| w[1].at - w[0].at)
+            .sum();
+        let bound = base.bytes as f64 * (MEMORY_SLACK.0 - 1.0) + MEMORY_SLACK.1;
+        if growth > bound {
             record.failures.push(format!(
-                "resident memory grew after the warm-up: {:.1} MiB, then {:.1} MiB",
-                mib(base),
-                mib(end)
+                "resident memory grew by {:.1} MiB after the warm-up ({:.1} MiB at its end) over {quiet:.0} s in which no pipeline compiled",
+                growth / (1024.0 * 1024.0),
+                mib(base.bytes)
+            ));
+        } else if quiet < (seconds - warm) * QUIET_SHARE {
+            record.failures.push(format!(
+                "pipelines compiled during all but {quiet:.0} s after the warm-up, too little to judge memory: run longer"
             ));
         }
     }
@@ -667,6 +713,15 @@ fn judge(record: &mut Record, seconds: f64) {
             "allocations per frame grew after the warm-up: median {a}, then {b}"
         ));
     }
+}
+
+/// Bytes resident memory grew, summed over consecutive samples with no pipeline compiling in
+/// between (a fall counts against an earlier rise).
+fn quiet_growth(samples: &[MemorySample]) -> f64 {
+    (samples.windows(2))
+        .filter(|w| w[0].quiet_until(&w[1]))
+        .map(|w| w[1].bytes as f64 - w[0].bytes as f64)
+        .sum()
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -703,7 +758,7 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
             "p99": percentile(&allocs, 0.99), "max": allocs.iter().max(),
         },
         "warm_up_s": record.warm.map(|w| w.max(seconds * WARM_UP)),
-        "resident_bytes": record.memory.iter().map(|(t, b)| json!({ "at_s": t, "bytes": b })).collect::<Vec<_>>(),
+        "resident_bytes": record.memory.iter().map(|m| json!({ "at_s": m.at, "bytes": m.bytes, "pipelines": m.pipelines, "compiling": m.compiling })).collect::<Vec<_>>(),
         "gpu_bytes": runtime.resident_bytes() + runtime.frame_buffer_bytes(),
         "failures": record.failures,
         "pass": record.failures.is_empty(),
@@ -741,9 +796,9 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
         allocs.len()
     );
     let series: Vec<String> = (record.memory.iter())
-        .map(|(t, b)| format!("{t:.0}s {:.1}", mib(*b)))
+        .map(|m| format!("{:.0}s {:.1} ({})", m.at, mib(m.bytes), m.pipelines))
         .collect();
-    println!("  resident MiB: {}", series.join(", "));
+    println!("  resident MiB (pipelines built): {}", series.join(", "));
     match record.warm {
         Some(w) => println!("  warm-up: the first {:.0} s", w.max(seconds * WARM_UP)),
         None => println!("  warm-up: not over"),
