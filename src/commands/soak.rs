@@ -808,3 +808,69 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
         false => record.failures.iter().for_each(|f| println!("  FAIL: {f}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// A 60-s run warmed up at 10 s, sampled every 5 s: (MiB, pipelines built) per sample.
+    fn judged(series: &[(u64, usize)]) -> Vec<String> {
+        let mut record = Record {
+            warm: Some(10.0),
+            memory: (series.iter().enumerate())
+                .map(|(i, &(mib, pipelines))| MemorySample {
+                    at: i as f64 * MEMORY_EVERY,
+                    bytes: mib * MIB,
+                    pipelines,
+                    compiling: false,
+                })
+                .collect(),
+            ..Record::default()
+        };
+        judge(&mut record, 60.0);
+        record.failures
+    }
+
+    #[test]
+    fn a_step_while_a_late_pipeline_compiles_is_not_growth() {
+        let steps = [
+            (200, 10),
+            (250, 12),
+            (300, 20),
+            (300, 20),
+            (300, 20),
+            (330, 21),
+        ];
+        let flat = [
+            (300, 21),
+            (300, 21),
+            (301, 21),
+            (300, 21),
+            (300, 21),
+            (300, 21),
+        ];
+        assert!(judged(&[&steps[..], &flat[..]].concat()).is_empty());
+    }
+
+    #[test]
+    fn growth_between_compilations_fails_the_run() {
+        let leak: Vec<(u64, usize)> = (0..12).map(|i| (300 + 8 * i, 20)).collect();
+        let failures = judged(&leak);
+        assert!(
+            failures.iter().any(|f| f.contains("resident memory grew")),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_compiles_throughout_cannot_be_judged() {
+        let busy: Vec<(u64, usize)> = (0..12).map(|i| (300, 20 + i)).collect();
+        let failures = judged(&busy);
+        assert!(
+            failures.iter().any(|f| f.contains("too little to judge")),
+            "{failures:?}"
+        );
+    }
+}
