@@ -163,6 +163,57 @@ fn character_head_chain_looks_at_a_target() {
     }
 }
 
+/// The character with its chest twisted `yaw` radians to its left (about +Y at spine_02).
+fn chest_twisted(yaw: f32) -> Posed {
+    let p = character_rest(character());
+    let spine = joint(&p, "spine_02");
+    let mut local = p.local.clone();
+    local[spine].rotation = Quat::from_rotation_y(yaw) * local[spine].rotation;
+    Posed::new(p.skeleton, local)
+}
+
+/// Yaw of the head's forward axis (+Z) about +Y, from the root's facing (+Z): left is +X.
+fn head_yaw(p: &Posed) -> f32 {
+    let forward = rotation_of(&p.component[joint(p, "head")]) * Vec3::Z;
+    forward.x.atan2(forward.z)
+}
+
+/// The limits are measured from where the body faces (the root joint), not from the animated
+/// chest: with the chest twisted 0.5 rad to the left, a neck and head limited to 0.3 rad of yaw
+/// still look straight ahead of the root, and no further than 0.3 rad to its left.
+#[test]
+fn aim_limits_follow_the_root_not_the_animated_spine() {
+    for (want, expect, status) in [
+        (0.0, 0.0, IkStatus::Reached),
+        (0.6, 0.3, IkStatus::Limited),
+        (-0.6, -0.3, IkStatus::Limited),
+    ] {
+        let mut p = chest_twisted(0.5);
+        let chain = [joint(&p, "neck"), joint(&p, "head")];
+        let target = p.at(chain[1]) + Quat::from_rotation_y(want) * Vec3::Z * 1e3;
+        let aim = Aim {
+            yaw_limit: 0.3,
+            pitch_limit: 0.6,
+            ..Aim::new(target, Vec3::Z, Vec3::Y)
+        };
+        let r = solve_aim(
+            &p.skeleton,
+            &mut p.local,
+            &mut p.component,
+            &aim,
+            &chain,
+            &[0.5, 1.0],
+        )
+        .expect("valid input");
+        assert_eq!(r.status, status, "target at {want} rad: {r:?}");
+        let yaw = head_yaw(&p);
+        assert!(
+            (yaw - expect).abs() < 1e-3,
+            "target at {want} rad: the head faces {yaw} rad from the root, expected {expect}"
+        );
+    }
+}
+
 #[test]
 fn degenerate_errors_and_scale() {
     let mut p = Posed::chain(

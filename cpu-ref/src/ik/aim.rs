@@ -5,10 +5,12 @@
 //! Its goal orientation maps `forward` onto the (limited) direction to the target and `up` as
 //! close as possible onto the rest frame's up, so the head keeps its rest roll.
 //!
-//! Limits: the rest frame is the last joint's component rotation with every chain joint at its rest
-//! local rotation (joints above and between keep their pose). In it, with `f`, `u` the rest
-//! forward and up and `s = u × f`, yaw is `atan2(v·s, v·f)` and pitch `atan2(v·u, |v - (v·u)u|)`
-//! of the aim direction `v`; each is clamped to ±its limit.
+//! Limits are in root space: the rest frame is the last joint's rotation in the skeleton's rest
+//! pose relative to the skeleton's root joint, carried by the root joint's current component
+//! rotation. So they follow the character's facing, not its animated spine: a character bowing
+//! or twisting its chest still looks no further than the limits from where its body faces. In
+//! that frame, with `f`, `u` the rest forward and up and `s = u × f`, yaw is `atan2(v·s, v·f)`
+//! and pitch `atan2(v·u, |v - (v·u)u|)` of the aim direction `v`; each is clamped to ±its limit.
 //!
 //! Distribution: joint `i` of the chain turns by the fraction `weights[i]` of the rotation that is
 //! still missing, recomputed from the current pose after each joint (a last weight of 1 finishes
@@ -38,9 +40,11 @@ pub struct Aim {
     pub up: Vec3,
     /// Local origin of the aim ray (e.g. between the eyes).
     pub offset: Vec3,
-    /// Radians, in [0, π]: the largest yaw of the aim direction from the rest direction.
+    /// Radians, in [0, π]: the largest yaw of the aim direction from the root-space rest
+    /// direction (module docs).
     pub yaw_limit: f32,
-    /// Radians, in [0, π/2]: the largest pitch of the aim direction from the rest direction.
+    /// Radians, in [0, π/2]: the largest pitch of the aim direction from the root-space rest
+    /// direction.
     pub pitch_limit: f32,
     /// Blend weight of the correction, in [0, 1].
     pub weight: f32,
@@ -145,7 +149,7 @@ pub fn solve_aim(
         ));
     }
     let original = chain::Saved::of(local, joints);
-    let rest = rest_frame(skeleton, local, component, joints);
+    let rest = rest_frame(skeleton, component, end);
     let frame = RestFrame::new(rest, &axes);
 
     let mut iterations = 0;
@@ -196,32 +200,16 @@ pub fn solve_aim(
     Ok(measure(component, aim, &axes, end, status, iterations))
 }
 
-/// Component rotation the last chain joint would have with every chain joint at its rest local
-/// rotation (joints above and between as posed).
-fn rest_frame(
-    skeleton: &Skeleton,
-    local: &[Trs],
-    component: &[Affine3A],
-    joints: &[usize],
-) -> Quat {
-    let (Some(&first), Some(&end)) = (joints.first(), joints.last()) else {
-        return Quat::IDENTITY;
-    };
-    let mut q = Quat::IDENTITY;
+/// Component rotation `end` would have with every joint below the skeleton's root joint at its
+/// rest local rotation and the root joint as posed (the limits' root-space rest frame).
+fn rest_frame(skeleton: &Skeleton, component: &[Affine3A], end: usize) -> Quat {
+    let mut below_root = Quat::IDENTITY;
     let mut j = end;
-    loop {
-        let r = if joints.contains(&j) {
-            skeleton.rest[j].rotation
-        } else {
-            local[j].rotation
-        };
-        q = r * q;
-        match chain::parent(skeleton, j) {
-            Some(p) if j != first => j = p,
-            _ => break,
-        }
+    while let Some(p) = chain::parent(skeleton, j) {
+        below_root = skeleton.rest[j].rotation * below_root;
+        j = p;
     }
-    rotation_of(&chain::parent_component(skeleton, component, first)) * q
+    component.get(j).map_or(Quat::IDENTITY, rotation_of) * below_root
 }
 
 /// The rest frame's forward, up and side directions in component space.

@@ -29,7 +29,7 @@ use crate::commands::CliError;
 
 /// Share of the remaining turn taken by spine_03, neck and head (the head finishes it).
 pub const HEAD_WEIGHTS: [f32; 3] = [0.25, 0.4, 1.0];
-/// Aim limits relative to the rest direction (radians).
+/// Aim limits from the rest facing in root space (radians).
 const YAW_LIMIT: f32 = 1.1;
 const PITCH_LIMIT: f32 = 0.6;
 /// The look target sweeps this far (metres) beyond each end of the row, this far in front of it.
