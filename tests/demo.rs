@@ -257,6 +257,7 @@ fn demo_heroes_report_ik_per_frame_and_join_the_crowd_batch() {
             line.starts_with(&format!("hero {}: head ", k % 2)),
             "{line}"
         );
+        assert!(line.contains("spring substeps)"), "no ponytail in {line}");
         for solve in ["head", "hand_l", "hand_r"] {
             let status = line
                 .split(&format!("{solve} "))
@@ -270,8 +271,8 @@ fn demo_heroes_report_ik_per_frame_and_join_the_crowd_batch() {
             );
         }
     }
-    // 2 heroes × 47 palette entries (the generated skin binds all 47 joints) × 48 bytes.
-    assert!(stdout.contains("4512 of hero palettes"), "{stdout}");
+    // 2 heroes × 50 palette entries (the generated skin binds all 50 joints) × 48 bytes.
+    assert!(stdout.contains("4800 of hero palettes"), "{stdout}");
     let frames: Vec<_> = (0..2)
         .map(|i| decode(&dir.join(format!("heroes_{i:04}.png"))).2)
         .collect();

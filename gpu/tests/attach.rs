@@ -220,7 +220,7 @@ fn attachments_that_cannot_be_placed_are_refused_by_name_and_change_nothing() {
     refused(
         &mut gpu,
         &bad,
-        "attachment 1: skin 0 has 47 joints, no joint 400",
+        "attachment 1: skin 0 has 50 joints, no joint 400",
     );
     let mut bad = good.clone();
     bad[0].package = PackageId(3);

@@ -4,7 +4,7 @@
 //! tree `fixtures/trees/crowd.toml`, ticked once per frame at 30 Hz with per-member speed and
 //! wave inputs and root motion moving the placements; `--programs fixed` or `--asset` use
 //! throng-fixtures' formation of fixed per-instance programs instead), the heroes (`--heroes N`, [`hero`]) are
-//! evaluated on the CPU with IK into palettes, the runtime uploads programs, palettes and
+//! evaluated on the CPU with IK and a spring ponytail into palettes, the runtime uploads programs, palettes and
 //! placements of one batch and runs program → FK → palette → skinning, the raster pass draws
 //! the skinned chunks (heroes in gold), and the image is read back and written as PNG.
 
@@ -833,7 +833,12 @@ impl Summary<'_> {
                             )
                         })
                         .collect();
-                    println!("    hero {h}: {}", parts.join(", "));
+                    println!(
+                        "    hero {h}: {}, ponytail {:.1} mm off its animated place ({} spring substeps)",
+                        parts.join(", "),
+                        ik.ponytail_lag * 1e3,
+                        ik.ponytail_substeps
+                    );
                 }
             }
             println!(
@@ -941,6 +946,13 @@ impl Summary<'_> {
                                 }),
                             );
                         }
+                        o.insert(
+                            "ponytail".into(),
+                            json!({
+                                "lag": ik.ponytail_lag,
+                                "substeps": ik.ponytail_substeps,
+                            }),
+                        );
                         serde_json::Value::Object(o)
                     })
                     .collect();

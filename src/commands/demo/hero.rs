@@ -7,7 +7,10 @@
 //!    [`HEAD_WEIGHTS`] and yaw / pitch limits, so the chest and neck share the turn;
 //! 2. each hand reaches for a point circling near its shoulder (the right hand raised, the left
 //!    reaching out to the side): `solve_two_bone` on upperarm–lowerarm–hand, the elbow bending
-//!    toward a pole below, outside and behind it, with a soft reach near full extension.
+//!    toward a pole below, outside and behind it, with a soft reach near full extension;
+//! 3. the ponytail swings: a spring chain (`update_spring`, [`PONYTAIL_SPRING`]) over its three
+//!    joints follows the head's turn with a lag and sags under gravity; its state is each
+//!    hero's own and advances by the time between the hero's frames.
 //!
 //! Before IK, non-uniform local scales above the head and hands (the generated character's
 //! breathing scales the chest) are made uniform of equal volume: the solvers only work on
@@ -20,7 +23,9 @@
 
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::ik::chain::rotation_of;
-use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
+use throng_cpu_ref::ik::{
+    solve_aim, solve_two_bone, update_spring, Aim, IkResult, Spring, SpringState, TwoBone,
+};
 use throng_cpu_ref::inertialize::History;
 use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::{fk, Assets, Evaluator, Package, Program, ProgramLimits, Skeleton, Trs};
@@ -45,19 +50,34 @@ const ARMS: [[&str; 3]; 2] = [
     ["upperarm_l", "lowerarm_l", "hand_l"],
     ["upperarm_r", "lowerarm_r", "hand_r"],
 ];
+const PONYTAIL: [&str; 3] = ["ponytail_01", "ponytail_02", "ponytail_03"];
+/// The ponytail's spring in component space (metres, +Y up): a loose pull toward the animated
+/// hang (1/s²), light damping (1/s) and gravity.
+pub const PONYTAIL_SPRING: Spring = Spring {
+    stiffness: 40.0,
+    damping: 3.0,
+    gravity: Vec3::new(0.0, -9.81, 0.0),
+    weight: 1.0,
+};
 
-/// IK outcome of one hero's frame.
+/// IK and spring outcome of one hero's frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeroIk {
     pub head: IkResult,
     /// Left, right.
     pub hands: [IkResult; 2],
+    /// Substeps the ponytail's spring took.
+    pub ponytail_substeps: u32,
+    /// Distance of the ponytail's tip joint from where the animation (and the head's aim) put
+    /// it, component units (metres): how far the spring lags and sags.
+    pub ponytail_lag: f32,
 }
 
 /// Joint indices and the head's local aim axes.
 struct Rig {
     head: [usize; 3],
     arms: [[usize; 3]; 2],
+    ponytail: [usize; 3],
     /// Head-local axes that point forward and up in the rest pose.
     forward: Vec3,
     up: Vec3,
@@ -81,6 +101,8 @@ pub struct Heroes {
     palettes: Vec<Affine3A>,
     placements: Vec<Affine3A>,
     inverses: Vec<Affine3A>,
+    /// Hero `h`'s ponytail simulation, and the time of its last frame.
+    springs: Vec<(SpringState, Option<f64>)>,
     pub results: Vec<HeroIk>,
 }
 
@@ -130,10 +152,13 @@ impl Heroes {
             palettes: vec![Affine3A::IDENTITY; n * palette_len],
             inverses: placements.iter().map(Affine3A::inverse).collect(),
             placements,
+            springs: vec![(SpringState::default(), None); n],
             results: vec![
                 HeroIk {
                     head: idle,
-                    hands: [idle; 2]
+                    hands: [idle; 2],
+                    ponytail_substeps: 0,
+                    ponytail_lag: 0.0,
                 };
                 n
             ],
@@ -175,7 +200,8 @@ impl Heroes {
         )
     }
 
-    /// Poses hero `h` from `program` at demo time `time` (seconds): evaluation, IK, palette.
+    /// Poses hero `h` from `program` at demo time `time` (seconds): evaluation, IK, the
+    /// ponytail's spring (advanced by the time since the hero's last frame), palette.
     pub fn pose(
         &mut self,
         h: usize,
@@ -238,6 +264,22 @@ impl Heroes {
             )
             .map_err(ik)?;
         }
+        let tip = self.rig.ponytail[2];
+        let animated = Vec3::from(self.component[tip].translation);
+        let (state, last) = &mut self.springs[h];
+        let dt = last.map_or(0.0, |t| (time - t).max(0.0) as f32);
+        *last = Some(time);
+        let ponytail_substeps = update_spring(
+            assets.skeleton,
+            &mut self.local,
+            &mut self.component,
+            &self.rig.ponytail,
+            &PONYTAIL_SPRING,
+            state,
+            dt,
+        )
+        .map_err(ik)?;
+        let ponytail_lag = animated.distance(Vec3::from(self.component[tip].translation));
         if let (Some(skin), Some(out)) = (
             assets.skins.get(self.skin as usize),
             self.palettes
@@ -246,7 +288,12 @@ impl Heroes {
             build_palette(skin, &self.component, out);
         }
         if let Some(r) = self.results.get_mut(h) {
-            *r = HeroIk { head, hands };
+            *r = HeroIk {
+                head,
+                hands,
+                ponytail_substeps,
+                ponytail_lag,
+            };
         }
         Ok(())
     }
@@ -301,13 +348,14 @@ impl Rig {
         let find = |name: &str| {
             skeleton.find(name).ok_or_else(|| {
                 usage(format!(
-                    "--heroes needs a rig with joints named {} and {}: '{name}' is missing",
+                    "--heroes needs a rig with joints named {}, {} and {}: '{name}' is missing",
                     HEAD.join(", "),
                     ARMS.iter()
                         .flatten()
                         .copied()
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    PONYTAIL.join(", ")
                 ))
             })
         };
@@ -316,6 +364,7 @@ impl Rig {
         for (arm, names) in arms.iter_mut().zip(ARMS) {
             *arm = [find(names[0])?, find(names[1])?, find(names[2])?];
         }
+        let ponytail = [find(PONYTAIL[0])?, find(PONYTAIL[1])?, find(PONYTAIL[2])?];
         let mut rest = vec![Affine3A::IDENTITY; skeleton.joint_count()];
         fk::local_to_component(skeleton, &skeleton.rest, &mut rest);
         let to_component = to_scene.inverse();
@@ -327,6 +376,7 @@ impl Rig {
         Ok(Rig {
             head,
             arms,
+            ponytail,
             forward: axis(Vec3::Z),
             up: axis(Vec3::Y),
             arm_length: scene(upper).distance(scene(lower)) + scene(lower).distance(scene(hand)),
@@ -437,6 +487,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The ponytail lags behind the head's sweep and sags, keeping its segments' lengths; the
+    /// spring takes 8 substeps for a 30 Hz frame.
+    #[test]
+    fn the_ponytail_swings_behind_the_head_and_keeps_its_lengths() {
+        let (package, mut heroes, _) = setup();
+        let assets = assets(&package);
+        let walk = package.find_clip("walk").unwrap() as u32;
+        let program = Program {
+            ops: vec![
+                PoseOp::sample(0, walk, 0.3),
+                PoseOp::to_component(0),
+                PoseOp::palette(0),
+            ],
+            weights: vec![],
+        };
+        let [a, b, c] = heroes.rig.ponytail;
+        let rest = &assets.skeleton.rest;
+        let mut most: f32 = 0.0;
+        for frame in 0..90 {
+            heroes
+                .pose(0, &program, &assets, f64::from(frame) / 30.0)
+                .unwrap();
+            let r = heroes.results[0];
+            assert!(r.ponytail_lag.is_finite(), "frame {frame}: {r:?}");
+            assert_eq!(r.ponytail_substeps, if frame == 0 { 1 } else { 8 });
+            most = most.max(r.ponytail_lag);
+            let at = |j: usize| Vec3::from(heroes.component[j].translation);
+            for (p, j) in [(a, b), (b, c)] {
+                let (got, want) = (at(p).distance(at(j)), rest[j].translation.length());
+                assert!((got - want).abs() < 1e-4, "frame {frame}: {got} vs {want}");
+            }
+        }
+        assert!(
+            most > 0.01,
+            "the ponytail never left its animated place: {most} m"
+        );
     }
 
     #[test]
