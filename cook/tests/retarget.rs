@@ -174,13 +174,12 @@ fn every_mocap_clip_lands_on_the_generated_character_within_the_bars() {
     let target = character();
     let mut still = 0;
     for path in throng_fixtures::shared_mocap() {
-        // Over all chains 2° mean; planting the feet bends the legs off the source's by up to
-        // 3.5° mean on their own (docs/retargeting.md).
-        let legs = ["left_leg", "right_leg"];
+        // Every chain within 2° mean, the planted legs too: IK takes out only the feet's drift
+        // against the source's, not the steady offset of the two rigs' leg proportions.
         still += assert_bars(
             &run(&fixture("cmu-to-character.toml"), &path, &target),
-            &legs,
-            4.0,
+            &[],
+            2.0,
             true,
         );
     }

@@ -29,7 +29,8 @@
 //! leg-root height, scaled; other joints keep their rest translation, except joints that follow
 //! another (an IK foot bone under the root keeps its reference offset from the shin). A chain's
 //! twist moves part of its last joint's roll about the bone onto the joint before it, and feet
-//! marked for IK reach the source's feet while these are planted. Root motion is then extracted
+//! marked for IK reach the source's feet while these are planted (moved by each contact's mean
+//! ground-plane distance between the two rigs' feet, [`Plant`]). Root motion is then extracted
 //! on the target by the ordinary cook (the profile's `[root_motion]`), from motion already scaled.
 //!
 //! Modules: [`profile`] parses the TOML, [`binding`] resolves it against the two skeletons,
@@ -57,7 +58,7 @@ use throng_cpu_ref::{Skeleton, SourceClip};
 use crate::import::{ClipMeta, Origin, Placed as MetaPlaced, RootMotionRequest};
 use crate::{CookError, Imported};
 pub use binding::Binding;
-pub use pose::{Scratch, PLANT_EASE_S};
+pub use pose::{Plant, Scratch, PLANT_EASE_S};
 pub use profile::{Reference, RetargetProfile, Scale, TranslationPolicy};
 pub use source::{Motion, Source};
 
@@ -93,10 +94,10 @@ pub fn retarget_clip(
     let mut scratch = Scratch::default();
     let mut rotations = vec![Vec::with_capacity(times.len() * 4); n];
     let mut translations = vec![Vec::with_capacity(times.len() * 3); n];
-    let weights = binding.plant_weights(source, motion, &times);
-    let mut plant = vec![0.0; weights.len()];
+    let plants = binding.plants(source, motion, target, &times);
+    let mut plant = vec![Plant::default(); plants.len()];
     for (i, &time) in times.iter().enumerate() {
-        for (p, w) in plant.iter_mut().zip(&weights) {
+        for (p, w) in plant.iter_mut().zip(&plants) {
             *p = w[i];
         }
         motion.sample(source, time, &mut source_local);

@@ -1,6 +1,8 @@
 //! One pose retargeted ([`Binding::pose`]): goal rotations, translation, twist, followers and
 //! planted feet, in the order the module doc of [`super`] gives.
 
+use std::ops::Range;
+
 use glam::{DAffine3, DQuat, DVec3};
 use throng_cpu_ref::{Skeleton, Trs};
 
@@ -12,6 +14,15 @@ use super::{Binding, Motion, TranslationPolicy};
 /// How long a planted foot's IK eases in before a contact and out after it, seconds.
 pub const PLANT_EASE_S: f64 = 0.1;
 
+/// One IK leg's plant at one time: how far (0 to 1) its foot reaches for its goal, and the
+/// ground-plane offset (target scene space; y is 0) added to the source foot's position to make
+/// that goal.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Plant {
+    pub weight: f64,
+    pub offset: DVec3,
+}
+
 /// Reusable per-pose buffers of [`Binding::pose`].
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
@@ -22,15 +33,15 @@ pub struct Scratch {
 impl Binding {
     /// Retargets one source local pose onto the target: `target_local` gets every joint's local
     /// transform (rest scale everywhere).
-    /// `plant`: per IK leg of the profile, how far (0 to 1) its foot reaches for the source's
-    /// ([`Binding::plant_weights`]); missing entries count as 0.
+    /// `plant`: per IK leg of the profile, how far its foot reaches for the source's, offset
+    /// ([`Binding::plants`]); missing entries do not plant.
     pub fn pose(
         &self,
         source: &Skeleton,
         source_local: &[Trs],
         target: &Skeleton,
         target_local: &mut [Trs],
-        plant: &[f64],
+        plant: &[Plant],
         scratch: &mut Scratch,
     ) {
         scratch.source.compute(source, source_local);
@@ -93,9 +104,10 @@ impl Binding {
         }
         self.follow_pass(target, t, target_local);
         if !self.legs.is_empty() {
-            for (leg, &weight) in self.legs.iter().zip(plant) {
-                if weight > 0.0 {
-                    self.reach(leg, weight, s, target, t, target_local);
+            for (leg, plant) in self.legs.iter().zip(plant) {
+                if plant.weight > 0.0 {
+                    let goal = self.foot_goal(leg, s, t) + plant.offset;
+                    self.reach(leg, plant.weight, goal, target, t, target_local);
                 }
             }
             self.follow_pass(target, t, target_local);
@@ -112,67 +124,95 @@ impl Binding {
         }
     }
 
-    /// Per IK leg, per time of `times`: 1 while the source foot or its toe (the `[[feet]]` on
-    /// it) is in contact (the report's detector, [`report::contact_runs`]), easing to 0 over
-    /// [`PLANT_EASE_S`] either side.
-    pub fn plant_weights(
+    /// Per IK leg, per time of `times`, its [`Plant`]: the weight is 1 while the source foot
+    /// or its toe (the `[[feet]]` on it) is in contact (the report's detector,
+    /// [`report::contact_runs`]), easing to 0 over [`PLANT_EASE_S`] either side; the offset is
+    /// the nearest contact's mean ground-plane distance from the source foot's goal to where the
+    /// target's own foot is without IK. So IK takes out only how the target's foot drifts
+    /// against the source's during the contact, not the steady offset that the two rigs'
+    /// different leg proportions put between them, which would bend the legs off the source's
+    /// for nothing (a foot is as planted a few centimetres further out).
+    pub fn plants(
         &self,
         source: &Skeleton,
         motion: &Motion,
+        target: &Skeleton,
         times: &[f64],
-    ) -> Vec<Vec<f64>> {
+    ) -> Vec<Vec<Plant>> {
         if self.legs.is_empty() {
             return Vec::new();
         }
-        let mut local = source.rest.clone();
-        let mut pose = ScenePose::default();
+        let mut source_local = source.rest.clone();
+        let mut target_local = target.rest.clone();
+        let mut scratch = Scratch::default();
         let watched: Vec<usize> = self.legs.iter().flat_map(|l| l.watch.clone()).collect();
         let mut paths = vec![Vec::with_capacity(times.len()); watched.len()];
+        // Per leg and time: the target foot without IK, less the source foot's goal.
+        let mut apart = vec![Vec::with_capacity(times.len()); self.legs.len()];
         for &time in times {
-            motion.sample(source, time, &mut local);
-            pose.compute(source, &local);
+            motion.sample(source, time, &mut source_local);
+            self.pose(
+                source,
+                &source_local,
+                target,
+                &mut target_local,
+                &[],
+                &mut scratch,
+            );
+            let (s, t) = (&scratch.source, &scratch.target);
             for (&joint, path) in watched.iter().zip(&mut paths) {
-                path.push(pose.position(joint));
+                path.push(s.position(joint));
+            }
+            for (leg, apart) in self.legs.iter().zip(&mut apart) {
+                let d = t.position(leg.foot) - self.foot_goal(leg, s, t);
+                apart.push(DVec3::new(d.x, 0.0, d.z));
             }
         }
         self.legs
             .iter()
-            .map(|leg| {
+            .zip(&apart)
+            .map(|(leg, apart)| {
                 let runs: Vec<_> = watched
                     .iter()
                     .zip(&paths)
                     .filter(|(j, _)| leg.watch.contains(j))
                     .flat_map(|(_, path)| report::contact_runs(path, times))
                     .collect();
+                let runs: Vec<_> = merged(runs)
+                    .into_iter()
+                    .map(|r| {
+                        let mean = apart[r.clone()].iter().sum::<DVec3>() / r.len() as f64;
+                        (r, mean)
+                    })
+                    .collect();
                 times
                     .iter()
                     .map(|&t| {
-                        let gap = |r: &std::ops::Range<usize>| {
+                        let gap = |r: &Range<usize>| {
                             (times[r.start] - t).max(t - times[r.end - 1]).max(0.0)
                         };
-                        let nearest = runs.iter().map(gap).fold(f64::INFINITY, f64::min);
-                        let x = (1.0 - nearest / PLANT_EASE_S).clamp(0.0, 1.0);
-                        x * x * (3.0 - 2.0 * x)
+                        let nearest = runs
+                            .iter()
+                            .map(|(r, mean)| (gap(r), *mean))
+                            .min_by(|a, b| a.0.total_cmp(&b.0));
+                        let Some((gap, offset)) = nearest else {
+                            return Plant::default();
+                        };
+                        let x = (1.0 - gap / PLANT_EASE_S).clamp(0.0, 1.0);
+                        Plant {
+                            weight: x * x * (3.0 - 2.0 * x),
+                            offset,
+                        }
                     })
                     .collect()
             })
             .collect()
     }
 
-    /// Two-bone IK of `leg` (at `weight`) toward the source foot's position: horizontally relative to the
+    /// The source foot's position on the target (scene space): horizontally relative to the
     /// hips, turned and scaled; vertically its height above the floor, scaled (relative to the
-    /// hips too when the hips keep their height). The bend plane is kept (law of cosines, as `throng_cpu_ref::ik::solve_two_bone`,
-    /// for a foot that may follow the calf instead of hanging under it). The foot keeps its
-    /// scene rotation.
-    fn reach(
-        &self,
-        leg: &Leg,
-        weight: f64,
-        source: &ScenePose,
-        target: &Skeleton,
-        t: &mut ScenePose,
-        target_local: &mut [Trs],
-    ) {
+    /// hips too when the hips keep their height).
+    fn foot_goal(&self, leg: &Leg, source: &ScenePose, t: &ScenePose) -> DVec3 {
         let (tj, sj) = self.translation_joint;
         let foot = source.position(leg.source_foot);
         let mut goal = t.position(tj) + self.facing * (foot - source.position(sj)) * self.scale;
@@ -182,6 +222,21 @@ impl Binding {
             let (s_clear, t_clear) = self.clearance;
             goal.y = self.floors.1 + t_clear + (foot.y - self.floors.0 - s_clear) * self.scale;
         }
+        goal
+    }
+
+    /// Two-bone IK of `leg` (at `weight`) toward `goal` (scene space). The bend plane is kept
+    /// (law of cosines, as `throng_cpu_ref::ik::solve_two_bone`, for a foot that may follow the
+    /// calf instead of hanging under it). The foot keeps its scene rotation.
+    fn reach(
+        &self,
+        leg: &Leg,
+        weight: f64,
+        goal: DVec3,
+        target: &Skeleton,
+        t: &mut ScenePose,
+        target_local: &mut [Trs],
+    ) {
         let (h, k, a) = (
             t.position(leg.thigh),
             t.position(leg.calf),
@@ -244,5 +299,31 @@ impl Binding {
             }
         };
         DVec3::new(t_ref.x + moved.x, height, t_ref.z + moved.z)
+    }
+}
+
+/// `runs` sorted, with the ones that overlap or touch joined: a foot's contact and its toe's are
+/// one plant.
+fn merged(mut runs: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    runs.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(runs.len());
+    for r in runs {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn a_foots_and_its_toes_overlapping_contacts_are_one_plant() {
+        let runs = vec![10..20, 0..4, 15..30, 30..33, 40..41];
+        assert_eq!(merged(runs), vec![0..4, 10..33, 40..41]);
+        assert_eq!(merged(Vec::new()), Vec::<std::ops::Range<usize>>::new());
     }
 }
