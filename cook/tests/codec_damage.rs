@@ -226,3 +226,14 @@ proptest! {
         let _ = read_and_sample(&damaged);
     }
 }
+
+/// The reader refuses a stream of more than 2^27 words (bit positions must fit u32 on the GPU)
+/// by its length alone, before any of it is decoded: a 512 MiB stream of zeros, written out
+/// whole, comes back as `TooLarge`.
+#[test]
+fn a_stream_of_more_than_2_27_words_is_refused_by_the_reader_by_its_length() {
+    let package = compressed();
+    let words = throng_cpu_ref::codec::layout::MAX_WORDS + 1;
+    let result = damaged(&package, |z| z.words.resize(words as usize, 0));
+    assert_eq!(fault(result), CodecFault::TooLarge { words });
+}
