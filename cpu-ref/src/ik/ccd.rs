@@ -8,10 +8,19 @@
 //! `tolerance × chain length` of the target or after `max_passes` (at most [`MAX_CCD_PASSES`]).
 //! Unlike FABRIK it works on rotations directly, so bone lengths are kept exactly and no
 //! rebuild is needed; it tends to curl the joints near the tip first.
+//!
+//! Plain CCD is slow on targets that need the chain folded (each joint's turn undoes part of the
+//! last), so before the root's turn a pass takes a reach step: after the root turns, the tip lies
+//! on the root-to-target ray, and only the root-to-tip distance can still be wrong. The interior
+//! joint that can set that distance to the target's with the smallest bend turns (law of
+//! cosines over the rigid chain parts on either side of it, about the normal of their plane),
+//! so the root's turn then lands the tip on the target. The step is the triangulation idea of
+//! Müller-Cajar and Mukundan, "Triangulation: a new algorithm for inverse kinematics" (IVCNZ
+//! 2007, https://www.researchgate.net/publication/228583367), applied at one joint per pass.
 
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 
-use super::chain::{self, arc, position, MAX_CHAIN_JOINTS};
+use super::chain::{self, angle_between, arc, position, MAX_CHAIN_JOINTS};
 use super::{check_weight, finite_vec, in_range, IkError, IkResult, IkStatus, TINY};
 use crate::{Skeleton, Trs};
 
@@ -111,6 +120,9 @@ pub fn solve_ccd(
     let mut passes = 0;
     while passes < ik.max_passes && (position(component, last) - ik.target).length() > tolerance {
         for &j in joints[..joints.len() - 1].iter().rev() {
+            if j == first {
+                reach_step(skeleton, local, component, joints, ik.target);
+            }
             let at = position(component, j);
             let turn = arc(position(component, last) - at, ik.target - at, Vec3::ZERO);
             chain::rotate_joint(skeleton, local, component, j, turn);
@@ -127,4 +139,49 @@ pub fn solve_ccd(
         (false, false) => IkStatus::Unreachable,
     };
     Ok(measure(component, status, passes))
+}
+
+/// Bends the interior joint of `joints` that brings the root-to-tip distance nearest the
+/// root-to-target distance (exactly, when one can), with the smallest turn among equals.
+fn reach_step(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joints: &[usize],
+    target: Vec3,
+) {
+    let (first, last) = (joints[0], joints[joints.len() - 1]);
+    let (root, tip) = (position(component, first), position(component, last));
+    let want = (target - root).length();
+    // (joint, axis, turn, distance still missing after it)
+    let mut best: Option<(usize, Vec3, f32, f32)> = None;
+    for &j in &joints[1..joints.len() - 1] {
+        let at = position(component, j);
+        let (u, v) = (root - at, tip - at);
+        let (a, b) = (u.length(), v.length());
+        if a <= TINY || b <= TINY {
+            continue;
+        }
+        let reach = want.clamp((a - b).abs(), a + b);
+        let cos = ((a * a + b * b - reach * reach) / (2.0 * a * b)).clamp(-1.0, 1.0);
+        let turn = cos.acos() - angle_between(u, v);
+        let axis = u
+            .cross(v)
+            .try_normalize()
+            .unwrap_or_else(|| u.any_orthonormal_vector());
+        let missing = (want - reach).abs();
+        if best.is_none_or(|(_, _, t, m)| (missing, turn.abs()) < (m, t.abs())) {
+            best = Some((j, axis, turn, missing));
+        }
+    }
+    if let Some((j, axis, turn, _)) = best {
+        chain::rotate_joint(
+            skeleton,
+            local,
+            component,
+            j,
+            Quat::from_axis_angle(axis, turn),
+        );
+        chain::refresh_path(skeleton, local, component, j, last);
+    }
 }
