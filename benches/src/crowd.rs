@@ -136,9 +136,18 @@ pub struct FarCost {
     pub impostor_frame_ms: f64,
     pub lowest_lod_us_per_instance: f64,
     pub impostor_us_per_instance: f64,
-    /// impostor / lowest LOD: the far tier's goal is at most 1/20.
+    /// impostor / lowest LOD, of the whole frames (each instance's own cost plus its share of
+    /// the frame's fixed cost).
     pub ratio: f64,
     pub frames: usize,
+    /// Median frame with no instance and no card (the passes' fixed cost: submission, the
+    /// render pass and its clears), ms, alternated with the two above.
+    pub empty_frame_ms: f64,
+    /// What one instance adds to the empty frame, µs: `(frame - empty) / instances`.
+    pub lowest_lod_marginal_us: f64,
+    pub impostor_marginal_us: f64,
+    /// impostor / lowest LOD of what each instance adds: the far tier's goal is at most 1/20.
+    pub marginal_ratio: f64,
 }
 
 /// [`FarCost`] at `n` instances seen through the crowd table's camera and from far off.
@@ -173,8 +182,9 @@ pub fn far_cost(
         .collect()
 }
 
-/// [`FarCost`] through `camera`: both frames alternate, so the machine's drift falls on both;
-/// no culling and no budget, so every instance is drawn either way.
+/// [`FarCost`] through `camera`: the three frames (lowest LOD, cards, empty) alternate, so the
+/// machine's drift falls on all; no culling and no budget, so every instance is drawn either
+/// way.
 fn far_cost_at(
     ctx: &GpuContext,
     subject: &Subject,
@@ -193,7 +203,7 @@ fn far_cost_at(
     let scene = scene(camera);
     let mut set = subject.programs(BenchShape::OneClip, n);
     let mut cards = Vec::with_capacity(n);
-    let mut frame = |f: u32, far: bool| -> Result<f64, BenchError> {
+    let mut frame = |f: u32, far: bool, empty: bool| -> Result<f64, BenchError> {
         set.advance(package, f);
         cards.clear();
         let instances: Vec<Instance> = (0..n)
@@ -216,22 +226,28 @@ fn far_cost_at(
             skin: Some(skin),
             instances: &instances,
         }];
-        let (ms, _, _) = timed_frame(&mut runtime, &mut raster, &scene, &batches, &cards, f)?;
+        let batches = if empty { &batches[..0] } else { &batches[..] };
+        let (ms, _, _) = timed_frame(&mut runtime, &mut raster, &scene, batches, &cards, f)?;
         Ok(ms)
     };
     for f in 0..2 {
-        frame(f, false)?;
-        frame(f, true)?;
+        frame(f, false, false)?;
+        frame(f, true, false)?;
+        frame(f, false, true)?;
     }
-    let (mut skinned, mut far) = (Vec::new(), Vec::new());
+    let (mut skinned, mut far, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     measure(options.frames, options.budget_ms, |f| {
-        let a = frame(2 * f + 2, false)?;
-        let b = frame(2 * f + 3, true)?;
+        let a = frame(3 * f + 2, false, false)?;
+        let b = frame(3 * f + 3, true, false)?;
+        let c = frame(3 * f + 4, false, true)?;
         skinned.push(a);
         far.push(b);
-        Ok::<_, BenchError>((a + b, ()))
+        empty.push(c);
+        Ok::<_, BenchError>((a + b + c, ()))
     })?;
     let (a, b) = (median(skinned.iter().copied()), median(far.iter().copied()));
+    let e = median(empty.iter().copied());
+    let added = |frame: f64| 1e3 * (frame - e).max(0.0) / n as f64;
     Ok(FarCost {
         subject: subject.name.clone(),
         instances: n,
@@ -243,6 +259,10 @@ fn far_cost_at(
         impostor_us_per_instance: 1e3 * b / n as f64,
         ratio: b / a.max(1e-9),
         frames: skinned.len(),
+        empty_frame_ms: e,
+        lowest_lod_marginal_us: added(a),
+        impostor_marginal_us: added(b),
+        marginal_ratio: added(b) / added(a).max(1e-9),
     })
 }
 

@@ -603,12 +603,16 @@ fn far_cost_lines(rows: &[FarCost]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "far tier: {} × {}, {} view: a card costs {:.3} µs per instance per frame, the lowest mesh LOD (level {}) {:.3} µs: {:.3}x (goal at most 0.05x; {} frames each)",
+            "far tier: {} × {}, {} view: a card adds {:.3} µs per instance to an empty frame ({:.1} ms), the lowest mesh LOD (level {}) {:.3} µs: {:.3}x (goal at most 0.05x); whole frames per instance {:.3} and {:.3} µs: {:.3}x ({} frames each)",
             r.subject,
             r.instances,
             r.view,
-            r.impostor_us_per_instance,
+            r.impostor_marginal_us,
+            r.empty_frame_ms,
             r.level,
+            r.lowest_lod_marginal_us,
+            r.marginal_ratio,
+            r.impostor_us_per_instance,
             r.lowest_lod_us_per_instance,
             r.ratio,
             r.frames

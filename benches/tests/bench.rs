@@ -480,6 +480,13 @@ fn far_cost_times_cards_against_the_lowest_mesh_lod_from_both_views() {
         assert!((r.impostor_us_per_instance - per).abs() < 1e-9, "{r:?}");
         let ratio = r.impostor_frame_ms / r.lowest_lod_frame_ms;
         assert!((r.ratio - ratio).abs() < 1e-9, "{r:?}");
+        assert!(r.empty_frame_ms > 0.0, "{r:?}");
+        let added = |frame: f64| 1e3 * (frame - r.empty_frame_ms).max(0.0) / 200.0;
+        assert!((r.impostor_marginal_us - added(r.impostor_frame_ms)).abs() < 1e-9);
+        assert!((r.lowest_lod_marginal_us - added(r.lowest_lod_frame_ms)).abs() < 1e-9);
+        assert!(r.lowest_lod_marginal_us > 0.0, "{r:?}");
+        let marginal = r.impostor_marginal_us / r.lowest_lod_marginal_us;
+        assert!((r.marginal_ratio - marginal).abs() < 1e-9, "{r:?}");
     }
 }
 
