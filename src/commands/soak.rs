@@ -688,11 +688,7 @@ fn judge(record: &mut Record, seconds: f64) {
         .copied()
         .collect();
     if let Some(base) = after.first() {
-        let growth = quiet_growth(&after);
-        let quiet: f64 = (after.windows(2))
-            .filter(|w| w[0].quiet_until(&w[1]))
-            .map(|w| w[1].at - w[0].at)
-            .sum();
+        let (growth, quiet) = quiet_growth(&after);
         let bound = base.bytes as f64 * (MEMORY_SLACK.0 - 1.0) + MEMORY_SLACK.1;
         if growth > bound {
             record.failures.push(format!(
@@ -716,12 +712,16 @@ fn judge(record: &mut Record, seconds: f64) {
 }
 
 /// Bytes resident memory grew, summed over consecutive samples with no pipeline compiling in
-/// between (a fall counts against an earlier rise).
-fn quiet_growth(samples: &[MemorySample]) -> f64 {
+/// between (a fall counts against an earlier rise), and the seconds those intervals span.
+fn quiet_growth(samples: &[MemorySample]) -> (f64, f64) {
     (samples.windows(2))
         .filter(|w| w[0].quiet_until(&w[1]))
-        .map(|w| w[1].bytes as f64 - w[0].bytes as f64)
-        .sum()
+        .fold((0.0, 0.0), |(bytes, seconds), w| {
+            (
+                bytes + w[1].bytes as f64 - w[0].bytes as f64,
+                seconds + w[1].at - w[0].at,
+            )
+        })
 }
 
 fn mib(bytes: u64) -> f64 {
