@@ -12,7 +12,7 @@
 //! Cells are `cell` pixels square, numbered left to right then top to bottom over the atlas;
 //! clip slot `c` (in `clips` order) starts where the one before ended, and within it cell
 //! `(frame · rows + row) · views + view`. A texel holds the surface normal in component space
-//! as `0.5 + 0.5 · n` in rgb (stored as sRGB bytes) and coverage in alpha (0 or 255).
+//! as `0.5 + 0.5 · n` in rgb (plain bytes, not sRGB-encoded) and coverage in alpha (0 or 255).
 //!
 //! Frames: a looping clip's `frames` cells show times `f · duration / frames` (its end is its
 //! start); a clip played once shows `f · duration / (frames − 1)`, both ends included. An

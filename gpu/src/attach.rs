@@ -363,7 +363,7 @@ impl PropLayer {
             &module,
             ("props", &pipeline_layout),
             (throng_shaders::PROP_VS, throng_shaders::CROWD_FS),
-            target,
+            (target, wgpu::PrimitiveTopology::TriangleList),
         );
         let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("prop draws"),

@@ -595,8 +595,10 @@ fn pipelines(
         bind_group_layouts: &[Some(&frame_layout)],
         immediate_size: 0,
     });
-    let pipeline =
-        |label, layout, vs, fs| render_pipeline(device, &module, (label, layout), (vs, fs), target);
+    let pipeline = |label, layout, vs, fs| {
+        let list = wgpu::PrimitiveTopology::TriangleList;
+        render_pipeline(device, &module, (label, layout), (vs, fs), (target, list))
+    };
     let crowd = pipeline(
         "crowd",
         &crowd_layout,
@@ -645,7 +647,7 @@ pub(crate) fn render_pipeline(
     module: &wgpu::ShaderModule,
     (label, layout): (&str, &wgpu::PipelineLayout),
     (vs, fs): (&str, &str),
-    target: Target,
+    (target, topology): (Target, wgpu::PrimitiveTopology),
 ) -> wgpu::RenderPipeline {
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
@@ -657,7 +659,7 @@ pub(crate) fn render_pipeline(
             buffers: &[],
         },
         primitive: wgpu::PrimitiveState {
-            topology: wgpu::PrimitiveTopology::TriangleList,
+            topology,
             // Imported meshes do not agree on winding; both faces are drawn and lit.
             cull_mode: None,
             ..Default::default()

@@ -11,15 +11,17 @@ use throng_cpu_ref::impostor::{
     frame_time, frames_for, Impostor, ImpostorClip, MAX_IMPOSTOR_ROWS, MAX_IMPOSTOR_VIEWS,
 };
 use throng_cpu_ref::{Batch, Instance, Package, Pose, PoseOp, Program};
+use wgpu::util::DeviceExt;
 
 use crate::context::scoped;
 use crate::draw::{cleared_depth, storage_entry, uniform_entry, CrowdPass, Target};
 use crate::raster::{read_texture, Camera, Image, Scene};
 use crate::{Capacities, GpuContext, GpuError, PackageId, Runtime};
 
-/// The atlas texture's format: the bake writes normals into it and cards sample them back, so
-/// the sRGB encoding cancels out.
-pub const ATLAS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// The atlas texture's format: the bake writes normals into it and cards sample them back.
+/// Not sRGB: decoding sRGB on every fetch cost lavapipe a tenth of a card, and normals gain
+/// nothing from its curve.
+pub const ATLAS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
 /// One far-tier instance (raster.wgsl `Card`, 32 bytes).
 #[repr(C)]
@@ -63,7 +65,7 @@ struct AtlasUniform {
     columns: u32,
     views: u32,
     rows: u32,
-    pad0: u32,
+    cell: u32,
     cell_uv: [f32; 2],
     radius: f32,
     pad1: f32,
@@ -78,6 +80,7 @@ pub(crate) struct CardLayer {
     uniform: wgpu::Buffer,
     view: wgpu::TextureView,
     sampler: wgpu::Sampler,
+    rects: wgpu::Buffer,
     cards: wgpu::Buffer,
     group: wgpu::BindGroup,
     count: u32,
@@ -120,7 +123,9 @@ impl CardLayer {
                 label: Some("impostor atlas"),
                 mag_filter: wgpu::FilterMode::Linear,
                 min_filter: wgpu::FilterMode::Linear,
-                mipmap_filter: wgpu::MipmapFilterMode::Linear,
+                // One level per fetch, not two: a fifth of a card's cost on lavapipe, and at
+                // the far tier's sizes a step between levels is not seen.
+                mipmap_filter: wgpu::MipmapFilterMode::Nearest,
                 ..Default::default()
             });
             let mut elevations = [0.0; MAX_IMPOSTOR_ROWS];
@@ -131,7 +136,7 @@ impl CardLayer {
                 columns: impostor.columns(),
                 views: impostor.views,
                 rows: impostor.rows(),
-                pad0: 0,
+                cell: impostor.cell,
                 cell_uv: [
                     impostor.cell as f32 / impostor.width as f32,
                     impostor.cell as f32 / impostor.height as f32,
@@ -147,14 +152,21 @@ impl CardLayer {
                 mapped_at_creation: false,
             });
             ctx.queue.write_buffer(&uniform, 0, bytemuck::bytes_of(&u));
+            let rects = cell_rects(impostor, atlas);
+            let rects = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("impostor cell rectangles"),
+                contents: bytemuck::cast_slice(&rects),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
             let cards = card_buffer(device, 1);
-            let group = card_group(device, &layout, &uniform, &cards, &view, &sampler);
+            let group = card_group(device, &layout, &uniform, (&rects, &cards), &view, &sampler);
             CardLayer {
                 pipeline,
                 layout,
                 uniform,
                 view,
                 sampler,
+                rects,
                 cards,
                 group,
                 count: 0,
@@ -172,7 +184,7 @@ impl CardLayer {
                 device,
                 &self.layout,
                 &self.uniform,
-                &self.cards,
+                (&self.rects, &self.cards),
                 &self.view,
                 &self.sampler,
             );
@@ -191,7 +203,7 @@ impl CardLayer {
         }
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(2, &self.group, &[]);
-        pass.draw(0..6, 0..self.count);
+        pass.draw(0..4, 0..self.count);
     }
 }
 
@@ -226,6 +238,7 @@ fn card_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
                 ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
                 count: None,
             },
+            storage_entry(4),
         ],
     })
 }
@@ -234,7 +247,7 @@ fn card_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     uniform: &wgpu::Buffer,
-    cards: &wgpu::Buffer,
+    (rects, cards): (&wgpu::Buffer, &wgpu::Buffer),
     view: &wgpu::TextureView,
     sampler: &wgpu::Sampler,
 ) -> wgpu::BindGroup {
@@ -258,6 +271,10 @@ fn card_group(
                 binding: 3,
                 resource: wgpu::BindingResource::Sampler(sampler),
             },
+            wgpu::BindGroupEntry {
+                binding: 4,
+                resource: rects.as_entire_binding(),
+            },
         ],
     })
 }
@@ -279,8 +296,39 @@ fn card_pipeline(
         &module,
         ("impostor cards", &pipeline_layout),
         (throng_shaders::CARD_VS, throng_shaders::CARD_FS),
-        target,
+        (target, wgpu::PrimitiveTopology::TriangleStrip),
     )
+}
+
+/// Per cell of `impostor` (cell order), the rectangle its texels of alpha above 0 cover in
+/// the atlas's full size, in the card's corner coordinates: `[x0, y0, x1, y1]`, x right and y
+/// up, the cell spanning −1 to 1 both ways (raster.wgsl `rects`); `[1, 1, -1, -1]` for an
+/// empty cell. The card is drawn over this rectangle grown by what the sampler can reach.
+pub fn cell_rects(impostor: &Impostor, atlas: &Image) -> Vec<[f32; 4]> {
+    let side = impostor.cell;
+    let cells = impostor.first_cell(impostor.clips.len());
+    (0..cells)
+        .map(|cell| {
+            let (x, y) = impostor.cell_origin(cell);
+            let mut covered: Option<[u32; 4]> = None;
+            for ty in 0..side {
+                for tx in 0..side {
+                    let alpha = atlas.pixel(x + tx, y + ty).map_or(0, |p| p[3]);
+                    if alpha > 0 {
+                        let r = covered.get_or_insert([tx, ty, tx, ty]);
+                        *r = [r[0].min(tx), r[1].min(ty), r[2].max(tx), r[3].max(ty)];
+                    }
+                }
+            }
+            let corner = |texels: u32| 2.0 * texels as f32 / side as f32 - 1.0;
+            match covered {
+                Some([x0, y0, x1, y1]) => {
+                    [corner(x0), -corner(y1 + 1), corner(x1 + 1), -corner(y0)]
+                }
+                None => [1.0, 1.0, -1.0, -1.0],
+            }
+        })
+        .collect()
 }
 
 /// The atlas with its mip chain: each level halves the one before, a texel's alpha twice the
@@ -665,4 +713,37 @@ fn draw_cell(
         multiview_mask: None,
     });
     crowd.render(&mut pass);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cells_rectangle_spans_its_covered_texels_and_an_empty_cell_is_inside_out() {
+        let impostor = Impostor {
+            skin: 0,
+            width: 8,
+            height: 4,
+            cell: 4,
+            views: 2,
+            elevations: vec![0.0],
+            centre: Vec3::ZERO,
+            radius: 1.0,
+            clips: vec![ImpostorClip { clip: 0, frames: 1 }],
+        };
+        let mut rgba = vec![0u8; 4 * 8 * 4];
+        for (x, y) in [(0usize, 1usize), (2, 1)] {
+            rgba[4 * (y * 8 + x) + 3] = 1;
+        }
+        let atlas = Image {
+            width: 8,
+            height: 4,
+            rgba,
+        };
+        assert_eq!(
+            cell_rects(&impostor, &atlas),
+            vec![[-1.0, 0.0, 0.5, 0.5], [1.0, 1.0, -1.0, -1.0]]
+        );
+    }
 }

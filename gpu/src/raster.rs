@@ -676,11 +676,14 @@ fn motion_pass(
         &module,
         ("raster motion", &layout),
         (throng_shaders::MOTION_VS, throng_shaders::MOTION_FS),
-        Target {
-            color: MOTION_FORMAT,
-            depth: DEPTH_FORMAT,
-            samples: 1,
-        },
+        (
+            Target {
+                color: MOTION_FORMAT,
+                depth: DEPTH_FORMAT,
+                samples: 1,
+            },
+            wgpu::PrimitiveTopology::TriangleList,
+        ),
     );
     MotionPass {
         pipeline,

@@ -254,3 +254,90 @@ fn a_bake_of_nine_rows_or_past_the_atlas_side_is_refused_before_any_cell_is_draw
     );
     assert_eq!(cells_drawn, 0);
 }
+
+/// `atlas` with a texel of alpha 1/255 at two opposite corners of every cell: each cell's
+/// covered rectangle becomes the whole cell, so its cards are drawn as whole squares, while
+/// the alpha test (at one half) and the mips (twice the mean, in whole numbers) never show it.
+fn untrimmed(b: &Baked) -> Image {
+    let mut atlas = b.atlas.clone();
+    let i = &b.impostor;
+    for cell in 0..i.first_cell(i.clips.len()) {
+        let (x, y) = i.cell_origin(cell);
+        for (tx, ty) in [(x, y), (x + i.cell - 1, y + i.cell - 1)] {
+            let at = 4 * (ty * atlas.width + tx) as usize;
+            if atlas.rgba[at + 3] == 0 {
+                atlas.rgba[at + 3] = 1;
+            }
+        }
+    }
+    atlas
+}
+
+#[test]
+fn cards_trimmed_to_their_cells_coverage_draw_what_whole_squares_draw_at_every_distance() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let walk = package.find_clip("walk").expect("walk") as u32;
+    let b = baked(&ctx, &package, walk);
+    let frames = b.impostor.clips[0].frames;
+    // Rows of cards from 3 m to about 500 m: from 250 pixels tall (magnified four times) down
+    // to one or two pixels (minified past the last mip level the cell has).
+    let mut cards = Vec::new();
+    for k in 0..18 {
+        let z = 3.0 * 1.35f32.powi(k);
+        for j in 0..5 {
+            let placement = Affine3A::from_rotation_translation(
+                Quat::from_rotation_y(0.9 * (k * 5 + j) as f32),
+                Vec3::new((j as f32 - 2.0) * 0.16 * z, -0.3 * z.sqrt(), z),
+            );
+            let slot = (k * 5 + j) as u32;
+            let first = b.impostor.cell_of(0, slot % frames, 0, 0);
+            cards.push(Card::new(&b.impostor, &placement, slot, first));
+        }
+    }
+    let scene = Scene {
+        camera: Camera {
+            eye: Vec3::new(0.0, 1.0, 0.0),
+            target: Vec3::new(0.0, 0.2, 20.0),
+            fov_y: 0.6,
+            near: 0.1,
+            far: 1000.0,
+        },
+        light: Vec3::new(0.4, 0.8, 0.3).normalize(),
+        ground: None,
+        fog_distance: 1e6,
+        highlight: 0,
+    };
+    let mut runtime = Runtime::new(&ctx, Capacities::for_packages(&[&package], 1)).unwrap();
+    runtime.add_package(&package).unwrap();
+    runtime.frame(&[]).unwrap();
+    runtime.finish().unwrap();
+    let mut raster = Raster::new(&ctx, 320, 240).unwrap();
+    let mut draw = |atlas: &Image| {
+        raster.set_impostor(&b.impostor, atlas).unwrap();
+        raster.set_cards(&cards);
+        raster.render(&runtime, &scene).unwrap();
+        raster.finish().unwrap();
+        raster.read_image().unwrap()
+    };
+    let trimmed = draw(&b.atlas);
+    let whole = draw(&untrimmed(&b));
+    let background = [
+        trimmed.rgba[0],
+        trimmed.rgba[1],
+        trimmed.rgba[2],
+        trimmed.rgba[3],
+    ];
+    let (mut covered, mut differing) = (0usize, 0usize);
+    for (p, q) in trimmed.rgba.chunks(4).zip(whole.rgba.chunks(4)) {
+        covered += usize::from(p != background || q != background);
+        differing += usize::from(p.iter().zip(q).any(|(&x, &y)| x.abs_diff(y) > 2));
+    }
+    eprintln!("{covered} pixels covered, {differing} differ by more than 2/255");
+    assert!(covered > 2000, "only {covered} pixels show a card");
+    // Only rounding (the two quads interpolate uv from different corners) may tell them apart.
+    assert!(
+        differing * 1000 <= covered,
+        "{differing} of {covered} covered pixels differ"
+    );
+}

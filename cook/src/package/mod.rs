@@ -43,8 +43,10 @@ pub const ENCODING_COMPRESSED: u32 = throng_cpu_ref::clip::encoding::COMPRESSED;
 pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
 pub const EVENT_REVERSIBLE: u32 = 1;
-/// Version of an IMPOSTORS record's layout; the reader refuses any other.
-pub const IMPOSTOR_VERSION: u32 = 1;
+/// Version of an IMPOSTORS record's layout and of its atlas's texel encoding; the reader
+/// refuses any other. 2: the atlas's rgb bytes hold `0.5 + 0.5 · n` as they are (1 stored
+/// them sRGB-encoded).
+pub const IMPOSTOR_VERSION: u32 = 2;
 
 /// The section kinds this version knows. Each required kind appears exactly once in a package,
 /// an optional one at most once.

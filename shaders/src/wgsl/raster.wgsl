@@ -192,21 +192,29 @@ fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
 }
 
 // Far tier (throng-cpu-ref impostor.rs, whose conventions this follows): one instanced draw of
-// 6 vertices per card. A card is a square of half size `atlas.radius · scale` centred on its
-// scene-space centre, facing the camera (right = normalize(Y × d), up = d × right, d the unit
-// direction toward the eye); it shows the cell of its frame (`first`: the cell of row 0, view
-// 0) at the baked direction nearest to d seen from the character (d turned by −yaw about Y):
-// nearest azimuth, then nearest elevation. The texel's rgb is the component-space normal
+// a 4-vertex strip per card. A card is a square of half size `atlas.radius · scale` centred on
+// its scene-space centre, facing the camera (right = normalize(Y × d), up = d × right, d the
+// unit direction toward the eye); it shows the cell of its frame (`first`: the cell of row 0,
+// view 0) at the baked direction nearest to d seen from the character (d turned by −yaw about
+// Y): nearest azimuth, then nearest elevation. The texel's rgb is the component-space normal
 // (0.5 + 0.5 · n), turned by yaw into the scene and lit like the crowd; alpha below one half
 // is discarded. Depth is the card's plane. Group 2, so one module holds it beside the crowd's
 // group 1.
+//
+// Only the part of the square that can pass the alpha test is drawn: the cell's covered
+// rectangle (`rects`, texels of alpha > 0 at the atlas's full size), grown by what the sampler
+// can reach past it. A texel of mip level k is non-zero only over a non-zero full-size texel,
+// and a filtered fetch at level k reads texels up to 1.5 · 2^k full-size texels away; the
+// sampler reads at most level floor(λ) + 1, λ = log2 of texels per pixel ρ, so the reach is at
+// most 3ρ texels (1.5 when magnified). The margin is 4ρ, ρ taken from the card's narrower
+// projected side, against the perspective's change of ρ across the card.
 
 struct Atlas {
-    /// Cells per atlas row, views per row of elevation, elevation rows.
+    /// Cells per atlas row, views per row of elevation, elevation rows, cell side in texels.
     columns: u32,
     views: u32,
     rows: u32,
-    pad0: u32,
+    cell: u32,
     /// A cell's size in uv (x, y), the card's half size (scene units, before `scale`).
     cell_uv: vec2<f32>,
     radius: f32,
@@ -232,13 +240,18 @@ struct Card {
 @group(2) @binding(1) var<storage, read> cards: array<Card>;
 @group(2) @binding(2) var atlas_texture: texture_2d<f32>;
 @group(2) @binding(3) var atlas_sampler: sampler;
+/// Per cell, its covered rectangle in the card's corner coordinates (x right, y up, the square
+/// spanning −1 to 1): (x0, y0, x1, y1); x0 > x1 when the cell is empty (throng-gpu
+/// `impostor::cell_rects`).
+@group(2) @binding(4) var<storage, read> rects: array<vec4<f32>>;
 
 struct CardVarying {
     @builtin(position) clip: vec4<f32>,
     @location(0) world: vec3<f32>,
     @location(1) uv: vec2<f32>,
     @location(2) @interpolate(flat) tint: vec3<f32>,
-    @location(3) @interpolate(flat) yaw: f32,
+    /// Cosine and sine of the card's yaw.
+    @location(3) @interpolate(flat) yaw: vec2<f32>,
 }
 
 /// The baked (row, view) nearest to unit direction `d` in component space (impostor.rs
@@ -264,33 +277,53 @@ fn nearest_view(d: vec3<f32>) -> vec2<u32> {
     return vec2<u32>(row, view);
 }
 
+/// Full-size atlas texels the sampler can reach past a cell's covered rectangle, for a card of
+/// half size `half` around `centre` seen along `right` and `up` (the comment above).
+fn card_margin(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) -> f32 {
+    let c = frame.view_proj * vec4<f32>(centre, 1.0);
+    let r = frame.view_proj * vec4<f32>(centre + right * half, 1.0);
+    let u = frame.view_proj * vec4<f32>(centre + up * half, 1.0);
+    let cell = f32(atlas.cell);
+    if min(c.w, min(r.w, u.w)) <= 1e-6 {
+        return cell;
+    }
+    let pixels = 0.5 * frame.motion.xy;
+    let to_r = (r.xy / r.w - c.xy / c.w) * pixels;
+    let to_u = (u.xy / u.w - c.xy / c.w) * pixels;
+    let side = 2.0 * min(length(to_r), length(to_u));
+    let rho = cell / max(side, 1e-6);
+    return max(2.0, 4.0 * rho);
+}
+
 @vertex
 fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
-    let corners = array<vec2<f32>, 6>(
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
-    );
     let card = cards[i];
-    let corner = corners[v % 6u];
     var d = frame.eye.xyz - card.centre;
     d = select(vec3<f32>(0.0, 0.0, 1.0), normalize(d), dot(d, d) > 1e-12);
     var right = cross(vec3<f32>(0.0, 1.0, 0.0), d);
     right = select(vec3<f32>(1.0, 0.0, 0.0), normalize(right), dot(right, right) > 1e-12);
     let up = cross(d, right);
     let half = atlas.radius * card.scale;
-    let world = card.centre + (right * corner.x + up * corner.y) * half;
     let c = cos(card.yaw);
     let s = sin(card.yaw);
     let local = vec3<f32>(c * d.x - s * d.z, d.y, s * d.x + c * d.z);
     let at = nearest_view(local);
     let cell = card.first + at.x * atlas.views + at.y;
+    let rect = rects[cell];
+    let grow = 2.0 * card_margin(card.centre, right, up, half) / f32(atlas.cell);
+    let low = clamp(rect.xy - grow, vec2<f32>(-1.0), vec2<f32>(1.0));
+    let high = clamp(rect.zw + grow, vec2<f32>(-1.0), vec2<f32>(1.0));
+    // Strip order: (low, low), (high, low), (low, high), (high, high); an empty cell collapses.
+    var corner = select(low, high, vec2<bool>((v & 1u) != 0u, (v & 2u) != 0u));
+    corner = select(vec2<f32>(0.0), corner, rect.x <= rect.z);
+    let world = card.centre + (right * corner.x + up * corner.y) * half;
     let origin = vec2<f32>(f32(cell % atlas.columns), f32(cell / atlas.columns));
     var out: CardVarying;
     out.clip = frame.view_proj * vec4<f32>(world, 1.0);
     out.world = world;
     out.uv = (origin + vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y)) * atlas.cell_uv;
     out.tint = select(tint(card.slot), tier_colour(card.tier), card.tier != 0u);
-    out.yaw = card.yaw;
+    out.yaw = vec2<f32>(c, s);
     return out;
 }
 
@@ -301,8 +334,8 @@ fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
         discard;
     }
     let local = normalize(texel.rgb * 2.0 - 1.0);
-    let c = cos(in.yaw);
-    let s = sin(in.yaw);
+    let c = in.yaw.x;
+    let s = in.yaw.y;
     let n = vec3<f32>(c * local.x + s * local.z, local.y, -s * local.x + c * local.z);
     return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
 }
