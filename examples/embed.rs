@@ -74,12 +74,11 @@ fn main() -> Fallible<()> {
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.gpu.is_none() {
-            match Gpu::new(event_loop, self.instances) {
-                Ok(gpu) => self.gpu = Some(gpu),
-                Err(e) => {
-                    self.error = Some(e);
-                    event_loop.exit();
-                }
+            self.gpu = (Gpu::new(event_loop, self.instances))
+                .map_err(|e| self.error = Some(e))
+                .ok();
+            if self.gpu.is_none() {
+                event_loop.exit();
             }
         }
     }
@@ -103,10 +102,7 @@ impl ApplicationHandler for App {
 impl Gpu {
     fn new(event_loop: &ActiveEventLoop, instances: usize) -> Fallible<Gpu> {
         let size = winit::dpi::PhysicalSize::new(640, 400);
-        let attributes = Window::default_attributes()
-            .with_title("throng")
-            .with_inner_size(size)
-            .with_resizable(false);
+        let attributes = Window::default_attributes().with_inner_size(size);
         let window = Arc::new(event_loop.create_window(attributes)?);
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let surface = instance.create_surface(window.clone())?;
@@ -117,21 +113,16 @@ impl Gpu {
         let adapter = pollster::block_on(instance.request_adapter(&options))?;
         // The device is the renderer's; it asks for the limits and features Throng needs.
         let (device, queue) =
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                required_limits: GpuContext::required_limits(&adapter.limits()),
-                required_features: GpuContext::optional_features(adapter.features()),
-                ..Default::default()
-            }))?;
+            pollster::block_on(adapter.request_device(&GpuContext::device_descriptor(&adapter)))?;
         let ctx = GpuContext::from_device(device, queue)?;
         let size = window.inner_size();
         let mut config = (surface.get_default_config(&adapter, size.width, size.height))
             .ok_or("the surface does not fit the adapter")?;
         let formats = surface.get_capabilities(&adapter).formats;
-        config.format = formats
+        config.format = *formats
             .iter()
-            .copied()
             .find(|f| f.is_srgb())
-            .unwrap_or(config.format);
+            .unwrap_or(&config.format);
         // COPY_SRC for the screenshot.
         config.usage |= wgpu::TextureUsages::COPY_SRC;
         surface.configure(&ctx.device, &config);
@@ -185,8 +176,8 @@ impl Gpu {
         self.crowd
             .prepare(self.animator.runtime(), &self.scene, size)?;
         let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(t) => t,
-            wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            wgpu::CurrentSurfaceTexture::Success(t)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
             _ => return Err("the surface gave no texture".into()),
         };
         let view = frame.texture.create_view(&Default::default());

@@ -94,12 +94,7 @@ impl GpuContext {
         let have = adapter.limits();
         check_limits(&name, &have)?;
         let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("throng"),
-                required_features: Self::optional_features(adapter.features()),
-                required_limits: Self::required_limits(&have),
-                ..Default::default()
-            })
+            .request_device(&Self::device_descriptor(&adapter))
             .await
             .map_err(|e| GpuError::Device {
                 adapter: name,
@@ -157,6 +152,17 @@ impl GpuContext {
                 reason: reason.clone(),
             }),
             None => Ok(()),
+        }
+    }
+
+    /// What to ask of `adapter` for a device Throng can use: [`GpuContext::required_limits`],
+    /// and the [`GpuContext::optional_features`] it has.
+    pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
+        wgpu::DeviceDescriptor {
+            label: Some("throng"),
+            required_features: Self::optional_features(adapter.features()),
+            required_limits: Self::required_limits(&adapter.limits()),
+            ..Default::default()
         }
     }
 

@@ -209,12 +209,9 @@ impl Viewer {
         };
         let adapter = pollster::block_on(instance.request_adapter(&options))
             .map_err(|e| window_error(format!("no adapter for the window: {e}")))?;
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            required_limits: GpuContext::required_limits(&adapter.limits()),
-            required_features: GpuContext::optional_features(adapter.features()),
-            ..Default::default()
-        }))
-        .map_err(|e| window_error(e.to_string()))?;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&GpuContext::device_descriptor(&adapter)))
+                .map_err(|e| window_error(e.to_string()))?;
         let gpu = GpuContext::from_device(device, queue)?;
         let size = window.inner_size();
         let mut config = (surface.get_default_config(&adapter, size.width, size.height))
