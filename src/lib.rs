@@ -16,7 +16,7 @@
 //!     (view, depth): (&wgpu::TextureView, &wgpu::TextureView),
 //!     (width, height): (u32, u32),
 //! ) -> Result<(), Box<dyn std::error::Error>> {
-//! // Once: wrap the renderer's device (made with GpuContext::required_limits), cook a
+//! // Once: wrap the renderer's device (made with GpuContext::device_descriptor), cook a
 //! // character, place a crowd, and make the draw for the renderer's formats.
 //! let ctx = GpuContext::from_device(device, queue)?;
 //! let mut package = throng::builtin_character()?;
