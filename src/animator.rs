@@ -25,6 +25,7 @@ use throng_cpu_ref::{Package, Program};
 use throng_gpu::raster::Camera;
 use throng_gpu::{
     Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, PackageId, Pose, Runtime,
+    RuntimeOptions,
 };
 
 #[cfg(doc)]
@@ -73,6 +74,9 @@ pub struct AnimatorOptions {
     /// skeleton and mesh LOD whose error projects under a pixel (with hysteresis); false: every
     /// member at full detail.
     pub lod: bool,
+    /// The GPU runtime's: the pose mapping (default: the adapter's) and when specialised
+    /// pipelines are built (default: in the background, the interpreter running meanwhile).
+    pub runtime: RuntimeOptions,
 }
 
 /// What the members are seen through: a camera and the image it renders.
@@ -90,6 +94,7 @@ impl Default for AnimatorOptions {
             event_capacity: 64,
             skinned_budget: None,
             lod: true,
+            runtime: RuntimeOptions::default(),
         }
     }
 }
@@ -142,7 +147,7 @@ impl Animator {
         // Before the crowd is spawned: a crowd too large for one runtime costs nothing to refuse.
         capacities.check(ctx)?;
         let crowd = Crowd::new(&controller, placements.len()).map_err(AnimatorError::Spawn)?;
-        let mut runtime = Runtime::new(ctx, capacities)?;
+        let mut runtime = Runtime::with_options(ctx, capacities, options.runtime)?;
         let id = runtime.add_package(package)?;
         let skin = (package.skins.iter())
             .position(|s| s.skeleton == skeleton)

@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A screenshot: width, height, RGBA8 rows.
+/// A screenshot: width, height, RGBA8 rows; and what the program printed.
 struct Shot {
     width: usize,
     height: usize,
     rgba: Vec<u8>,
+    stdout: String,
 }
 
 impl Shot {
@@ -88,6 +89,7 @@ fn screenshot(name: &str, program: &Path, args: &[&str]) -> Option<Shot> {
         width: info.width as usize,
         height: info.height as usize,
         rgba,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
     })
 }
 
@@ -138,5 +140,37 @@ fn throng_view_draws_the_crowd_under_its_overlay() {
         dark > 0.5,
         "{:.0}% of the overlay's corner is dark",
         100.0 * dark
+    );
+}
+
+#[test]
+fn throng_view_in_the_interpreter_program_mode_draws_the_crowd_without_specialised_pipelines() {
+    let args = [
+        "view",
+        "--frames",
+        "3",
+        "--instances",
+        "60",
+        "--width",
+        "640",
+        "--height",
+        "400",
+        "--program-mode",
+        "interpreter",
+    ];
+    let Some(shot) = screenshot(
+        "view-interpreter",
+        Path::new(env!("CARGO_BIN_EXE_throng")),
+        &args,
+    ) else {
+        return;
+    };
+    shot.assert_a_crowd_of(640, 400);
+    assert!(
+        shot.stdout.contains("program mode interpreter only")
+            && shot.stdout.contains("ran 0 on specialised pipelines")
+            && !shot.stdout.contains(" and 0 on the interpreter"),
+        "{}",
+        shot.stdout
     );
 }

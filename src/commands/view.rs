@@ -1,7 +1,7 @@
 //! `throng view`: the crowd in a window, through the embedding API (throng::Animator and
 //! CrowdPass on the window's own device), with an egui overlay: play, pause and single-step of
-//! the fixed tick, the member count, level of detail on or off and its tint, and live stage
-//! times. Drag to orbit, scroll to zoom; Space plays or pauses, `.` steps one tick, `L` and `T`
+//! the fixed tick, the member count, the program mode (the pose pass's mapping, or the
+//! interpreter alone), level of detail on or off and its tint, and live stage times. Drag to orbit, scroll to zoom; Space plays or pauses, `.` steps one tick, `L` and `T`
 //! toggle LOD and tint.
 //!
 //! Unlike an embedding, the viewer waits for each frame's GPU work (`Runtime::finish`) to show
@@ -16,7 +16,7 @@ use throng::control::tree::Value;
 use throng::fixtures::Formation;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Camera, Scene, BACKGROUND, DEPTH_FORMAT};
-use throng::gpu::{wgpu, GpuContext, StageTimes, Visibility};
+use throng::gpu::{wgpu, GpuContext, Mapping, RuntimeOptions, Specialise, StageTimes, Visibility};
 use throng::{Animator, AnimatorOptions, View};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -50,6 +50,10 @@ pub struct Args {
     /// Start with members tinted by level of detail.
     #[arg(long)]
     lod_tint: bool,
+    /// Start in this program mode: the pose pass in the adapter's mapping or a chosen one
+    /// (specialised pipelines built in the background), or the interpreter alone.
+    #[arg(long, value_enum, default_value_t = ProgramMode::Adapter)]
+    program_mode: ProgramMode,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -104,7 +108,16 @@ impl ApplicationHandler for App {
         let last = self.args.frames == Some(self.frame);
         let shot = self.args.screenshot.as_ref().filter(|_| last);
         match viewer.frame(shot) {
-            Ok(()) if last => event_loop.exit(),
+            Ok(()) if last => {
+                let (specialised, interpreter) = viewer.panel.dispatches;
+                println!(
+                    "{} frames in program mode {}: the last frame's pose dispatches ran {specialised} \
+                     on specialised pipelines and {interpreter} on the interpreter",
+                    self.frame,
+                    viewer.panel.mode.label()
+                );
+                event_loop.exit()
+            }
             Ok(()) => viewer.window.request_redraw(),
             Err(e) => {
                 self.error = Some(e);
@@ -151,6 +164,49 @@ impl Orbit {
     }
 }
 
+/// How the GPU evaluates the pose programs: the pose pass's mapping (the adapter's or a chosen
+/// one) with specialised pipelines built in the background, or the interpreter alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, clap::ValueEnum)]
+enum ProgramMode {
+    #[default]
+    Adapter,
+    Thread,
+    Workgroup,
+    Interpreter,
+}
+
+impl ProgramMode {
+    const ALL: [ProgramMode; 4] = [
+        ProgramMode::Adapter,
+        ProgramMode::Thread,
+        ProgramMode::Workgroup,
+        ProgramMode::Interpreter,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            ProgramMode::Adapter => "the adapter's mapping",
+            ProgramMode::Thread => "thread mapping",
+            ProgramMode::Workgroup => "workgroup mapping",
+            ProgramMode::Interpreter => "interpreter only",
+        }
+    }
+
+    fn runtime(self) -> RuntimeOptions {
+        let (mapping, specialise) = match self {
+            ProgramMode::Adapter => (None, Specialise::Background),
+            ProgramMode::Thread => (Some(Mapping::Thread), Specialise::Background),
+            ProgramMode::Workgroup => (Some(Mapping::Workgroup), Specialise::Background),
+            ProgramMode::Interpreter => (None, Specialise::Never),
+        };
+        RuntimeOptions {
+            mapping,
+            specialise,
+            ..RuntimeOptions::default()
+        }
+    }
+}
+
 /// What the overlay shows and controls.
 #[derive(Default)]
 struct Panel {
@@ -159,6 +215,9 @@ struct Panel {
     lod: bool,
     tint: bool,
     instances: u32,
+    mode: ProgramMode,
+    /// The last frame's pose dispatches: on specialised pipelines, on the interpreter.
+    dispatches: (usize, usize),
     ticks: u64,
     tick_ms: f64,
     frame_ms: f64,
@@ -188,7 +247,7 @@ struct Viewer {
     overlay: Overlay,
     panel: Panel,
     /// The member count and LOD switch the animator was made with.
-    built: (u32, bool),
+    built: (u32, bool, ProgramMode),
 }
 
 impl Viewer {
@@ -228,7 +287,7 @@ impl Viewer {
         let crowd = CrowdPass::new(&gpu, target)?;
         let depth = target.depth_view(&gpu.device, (config.width, config.height));
         let instances = args.instances.clamp(1, MAX_INSTANCES);
-        let (animator, scene) = crowd_scene(&gpu, (instances, true), &config)?;
+        let (animator, scene) = crowd_scene(&gpu, (instances, true, args.program_mode), &config)?;
         let egui_ctx = egui::Context::default();
         let viewport = egui::ViewportId::ROOT;
         let state = egui_winit::State::new(egui_ctx.clone(), viewport, &window, None, None, None);
@@ -259,9 +318,10 @@ impl Viewer {
                 lod: true,
                 tint: args.lod_tint,
                 instances,
+                mode: args.program_mode,
                 ..Panel::default()
             },
-            built: (instances, true),
+            built: (instances, true, args.program_mode),
             gpu,
         })
     }
@@ -320,7 +380,7 @@ impl Viewer {
     /// One frame: the tick when playing (or stepping), the pose, the overlay, one render pass.
     fn frame(&mut self, shot: Option<&PathBuf>) -> Result<(), CliError> {
         let start = Instant::now();
-        let asked = (self.panel.instances, self.panel.lod);
+        let asked = (self.panel.instances, self.panel.lod, self.panel.mode);
         if asked != self.built {
             (self.animator, _) = crowd_scene(&self.gpu, asked, &self.config)?;
             self.built = asked;
@@ -342,9 +402,8 @@ impl Viewer {
             width,
             height,
         }));
-        self.animator
-            .pose()
-            .map_err(|e| CliError::Control(e.to_string()))?;
+        let report = (self.animator.pose()).map_err(|e| CliError::Control(e.to_string()))?;
+        p.dispatches = (report.specialised_dispatches, report.interpreter_dispatches);
         p.times = self.animator.runtime_mut().finish()?;
         p.visibility = self.animator.runtime().visibility();
         let tiers: Vec<u8> = match p.tint {
@@ -452,6 +511,17 @@ fn controls(ui: &mut egui::Ui, p: &mut Panel, adapter: &str) {
             .logarithmic(true)
             .text("members"),
     );
+    egui::ComboBox::from_label("program mode")
+        .selected_text(p.mode.label())
+        .show_ui(ui, |ui| {
+            for mode in ProgramMode::ALL {
+                ui.selectable_value(&mut p.mode, mode, mode.label());
+            }
+        });
+    ui.label(format!(
+        "pose dispatches: {} specialised, {} interpreter",
+        p.dispatches.0, p.dispatches.1
+    ));
     ui.checkbox(&mut p.lod, "level of detail (L)");
     (ui.checkbox(&mut p.tint, "tint by level (T)"))
         .on_hover_text("green: every joint, yellow: about half, orange: about a quarter");
@@ -479,10 +549,10 @@ fn controls(ui: &mut egui::Ui, p: &mut Panel, adapter: &str) {
 }
 
 /// The generated character's crowd of `n` members at a spread of speeds, posed with or
-/// without `lod`, and the scene framing it.
+/// without `lod` in program mode `mode`, and the scene framing it.
 fn crowd_scene(
     gpu: &GpuContext,
-    (n, lod): (u32, bool),
+    (n, lod, mode): (u32, bool, ProgramMode),
     config: &wgpu::SurfaceConfiguration,
 ) -> Result<(Animator, Scene), CliError> {
     let n = n.clamp(1, MAX_INSTANCES) as usize;
@@ -491,6 +561,7 @@ fn crowd_scene(
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
     let options = AnimatorOptions {
         lod,
+        runtime: mode.runtime(),
         ..AnimatorOptions::default()
     };
     let control = |e: throng::AnimatorError| CliError::Control(e.to_string());
