@@ -425,6 +425,63 @@ pub struct CodecReport {
     pub width_histogram: Vec<u64>,
 }
 
+/// Where a compressed payload's bytes go (`throng cook --report`): the parts add up to its
+/// `compressed_bytes`. Sample bits are counted per sub-track kind, in bytes (bits / 8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CodecBytes {
+    /// The payload's counts and its 2-bit sub-track kinds.
+    pub table: f64,
+    /// Per animated sub-track, its clip range (base and step per component) and rebuilt
+    /// component: 28 bytes.
+    pub ranges: f64,
+    /// One word per segment.
+    pub segment_table: f64,
+    /// Constant sub-tracks' raw values.
+    pub constants: f64,
+    /// Per segment and animated sub-track, its 64-bit header (offset, shift, widths, bases).
+    pub headers: f64,
+    pub rotation_samples: f64,
+    pub translation_samples: f64,
+    pub scale_samples: f64,
+    /// The unused bits that end each segment's last word.
+    pub padding: f64,
+}
+
+impl CodecBytes {
+    /// The parts with their names, in the report's order.
+    pub fn parts(&self) -> [(&'static str, f64); 9] {
+        [
+            ("rotation samples", self.rotation_samples),
+            ("translation samples", self.translation_samples),
+            ("scale samples", self.scale_samples),
+            ("segment headers", self.headers),
+            ("clip ranges", self.ranges),
+            ("segment table", self.segment_table),
+            ("constants", self.constants),
+            ("counts and kinds", self.table),
+            ("padding", self.padding),
+        ]
+    }
+
+    pub fn total(&self) -> f64 {
+        self.parts().iter().map(|(_, b)| b).sum()
+    }
+
+    fn add(self, o: CodecBytes) -> CodecBytes {
+        CodecBytes {
+            table: self.table + o.table,
+            ranges: self.ranges + o.ranges,
+            segment_table: self.segment_table + o.segment_table,
+            constants: self.constants + o.constants,
+            headers: self.headers + o.headers,
+            rotation_samples: self.rotation_samples + o.rotation_samples,
+            translation_samples: self.translation_samples + o.translation_samples,
+            scale_samples: self.scale_samples + o.scale_samples,
+            padding: self.padding + o.padding,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CodecClipReport {
     pub name: String,
@@ -451,6 +508,8 @@ pub struct CodecClipReport {
     pub unmet: usize,
     pub encode_ms: f64,
     pub width_histogram: Vec<u64>,
+    /// Where `compressed_bytes` go.
+    pub bytes: CodecBytes,
 }
 
 /// Totals over every clip of the report.
@@ -469,6 +528,8 @@ pub struct CodecTotal {
     /// Clip, joint and time of the largest error.
     pub worst: String,
     pub encode_ms: f64,
+    /// Where `compressed_bytes` go, over every clip.
+    pub bytes: CodecBytes,
 }
 
 impl CodecTotal {
@@ -496,6 +557,7 @@ impl CodecTotal {
                 format!("{}: {} @ {:.3} s", c.name, c.worst_joint, c.worst_time_s)
             }),
             encode_ms: clips.iter().map(|c| c.encode_ms).sum(),
+            bytes: (clips.iter()).fold(CodecBytes::default(), |sum, c| sum.add(c.bytes)),
         }
     }
 }
@@ -586,6 +648,24 @@ impl fmt::Display for CodecReport {
             "encode (ms)",
         ];
         table(f, "compression", &header, rows)?;
+        let mut header = vec!["clip"];
+        header.extend(self.total.bytes.parts().map(|(name, _)| name));
+        let share = |name: &str, b: &CodecBytes| {
+            let mut row = vec![name.to_string()];
+            let total = b.total().max(1.0);
+            row.extend((b.parts()).map(|(_, part)| format!("{:.1}", 100.0 * part / total)));
+            row
+        };
+        let mut rows: Vec<Vec<String>> = (self.clips.iter())
+            .map(|c| share(&c.name, &c.bytes))
+            .collect();
+        rows.push(share("total", &self.total.bytes));
+        table(
+            f,
+            "where the compressed bytes go (% of each clip's)",
+            &header,
+            rows,
+        )?;
         let used: Vec<String> = self
             .width_histogram
             .iter()

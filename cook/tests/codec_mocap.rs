@@ -1,6 +1,7 @@
 //! The codec on the dense CMU mocap clips with the `standard` profile (issue 5): p99 error at or
 //! under 0.01 cm and max under 0.1 cm against the uncompressed cooked clip, at a ratio of at
-//! least 10:1 against 40 bytes per joint-sample. Prints the report of every clip.
+//! least 10:1 against 40 bytes per joint-sample, with the report's byte breakdown adding up.
+//! Prints the report of every clip.
 //!
 //! Baseline: the reference (uncompressed) cooked clip, not the source curves: a few files have
 //! discontinuities in their source (the pirouette's flip at 1.59 s) that uniform resampling
@@ -41,6 +42,13 @@ fn standard_meets_acl_quality_at_ten_to_one_or_better() {
                 c.max_error_cm
             );
             assert!(c.ratio >= 10.0, "{}: ratio {:.2}", c.name, c.ratio);
+            // The breakdown adds up to the payload, and what it does not place in samples or
+            // tables is at most each segment's last word.
+            let b = &c.bytes;
+            assert_eq!(b.total(), c.compressed_bytes as f64, "{}: {b:?}", c.name);
+            let segments = b.segment_table / 4.0;
+            assert!(b.padding < 4.0 * segments, "{}: {b:?}", c.name);
+            assert!(b.rotation_samples > b.headers && b.headers > 0.0, "{b:?}");
         }
         raw += codec.total.raw_bytes;
         compressed += codec.total.compressed_bytes;

@@ -8,6 +8,7 @@
 //! profile's threshold ([`search`]). The error is measured against the reference cooked clip,
 //! not against the source curves: the codec is judged on what it adds.
 
+mod bytes;
 mod measure;
 mod pack;
 mod quantize;
@@ -19,6 +20,7 @@ use thiserror::Error;
 use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, MAX_WORDS, SEGMENT_LENGTH};
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
+pub use bytes::codec_bytes;
 pub use measure::{measure, Fidelity};
 pub use search::DESCENDANT_SHARE;
 
@@ -310,6 +312,7 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
             unmet: encoded.unmet,
             encode_ms: 1e3 * encoded.seconds,
             width_histogram: encoded.widths.to_vec(),
+            bytes: codec_bytes(clip).unwrap_or_default(),
         });
         if let Some(r) = report.clips.get_mut(index) {
             r.bytes = clip_bytes(clip);
