@@ -25,12 +25,13 @@ pub struct Args {
     #[arg(long = "lod-pin", value_name = "JOINT")]
     lod_pins: Vec<String>,
     /// Print the codec report (per clip and total: raw and compressed bytes, ratio, bytes per
-    /// joint-sample, max / p99 / mean error, worst joint and time, encode time, bit widths).
+    /// joint-sample, max / p99 / mean error, worst joint and time, encode time, bit widths, and
+    /// where the compressed bytes go).
     #[arg(long)]
     report: bool,
     /// Print the report as JSON instead of a table (with --report: the codec report, whose
     /// `clips` and `total` carry name, raw_bytes, compressed_bytes, ratio, bytes_per_joint_sample,
-    /// max_error_cm and p99_error_cm).
+    /// max_error_cm, p99_error_cm and bytes, the breakdown).
     #[arg(long)]
     json: bool,
 }
