@@ -612,3 +612,39 @@ fn retarget_writes_the_character_with_the_mocap_clip_and_reports_it_as_json() {
     ]);
     assert_clean_failure(&o, "target joint 'knee_l' is not in the target skeleton");
 }
+
+#[test]
+fn codec_profiles_measures_every_asset_under_each_profile_and_refuses_a_folder_without_them() {
+    let Some(assets) = assets() else { return };
+    let o = throng(&[
+        "codec-profiles",
+        "--assets",
+        assets.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON rows");
+    let rows = report["rows"].as_array().expect("rows");
+    // Per profile: six mocap files, the Fox, the Knight, CesiumMan and the mocap set.
+    assert_eq!(rows.len(), 3 * 10, "{report}");
+    for row in rows {
+        let number = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
+        assert!(number("ratio") > 1.0, "{row}");
+        assert!(number("reference_decode_ns_per_joint") > 0.0, "{row}");
+        assert!(number("compressed_decode_ns_per_joint") > 0.0, "{row}");
+        // The mocap rig is in metres, so its errors are held to the profile's thresholds.
+        let limit = match row["profile"].as_str() {
+            Some("hero") => 0.001,
+            Some("standard") => 0.01,
+            _ => 0.1,
+        };
+        if row["asset"].as_str().is_some_and(|a| a.contains("mocap")) {
+            assert!(number("p99_error_cm") <= limit, "{row}");
+            assert_eq!(row["clips"], 6, "{row}");
+        }
+    }
+    let empty = scratch_dir("codec-profiles-empty");
+    std::fs::create_dir_all(empty.join("mocap")).unwrap();
+    let o = throng(&["codec-profiles", "--assets", empty.to_str().unwrap()]);
+    assert_clean_failure(&o, "give --assets the shared assets folder");
+}

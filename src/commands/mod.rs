@@ -4,6 +4,7 @@ mod allocations;
 mod bake;
 mod bench;
 mod character;
+mod codec_profiles;
 mod cook;
 mod demo;
 mod inspect;
@@ -34,6 +35,9 @@ pub struct Cli {
 enum Command {
     /// Cook a glTF file (.glb or .gltf) into a .throng package and print the cook report.
     Cook(cook::Args),
+    /// Measure the codec's hero, standard and crowd profiles on the shared assets: ratio, error
+    /// and CPU decode time per joint in both encodings (docs/codec.md).
+    CodecProfiles(codec_profiles::Args),
     /// Retarget clips from one rig onto another character at cook time and write its package.
     Retarget(retarget::Args),
     /// Print what a .throng package holds.
@@ -63,6 +67,7 @@ enum Command {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Cook(a) => cook::run(a),
+        Command::CodecProfiles(a) => codec_profiles::run(a),
         Command::Retarget(a) => retarget::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
