@@ -24,6 +24,7 @@
 //! first frame of a given size, frames allocate nothing.
 
 use glam::{Affine3A, Vec3, Vec3A};
+use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::bounds::{Bounds, SkinBounds};
@@ -285,31 +286,32 @@ pub fn batch_assets<'a>(
 
 /// Checks every batch and instance of a frame (DESIGN.md §7b): packages, skeletons and skins
 /// exist and belong together; each program validates against `limits` and has a `ToComponent`;
-/// each hero palette has one finite entry per skin palette entry; placements are finite.
+/// each hero palette has one finite entry per skin palette entry; placements are finite. With
+/// `parallel` the instances are checked on the current rayon pool (the same first error).
 pub fn validate<'a>(
     batches: &[Batch],
     limits: &ProgramLimits,
     package: impl Fn(PackageId) -> Option<&'a Package>,
     claims: &mut SlotClaims,
+    parallel: bool,
 ) -> Result<(), FrameError> {
     claims.clear(limits.history_slots);
     for (b, batch) in batches.iter().enumerate() {
         let checked = batch_assets(b, batch, &package)?;
-        for (i, instance) in batch.instances.iter().enumerate() {
-            check_instance(b, i, instance, limits, &checked)?;
-            if let Some((p, _)) = instance.pose.program() {
-                if let Some(slot) = p.history_slot() {
-                    if !claims.claim(slot) {
-                        return Err(FrameError::BadInstance {
-                            batch: b,
-                            instance: i,
-                            what: format!(
-                                "history slot {slot} is already named by another instance of \
-                                 this frame; give each instance its own slot"
-                            ),
-                        });
-                    }
-                }
+        let SlotClaims { bits, slots } = claims;
+        slots.clear();
+        slots.resize(batch.instances.len(), NO_SLOT);
+        check_instances(b, batch.instances, limits, &checked, parallel, slots)?;
+        for (i, &slot) in slots.iter().enumerate() {
+            if slot != NO_SLOT && !claim(bits, slot) {
+                return Err(FrameError::BadInstance {
+                    batch: b,
+                    instance: i,
+                    what: format!(
+                        "history slot {slot} is already named by another instance of \
+                         this frame; give each instance its own slot"
+                    ),
+                });
             }
         }
     }
@@ -321,7 +323,12 @@ pub fn validate<'a>(
 #[derive(Clone, Debug, Default)]
 pub struct SlotClaims {
     bits: Vec<u64>,
+    /// The slot each instance of the batch being checked names, or [`NO_SLOT`].
+    slots: Vec<u32>,
 }
+
+/// No history slot.
+const NO_SLOT: u32 = u32::MAX;
 
 impl SlotClaims {
     /// Unclaims every slot of `slots` (allocating only when `slots` grew).
@@ -329,16 +336,54 @@ impl SlotClaims {
         self.bits.clear();
         self.bits.resize(slots.div_ceil(64), 0);
     }
+}
 
-    /// Claims `slot` (a declared one); `false` when it was already claimed.
-    fn claim(&mut self, slot: u32) -> bool {
-        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
-        let Some(w) = self.bits.get_mut(word) else {
-            return false;
-        };
-        let free = *w & bit == 0;
-        *w |= bit;
-        free
+/// Claims `slot` (a declared one) in `bits`; `false` when it was already claimed.
+fn claim(bits: &mut [u64], slot: u32) -> bool {
+    let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+    let Some(w) = bits.get_mut(word) else {
+        return false;
+    };
+    let free = *w & bit == 0;
+    *w |= bit;
+    free
+}
+
+/// Instances checked per rayon task: tens of microseconds of work.
+const CHECK_CHUNK: usize = 512;
+
+/// [`check_instance`] over a batch's instances, each one's history slot (or [`NO_SLOT`]) into
+/// `slots`, with `parallel` in chunks on the current rayon pool; the error reported is that of
+/// the first bad instance, whatever the threads.
+fn check_instances(
+    batch: usize,
+    instances: &[Instance],
+    limits: &ProgramLimits,
+    checked: &BatchAssets,
+    parallel: bool,
+    slots: &mut [u32],
+) -> Result<(), FrameError> {
+    let check = |(c, (chunk, slots)): (usize, (&[Instance], &mut [u32]))| {
+        for (k, (x, slot)) in chunk.iter().zip(slots).enumerate() {
+            check_instance(batch, c * CHECK_CHUNK + k, x, limits, checked)?;
+            if let Some((p, _)) = x.pose.program() {
+                *slot = p.history_slot().unwrap_or(NO_SLOT);
+            }
+        }
+        Ok(())
+    };
+    if !parallel {
+        return check((0, (instances, slots)));
+    }
+    match instances
+        .par_chunks(CHECK_CHUNK)
+        .zip(slots.par_chunks_mut(CHECK_CHUNK))
+        .enumerate()
+        .map(check)
+        .find_first(Result::is_err)
+    {
+        Some(err) => err,
+        None => Ok(()),
     }
 }
 
@@ -646,6 +691,7 @@ impl CpuRuntime {
             &self.limits,
             |id| packages.get(id.0),
             &mut self.claims,
+            parallel,
         )?;
         check_keeps(batches, |b| self.layout.get(b).copied())?;
         if self.outputs.motion {

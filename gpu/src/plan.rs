@@ -6,6 +6,7 @@
 //! sub-track branches (sample.wgsl) and write the same page. A plan is rebuilt each frame into
 //! vectors kept from the last one: a steady frame allocates nothing.
 
+use rayon::prelude::*;
 use serde::Serialize;
 use throng_cpu_ref::program::op;
 use throng_cpu_ref::{Batch, Pose, Program};
@@ -64,6 +65,12 @@ pub(crate) struct Plan {
     pub records: u32,
 }
 
+/// Instances whose shapes one rayon task finds.
+const BIN_CHUNK: usize = 1024;
+
+/// A bin entry's shape before it is found.
+const UNKNOWN_SHAPE: u32 = u32::MAX;
+
 /// The clip of a program's first `Sample` op (0 without one).
 fn first_clip(p: &Program) -> u32 {
     p.ops
@@ -110,16 +117,35 @@ impl Plan {
                 heroes,
             });
             self.bins.clear();
-            let mut hint = None;
-            for (i, x) in batch.instances.iter().enumerate() {
-                if let Some((p, lod)) = x.pose.program() {
-                    let shape = shapes.id(p, &package.package, hint);
-                    hint = Some(shape);
+            self.bins
+                .extend(batch.instances.iter().enumerate().filter_map(|(i, x)| {
+                    let (p, lod) = x.pose.program()?;
                     let page = (slot + i as u32) / page_instances.max(1);
-                    self.bins.push((shape, lod, page, first_clip(p), i as u32));
+                    Some((UNKNOWN_SHAPE, lod, page, first_clip(p), i as u32))
+                }));
+            let program = |i: u32| batch.instances[i as usize].pose.program().map(|(p, _)| p);
+            // Known shapes in parallel (each chunk hints with its previous instance's), then the
+            // new ones registered in instance order, so ids do not depend on the threads.
+            let known: &Shapes = shapes;
+            self.bins.par_chunks_mut(BIN_CHUNK).for_each(|chunk| {
+                let mut hint = None;
+                for e in chunk {
+                    if let Some(id) =
+                        program(e.4).and_then(|p| known.find(p, &package.package, hint))
+                    {
+                        e.0 = id;
+                        hint = Some(id);
+                    }
+                }
+            });
+            let mut hint = None;
+            for e in self.bins.iter_mut().filter(|e| e.0 == UNKNOWN_SHAPE) {
+                if let Some(p) = program(e.4) {
+                    e.0 = shapes.id(p, &package.package, hint);
+                    hint = Some(e.0);
                 }
             }
-            self.bins.sort_unstable();
+            self.bins.par_sort_unstable();
             let mut start = 0;
             while start < self.bins.len() {
                 let (shape, lod) = (self.bins[start].0, self.bins[start].1);

@@ -438,6 +438,7 @@ impl Runtime {
             &self.capacities.program_limits(),
             |id| packages.get(id.0).map(|p| &p.package),
             &mut self.claims,
+            true,
         )?;
         let last = &self.last.batches;
         throng_cpu_ref::frame::check_keeps(batches, |b| {

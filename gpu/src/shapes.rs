@@ -66,23 +66,11 @@ impl Shapes {
     /// `hint`, the id of a shape the program probably has (the previous instance's), is tried
     /// first.
     pub fn id(&mut self, program: &Program, package: &Package, hint: Option<u32>) -> u32 {
+        if let Some(id) = self.find(program, package, hint) {
+            return id;
+        }
         let enc = encoding(package);
-        if let Some(h) = hint.filter(|&h| {
-            self.entries
-                .get(h as usize)
-                .is_some_and(|e| e.shape.matches(program, &enc))
-        }) {
-            return h;
-        }
         let hash = Shape::hash_of(program, &enc);
-        if let Some(ids) = self.by_hash.get(&hash) {
-            if let Some(&id) = ids
-                .iter()
-                .find(|&&id| self.entries[id as usize].shape.matches(program, &enc))
-            {
-                return id;
-            }
-        }
         let shape = Shape::of(program, &enc);
         let id = self.entries.len() as u32;
         let base = (self.words.len() / 4) as u32;
@@ -91,6 +79,21 @@ impl Shapes {
         self.entries.push(ShapeEntry { shape, base });
         self.by_hash.entry(hash).or_default().push(id);
         id
+    }
+
+    /// The id of `program`'s shape if it is registered; `hint` as for [`Shapes::id`].
+    pub fn find(&self, program: &Program, package: &Package, hint: Option<u32>) -> Option<u32> {
+        let enc = encoding(package);
+        let matches = |id: u32| {
+            self.entries
+                .get(id as usize)
+                .is_some_and(|e| e.shape.matches(program, &enc))
+        };
+        if let Some(h) = hint.filter(|&h| matches(h)) {
+            return Some(h);
+        }
+        let ids = self.by_hash.get(&Shape::hash_of(program, &enc))?;
+        ids.iter().copied().find(|&id| matches(id))
     }
 
     /// Writes shapes registered since the last upload, growing the buffer when it is full.

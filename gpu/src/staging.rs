@@ -3,6 +3,7 @@
 //! placement (48 bytes) and level of detail (a byte); per dispatch a 256-byte parameter slot; per hero its palette, straight
 //! into its slot of the palette stream. Vectors are kept from frame to frame.
 
+use rayon::prelude::*;
 use throng_cpu_ref::frame::HIDDEN_LEVEL;
 use throng_cpu_ref::{Batch, Pose};
 use throng_shaders::{write_record, Stream};
@@ -11,6 +12,9 @@ use crate::frame_buffers::FrameBuffers;
 use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
 use crate::plan::Plan;
 use crate::FrameReport;
+
+/// Records one rayon task writes.
+const RECORD_CHUNK: usize = 1024;
 
 #[derive(Default)]
 pub(crate) struct Staging {
@@ -44,25 +48,35 @@ impl Staging {
         self.palettes.clear();
         self.placements.clear();
         self.placement_runs.clear();
-        // Records, in dispatch order.
+        // Records, in dispatch order, written in parallel chunks.
         let mut k = 0usize;
         for d in &plan.poses {
             let stride = 4 * d.stride as usize;
             let first = plan.batches[d.batch].first_slot;
-            for n in 0..d.count as usize {
-                let (b, i) = plan.order[k];
-                k += 1;
-                let Some((p, _)) = batches
-                    .get(b)
-                    .and_then(|x| x.instances.get(i as usize))
-                    .and_then(|x| x.pose.program())
-                else {
-                    continue;
-                };
-                let start = 4 * d.record_base as usize + stride * n;
-                write_record(p, first + i, &mut self.records[start..start + stride]);
-                report.instance_bytes += 4 * stride as u64;
-            }
+            let count = d.count as usize;
+            let start = 4 * d.record_base as usize;
+            let records = &mut self.records[start..start + stride * count];
+            let order = &plan.order[k..k + count];
+            k += count;
+            let written: usize = records
+                .par_chunks_mut((stride * RECORD_CHUNK).max(1))
+                .zip(order.par_chunks(RECORD_CHUNK))
+                .map(|(records, order)| {
+                    let mut written = 0;
+                    for (record, &(b, i)) in records.chunks_mut(stride.max(1)).zip(order) {
+                        if let Some((p, _)) = batches
+                            .get(b)
+                            .and_then(|x| x.instances.get(i as usize))
+                            .and_then(|x| x.pose.program())
+                        {
+                            write_record(p, first + i, record);
+                            written += 1;
+                        }
+                    }
+                    written
+                })
+                .sum();
+            report.instance_bytes += (4 * stride * written) as u64;
         }
         let palettes = buffers.stream(Stream::Palettes);
         for (slots, batch) in plan.batches.iter().zip(batches) {

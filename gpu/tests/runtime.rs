@@ -215,6 +215,56 @@ fn bad_programs_are_refused_naming_the_instance_and_leave_the_last_frame_intact(
 }
 
 #[test]
+fn of_thousands_of_instances_the_first_bad_one_is_named_whatever_the_threads() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let package = common::character();
+    let n = 5000;
+    let mut capacities = Capacities::for_packages(&[&package], n as u32);
+    capacities.skinned_instances = 0;
+    let mut runtime = Runtime::new(&ctx, capacities).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    let good = walk(&package, 0.1);
+    let missing_clip = Program {
+        ops: vec![PoseOp::sample(0, 99, 0.0), PoseOp::to_component(0)],
+        weights: vec![],
+    };
+    let mut list = instances(&good, n);
+    // In different chunks of the parallel check, the first not the first checked.
+    for i in [4100, 1300, 2900] {
+        list[i].pose = Pose::Program(&missing_clip);
+    }
+    for threads in [1, 2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let err = pool
+            .install(|| {
+                runtime.frame(&[Batch {
+                    package: id,
+                    skeleton: 0,
+                    skin: None,
+                    instances: &list,
+                }])
+            })
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                GpuError::Frame(FrameError::Program {
+                    batch: 0,
+                    instance: 1300,
+                    ..
+                })
+            ),
+            "{threads} threads: {err:?}"
+        );
+    }
+}
+
+#[test]
 fn frames_beyond_capacity_and_bad_batches_get_typed_errors() {
     let Some((mut runtime, id, package)) = with_good_frame(2, 4) else {
         return;
