@@ -119,20 +119,23 @@ impl Plan {
             self.bins.clear();
             self.bins
                 .extend(batch.instances.iter().enumerate().filter_map(|(i, x)| {
-                    let (p, lod) = x.pose.program()?;
+                    let (_, lod) = x.pose.program()?;
                     let page = (slot + i as u32) / page_instances.max(1);
-                    Some((UNKNOWN_SHAPE, lod, page, first_clip(p), i as u32))
+                    Some((UNKNOWN_SHAPE, lod, page, 0, i as u32))
                 }));
             let program = |i: u32| batch.instances[i as usize].pose.program().map(|(p, _)| p);
-            // Known shapes in parallel (each chunk hints with its previous instance's), then the
-            // new ones registered in instance order, so ids do not depend on the threads.
+            // First clips and known shapes in parallel (each chunk hints with its previous
+            // instance's shape), then the new shapes registered in instance order, so ids do
+            // not depend on the threads.
             let known: &Shapes = shapes;
             self.bins.par_chunks_mut(BIN_CHUNK).for_each(|chunk| {
                 let mut hint = None;
                 for e in chunk {
-                    if let Some(id) =
-                        program(e.4).and_then(|p| known.find(p, &package.package, hint))
-                    {
+                    let Some(p) = program(e.4) else {
+                        continue;
+                    };
+                    e.3 = first_clip(p);
+                    if let Some(id) = known.find(p, &package.package, hint) {
                         e.0 = id;
                         hint = Some(id);
                     }
