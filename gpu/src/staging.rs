@@ -41,7 +41,8 @@ impl Staging {
         buffers: &FrameBuffers,
         report: &mut FrameReport,
     ) {
-        self.records.clear();
+        // Every record is written whole below: no clearing first.
+        self.records.truncate(4 * plan.records as usize);
         self.records.resize(4 * plan.records as usize, 0);
         self.params.clear();
         self.heroes.clear();
@@ -64,13 +65,16 @@ impl Staging {
                 .map(|(records, order)| {
                     let mut written = 0;
                     for (record, &(b, i)) in records.chunks_mut(stride.max(1)).zip(order) {
-                        if let Some((p, _)) = batches
+                        match batches
                             .get(b)
                             .and_then(|x| x.instances.get(i as usize))
                             .and_then(|x| x.pose.program())
                         {
-                            write_record(p, first + i, record);
-                            written += 1;
+                            Some((p, _)) => {
+                                write_record(p, first + i, record);
+                                written += 1;
+                            }
+                            None => record.fill(0),
                         }
                     }
                     written
