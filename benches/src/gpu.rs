@@ -25,6 +25,9 @@ pub struct GpuCrowd {
 #[derive(Clone, Debug)]
 pub struct GpuFrame {
     pub wall_ms: f64,
+    /// The host's part of the wall time: `Runtime::frame` alone (validation, binning, staging,
+    /// upload, recording and submission).
+    pub host_ms: f64,
     pub report: FrameReport,
     pub times: StageTimes,
 }
@@ -103,9 +106,11 @@ impl GpuCrowd {
         };
         let start = Instant::now();
         let report = self.runtime.frame(&[batch])?;
+        let host_ms = ms_since(start);
         let times = self.runtime.finish()?;
         Ok(GpuFrame {
             wall_ms: ms_since(start),
+            host_ms,
             report,
             times,
         })

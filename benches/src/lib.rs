@@ -332,6 +332,7 @@ fn time_gpu(
                 .first()
                 .is_some_and(|f| f.times.gpu_timestamps)
                 .then(|| median(frames.iter().map(|f| f.times.pose_ms))),
+            host_ms: median(frames.iter().map(|f| f.host_ms)),
             specialised: frames.iter().all(|f| f.report.interpreter_dispatches == 0),
         }
     };

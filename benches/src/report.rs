@@ -119,6 +119,9 @@ pub struct MappingPose {
     pub pose_ns_per_joint: f64,
     /// The pose pass alone (timestamps), ms.
     pub pose_pass_ms: Option<f64>,
+    /// The host's part of `pose_ms`: `Runtime::frame` alone (validation, binning, staging,
+    /// upload, recording, submission), ms.
+    pub host_ms: f64,
     /// Every timed frame ran specialised pipelines.
     pub specialised: bool,
 }
@@ -261,20 +264,22 @@ impl Report {
             .iter()
             .any(|r| r.gpu.as_ref().is_some_and(|g| g.poses.len() > 1))
         {
-            let _ = writeln!(s, "\nGPU pose by mapping (wall ms of a pose-only frame, ns per joint; pose pass from timestamps)");
+            let _ = writeln!(s, "\nGPU pose by mapping (wall ms of a pose-only frame, ns per joint; pose pass from timestamps; host = Runtime::frame alone)");
             let _ = writeln!(
                 s,
-                "{:<36} {:>7} | {:>10} {:>9} {:>8} {:>9} | {:>10} {:>9} {:>8} {:>9}",
+                "{:<36} {:>7} | {:>10} {:>9} {:>8} {:>9} {:>9} | {:>10} {:>9} {:>8} {:>9} {:>9}",
                 "subject / shape",
                 "N",
                 "mapping",
                 "ms",
                 "ns/j",
                 "pass ms",
+                "host ms",
                 "mapping",
                 "ms",
                 "ns/j",
-                "pass ms"
+                "pass ms",
+                "host ms"
             );
             for r in &self.rows {
                 let Some(g) = &r.gpu else { continue };
@@ -288,11 +293,12 @@ impl Report {
                             format!("{}*", p.mapping.name())
                         };
                         format!(
-                            "{:>10} {:>9} {:>8} {:>9}",
+                            "{:>10} {:>9} {:>8} {:>9} {:>9}",
                             name,
                             num(p.pose_ms),
                             num(p.pose_ns_per_joint),
-                            opt(p.pose_pass_ms)
+                            opt(p.pose_pass_ms),
+                            num(p.host_ms)
                         )
                     })
                     .collect();

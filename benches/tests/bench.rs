@@ -173,6 +173,13 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         assert_eq!(mappings.len(), 2, "both mappings side by side");
         assert_ne!(mappings[0], mappings[1]);
         assert_eq!(g4["mapping"].as_str(), Some(mappings[0]));
+        for p in poses {
+            let (host, wall) = (p["host_ms"].as_f64(), p["pose_ms"].as_f64());
+            assert!(
+                host.zip(wall).is_some_and(|(h, w)| h > 0.0 && h < w),
+                "the host's part is some of the wall time: {p}"
+            );
+        }
         assert_eq!(g9["bytes_per_instance"].as_f64(), Some(bytes));
         assert!(g4["resident_bytes"].as_u64().unwrap() > 0);
         assert!(g4["skinning_skipped"].is_null());
