@@ -375,16 +375,13 @@ fn check_instances(
     if !parallel {
         return check((0, (instances, slots)));
     }
-    match instances
+    instances
         .par_chunks(CHECK_CHUNK)
         .zip(slots.par_chunks_mut(CHECK_CHUNK))
         .enumerate()
         .map(check)
         .find_first(Result::is_err)
-    {
-        Some(err) => err,
-        None => Ok(()),
-    }
+        .unwrap_or(Ok(()))
 }
 
 fn check_instance(
