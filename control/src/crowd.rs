@@ -336,6 +336,7 @@ fn prefetch(s: &InstanceState) {
         lines(&s.regions);
         lines(&s.players);
         lines(&s.inputs);
+        lines(&s.root_samples);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = s;

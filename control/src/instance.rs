@@ -43,7 +43,7 @@ use throng_cpu_ref::{Clip, Package};
 
 use crate::events::{EventBuffer, EventKind, EventTrack, Overflow};
 use crate::player::{ClipPlayer, PlayerError};
-use crate::root_motion::{Motion, IDENTITY};
+use crate::root_motion::{LastSample, Motion, IDENTITY};
 use crate::tree::{InputType, Tree, Value, FROZEN_SAMPLES, MAX_DEPTH, MAX_SYNC_GROUPS};
 use crate::undo::Undo;
 
@@ -160,7 +160,7 @@ impl RegionState {
 
 /// The whole control state of one instance: plain data, changed in place by a tick (and put back
 /// by its undo log if the tick fails).
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct InstanceState {
     pub id: u32,
     /// Ticks completed.
@@ -173,6 +173,19 @@ pub struct InstanceState {
     pub regions: Vec<RegionState>,
     /// Two banks of `slots` players per region, regions in order.
     pub players: Vec<ClipPlayer>,
+    /// The last trajectory sample of each base-region player slot: a cache that spares a step
+    /// its first sample, not state (equality and the undo log ignore it).
+    pub root_samples: Vec<LastSample>,
+}
+
+impl PartialEq for InstanceState {
+    fn eq(&self, other: &Self) -> bool {
+        (self.id, self.tick, self.next_activation, self.leaders)
+            == (other.id, other.tick, other.next_activation, other.leaders)
+            && self.inputs == other.inputs
+            && self.regions == other.regions
+            && self.players == other.players
+    }
 }
 
 impl Clone for InstanceState {
@@ -181,6 +194,7 @@ impl Clone for InstanceState {
             inputs: self.inputs.clone(),
             regions: self.regions.clone(),
             players: self.players.clone(),
+            root_samples: self.root_samples.clone(),
             ..*self
         }
     }
@@ -194,6 +208,7 @@ impl Clone for InstanceState {
         self.inputs.clone_from(&other.inputs);
         self.regions.clone_from(&other.regions);
         self.players.clone_from(&other.players);
+        self.root_samples.clone_from(&other.root_samples);
     }
 }
 
@@ -354,6 +369,10 @@ impl Controller {
             inputs: tree.inputs.iter().map(|i| i.default).collect(),
             regions: Vec::with_capacity(tree.regions.len()),
             players: vec![ClipPlayer::default(); tree.player_slots()],
+            root_samples: vec![
+                LastSample::default();
+                tree.regions.first().map_or(0, |r| 2 * r.slots as usize)
+            ],
         };
         for (r, region) in tree.regions.iter().enumerate() {
             let mut path = [0u16; MAX_DEPTH];

@@ -11,7 +11,7 @@ use glam::{Quat, Vec3};
 use throng_cpu_ref::clip::{compose_root_motion, root_motion_delta, sample_root_motion};
 use throng_cpu_ref::Clip;
 
-use crate::player::{PlayMode, Step};
+use crate::player::{clip_time, PlayMode, Step};
 use crate::span::Spans;
 
 /// A rigid motion `p ↦ rotation · p + translation`.
@@ -19,12 +19,47 @@ pub type Motion = (Vec3, Quat);
 
 pub const IDENTITY: Motion = (Vec3::ZERO, Quat::IDENTITY);
 
-/// `inverse(R(from)) * R(to)` for clip times in seconds (narrowed to f32 at sampling).
-fn between(clip: &Clip, from: f64, to: f64) -> Option<Motion> {
-    Some(root_motion_delta(
-        sample_root_motion(clip, from as f32)?,
-        sample_root_motion(clip, to as f32)?,
-    ))
+/// The last trajectory sample one player slot took, keyed by clip and time: a step starts where
+/// the last one ended, so its first sample is usually this one. A cache, not state: a key that
+/// does not match is sampled anew.
+#[derive(Clone, Copy, Debug)]
+pub struct LastSample {
+    clip: u32,
+    /// Bits of the f32 clip time sampled.
+    time: u32,
+    value: Motion,
+}
+
+impl Default for LastSample {
+    /// Matches no sample (the key is no clip at a NaN time).
+    fn default() -> Self {
+        LastSample {
+            clip: u32::MAX,
+            time: f32::NAN.to_bits(),
+            value: IDENTITY,
+        }
+    }
+}
+
+/// `R(time)` of clip `index` (`clip`), narrowed to f32 at sampling, through `last`.
+fn sample(clip: &Clip, index: u32, time: f64, last: &mut LastSample) -> Option<Motion> {
+    let time = time as f32;
+    if last.clip == index && last.time == time.to_bits() {
+        return Some(last.value);
+    }
+    let value = sample_root_motion(clip, time)?;
+    *last = LastSample {
+        clip: index,
+        time: time.to_bits(),
+        value,
+    };
+    Some(value)
+}
+
+/// `inverse(R(from)) * R(to)` for clip times in seconds.
+fn between(clip: &Clip, index: u32, from: f64, to: f64, last: &mut LastSample) -> Option<Motion> {
+    let from = sample(clip, index, from, last)?;
+    Some(root_motion_delta(from, sample(clip, index, to, last)?))
 }
 
 /// `m` composed with itself `n` times.
@@ -42,17 +77,30 @@ fn power(mut m: Motion, mut n: u64) -> Motion {
 
 /// The root motion of one player step; `None` when the clip has no trajectory.
 pub fn step_motion(step: &Step, clip: &Clip) -> Option<Motion> {
+    step_motion_from(step, clip, u32::MAX, &mut LastSample::default())
+}
+
+/// [`step_motion`] of clip `index` (`clip`) for a player slot whose last sample is `last`.
+pub fn step_motion_from(
+    step: &Step,
+    clip: &Clip,
+    index: u32,
+    last: &mut LastSample,
+) -> Option<Motion> {
     clip.root_motion.as_ref()?;
+    if step.from.cycle == step.to.cycle && step.from != step.to {
+        // One span, traversed from the clip time shown at `from` to the one shown at `to`.
+        let (mode, d) = (step.mode, step.duration);
+        let (a, b) = (clip_time(mode, d, step.from), clip_time(mode, d, step.to));
+        return between(clip, index, a, b, last);
+    }
     let mut spans = Spans::new(step);
     let count = spans.span_count();
-    let span_motion = |s: crate::span::Span| {
-        let (a, b) = s.endpoints();
-        between(clip, a, b)
-    };
+    let mut between = |(a, b): (f64, f64)| between(clip, index, a, b, last);
     let Some(first) = spans.next() else {
         return Some(IDENTITY);
     };
-    let mut total = span_motion(first)?;
+    let mut total = between(first.endpoints())?;
     if count > 2 {
         let middle = count - 2;
         let d = step.duration;
@@ -61,26 +109,26 @@ pub fn step_motion(step: &Step, clip: &Clip) -> Option<Motion> {
             // Pairs of whole legs cancel; the last middle leg remains. Even legs run clip time
             // the way unwrapped time runs, odd legs the other way.
             PlayMode::PingPong => {
-                let last = if spans.ahead() {
+                let leg = if spans.ahead() {
                     step.to.cycle - 1
                 } else {
                     step.to.cycle + 1
                 };
-                let forward = (last.rem_euclid(2) == 0) == spans.ahead();
+                let forward = (leg.rem_euclid(2) == 0) == spans.ahead();
                 if forward {
-                    between(clip, 0.0, d)?
+                    between((0.0, d))?
                 } else {
-                    between(clip, d, 0.0)?
+                    between((d, 0.0))?
                 }
             }
-            _ if spans.ahead() => power(between(clip, 0.0, d)?, middle),
-            _ => power(between(clip, d, 0.0)?, middle),
+            _ if spans.ahead() => power(between((0.0, d))?, middle),
+            _ => power(between((d, 0.0))?, middle),
         };
         total = compose_root_motion(total, whole);
         spans.skip_to_last();
     }
     for span in spans {
-        total = compose_root_motion(total, span_motion(span)?);
+        total = compose_root_motion(total, between(span.endpoints())?);
     }
     Some(total)
 }

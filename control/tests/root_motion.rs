@@ -7,7 +7,7 @@ use glam::{Quat, Vec3};
 use throng_control::instance::Controller;
 use throng_control::player::{ClipPlayer, PlayMode};
 use throng_control::program::compile;
-use throng_control::root_motion::{step_motion, Motion, IDENTITY};
+use throng_control::root_motion::{step_motion, step_motion_from, LastSample, Motion, IDENTITY};
 use throng_control::tree;
 use throng_cpu_ref::clip::compose_root_motion;
 use throng_cpu_ref::{Assets, Evaluator, PoseOp};
@@ -139,4 +139,34 @@ fn a_long_tick_across_many_wraps_composes_whole_cycles() {
     let mut q = ClipPlayer::play(0, 1.0, PlayMode::PingPong, 2.0, 1.0, 1).unwrap();
     let there_and_back = step_motion(&q.advance().unwrap(), &clip).unwrap();
     assert_close(there_and_back, IDENTITY, "ping-pong");
+}
+
+#[test]
+fn a_slots_last_sample_gives_the_motion_a_fresh_sample_gives_bit_for_bit() {
+    let clip = support::with_motion(support::clip("m", 1.0, &[], &[]), 2.0, 0.3);
+    let bits = |(t, q): Motion| {
+        (
+            t.to_array().map(f32::to_bits),
+            q.to_array().map(f32::to_bits),
+        )
+    };
+    for mode in [PlayMode::Once, PlayMode::Loop, PlayMode::PingPong] {
+        for rate in [0.7, -1.3, 2.5, 0.0] {
+            let mut p = ClipPlayer::play(0, 1.0, mode, rate, 1.0 / 30.0, 1).unwrap();
+            let mut last = LastSample::default();
+            for tick in 0..200 {
+                if tick % 37 == 0 {
+                    p.seek(tick as f64 / 200.0).unwrap();
+                }
+                let step = p.advance().unwrap();
+                let cached = step_motion_from(&step, &clip, 0, &mut last);
+                let fresh = step_motion(&step, &clip);
+                assert_eq!(
+                    cached.map(bits),
+                    fresh.map(bits),
+                    "{mode:?} at rate {rate}, tick {tick}"
+                );
+            }
+        }
+    }
 }

@@ -65,7 +65,10 @@ impl Controller {
                             deliver(&step, &self.tracks[p.clip as usize], stamp, &mut out.events)?;
                         }
                         if r == 0 {
-                            motion.add(w, || self.player_motion(&step, p.clip, st.root_motion));
+                            let last = &mut s.root_samples[k];
+                            motion.add(w, || {
+                                self.player_motion(&step, p.clip, st.root_motion, last)
+                            });
                         }
                     }
                 }

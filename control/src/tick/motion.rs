@@ -5,18 +5,25 @@ use glam::{Quat, Vec3, Vec4};
 
 use crate::instance::Controller;
 use crate::player::Step;
-use crate::root_motion::{step_motion, Motion, IDENTITY};
+use crate::root_motion::{step_motion_from, LastSample, Motion, IDENTITY};
 use crate::tree::RootMotionUse;
 
 impl Controller {
     /// One player's root motion this step under `policy`; identity without a trajectory.
-    pub(crate) fn player_motion(&self, step: &Step, clip: u32, policy: RootMotionUse) -> Motion {
+    /// `last` is its slot's last trajectory sample.
+    pub(crate) fn player_motion(
+        &self,
+        step: &Step,
+        clip: u32,
+        policy: RootMotionUse,
+        last: &mut LastSample,
+    ) -> Motion {
         if policy == RootMotionUse::Ignore {
             return IDENTITY;
         }
         let delta = self
             .clip(clip)
-            .and_then(|c| step_motion(step, c))
+            .and_then(|c| step_motion_from(step, c, clip, last))
             .unwrap_or(IDENTITY);
         match policy {
             RootMotionUse::Full => delta,
