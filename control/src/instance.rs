@@ -15,10 +15,10 @@
 //! 6. deliver events (from players with weight > 0 that are not sync followers, in player
 //!    order: region, crossfade target before source, slot) and blend the root motion of the
 //!    base region;
-//! 7. commit: the tick runs on the instance in place, saving the old value of each region and
-//!    player before it first changes it ([`crate::undo`]); if a step fails or the output does not
-//!    fit its capacity, the saved values are put back, so a failed tick leaves the instance
-//!    exactly as it was.
+//! 7. commit: the tick runs on the instance in place, having saved its players when it began
+//!    and each region before it first changes it ([`crate::undo`]); if a step fails or the
+//!    output does not fit its capacity, the saved values are put back, so a failed tick leaves
+//!    the instance exactly as it was.
 //!
 //! Each phase has its own module under `control/src/tick/`: `select.rs` (steps 2 and 3),
 //! `fade.rs` (4, and the sample lists captures and programs take), `sync.rs` and `advance.rs`

@@ -1,9 +1,10 @@
 //! The undo log that makes a failed tick leave its instance exactly as it was (DESIGN.md §5).
 //!
-//! The tick runs on the instance in place. Before it first changes a region or a player it
-//! saves that one's old value here; the instance's scalars are saved when the tick begins. A
-//! failed tick restores what was saved; a successful one drops it. Only what the tick touches is
-//! copied, and into per-thread memory the cache already holds, instead of the whole instance.
+//! The tick runs on the instance in place. Its scalars and players are saved when the tick
+//! begins (one copy of the player slots: a tick advances most of them anyway), and a region
+//! before the tick first changes it (regions are large and most ticks change none). A failed
+//! tick restores what was saved; a successful one drops it. The copies go to per-thread memory
+//! the cache already holds, instead of a clone of the whole instance.
 
 use crate::instance::{InstanceState, RegionState};
 use crate::player::ClipPlayer;
@@ -17,9 +18,9 @@ pub struct Undo {
     next_activation: u64,
     leaders: [u64; MAX_SYNC_GROUPS],
     regions: Vec<(usize, RegionState)>,
-    players: Vec<(usize, ClipPlayer)>,
+    /// Every player slot as the tick began.
+    players: Vec<ClipPlayer>,
     region_saved: Vec<bool>,
-    player_saved: Vec<bool>,
 }
 
 impl Undo {
@@ -30,9 +31,8 @@ impl Undo {
             next_activation: 0,
             leaders: [0; MAX_SYNC_GROUPS],
             regions: Vec::with_capacity(regions),
-            players: Vec::with_capacity(players),
+            players: vec![ClipPlayer::default(); players],
             region_saved: vec![false; regions],
-            player_saved: vec![false; players],
         }
     }
 
@@ -41,11 +41,8 @@ impl Undo {
         for &(r, _) in &self.regions {
             self.region_saved[r] = false;
         }
-        for &(k, _) in &self.players {
-            self.player_saved[k] = false;
-        }
         self.regions.clear();
-        self.players.clear();
+        self.players.copy_from_slice(&s.players);
         self.tick = s.tick;
         self.next_activation = s.next_activation;
         self.leaders = s.leaders;
@@ -59,16 +56,6 @@ impl Undo {
         }
     }
 
-    /// Saves player slots `slots` of `s` that this tick has not saved yet.
-    pub fn players(&mut self, s: &InstanceState, slots: std::ops::Range<usize>) {
-        for k in slots {
-            if !self.player_saved[k] {
-                self.player_saved[k] = true;
-                self.players.push((k, s.players[k]));
-            }
-        }
-    }
-
     /// Puts back into `s` everything saved since [`Undo::begin`].
     pub fn restore(&self, s: &mut InstanceState) {
         s.tick = self.tick;
@@ -77,8 +64,6 @@ impl Undo {
         for &(r, rs) in &self.regions {
             s.regions[r] = rs;
         }
-        for &(k, p) in &self.players {
-            s.players[k] = p;
-        }
+        s.players.copy_from_slice(&self.players);
     }
 }

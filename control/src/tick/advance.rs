@@ -34,7 +34,6 @@ impl Controller {
                         if scratch.follower[k] != pass_followers {
                             continue;
                         }
-                        scratch.undo.players(s, k..k + 1);
                         let step = if pass_followers {
                             self.follow(s, k, st.sync, &scratch.laps)
                         } else {

@@ -69,11 +69,7 @@ impl Controller {
         };
         let inertial =
             (inertialize && tr.duration > 0.0).then(|| self.inertial_source(s, r, weights));
-        let (offset, slots) = self.bank_slots(r);
-        let new_bank = 1 - s.regions[r].bank as usize;
         scratch.undo.region(s, r);
-        let first = offset + new_bank * slots;
-        scratch.undo.players(s, first..first + slots);
         let rs = &mut s.regions[r];
         let (old_leaf, old_count) = (rs.leaf(), rs.count);
         let shared = rs.path[..rs.depth as usize]
