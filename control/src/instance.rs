@@ -298,6 +298,10 @@ pub struct Controller {
     /// Skin whose palette compiled programs end with, if any.
     pub skin: Option<u32>,
     pub(crate) tracks: Vec<EventTrack>,
+    /// Per region: its first player slot and its slots per bank ([`Controller::bank_slots`]).
+    banks: Vec<(usize, usize)>,
+    /// Regions with a state in a sync group, in order.
+    pub(crate) sync_regions: Vec<usize>,
 }
 
 /// Per-thread scratch for ticking: the undo log of the tick and player weights.
@@ -343,6 +347,12 @@ impl Controller {
             .iter()
             .position(|s| s.skeleton == tree.skeleton)
             .map(|s| s as u32);
+        let banks = (0..tree.regions.len())
+            .map(|r| (tree.player_offset(r), tree.regions[r].slots as usize))
+            .collect();
+        let sync_regions = (0..tree.regions.len())
+            .filter(|&r| tree.regions[r].states.iter().any(|s| s.sync.is_some()))
+            .collect();
         Ok(Controller {
             tree,
             package,
@@ -350,6 +360,8 @@ impl Controller {
             event_capacity,
             skin,
             tracks,
+            banks,
+            sync_regions,
         })
     }
 
@@ -512,10 +524,7 @@ impl Controller {
 
     /// Players of region `r`: `(first slot of bank 0, slots per bank)`.
     pub(crate) fn bank_slots(&self, r: usize) -> (usize, usize) {
-        (
-            self.tree.player_offset(r),
-            self.tree.regions[r].slots as usize,
-        )
+        self.banks[r]
     }
 
     /// The events' clip event names (for dumps and output), `None` for a completion.

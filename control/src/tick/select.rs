@@ -7,7 +7,7 @@ use crate::instance::{
     TickOutput, When,
 };
 use crate::player::ClipPlayer;
-use crate::tree::{mode_for, TransitionBlend, MAX_DEPTH};
+use crate::tree::{mode_for, Clause, TransitionBlend, MAX_DEPTH};
 
 impl Controller {
     /// Whether every player of region `r`'s active leaf has completed (false with none).
@@ -25,16 +25,17 @@ impl Controller {
     pub(crate) fn select(&self, s: &InstanceState, r: usize, tick: u64) -> Option<u16> {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
-        let completed = self.leaf_completed(s, r);
+        // Only completion clauses need it, and most regions have none.
+        let mut completed = None;
         for d in 0..rs.depth as usize {
             let state = &region.states[rs.path[d] as usize];
             let elapsed = tick.saturating_sub(rs.entered[d]) as f64 * self.period;
             for &t in &state.transitions {
-                if region.transitions[t as usize]
-                    .when
-                    .iter()
-                    .all(|c| c.holds(&s.inputs, elapsed, completed))
-                {
+                if region.transitions[t as usize].when.iter().all(|c| {
+                    let done = matches!(c, Clause::Completed(_))
+                        && *completed.get_or_insert_with(|| self.leaf_completed(s, r));
+                    c.holds(&s.inputs, elapsed, done)
+                }) {
                     return Some(t);
                 }
             }

@@ -40,8 +40,8 @@ impl Controller {
 
     /// Calls `f` with the slot of every live player in sync group `g`, in player order.
     pub(crate) fn for_each_participant(&self, s: &InstanceState, g: u16, mut f: impl FnMut(usize)) {
-        for (r, rs) in s.regions.iter().enumerate() {
-            let region = &self.tree.regions[r];
+        for &r in &self.sync_regions {
+            let (rs, region) = (&s.regions[r], &self.tree.regions[r]);
             let (offset, slots) = self.bank_slots(r);
             for (b, count, state) in rs.live_banks() {
                 if region.states[state as usize].sync == Some(g) {
