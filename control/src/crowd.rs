@@ -301,7 +301,7 @@ fn tick_chunk(
                 lane.events.extend_from_slice(lane.out.events.events());
                 motion[k] = lane.out.root_motion;
                 // The tick left the scratch weights those of the committed state.
-                compile_weighed(ctl, s, scratch_weights(&mut lane.scratch), o, w)
+                compile_weighed(ctl, s, &mut lane.scratch, o, w)
             }
             Err(e) => {
                 lane.failures.push((s.id, e));

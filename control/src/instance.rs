@@ -314,6 +314,8 @@ pub struct Scratch {
     pub(crate) follower: Vec<bool>,
     /// Whole cycles each sync group's leader ran this tick beyond the first crossing.
     pub(crate) laps: [f64; MAX_SYNC_GROUPS],
+    /// The compiler's sample lists ([`crate::program::LIST`] each, two).
+    pub(crate) lists: Vec<FrozenSample>,
 }
 
 impl Controller {
@@ -412,6 +414,7 @@ impl Controller {
             weights: vec![0.0; n],
             follower: vec![false; n],
             laps: [0.0; MAX_SYNC_GROUPS],
+            lists: vec![FrozenSample::default(); 2 * crate::program::LIST],
         }
     }
 

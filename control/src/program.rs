@@ -22,7 +22,9 @@
 
 use throng_cpu_ref::{PoseOp, ProgramLimits};
 
-use crate::instance::{Controller, FrozenSample, InertialSource, InstanceState, When, REST};
+use crate::instance::{
+    Controller, FrozenSample, InertialSource, InstanceState, Scratch, When, REST,
+};
 use crate::tree::{LayerBlend, TransitionBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
 
 /// Most samples one region can contribute: both player banks, or a bank and a frozen pose.
@@ -136,19 +138,22 @@ pub fn compile(
     weights: &mut [f32],
 ) -> (usize, usize) {
     ctl.player_weights(s, player_weights);
-    compile_weighed(ctl, s, player_weights, ops, weights)
+    let mut lists = [FrozenSample::default(); 2 * LIST];
+    write_program(ctl, s, player_weights, &mut lists, ops, weights, None)
 }
 
-/// [`compile`] with `player_weights` already those of `s` (as [`Controller::player_weights`]
-/// writes them; a successful tick leaves them so in its scratch).
+/// [`compile`] with the player weights in `scratch` already those of `s` (as
+/// [`Controller::player_weights`] writes them; a successful tick leaves them so), its sample
+/// lists as working memory.
 pub(crate) fn compile_weighed(
     ctl: &Controller,
     s: &InstanceState,
-    player_weights: &[f32],
+    scratch: &mut Scratch,
     ops: &mut [PoseOp],
     weights: &mut [f32],
 ) -> (usize, usize) {
-    write_program(ctl, s, player_weights, ops, weights, None)
+    let lists = &mut scratch.lists;
+    write_program(ctl, s, &scratch.weights, lists, ops, weights, None)
 }
 
 /// [`compile`], also writing into `origins` (as long as `ops`) the region each op came from
@@ -163,13 +168,28 @@ pub fn compile_explained(
     origins: &mut [u16],
 ) -> (usize, usize) {
     ctl.player_weights(s, player_weights);
-    write_program(ctl, s, player_weights, ops, weights, Some(origins))
+    let mut lists = [FrozenSample::default(); 2 * LIST];
+    write_program(
+        ctl,
+        s,
+        player_weights,
+        &mut lists,
+        ops,
+        weights,
+        Some(origins),
+    )
 }
 
+/// Room for two sample lists of one region (the region's own and its additive reference):
+/// both player banks of the widest blend space, or a bank and a frozen pose.
+pub(crate) const LIST: usize = 2 * MAX_POINTS + FROZEN_SAMPLES;
+
+/// Writes the program; `lists` (at least `2 * LIST` long) is working memory.
 fn write_program(
     ctl: &Controller,
     s: &InstanceState,
     player_weights: &[f32],
+    lists: &mut [FrozenSample],
     ops: &mut [PoseOp],
     weights: &mut [f32],
     origins: Option<&mut [u16]>,
@@ -182,11 +202,10 @@ fn write_program(
         origins,
         region: NO_REGION,
     };
-    let mut list = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
-    let mut refs = [FrozenSample::default(); 2 * MAX_POINTS + FROZEN_SAMPLES];
+    let (list, refs) = lists.split_at_mut(LIST);
     for (r, region) in ctl.tree.regions.iter().enumerate() {
         w.region = r as u16;
-        let n = ctl.samples(s, r, player_weights, &mut list, When::Now);
+        let n = ctl.samples(s, r, player_weights, list, When::Now);
         let list = &list[..n];
         let presence: f32 = list.iter().map(|x| x.weight).sum();
         match region.blend {
@@ -204,7 +223,7 @@ fn write_program(
                 ));
             }
             LayerBlend::Additive => {
-                let m = reference(list, &mut refs);
+                let m = reference(list, refs);
                 if m == n && refs[..m].iter().zip(list).all(|(a, b)| a == b) {
                     // Every sample is its own first sample: the layer adds nothing.
                     continue;
@@ -222,7 +241,7 @@ fn write_program(
             }
         }
         if region.blend == LayerBlend::Base {
-            inertialize(ctl, s, r, player_weights, &mut w, &mut refs);
+            inertialize(ctl, s, r, player_weights, &mut w, refs);
         }
     }
     w.region = NO_REGION;
