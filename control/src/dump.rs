@@ -38,14 +38,14 @@ pub fn dump(ctl: &Controller, s: &InstanceState) -> String {
             region.weight,
             path.join("/")
         );
-        if rs.inertia.active {
+        if r == 0 && s.inertia.active {
             let _ = writeln!(
                 out,
                 "  inertializing: history slot {}, {:.3}/{:.3} s{}",
                 s.id,
-                rs.inertia.elapsed,
-                rs.inertia.duration,
-                if rs.inertia.capture.is_some() {
+                s.inertia.elapsed,
+                s.inertia.duration,
+                if s.inertia.capture.is_some() {
                     " (captured this tick)"
                 } else {
                     ""
@@ -163,7 +163,7 @@ fn origin_text(ctl: &Controller, s: &InstanceState, r: u16, o: &PoseOp) -> Strin
     }
     match sample_source(ctl, s, r as usize, o) {
         Some(node) => format!("{at}, {node}"),
-        None if s.regions[r as usize].inertia.capture.is_some() => {
+        None if r == 0 && s.inertia.capture.is_some() => {
             format!("{at}, the pose the inertialization captures")
         }
         None if o.time == 0.0 && region_plays(ctl, s, r as usize, o.a) => {

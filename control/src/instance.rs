@@ -92,7 +92,7 @@ pub struct InertialSource {
     pub carried: Option<(f64, f64)>,
 }
 
-/// A region's inertialization.
+/// The base region's inertialization.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Inertia {
     /// An offset is decaying in the instance's history slot.
@@ -129,7 +129,6 @@ pub struct RegionState {
     pub source: Source,
     pub fade_elapsed: f64,
     pub fade_duration: f64,
-    pub inertia: Inertia,
 }
 
 impl RegionState {
@@ -168,6 +167,9 @@ pub struct InstanceState {
     pub next_activation: u64,
     /// Leader activation per sync group (0: none).
     pub leaders: [u64; MAX_SYNC_GROUPS],
+    /// The base region's inertialization (only the base region inertializes; kept here rather
+    /// than in every region, which most ticks read and none of the others use).
+    pub inertia: Inertia,
     /// One value per tree input, typed as declared.
     pub inputs: Vec<Value>,
     pub regions: Vec<RegionState>,
@@ -180,9 +182,19 @@ pub struct InstanceState {
 
 impl PartialEq for InstanceState {
     fn eq(&self, other: &Self) -> bool {
-        (self.id, self.tick, self.next_activation, self.leaders)
-            == (other.id, other.tick, other.next_activation, other.leaders)
-            && self.inputs == other.inputs
+        (
+            self.id,
+            self.tick,
+            self.next_activation,
+            self.leaders,
+            self.inertia,
+        ) == (
+            other.id,
+            other.tick,
+            other.next_activation,
+            other.leaders,
+            other.inertia,
+        ) && self.inputs == other.inputs
             && self.regions == other.regions
             && self.players == other.players
     }
@@ -205,6 +217,7 @@ impl Clone for InstanceState {
         self.tick = other.tick;
         self.next_activation = other.next_activation;
         self.leaders = other.leaders;
+        self.inertia = other.inertia;
         self.inputs.clone_from(&other.inputs);
         self.regions.clone_from(&other.regions);
         self.players.clone_from(&other.players);
@@ -380,6 +393,7 @@ impl Controller {
             tick: 0,
             next_activation: 1,
             leaders: [0; MAX_SYNC_GROUPS],
+            inertia: Inertia::default(),
             inputs: tree.inputs.iter().map(|i| i.default).collect(),
             regions: Vec::with_capacity(tree.regions.len()),
             players: vec![ClipPlayer::default(); tree.player_slots()],
@@ -400,7 +414,6 @@ impl Controller {
                 source: Source::None,
                 fade_elapsed: 0.0,
                 fade_duration: 0.0,
-                inertia: Inertia::default(),
             });
             self.start_players(&mut s, r, 0)?;
         }
@@ -487,17 +500,13 @@ impl Controller {
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
         let tick = s.tick.checked_add(1).ok_or(TickError::TickCount)?;
-        let undo = &mut scratch.undo;
-        for r in 0..s.regions.len() {
-            let inertia = &s.regions[r].inertia;
-            if inertia.capture.is_some() || inertia.active {
-                undo.region(s, r);
-                let inertia = &mut s.regions[r].inertia;
-                inertia.capture = None;
-                if inertia.active {
-                    inertia.elapsed += self.period;
-                    inertia.active = inertia.elapsed < inertia.duration;
-                }
+        if s.inertia.capture.is_some() || s.inertia.active {
+            scratch.undo.inertia(s);
+            let inertia = &mut s.inertia;
+            inertia.capture = None;
+            if inertia.active {
+                inertia.elapsed += self.period;
+                inertia.active = inertia.elapsed < inertia.duration;
             }
         }
         for r in 0..self.tree.regions.len() {

@@ -262,7 +262,7 @@ fn inertialize(
     w: &mut Writer,
     scratch: &mut [FrozenSample],
 ) {
-    let inertia = &s.regions[r].inertia;
+    let inertia = &s.inertia;
     if !inertia.active {
         return;
     }

@@ -146,9 +146,9 @@ fn a_reset_drops_the_offset_at_once() {
     let (mut s, mut scratch, mut out) = (ctl.spawn(0).unwrap(), ctl.scratch(), ctl.output());
     ctl.set_input(&mut s, "fast", Value::Bool(true)).unwrap();
     ctl.tick(&mut s, &mut scratch, &mut out).unwrap();
-    assert!(s.regions[0].inertia.active);
+    assert!(s.inertia.active);
     ctl.reset_inertia(&mut s);
-    assert!(!s.regions[0].inertia.active);
+    assert!(!s.inertia.active);
     assert!(throng_control::dump::dump(&ctl, &s).contains("running"));
 }
 

@@ -52,9 +52,7 @@ impl Controller {
     /// Drops every region's inertialization offset (a teleport: the next pose is not a
     /// continuation of the last).
     pub fn reset_inertia(&self, s: &mut InstanceState) {
-        for rs in &mut s.regions {
-            rs.inertia = Inertia::default();
-        }
+        s.inertia = Inertia::default();
     }
 
     /// The source of an inertialization of region `r` starting now (see [`InertialSource`]).
@@ -66,7 +64,7 @@ impl Controller {
     ) -> InertialSource {
         let (now, now_len) = self.capture(s, r, weights, When::Next);
         let (previous, previous_len) = self.capture(s, r, weights, When::Now);
-        let i = &s.regions[r].inertia;
+        let i = &s.inertia;
         InertialSource {
             now,
             previous,

@@ -108,8 +108,10 @@ impl Controller {
         };
         rs.fade_elapsed = 0.0;
         rs.fade_duration = if inertialize { 0.0 } else { tr.duration };
+        let bank = 1 - rs.bank;
         if inertialize {
-            rs.inertia = match inertial {
+            scratch.undo.inertia(s);
+            s.inertia = match inertial {
                 Some(source) => Inertia {
                     active: true,
                     elapsed: 0.0,
@@ -119,7 +121,6 @@ impl Controller {
                 None => Inertia::default(),
             };
         }
-        let bank = 1 - rs.bank;
         self.start_players(s, r, bank)
     }
 
