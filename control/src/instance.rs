@@ -515,7 +515,7 @@ impl Controller {
             }
         }
         for r in 0..s.regions.len() {
-            if s.regions[r].source != Source::None {
+            if !matches!(s.regions[r].source, Source::None) {
                 scratch.undo.region(s, r);
                 s.regions[r].fade_elapsed += self.period;
             }
@@ -526,7 +526,7 @@ impl Controller {
         self.choose_leaders(s, &scratch.weights, &mut scratch.follower);
         self.advance(s, scratch, tick, out)?;
         for rs in &mut s.regions {
-            if rs.source != Source::None && rs.alpha() >= 1.0 {
+            if !matches!(rs.source, Source::None) && rs.alpha() >= 1.0 {
                 rs.source = Source::None;
             }
         }

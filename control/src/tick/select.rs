@@ -29,6 +29,9 @@ impl Controller {
         let mut completed = None;
         for d in 0..rs.depth as usize {
             let state = &region.states[rs.path[d] as usize];
+            if state.transitions.is_empty() {
+                continue;
+            }
             let elapsed = tick.saturating_sub(rs.entered[d]) as f64 * self.period;
             for &t in &state.transitions {
                 if region.transitions[t as usize].when.iter().all(|c| {
