@@ -185,6 +185,7 @@ impl ClipPlayer {
     }
 
     /// Clip time shown now, in [0, duration].
+    #[inline]
     pub fn clip_time(&self) -> f64 {
         clip_time(self.mode, self.duration, self.position)
     }
@@ -387,6 +388,7 @@ impl ClipPlayer {
 }
 
 /// Clip time shown at `p` in `mode` for a clip of `duration`.
+#[inline]
 pub fn clip_time(mode: PlayMode, duration: f64, p: Position) -> f64 {
     match mode {
         PlayMode::PingPong if p.cycle.rem_euclid(2) == 1 => duration - p.phase,
