@@ -21,6 +21,7 @@ impl Controller {
             let mut best: Option<(usize, f32)> = None;
             let mut current: Option<(usize, f32)> = None;
             self.for_each_participant(s, g as u16, |k| {
+                follower[k] = true;
                 let w = weights[k];
                 if best.is_none_or(|(_, bw)| w > bw) {
                     best = Some((k, w));
@@ -34,7 +35,9 @@ impl Controller {
                 (_, best) => best.map(|(k, _)| k),
             };
             s.leaders[g] = leader.map_or(0, |k| s.players[k].activation);
-            self.for_each_participant(s, g as u16, |k| follower[k] = Some(k) != leader);
+            if let Some(k) = leader {
+                follower[k] = false;
+            }
         }
     }
 
