@@ -96,11 +96,11 @@ pub fn step_motion_from(
     }
     let mut spans = Spans::new(step);
     let count = spans.span_count();
-    let mut between = |(a, b): (f64, f64)| between(clip, index, a, b, last);
+    let mut span_motion = |(a, b): (f64, f64)| between(clip, index, a, b, last);
     let Some(first) = spans.next() else {
         return Some(IDENTITY);
     };
-    let mut total = between(first.endpoints())?;
+    let mut total = span_motion(first.endpoints())?;
     if count > 2 {
         let middle = count - 2;
         let d = step.duration;
@@ -116,19 +116,19 @@ pub fn step_motion_from(
                 };
                 let forward = (leg.rem_euclid(2) == 0) == spans.ahead();
                 if forward {
-                    between((0.0, d))?
+                    span_motion((0.0, d))?
                 } else {
-                    between((d, 0.0))?
+                    span_motion((d, 0.0))?
                 }
             }
-            _ if spans.ahead() => power(between((0.0, d))?, middle),
-            _ => power(between((d, 0.0))?, middle),
+            _ if spans.ahead() => power(span_motion((0.0, d))?, middle),
+            _ => power(span_motion((d, 0.0))?, middle),
         };
         total = compose_root_motion(total, whole);
         spans.skip_to_last();
     }
     for span in spans {
-        total = compose_root_motion(total, between(span.endpoints())?);
+        total = compose_root_motion(total, span_motion(span.endpoints())?);
     }
     Some(total)
 }

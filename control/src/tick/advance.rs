@@ -29,9 +29,7 @@ impl Controller {
         out.root_motion = motion.finish();
         Ok(())
     }
-}
 
-impl Controller {
     /// Advances region `r`'s live players that are followers (or, with `followers` false, the
     /// others), in player order: delivers their events (not a follower's) and adds base-region
     /// players' root motion to `motion`.

@@ -21,6 +21,8 @@ impl Controller {
 
     /// Writes the effective weight of every player of region `r` (blend space × crossfade)
     /// into `weights` (by player slot); unused slots weigh 0.
+    // Inlined: three calls per instance and tick, each mostly prologue (callgrind).
+    #[inline(always)]
     pub(crate) fn weigh(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
