@@ -103,6 +103,8 @@ impl Writer<'_> {
     }
 
     /// Samples `list` into registers `first..` and blends them into `first`.
+    // Inlined: called once or twice per region, each call mostly prologue (callgrind).
+    #[inline(always)]
     fn blend(&mut self, first: u32, list: &[FrozenSample]) {
         for (k, x) in list.iter().enumerate() {
             let dst = first + k as u32;
