@@ -161,6 +161,7 @@ pub struct Stamp {
 
 /// Delivers the events `step` crosses, in order, then its completion. On overflow the events of
 /// this step already pushed stay in `out`; callers roll back the whole update.
+#[inline]
 pub fn deliver(
     step: &Step,
     track: &EventTrack,

@@ -81,6 +81,7 @@ pub fn step_motion(step: &Step, clip: &Clip) -> Option<Motion> {
 }
 
 /// [`step_motion`] of clip `index` (`clip`) for a player slot whose last sample is `last`.
+#[inline]
 pub fn step_motion_from(
     step: &Step,
     clip: &Clip,
