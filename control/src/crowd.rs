@@ -292,7 +292,8 @@ fn tick_chunk(
     for k in 0..instances.len() {
         if let Some(next) = instances.get(k + 1) {
             let o = &ops[(k + 1) * limits.max_ops..][..limits.max_ops.min(PREFETCH_OPS)];
-            let w = &weights[(k + 1) * limits.max_weights..][..limits.max_weights.min(16)];
+            let w = &weights[(k + 1) * limits.max_weights..]
+                [..limits.max_weights.min(PREFETCH_WEIGHTS)];
             prefetch(next, o, w);
         }
         let s = &mut instances[k];
@@ -320,9 +321,10 @@ fn tick_chunk(
     }
 }
 
-/// Ops of an instance's program the crowd asks the cache for before compiling it: a layered
-/// program's usual length.
+/// Ops and weights of an instance's program the crowd asks the cache for before compiling it: a
+/// layered program's usual length (ops) and a cache line (weights).
 const PREFETCH_OPS: usize = 12;
+const PREFETCH_WEIGHTS: usize = 16;
 
 /// Asks the cache for instance `s`'s regions, players, inputs and trajectory samples, and for
 /// the start of its program `ops` and `weights`, while the one before it ticks: each
