@@ -234,27 +234,11 @@ impl Clip {
     }
 
     fn vec3(&self, track: usize, b: Bracket) -> Option<Vec3> {
-        if let Some(c) = &self.compressed {
-            let st = *self.sub_tracks.get(track)?;
-            if st.kind != SubTrackKind::Animated {
-                return codec::sample_vec3(c, st, 0);
-            }
-            let (v0, v1) = codec::sample_vec3_pair(c, st, b.i0, b.i1)?;
-            return Some(v0.lerp(v1, b.u));
-        }
         let lerp = |a, c, u| Vec3::from_array(a).lerp(Vec3::from_array(c), u).to_array();
         self.sub_track(track, b, lerp).map(Vec3::from_array)
     }
 
     fn quat(&self, track: usize, b: Bracket) -> Option<Quat> {
-        if let Some(c) = &self.compressed {
-            let st = *self.sub_tracks.get(track)?;
-            if st.kind != SubTrackKind::Animated {
-                return codec::sample_quat(c, st, 0);
-            }
-            let (q0, q1) = codec::sample_quat_pair(c, st, b.i0, b.i1)?;
-            return Some(nlerp_shortest(q0, q1, b.u));
-        }
         let nlerp =
             |a, c, u| nlerp_shortest(Quat::from_array(a), Quat::from_array(c), u).to_array();
         self.sub_track(track, b, nlerp).map(Quat::from_array)
@@ -262,11 +246,38 @@ impl Clip {
 
     /// Joint `j` at bracket `b`; Default sub-tracks (and malformed ones) come from `rest`.
     fn joint(&self, j: usize, b: Bracket, rest: &Trs) -> Trs {
+        if let Some(c) = &self.compressed {
+            let at = codec::PairAt::new(c, b.i0, b.i1);
+            let mut out = *rest;
+            self.compressed_joint(c, j, b, at.as_ref(), rest, &mut out);
+            return out;
+        }
         Trs {
             translation: self.vec3(3 * j, b).unwrap_or(rest.translation),
             rotation: self.quat(3 * j + 1, b).unwrap_or(rest.rotation),
             scale: self.vec3(3 * j + 2, b).unwrap_or(rest.scale),
         }
+    }
+
+    /// [`Clip::joint`] of compressed data `c` into `out`, where `at` locates the bracket's
+    /// samples.
+    // Inlined: it runs for every joint of a pose, most of them a few instructions each.
+    #[inline(always)]
+    fn compressed_joint(
+        &self,
+        c: &CompressedClip,
+        j: usize,
+        b: Bracket,
+        at: Option<&codec::PairAt>,
+        rest: &Trs,
+        out: &mut Trs,
+    ) {
+        let track = |k: usize| self.sub_tracks.get(3 * j + k).copied();
+        out.translation =
+            (track(0).and_then(|st| codec::vec3_at(c, st, at, b.u))).unwrap_or(rest.translation);
+        out.rotation =
+            (track(1).and_then(|st| codec::quat_at(c, st, at, b.u))).unwrap_or(rest.rotation);
+        out.scale = (track(2).and_then(|st| codec::vec3_at(c, st, at, b.u))).unwrap_or(rest.scale);
     }
 }
 
@@ -277,8 +288,15 @@ impl Clip {
 /// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
     let b = clip.bracket(time);
-    for (j, (out, rest)) in local.iter_mut().zip(&skeleton.rest).enumerate() {
-        *out = clip.joint(j, b, rest);
+    let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
+    match &clip.compressed {
+        // The bracket's segments are found once for the whole pose.
+        Some(c) => {
+            let at = codec::PairAt::new(c, b.i0, b.i1);
+            let at = at.as_ref();
+            joints.for_each(|(j, (out, rest))| clip.compressed_joint(c, j, b, at, rest, out));
+        }
+        None => joints.for_each(|(j, (out, rest))| *out = clip.joint(j, b, rest)),
     }
 }
 

@@ -31,11 +31,16 @@ pub fn read(words: &[u32], pos: u64, n: u32) -> Option<u32> {
 /// zero (the caller checks that the bits it uses lie in the stream).
 pub fn window(words: &[u32], pos: u64) -> u128 {
     let word = usize::try_from(pos / 32).unwrap_or(usize::MAX);
-    let at = |k: usize| {
-        let w = word.checked_add(k).and_then(|i| words.get(i));
-        u128::from(w.copied().unwrap_or(0))
+    let four: [u32; 4] = match words.get(word..word.saturating_add(4)) {
+        Some(&[a, b, c, d]) => [a, b, c, d],
+        // Near the end of the stream: the words that exist, zeros past them.
+        _ => std::array::from_fn(|k| {
+            let w = word.checked_add(k).and_then(|i| words.get(i));
+            w.copied().unwrap_or(0)
+        }),
     };
-    (at(0) | at(1) << 32 | at(2) << 64 | at(3) << 96) >> (pos % 32)
+    let [a, b, c, d] = four.map(u128::from);
+    (a | b << 32 | c << 64 | d << 96) >> (pos % 32)
 }
 
 /// Appends bit fields to a word stream.

@@ -11,6 +11,7 @@ use super::layout::{
     SHIFT_AT, SHIFT_BITS, WIDTH_AT, WIDTH_BITS,
 };
 use super::CompressedClip;
+use crate::transform::nlerp_shortest;
 use crate::{SubTrack, SubTrackKind};
 
 /// The three stored components (x, y, z) of one sample.
@@ -96,44 +97,89 @@ fn header_at(c: &CompressedClip, start: usize, a: u32) -> Option<Header> {
 
 /// The clip-level integers `K` (x, y, z) of sample `i` of animated sub-track `a`.
 pub fn decode_k(c: &CompressedClip, a: u32, i: u32) -> Option<[u32; 3]> {
-    let segment = i.checked_div(c.segment_length)?;
-    let (start, h) = header(c, segment, a)?;
-    k_in_segment(c, (start, &h), i - segment * c.segment_length)
+    let at = SampleAt::new(c, i)?;
+    k_in_segment(c, &at, &header_at(c, at.start, a)?)
 }
 
-/// `K` of sample `local` of the segment that starts at word `start`, under header `h`: the
-/// sample's bits (x, y, z together, at most 3 × [`super::layout::MAX_WIDTH`]) checked to lie in
-/// the stream once, then cut out of one window of the (up to three) words they touch.
-fn k_in_segment(c: &CompressedClip, (start, h): (usize, &Header), local: u32) -> Option<[u32; 3]> {
-    let data = (start as u64 + HEADER_WORDS as u64 * u64::from(c.animated)) * 32;
-    let pos = data + u64::from(h.offset) + u64::from(local) * u64::from(h.sample_bits());
-    let [wx, wy, wz] = h.widths;
-    if wx.max(wy).max(wz) > 32 {
-        return None;
+/// Where sample `i` of every animated sub-track lies: its segment's first word, the segment's
+/// sample bits and its index in the segment. The same for all sub-tracks, so a whole pose finds
+/// it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SampleAt {
+    /// The segment's first word.
+    start: usize,
+    /// Bit position of the segment's sample bits.
+    data: u64,
+    /// Index of the sample in its segment.
+    local: u32,
+}
+
+impl SampleAt {
+    /// `None` when the segment table has no segment for `i` (a malformed stream).
+    fn new(c: &CompressedClip, i: u32) -> Option<SampleAt> {
+        let segment = i.checked_div(c.segment_length)?;
+        let start = segment_start(c, segment)?;
+        Some(SampleAt {
+            start,
+            data: (start as u64 + HEADER_WORDS as u64 * u64::from(c.animated)) * 32,
+            local: i - segment * c.segment_length,
+        })
     }
-    let end = pos + u64::from(h.sample_bits());
-    if h.sample_bits() > 0 && end > c.words.len() as u64 * 32 {
+}
+
+/// Where the two samples an interpolation brackets lie ([`SampleAt`] of each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairAt {
+    first: SampleAt,
+    second: SampleAt,
+}
+
+impl PairAt {
+    /// `None` when either sample has no segment.
+    pub fn new(c: &CompressedClip, i0: u32, i1: u32) -> Option<PairAt> {
+        Some(PairAt {
+            first: SampleAt::new(c, i0)?,
+            second: SampleAt::new(c, i1)?,
+        })
+    }
+}
+
+/// `K` of a sample at `at`, under its segment's header `h`: the sample's bits (x, y, z together,
+/// at most 3 × 31, widths being 5-bit fields) checked to lie in the stream once, then cut out of
+/// one window of the words they touch.
+#[inline]
+fn k_in_segment(c: &CompressedClip, at: &SampleAt, h: &Header) -> Option<[u32; 3]> {
+    let [wx, wy, wz] = h.widths;
+    let bits = h.sample_bits();
+    let pos = at.data + u64::from(h.offset) + u64::from(at.local) * u64::from(bits);
+    if bits > 0 && pos + u64::from(bits) > c.words.len() as u64 * 32 {
         return None;
     }
     let window = bits::window(&c.words, pos);
-    let field = |at: u32, n: u32| match n {
-        0 => 0,
-        n => (window >> at) as u32 & (u32::MAX >> (32 - n)),
-    };
-    let q = [field(0, wx), field(wx, wy), field(wx + wy, wz)];
+    let mask = |n: u32| ((1u64 << n) - 1) as u32;
+    // x and y end by bit 62 (widths are below 32): cut from the low 64 bits.
+    let low = window as u64;
+    let q = [
+        low as u32 & mask(wx),
+        (low >> wx) as u32 & mask(wy),
+        (window >> (wx + wy)) as u32 & mask(wz),
+    ];
     Some(std::array::from_fn(|axis| {
         (h.hi[axis] << LO_SHIFT).wrapping_add(q[axis].wrapping_shl(h.shift))
     }))
 }
 
 /// The range words (base, step per axis, rebuilt component) of animated sub-track `a`.
-fn range_words(c: &CompressedClip, a: u32) -> Option<&[u32]> {
+fn range_words(c: &CompressedClip, a: u32) -> Option<&[u32; RANGE_WORDS]> {
     let range = (a as usize).checked_mul(RANGE_WORDS)?;
-    c.words.get(range..range.checked_add(RANGE_WORDS)?)
+    c.words
+        .get(range..range.checked_add(RANGE_WORDS)?)?
+        .try_into()
+        .ok()
 }
 
 /// `K` dequantised with the range words `words`.
-fn dequantized(words: &[u32], k: [u32; 3]) -> Components {
+fn dequantized(words: &[u32; RANGE_WORDS], k: [u32; 3]) -> Components {
     let value = |axis: usize| {
         dequantize(
             f32::from_bits(words[2 * axis]),
@@ -159,18 +205,33 @@ pub fn decode_pair(
     i0: u32,
     i1: u32,
 ) -> Option<(Components, Components)> {
-    let words = range_words(c, a)?;
-    let (s0, s1) = (i0.checked_div(c.segment_length)?, i1 / c.segment_length);
-    let (start0, h0) = header(c, s0, a)?;
-    let k0 = k_in_segment(c, (start0, &h0), i0 - s0 * c.segment_length)?;
-    let k1 = match s1 == s0 {
-        true => k_in_segment(c, (start0, &h0), i1 - s1 * c.segment_length)?,
-        false => decode_k(c, a, i1)?,
+    decode_pair_at(c, a, &PairAt::new(c, i0, i1)?)
+}
+
+/// [`decode_pair`] of the samples at `at`.
+pub fn decode_pair_at(c: &CompressedClip, a: u32, at: &PairAt) -> Option<(Components, Components)> {
+    pair_with(c, range_words(c, a)?, a, at)
+}
+
+/// [`decode_pair_at`] with sub-track `a`'s range words already read.
+fn pair_with(
+    c: &CompressedClip,
+    words: &[u32; RANGE_WORDS],
+    a: u32,
+    at: &PairAt,
+) -> Option<(Components, Components)> {
+    let h0 = header_at(c, at.first.start, a)?;
+    let k0 = k_in_segment(c, &at.first, &h0)?;
+    let k1 = if at.second.start == at.first.start {
+        k_in_segment(c, &at.second, &h0)?
+    } else {
+        k_in_segment(c, &at.second, &header_at(c, at.second.start, a)?)?
     };
     Some((dequantized(words, k0), dequantized(words, k1)))
 }
 
 /// `N` raw f32 words at `offset` (a constant sub-track's value).
+#[inline]
 fn constant<const N: usize>(c: &CompressedClip, offset: u32) -> Option<[f32; N]> {
     let start = offset as usize;
     let words = c.words.get(start..start.checked_add(N)?)?;
@@ -203,29 +264,42 @@ pub fn sample_quat(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Quat> {
     }
 }
 
-/// Samples `i0` and `i1` of an animated t or s sub-track ([`decode_pair`]).
-pub fn sample_vec3_pair(
-    c: &CompressedClip,
-    st: SubTrack,
-    i0: u32,
-    i1: u32,
-) -> Option<(Vec3, Vec3)> {
-    let (v0, v1) = decode_pair(c, st.offset, i0, i1)?;
-    Some((Vec3::from_array(v0), Vec3::from_array(v1)))
+/// A t or s sub-track at `at`, lerped by `u`: the constant, or the two decoded samples
+/// interpolated; `None` for Default (and for an animated one without `at`).
+// Inlined: most sub-tracks of a pose are Default or Constant, a few instructions each.
+#[inline]
+pub fn vec3_at(c: &CompressedClip, st: SubTrack, at: Option<&PairAt>, u: f32) -> Option<Vec3> {
+    match st.kind {
+        SubTrackKind::Default => None,
+        SubTrackKind::Constant => constant::<3>(c, st.offset).map(Vec3::from_array),
+        SubTrackKind::Animated => animated_vec3(c, st.offset, at?, u),
+    }
 }
 
-/// Samples `i0` and `i1` of an animated q sub-track ([`decode_pair`]), each with its rebuilt
-/// component.
-pub fn sample_quat_pair(
-    c: &CompressedClip,
-    st: SubTrack,
-    i0: u32,
-    i1: u32,
-) -> Option<(Quat, Quat)> {
-    let rebuilt = rebuilt_component(c, st.offset)?;
-    let (v0, v1) = decode_pair(c, st.offset, i0, i1)?;
-    Some((
+fn animated_vec3(c: &CompressedClip, a: u32, at: &PairAt, u: f32) -> Option<Vec3> {
+    let (v0, v1) = decode_pair_at(c, a, at)?;
+    Some(Vec3::from_array(v0).lerp(Vec3::from_array(v1), u))
+}
+
+/// A q sub-track at `at`, nlerp-shortest by `u`: the constant, or the two decoded samples, each
+/// with its rebuilt component, interpolated; `None` for Default (and for an animated one
+/// without `at`).
+#[inline]
+pub fn quat_at(c: &CompressedClip, st: SubTrack, at: Option<&PairAt>, u: f32) -> Option<Quat> {
+    match st.kind {
+        SubTrackKind::Default => None,
+        SubTrackKind::Constant => constant::<4>(c, st.offset).map(Quat::from_array),
+        SubTrackKind::Animated => animated_quat(c, st.offset, at?, u),
+    }
+}
+
+fn animated_quat(c: &CompressedClip, a: u32, at: &PairAt, u: f32) -> Option<Quat> {
+    let words = range_words(c, a)?;
+    let rebuilt = words[REBUILT_WORD];
+    let (v0, v1) = pair_with(c, words, a, at)?;
+    Some(nlerp_shortest(
         rotation_from_stored(v0, rebuilt),
         rotation_from_stored(v1, rebuilt),
+        u,
     ))
 }

@@ -24,9 +24,9 @@ pub mod decode;
 pub mod layout;
 
 pub use decode::{
-    decode_components, decode_k, decode_pair, dequantize, header, rebuilt_component,
-    rotation_from_stored, sample_quat, sample_quat_pair, sample_vec3, sample_vec3_pair,
-    segment_count, Components, Header,
+    decode_components, decode_k, decode_pair, decode_pair_at, dequantize, header, quat_at,
+    rebuilt_component, rotation_from_stored, sample_quat, sample_vec3, segment_count, vec3_at,
+    Components, Header, PairAt,
 };
 
 /// A clip's compressed data (docs/codec.md). `Clip::sub_tracks[t].offset` is, for an Animated
