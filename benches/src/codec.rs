@@ -224,8 +224,9 @@ fn measure_encoding(
 }
 
 /// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track
-/// references per joint; per animated reference sub-track 16 B per sample, per constant 16 B
-/// (either encoding); the codec words of compressed clips, 4 B each.
+/// references per joint; per animated reference sub-track 16 B per sample, per animated
+/// compressed sub-track 32 B (its ranges as two pool records), per constant 16 B (either
+/// encoding); the codec words of compressed clips, 4 B each.
 pub fn clip_bytes(subject: &Subject) -> u64 {
     use throng_cpu_ref::SubTrackKind;
     subject
@@ -236,7 +237,9 @@ pub fn clip_bytes(subject: &Subject) -> u64 {
             let per_track = |kind| match (kind, &clip.compressed) {
                 (SubTrackKind::Constant, _) => 16,
                 (SubTrackKind::Animated, None) => 16 * clip.sample_count as u64,
-                _ => 0,
+                // Its ranges, copied to two pool records at upload.
+                (SubTrackKind::Animated, Some(_)) => 32,
+                (SubTrackKind::Default, _) => 0,
             };
             let tracks: u64 = clip.sub_tracks.iter().map(|st| per_track(st.kind)).sum();
             let words = clip

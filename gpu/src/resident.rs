@@ -16,7 +16,7 @@
 
 use glam::Vec4;
 use throng_cpu_ref::bounds::SkinBounds;
-use throng_cpu_ref::codec::layout::MAX_WORDS;
+use throng_cpu_ref::codec::layout::{MAX_WORDS, RANGE_WORDS, REBUILT_WORD};
 use throng_cpu_ref::codec::{decode_components, segment_count, CompressedClip};
 use throng_cpu_ref::{Clip, Package, SubTrackKind, NO_PARENT};
 use throng_shaders::prelude::CLIP_WORDS;
@@ -580,7 +580,11 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
             for (t, st) in clip.sub_tracks.iter().enumerate() {
                 let r = match st.kind {
                     SubTrackKind::Default => track_ref(st.kind, 0),
-                    SubTrackKind::Animated => track_ref(st.kind, st.offset),
+                    SubTrackKind::Animated => {
+                        let at = a.pool_at()?;
+                        a.pool.extend(codec_ranges(z, st.offset));
+                        track_ref(st.kind, at)
+                    }
                     SubTrackKind::Constant => {
                         let width = if t % 3 == 1 { 4 } else { 3 };
                         let start = st.offset as usize;
@@ -622,6 +626,25 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
     let at = CLIP_WORDS as usize * c;
     a.tables[at..at + CLIP_WORDS as usize].copy_from_slice(&header);
     Ok(())
+}
+
+/// Animated sub-track `a`'s range words as the two pool records the shader reads instead of
+/// seven scattered words: `(base x, y, z, a)` and `(step x, y, z, rebuilt component)`, the
+/// integers as f32 bits. Its range words were checked with the clip ([`check_compressed`]).
+fn codec_ranges(z: &CompressedClip, a: u32) -> [[f32; 4]; 2] {
+    let word = |k: usize| {
+        f32::from_bits(
+            z.words
+                .get(a as usize * RANGE_WORDS + k)
+                .copied()
+                .unwrap_or(0),
+        )
+    };
+    let index = f32::from_bits(a);
+    [
+        [word(0), word(2), word(4), index],
+        [word(1), word(3), word(5), word(REBUILT_WORD)],
+    ]
 }
 
 /// Every read the shader makes of a compressed clip is checked first by decoding every sample

@@ -743,12 +743,15 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
                 let _ = writeln!(hoist, "    let b{n} = bracket(c{n}, {});", f32_word(w + 1));
                 values.push(format!("c{n}"));
                 values.push(format!("b{n}"));
-                let f = if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED {
-                    "sample_compressed"
+                if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED {
+                    // Where the bracket's samples lie in the stream: once per instance.
+                    fields.push(format!("p{n}: CodecPair"));
+                    let _ = writeln!(hoist, "    let p{n} = codec_pair(c{n}, b{n});");
+                    values.push(format!("p{n}"));
+                    format!("sample_compressed(h.c{n}, h.b{n}, h.p{n}, joint, rest)")
                 } else {
-                    "sample_reference"
-                };
-                format!("{f}(h.c{n}, h.b{n}, joint, rest)")
+                    format!("sample_reference(h.c{n}, h.b{n}, joint, rest)")
+                }
             }
             Node::Blend { inputs, word: w } => {
                 let sum: Vec<String> = (0..inputs.len() as u32)

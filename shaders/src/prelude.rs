@@ -32,7 +32,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 34] = [
+    let u32s: [(&str, u32); 33] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -51,7 +51,6 @@ pub fn source() -> String {
         ("ENCODING_REFERENCE", encoding::REFERENCE),
         ("ENCODING_COMPRESSED", encoding::COMPRESSED),
         ("CODEC_RANGE_WORDS", codec::RANGE_WORDS as u32),
-        ("CODEC_REBUILT_WORD", codec::REBUILT_WORD as u32),
         ("CODEC_HEADER_WORDS", codec::HEADER_WORDS as u32),
         ("CODEC_LO_SHIFT", codec::LO_SHIFT),
         ("CODEC_OFFSET_BITS", codec::OFFSET_BITS),

@@ -47,7 +47,7 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
                 let c = clip_header(record_word(rec, p.y));
                 let b = bracket(c, bitcast<f32>(record_word(rec, p.y + 1u)));
                 if c.encoding == ENCODING_COMPRESSED {
-                    regs[o.y] = sample_compressed(c, b, j, rest);
+                    regs[o.y] = sample_compressed(c, b, codec_pair(c, b), j, rest);
                 } else {
                     regs[o.y] = sample_reference(c, b, j, rest);
                 }

@@ -6,7 +6,8 @@
 // Per clip and joint, `tracks[track_base + joint]` holds the references of its t, q and s
 // sub-tracks: `(index << 2) | kind`. TRACK_DEFAULT: the rest pose's value. TRACK_CONSTANT:
 // `pool[index]`. TRACK_ANIMATED: reference encoding, sample `i` is `pool[index + i]` (t and s
-// in xyz); compressed encoding, animated sub-track `index` of the clip's codec stream. The
+// in xyz); compressed encoding, `pool[index]` and `pool[index + 1]` are the animated
+// sub-track's ranges (`codec_pair_components`), its samples in the clip's codec stream. The
 // sub-track kind of a clip is the same for every instance sampling it, so lanes that sample
 // the same clip take the same branch (the runtime sorts instances by clip).
 
@@ -99,12 +100,14 @@ fn reference_quat(r: u32, b: Bracket, rest: vec4<f32>) -> vec4<f32> {
     }
 }
 
-/// A t or s sub-track of the compressed encoding at `b`, `rest` when Default.
-fn compressed_vec3(c: Clip, r: u32, b: Bracket, rest: vec3<f32>) -> vec3<f32> {
+/// A t or s sub-track of the compressed encoding at `b` (its samples at `p`), `rest` when
+/// Default.
+fn compressed_vec3(c: Clip, r: u32, b: Bracket, p: CodecPair, rest: vec3<f32>) -> vec3<f32> {
     let at = r >> 2u;
     switch r & 3u {
         case TRACK_ANIMATED: {
-            return lerp3(codec_components(c, at, b.i0), codec_components(c, at, b.i1), b.u);
+            let v = codec_pair_components(c, at, p);
+            return lerp3(v.v0, v.v1, b.u);
         }
         case TRACK_CONSTANT: {
             return pool[at].xyz;
@@ -115,13 +118,14 @@ fn compressed_vec3(c: Clip, r: u32, b: Bracket, rest: vec3<f32>) -> vec3<f32> {
     }
 }
 
-/// A q sub-track of the compressed encoding at `b`, `rest` when Default.
-fn compressed_quat(c: Clip, r: u32, b: Bracket, rest: vec4<f32>) -> vec4<f32> {
+/// A q sub-track of the compressed encoding at `b` (its samples at `p`), `rest` when Default.
+fn compressed_quat(c: Clip, r: u32, b: Bracket, p: CodecPair, rest: vec4<f32>) -> vec4<f32> {
     let at = r >> 2u;
     switch r & 3u {
         case TRACK_ANIMATED: {
-            let q0 = codec_rotation(c, at, codec_components(c, at, b.i0));
-            return nlerp_shortest(q0, codec_rotation(c, at, codec_components(c, at, b.i1)), b.u);
+            let rebuilt = bitcast<u32>(pool[at + 1u].w);
+            let v = codec_pair_components(c, at, p);
+            return nlerp_shortest(codec_rotation(rebuilt, v.v0), codec_rotation(rebuilt, v.v1), b.u);
         }
         case TRACK_CONSTANT: {
             return pool[at];
@@ -138,8 +142,8 @@ fn sample_reference(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
     return Trs(reference_vec3(r.x, b, rest.t), reference_quat(r.y, b, rest.q), reference_vec3(r.z, b, rest.s));
 }
 
-/// `sample_joint` of a compressed clip.
-fn sample_compressed(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
+/// `sample_joint` of a compressed clip; `p` ([`codec_pair`] of `b`) is the same for every joint.
+fn sample_compressed(c: Clip, b: Bracket, p: CodecPair, joint: u32, rest: Trs) -> Trs {
     let r = tracks[c.track_base + joint];
-    return Trs(compressed_vec3(c, r.x, b, rest.t), compressed_quat(c, r.y, b, rest.q), compressed_vec3(c, r.z, b, rest.s));
+    return Trs(compressed_vec3(c, r.x, b, p, rest.t), compressed_quat(c, r.y, b, p, rest.q), compressed_vec3(c, r.z, b, p, rest.s));
 }
