@@ -4,8 +4,11 @@
 //! segment's first and last stored values, at the same precision (shift), less what a header
 //! would need to hold the line (its end value and the residuals' offset, each the stored width
 //! plus a sign bit). Prints the sample bits today, the net bits with trends, and the ratio that
-//! would give. An estimate from the stream, not an encoder: precision stays as the search chose
-//! it.
+//! would give. Then the same for least-squares polynomials of degree 1 to 3 per segment and
+//! component (residuals from the rounded fit), once with each coefficient costing the stored
+//! width plus two bits in the header and once free: the bound any per-segment curve of that
+//! degree could reach. An estimate from the stream, not an encoder: precision stays as the
+//! search chose it.
 //!
 //! `cargo run --release -p throng-cook --example codec_headroom -- [--max-rate HZ] FILE.glb...`
 //! (`--max-rate`: the `standard` profile's thresholds with key-aligned clips kept up to HZ
@@ -32,6 +35,8 @@ fn main() {
         args.drain(..2);
     }
     let (mut raw, mut payload, mut today, mut trended) = (0u64, 0u64, 0u64, 0u64);
+    // Sample bits with a fit of degree `d` (index d - 1), its coefficients costed and free.
+    let (mut costed, mut free) = ([0u64; 3], [0u64; 3]);
     for path in args {
         let (package, report) = match cook_file(path.as_ref(), &profile) {
             Ok(cooked) => cooked,
@@ -72,6 +77,18 @@ fn main() {
                         let residuals: Vec<i64> = (k.iter().enumerate())
                             .map(|(i, &v)| v - (k0 + ((k1 - k0) * i as i64) / steps))
                             .collect();
+                        for degree in 1..=3 {
+                            let fit = least_squares(&k, degree);
+                            let wp = bits(span(k.iter().zip(&fit).map(|(&v, &p)| v - p)));
+                            let header = (degree as u64 + 1) * (w + 2);
+                            let fitted = wp.min(w) * u64::from(n);
+                            costed[degree - 1] += if wp < w {
+                                fitted + header
+                            } else {
+                                w * u64::from(n)
+                            };
+                            free[degree - 1] += fitted;
+                        }
                         let lo = residuals.iter().copied().min().unwrap_or(0);
                         let hi = residuals.iter().copied().max().unwrap_or(0);
                         let w_trend = bits(hi - lo);
@@ -88,6 +105,18 @@ fn main() {
         today += file_today;
         trended += file_trended;
     }
+    let ratio = |bits: u64| {
+        let saved = (today - bits.min(today)) / 8;
+        raw as f64 / (payload - saved.min(payload)).max(1) as f64
+    };
+    for degree in 1..=3 {
+        println!(
+            "all: least-squares polynomial of degree {degree}: ratio {:.2} with its coefficients \
+             in the header, {:.2} were they free",
+            ratio(costed[degree - 1]),
+            ratio(free[degree - 1])
+        );
+    }
     let saved = (today - trended.min(today)) / 8;
     println!(
         "all: ratio {:.2} today; {:.2} with trends ({} of {} payload bytes saved)",
@@ -96,4 +125,49 @@ fn main() {
         saved,
         payload
     );
+}
+
+/// `max - min` of `values` (0 when empty).
+fn span(values: impl Iterator<Item = i64>) -> i64 {
+    let (lo, hi) = values.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo > hi {
+        0
+    } else {
+        hi - lo
+    }
+}
+
+/// The least-squares polynomial of `degree` through `k` (at x = i / (n - 1)), evaluated at each
+/// sample and rounded: normal equations solved by Gauss-Jordan elimination, in f64.
+fn least_squares(k: &[i64], degree: usize) -> Vec<i64> {
+    let m = degree + 1;
+    let x = |i: usize| i as f64 / (k.len().max(2) - 1) as f64;
+    let mut a = vec![vec![0.0f64; m + 1]; m];
+    for (i, &v) in k.iter().enumerate() {
+        let powers: Vec<f64> = (0..m).map(|e| x(i).powi(e as i32)).collect();
+        for r in 0..m {
+            for c in 0..m {
+                a[r][c] += powers[r] * powers[c];
+            }
+            a[r][m] += powers[r] * v as f64;
+        }
+    }
+    for c in 0..m {
+        // A segment shorter than the degree leaves the system singular: nudge the diagonal.
+        a[c][c] += 1e-9;
+        let pivot = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != c {
+                let f = row[c] / pivot[c];
+                row.iter_mut().zip(&pivot).for_each(|(x, p)| *x -= f * p);
+            }
+        }
+    }
+    let coefficients: Vec<f64> = (0..m).map(|r| a[r][m] / a[r][r]).collect();
+    (0..k.len())
+        .map(|i| {
+            let p: f64 = (0..m).map(|e| coefficients[e] * x(i).powi(e as i32)).sum();
+            p.round() as i64
+        })
+        .collect()
 }
