@@ -226,7 +226,7 @@ fn measure_encoding(
 /// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track
 /// references per joint; per animated reference sub-track 16 B per sample, per animated
 /// compressed sub-track 32 B (its ranges as two pool records), per constant 16 B (either
-/// encoding); the codec words of compressed clips, 4 B each.
+/// encoding); the codec words of compressed clips, 4 B each, and a word of padding per clip.
 pub fn clip_bytes(subject: &Subject) -> u64 {
     use throng_cpu_ref::SubTrackKind;
     subject
@@ -245,7 +245,7 @@ pub fn clip_bytes(subject: &Subject) -> u64 {
             let words = clip
                 .compressed
                 .as_ref()
-                .map_or(0, |z| 4 * z.words.len() as u64);
+                .map_or(0, |z| 4 * (z.words.len() as u64 + 1));
             16 * (clip.sub_tracks.len() as u64 / 3) + tracks + words
         })
         .sum()

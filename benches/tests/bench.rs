@@ -319,7 +319,8 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
             assert!((ns - ms * 1e6 / joints).abs() <= 1e-9 * ns.max(1.0), "{e}");
         }
         // Clip bytes by hand: 16 B of references per joint, 16 B per reference sample or
-        // constant (either encoding), 4 B per codec word.
+        // constant (either encoding), 32 B of ranges per animated compressed sub-track, 4 B per
+        // codec word and one word of padding per compressed clip.
         let bytes = |p: &throng_cpu_ref::Package| -> u64 {
             use throng_cpu_ref::SubTrackKind::{Animated, Constant};
             p.clips
@@ -331,10 +332,14 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
                         .map(|st| match (st.kind, &c.compressed) {
                             (Constant, _) => 1,
                             (Animated, None) => u64::from(c.sample_count),
+                            (Animated, Some(_)) => 2,
                             _ => 0,
                         })
                         .sum();
-                    let words = c.compressed.as_ref().map_or(0, |z| z.words.len() as u64);
+                    let words = c
+                        .compressed
+                        .as_ref()
+                        .map_or(0, |z| z.words.len() as u64 + 1);
                     16 * (c.sub_tracks.len() as u64 / 3) + 16 * vec4s + 4 * words
                 })
                 .sum()

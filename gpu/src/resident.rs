@@ -607,6 +607,9 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
             }
             words_base = a.table_at()?;
             a.tables.extend(&z.words);
+            // The shader reads the word after a field's first whatever the field's width
+            // (codec.wgsl `codec_bits`): a zero word keeps that read inside the stream.
+            a.tables.push(0);
             index(a.tables.len(), "codec word")?;
             (segment_length, animated) = (z.segment_length, z.animated);
         }

@@ -14,21 +14,15 @@ fn codec_word(base: u32, w: u32) -> u32 {
     return tables[base + w];
 }
 
-/// The `n` bits (0 ..= 32) at bit `pos` of the stream, least significant first; reads the second
-/// word only when the field crosses a word boundary.
+/// The `n` bits (0 ..= 32) at bit `pos` of the stream, least significant first, without a
+/// branch: lanes at different bit positions would otherwise diverge. Both words a field can
+/// touch are read (the upload pads each stream with a zero word, so the second stays in it).
 fn codec_bits(base: u32, pos: u32, n: u32) -> u32 {
-    if n == 0u {
-        return 0u;
-    }
+    let w = pos >> 5u;
     let shift = pos & 31u;
-    var v = codec_word(base, pos >> 5u) >> shift;
-    if shift + n > 32u {
-        v = v | (codec_word(base, (pos >> 5u) + 1u) << (32u - shift));
-    }
-    if n == 32u {
-        return v;
-    }
-    return v & ((1u << n) - 1u);
+    // WGSL takes a shift of 32 modulo 32: the select drops the second word at shift 0.
+    let high = select(codec_word(base, w + 1u) << (32u - shift), 0u, shift == 0u);
+    return extractBits((codec_word(base, w) >> shift) | high, 0u, n);
 }
 
 /// The `bits` (< 32) bits at bit `at` of the 64-bit header `(h0, h1)` (`decode::header`).
