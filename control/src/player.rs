@@ -362,6 +362,19 @@ impl ClipPlayer {
                 end,
             ));
         }
+        if (0.0..d).contains(&x) {
+            // Within the cycle, as most advances are: `x / d` rounds below 1 when `x < d`, so
+            // the general path's wrap count is ±0 and its phase `x - (±0) · d`, which is
+            // `x + 0.0` (a -0 becomes +0), found here without the division and `floor` (a
+            // library call on x86-64's baseline).
+            return Ok((
+                Position {
+                    cycle: origin,
+                    phase: x + 0.0,
+                },
+                false,
+            ));
+        }
         let wraps = (x / d).floor();
         // Beyond 2^53 cycles f64 can no longer tell phases apart.
         if wraps.abs() >= 9.0e15 {

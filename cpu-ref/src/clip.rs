@@ -192,8 +192,10 @@ impl Clip {
             time.clamp(0.0, duration.max(0.0))
         };
         let rate = self.sample_rate;
-        // `as u32` saturates: a NaN or infinite product (bad rate) reads as sample 0 or the last.
-        let i0 = ((time * rate).floor() as u32).min(last);
+        // `floor(time * rate)`: `as u32` truncates, which is the floor for the non-negative
+        // products of a good rate, and saturates: a NaN, negative or infinite product (bad
+        // rate) reads as sample 0 or the last, as its floor would (no library `floorf`).
+        let i0 = ((time * rate) as u32).min(last);
         let i1 = (i0 + 1).min(last);
         let t0 = i0 as f32 / rate;
         let t1 = (i1 as f32 / rate).min(duration);

@@ -89,8 +89,15 @@ impl Controller {
             return s.players[k].advance_by(0.0);
         }
         let d = f.duration();
-        let mut delta = target - f.clip_time();
-        delta -= (delta / d).round() * d;
+        let delta = target - f.clip_time();
+        let cycles = delta / d;
+        // Under half a cycle, as a follower near its leader is, `round` gives ±0 (the sign of
+        // `delta`) and `delta - (±0) · d` is `delta + 0.0`: no library call.
+        let delta = if cycles.abs() < 0.5 {
+            delta + 0.0
+        } else {
+            delta - cycles.round() * d
+        };
         let laps = group.map_or(0.0, |g| laps[g as usize]);
         let delta = if leader.rate() < 0.0 {
             delta - laps * d
@@ -139,7 +146,10 @@ pub(crate) fn follower_time(
         if end <= start {
             end += duration;
         }
-        let t = (start + frac * (end - start)).rem_euclid(duration.max(f64::MIN_POSITIVE));
+        let t = wrap(
+            start + frac * (end - start),
+            duration.max(f64::MIN_POSITIVE),
+        );
         let mut gap = (t - current).abs();
         gap = gap.min(duration - gap);
         if best.is_none_or(|(g, _)| gap < g) {
@@ -147,6 +157,18 @@ pub(crate) fn follower_time(
         }
     }
     best.map_or(normalised, |(_, t)| t)
+}
+
+/// `t.rem_euclid(d)` (d > 0), bit for bit, without the library's `fmod` for `t` in [0, 2d) (a
+/// marker segment's time lies there): `t`, or `t - d`, which is exact there (Sterbenz).
+fn wrap(t: f64, d: f64) -> f64 {
+    if (0.0..d).contains(&t) {
+        t
+    } else if t >= d && t - d < d {
+        t - d
+    } else {
+        t.rem_euclid(d)
+    }
 }
 
 /// The marker segment (index of its first marker) holding `time`, and the fraction through it.
