@@ -408,3 +408,40 @@ pub fn clip_time(mode: PlayMode, duration: f64, p: Position) -> f64 {
         _ => p.phase,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `normalize`'s general path alone (the division and `floor`), for looping modes.
+    fn general(origin: i64, x: f64, d: f64) -> Position {
+        let wraps = (x / d).floor();
+        let mut cycle = origin + wraps as i64;
+        let mut phase = x - wraps * d;
+        if phase >= d {
+            phase -= d;
+            cycle += 1;
+        }
+        Position {
+            cycle,
+            phase: phase.clamp(0.0, d),
+        }
+    }
+
+    #[test]
+    fn an_advance_within_its_cycle_lands_where_the_general_path_does_bit_for_bit() {
+        for d in [1.0, 0.8333333333333334, 1.0 / 3.0, 2.5e-7, 123.456] {
+            let p = ClipPlayer::play(0, d, PlayMode::Loop, 1.0, 1.0 / 30.0, 1).unwrap();
+            let below = f64::from_bits(d.to_bits() - 1);
+            let mut xs = vec![0.0, -0.0, 1e-300, below, 0.5 * d, d, -1e-300];
+            xs.extend((0..1000).map(|i| i as f64 / 1000.0 * d));
+            for x in xs {
+                let (got, end) = p.normalize(7, x).unwrap();
+                let want = general(7, x, d);
+                assert!(!end);
+                assert_eq!(got.cycle, want.cycle, "{x} of {d}");
+                assert_eq!(got.phase.to_bits(), want.phase.to_bits(), "{x} of {d}");
+            }
+        }
+    }
+}

@@ -89,15 +89,7 @@ impl Controller {
             return s.players[k].advance_by(0.0);
         }
         let d = f.duration();
-        let delta = target - f.clip_time();
-        let cycles = delta / d;
-        // Under half a cycle, as a follower near its leader is, `round` gives ±0 (the sign of
-        // `delta`) and `delta - (±0) · d` is `delta + 0.0`: no library call.
-        let delta = if cycles.abs() < 0.5 {
-            delta + 0.0
-        } else {
-            delta - cycles.round() * d
-        };
+        let delta = nearest(target - f.clip_time(), d);
         let laps = group.map_or(0.0, |g| laps[g as usize]);
         let delta = if leader.rate() < 0.0 {
             delta - laps * d
@@ -159,6 +151,18 @@ pub(crate) fn follower_time(
     best.map_or(normalised, |(_, t)| t)
 }
 
+/// `delta - round(delta / d) · d`: the offset of the nearest whole cycles from `delta`, bit for
+/// bit. Under half a cycle, as a follower near its leader is, `round` gives ±0 (the sign of
+/// `delta`) and the result is `delta + 0.0`, without the library's `round`.
+fn nearest(delta: f64, d: f64) -> f64 {
+    let cycles = delta / d;
+    if cycles.abs() < 0.5 {
+        delta + 0.0
+    } else {
+        delta - cycles.round() * d
+    }
+}
+
 /// `t.rem_euclid(d)` (d > 0), bit for bit, without the library's `fmod` for `t` in [0, 2d) (a
 /// marker segment's time lies there): `t`, or `t - d`, which is exact there (Sterbenz).
 fn wrap(t: f64, d: f64) -> f64 {
@@ -188,4 +192,49 @@ pub(crate) fn segment(markers: &[SyncMarker], duration: f64, time: f64) -> Optio
     }
     let t = if time < start { time + duration } else { time };
     Some((i, ((t - start) / (end - start)).clamp(0.0, 1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Times around the edges the shortcuts take: signed zeros, one ulp either side of the
+    /// duration and of twice it, halves, negatives, and values far out.
+    fn edges(d: f64) -> Vec<f64> {
+        let ulp = |x: f64, k: i64| f64::from_bits((x.to_bits() as i64 + k) as u64);
+        let mut v = vec![0.0, -0.0, 1e-300, -1e-300, 0.5 * d, -0.5 * d, 1e9, -1e9];
+        for x in [d, 2.0 * d, 0.5 * d, 1.5 * d, 3.0 * d] {
+            v.extend((-2..=2).map(|k| ulp(x, k)));
+            v.extend((-2..=2).map(|k| -ulp(x, k)));
+        }
+        v.extend((0..1000).map(|i| (i as f64 * 0.7318 - 300.0) * d / 97.0));
+        v
+    }
+
+    #[test]
+    fn wrap_is_rem_euclid_bit_for_bit() {
+        for d in [1.0, 0.8333333333333334, 1.0 / 3.0, 2.5e-7, 123.456] {
+            for t in edges(d) {
+                assert_eq!(
+                    wrap(t, d).to_bits(),
+                    t.rem_euclid(d).to_bits(),
+                    "{t} mod {d}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn nearest_is_the_rounded_offset_bit_for_bit() {
+        for d in [1.0, 0.8333333333333334, 1.0 / 3.0, 2.5e-7, 123.456] {
+            for delta in edges(d) {
+                let want = delta - (delta / d).round() * d;
+                assert_eq!(
+                    nearest(delta, d).to_bits(),
+                    want.to_bits(),
+                    "{delta} by {d}"
+                );
+            }
+        }
+    }
 }
