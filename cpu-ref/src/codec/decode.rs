@@ -129,14 +129,14 @@ impl SampleAt {
 
 /// Where the two samples an interpolation brackets lie ([`SampleAt`] of each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PairAt {
+pub(crate) struct PairAt {
     first: SampleAt,
     second: SampleAt,
 }
 
 impl PairAt {
     /// `None` when either sample has no segment.
-    pub fn new(c: &CompressedClip, i0: u32, i1: u32) -> Option<PairAt> {
+    pub(crate) fn new(c: &CompressedClip, i0: u32, i1: u32) -> Option<PairAt> {
         Some(PairAt {
             first: SampleAt::new(c, i0)?,
             second: SampleAt::new(c, i1)?,
@@ -209,7 +209,7 @@ pub fn decode_pair(
 }
 
 /// [`decode_pair`] of the samples at `at`.
-pub fn decode_pair_at(c: &CompressedClip, a: u32, at: &PairAt) -> Option<(Components, Components)> {
+fn decode_pair_at(c: &CompressedClip, a: u32, at: &PairAt) -> Option<(Components, Components)> {
     pair_with(c, range_words(c, a)?, a, at)
 }
 
@@ -268,7 +268,12 @@ pub fn sample_quat(c: &CompressedClip, st: SubTrack, i: u32) -> Option<Quat> {
 /// interpolated; `None` for Default (and for an animated one without `at`).
 // Inlined: most sub-tracks of a pose are Default or Constant, a few instructions each.
 #[inline]
-pub fn vec3_at(c: &CompressedClip, st: SubTrack, at: Option<&PairAt>, u: f32) -> Option<Vec3> {
+pub(crate) fn vec3_at(
+    c: &CompressedClip,
+    st: SubTrack,
+    at: Option<&PairAt>,
+    u: f32,
+) -> Option<Vec3> {
     match st.kind {
         SubTrackKind::Default => None,
         SubTrackKind::Constant => constant::<3>(c, st.offset).map(Vec3::from_array),
@@ -285,7 +290,12 @@ fn animated_vec3(c: &CompressedClip, a: u32, at: &PairAt, u: f32) -> Option<Vec3
 /// with its rebuilt component, interpolated; `None` for Default (and for an animated one
 /// without `at`).
 #[inline]
-pub fn quat_at(c: &CompressedClip, st: SubTrack, at: Option<&PairAt>, u: f32) -> Option<Quat> {
+pub(crate) fn quat_at(
+    c: &CompressedClip,
+    st: SubTrack,
+    at: Option<&PairAt>,
+    u: f32,
+) -> Option<Quat> {
     match st.kind {
         SubTrackKind::Default => None,
         SubTrackKind::Constant => constant::<4>(c, st.offset).map(Quat::from_array),

@@ -24,10 +24,10 @@ pub mod decode;
 pub mod layout;
 
 pub use decode::{
-    decode_components, decode_k, decode_pair, decode_pair_at, dequantize, header, quat_at,
-    rebuilt_component, rotation_from_stored, sample_quat, sample_vec3, segment_count, vec3_at,
-    Components, Header, PairAt,
+    decode_components, decode_k, decode_pair, dequantize, header, rebuilt_component,
+    rotation_from_stored, sample_quat, sample_vec3, segment_count, Components, Header,
 };
+pub(crate) use decode::{quat_at, vec3_at, PairAt};
 
 /// A clip's compressed data (docs/codec.md). `Clip::sub_tracks[t].offset` is, for an Animated
 /// sub-track, its index among the clip's animated sub-tracks (in sub-track order), and for a
