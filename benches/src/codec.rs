@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use throng_cpu_ref::Package;
-use throng_gpu::GpuContext;
+use throng_gpu::{Decode, GpuContext};
 
 use crate::timing::{measure, median, ms_since};
 use throng_fixtures::BenchShape;
@@ -58,10 +58,19 @@ pub struct Encoding {
     pub gpu_pose_ms: Option<f64>,
     pub gpu_ns_per_joint: Option<f64>,
     /// The GPU pose pass from timestamp queries (`None` without timestamps): program, FK and
-    /// palette fused, so it holds the decoding.
+    /// palette fused, so it holds the decoding, and the decode pass before it.
     pub gpu_program_ms: Option<f64>,
+    /// The decode pass alone (the decode cache's clips, part of `gpu_program_ms`).
+    pub gpu_decode_ms: Option<f64>,
     /// No longer measured apart (FK is fused into the pose pass): always `None`.
     pub gpu_fk_ms: Option<f64>,
+    /// The compressed encoding with the decode cache off, every instance decoding its own
+    /// samples (`Decode::Never`): the pose pass from timestamp queries, else the pose-only
+    /// frame's wall time; `None` for the reference encoding or without a GPU.
+    pub gpu_direct_ms: Option<f64>,
+    /// Bytes of the decode cache the measured frames filled (the clips decoded once per frame,
+    /// docs/gpu.md); `None` without a GPU.
+    pub decode_cache_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -70,6 +79,9 @@ pub struct CodecRatios {
     pub cpu_pose: f64,
     pub gpu_pose: Option<f64>,
     pub gpu_program: Option<f64>,
+    /// `gpu_direct_ms` over the reference's figure of the same kind (`gpu_program_ms`, else
+    /// `gpu_pose_ms`).
+    pub gpu_direct: Option<f64>,
 }
 
 impl Pair {
@@ -131,10 +143,15 @@ pub fn run(
     let mut rows = Vec::new();
     for pair in pairs {
         let encodings = [&pair.reference, &pair.compressed];
+        let crowd = |ctx, subject, decode| {
+            GpuCrowd::new(ctx, subject, (most, 0, 0), options.mapping, false, decode)
+        };
+        // Reference, compressed, and compressed with the decode cache off.
         let mut runtimes = match gpu {
             Some(ctx) => Some([
-                GpuCrowd::new(ctx, encodings[0], (most, 0, 0), options.mapping, false)?,
-                GpuCrowd::new(ctx, encodings[1], (most, 0, 0), options.mapping, false)?,
+                crowd(ctx, encodings[0], Decode::Auto)?,
+                crowd(ctx, encodings[1], Decode::Auto)?,
+                crowd(ctx, encodings[1], Decode::Never)?,
             ]),
             None => None,
         };
@@ -147,11 +164,19 @@ pub fn run(
                     let runtime = runtimes.as_mut().and_then(|r| r.get_mut(k));
                     measured.push(measure_encoding(subject, &mut set, runtime, options)?);
                 }
-                let [reference, compressed]: [Encoding; 2] =
+                let [reference, mut compressed]: [Encoding; 2] =
                     measured.try_into().map_err(|_| BenchError::Unusable {
                         subject: pair.reference.name.clone(),
                         why: "an encoding was not measured".into(),
                     })?;
+                if let Some(direct) = runtimes.as_mut().map(|r| &mut r[2]) {
+                    let (wall, frames) = measure_gpu(&pair.compressed, &mut set, direct, options)?;
+                    let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
+                    compressed.gpu_direct_ms = Some(match timestamps {
+                        true => median(frames.iter().map(|f| f.times.pose_ms)),
+                        false => wall,
+                    });
+                }
                 let row = CodecRow {
                     subject: pair.reference.name.clone(),
                     shape,
@@ -203,8 +228,33 @@ fn measure_encoding(
         gpu_ns_per_joint: None,
         gpu_program_ms: None,
         gpu_fk_ms: None,
+        gpu_direct_ms: None,
+        gpu_decode_ms: None,
+        decode_cache_bytes: None,
     };
     let Some(gpu) = gpu else { return Ok(encoding) };
+    let (wall, frames) = measure_gpu(subject, set, gpu, options)?;
+    let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
+    encoding.resident_bytes = Some(gpu.resident_bytes());
+    encoding.gpu_pose_ms = Some(wall);
+    encoding.gpu_ns_per_joint = Some(per_joint(wall));
+    let pass = |f: &crate::gpu::GpuFrame| f.times.decode_ms + f.times.pose_ms;
+    encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(pass)));
+    encoding.gpu_decode_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.decode_ms)));
+    encoding.decode_cache_bytes = (frames.iter())
+        .map(|f| 16 * u64::from(f.report.decoded_samples))
+        .max();
+    Ok(encoding)
+}
+
+/// GPU pose-only frames of `set` (after two warm-up frames and the pipelines): the median wall
+/// time, ms, and the frames.
+fn measure_gpu(
+    subject: &Subject,
+    set: &mut throng_fixtures::ProgramSet,
+    gpu: &mut GpuCrowd,
+    options: &Options,
+) -> Result<(f64, Vec<crate::gpu::GpuFrame>), BenchError> {
     for _ in 0..2 {
         gpu.frame(subject, &set.programs, false)?;
         gpu.wait_for_pipelines()?;
@@ -214,13 +264,7 @@ fn measure_encoding(
         let frame = gpu.frame(subject, &set.programs, false)?;
         Ok::<_, BenchError>((frame.wall_ms, frame))
     })?;
-    let wall = median(frames.iter().map(|f| f.wall_ms));
-    let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
-    encoding.resident_bytes = Some(gpu.resident_bytes());
-    encoding.gpu_pose_ms = Some(wall);
-    encoding.gpu_ns_per_joint = Some(per_joint(wall));
-    encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.pose_ms)));
-    Ok(encoding)
+    Ok((median(frames.iter().map(|f| f.wall_ms)), frames))
 }
 
 /// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track
@@ -260,6 +304,10 @@ impl CodecRatios {
             cpu_pose: ratio(compressed.cpu_pose_ms, reference.cpu_pose_ms),
             gpu_pose: both(compressed.gpu_pose_ms, reference.gpu_pose_ms),
             gpu_program: both(compressed.gpu_program_ms, reference.gpu_program_ms),
+            gpu_direct: both(
+                compressed.gpu_direct_ms,
+                reference.gpu_program_ms.or(reference.gpu_pose_ms),
+            ),
         }
     }
 }

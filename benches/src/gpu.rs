@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use throng_cpu_ref::{Outputs, Program};
 use throng_gpu::{
-    Batch, Capacities, FrameReport, GpuContext, Instance, Mapping, PackageId, Pose, Runtime,
-    RuntimeOptions, Specialise, StageTimes,
+    Batch, Capacities, Decode, FrameReport, GpuContext, Instance, Mapping, PackageId, Pose,
+    Runtime, RuntimeOptions, Specialise, StageTimes,
 };
 
 use crate::cpu::grid;
@@ -36,13 +36,14 @@ impl GpuCrowd {
     /// Frame buffers for up to `instances` instances, of which up to `skinned` are skinned, and
     /// `history` inertialization history slots; `mapping` `None` is the adapter's choice. With
     /// `program_only` the pose pass stops after the program and writes local poses (measuring
-    /// the FK part).
+    /// the FK part). `decode` is the runtime's decode cache policy.
     pub fn new(
         ctx: &GpuContext,
         subject: &Subject,
         (instances, skinned, history): (usize, usize, usize),
         mapping: Option<Mapping>,
         program_only: bool,
+        decode: Decode,
     ) -> Result<GpuCrowd, BenchError> {
         let n = u32::try_from(instances).map_err(|_| BenchError::TooMany(instances))?;
         let mut capacities = Capacities::for_packages(&[&subject.package], n);
@@ -56,6 +57,7 @@ impl GpuCrowd {
                 ..Outputs::default()
             },
             fk: !program_only,
+            decode,
         };
         let mut runtime = Runtime::with_options(ctx, capacities, options)?;
         let package = runtime.add_package(&subject.package)?;

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use thiserror::Error;
 use throng_fixtures::{BenchShape, ProgramSet};
-use throng_gpu::{GpuContext, GpuError, Mapping};
+use throng_gpu::{Decode, GpuContext, GpuError, Mapping};
 
 pub use codec::{Codec, CodecRow, Pair};
 pub use control::ControlRow;
@@ -155,6 +155,7 @@ pub fn run(
                     (most, most_skinned, most_history),
                     options.mapping,
                     false,
+                    Decode::Auto,
                 )?;
                 let other = match options.mapping {
                     Some(_) => None,
@@ -164,6 +165,7 @@ pub fn run(
                         (most, 0, most_history),
                         Some(other_mapping(main.mapping())),
                         false,
+                        Decode::Auto,
                     )?),
                 };
                 let program_only = if ctx.timestamps {
@@ -173,6 +175,7 @@ pub fn run(
                         (most, 0, most_history),
                         Some(main.mapping()),
                         true,
+                        Decode::Auto,
                     )?)
                 } else {
                     None

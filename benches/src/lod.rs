@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use throng_fixtures::BenchShape;
-use throng_gpu::GpuContext;
+use throng_gpu::{Decode, GpuContext};
 
 use crate::gpu::GpuCrowd;
 use crate::timing::median;
@@ -40,7 +40,14 @@ pub fn run(
     if levels == 0 {
         return Ok(Vec::new());
     }
-    let mut gpu = GpuCrowd::new(ctx, subject, (n, 0, 0), options.mapping, false)?;
+    let mut gpu = GpuCrowd::new(
+        ctx,
+        subject,
+        (n, 0, 0),
+        options.mapping,
+        false,
+        Decode::Auto,
+    )?;
     let mut rows = Vec::new();
     for shape in LOD_SHAPES {
         let mut set = subject.programs(shape, n);

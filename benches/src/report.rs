@@ -468,13 +468,13 @@ impl Codec {
         }
         let _ = writeln!(
             s,
-            "\ncodec: reference vs compressed (pose-only frames; ms per frame; ratio = compressed / reference; GPU program = timestamp stage, else pose wall time)"
+            "\ncodec: reference vs compressed (pose-only frames; ms per frame; ratio = compressed / reference; GPU program = timestamp stage, else pose wall time; GPU direct = compressed with the decode cache off)"
         );
         let _ = writeln!(
             s,
-            "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>11} {:>11} {:>6}",
+            "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>10} {:>6} | {:>11} {:>11} {:>6}",
             "subject / shape", "N", "CPU ref", "CPU cmp", "ratio", "ref ns/j", "cmp ns/j", "GPU ref", "GPU cmp",
-            "ratio", "ref ns/j", "cmp ns/j", "ref clip B", "cmp clip B", "ratio"
+            "ratio", "ref ns/j", "cmp ns/j", "GPU direct", "ratio", "ref clip B", "cmp clip B", "ratio"
         );
         for r in &self.rows {
             let (a, b, q) = (&r.reference, &r.compressed, &r.compressed_over_reference);
@@ -484,7 +484,7 @@ impl Codec {
                 |e| program(e).map(|ms| if joints > 0.0 { ms * 1e6 / joints } else { 0.0 });
             let _ = writeln!(
                 s,
-                "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>11} {:>11} {:>6}",
+                "{:<36} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>7} {:>7} | {:>10} {:>6} | {:>11} {:>11} {:>6}",
                 fit(format!("{} / {}", r.subject, r.shape.label())),
                 r.instances,
                 num(a.cpu_pose_ms),
@@ -497,6 +497,8 @@ impl Codec {
                 opt(q.gpu_program.or(q.gpu_pose)),
                 opt(per_joint(a)),
                 opt(per_joint(b)),
+                opt(b.gpu_direct_ms),
+                opt(q.gpu_direct),
                 a.clip_bytes,
                 b.clip_bytes,
                 num(q.clip_bytes),

@@ -6,6 +6,9 @@ use throng_cpu_ref::{Package, ProgramLimits};
 use crate::frame_buffers::BOUNDS_BYTES;
 use crate::{GpuContext, GpuError};
 
+/// The most decoded samples [`Capacities::for_packages`] gives the decode cache: 16 MiB.
+pub const DECODE_CACHE_SAMPLES: u32 = 1 << 20;
+
 /// Upper bounds of one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacities {
@@ -30,6 +33,10 @@ pub struct Capacities {
     /// Dispatches per frame: one per (batch, program shape), two per skinned batch (bounds
     /// and skinning) and two for the skinned budget.
     pub dispatches: u32,
+    /// Decoded samples (vec4s, 16 bytes each) the frame's decode cache holds: the clips a frame
+    /// samples most are decoded into it once rather than by each instance (docs/gpu.md, "The
+    /// decode cache"); clips past it decode per instance. Bound whole, so at most one binding.
+    pub decoded_samples: u32,
     /// Bind at most this many bytes of a buffer per binding (below the adapter's limit); `None`
     /// uses the adapter's `max_storage_buffer_binding_size`. Smaller values give more pages.
     pub binding_limit: Option<u64>,
@@ -37,7 +44,8 @@ pub struct Capacities {
 
 impl Capacities {
     /// Room for `instances` instances of the largest skeleton, skin and skinned vertex set of
-    /// `packages`, all skinnable, with the default program limits and 256 dispatches.
+    /// `packages`, all skinnable, with the default program limits, 256 dispatches and a decode
+    /// cache for every compressed clip of `packages` up to [`DECODE_CACHE_SAMPLES`].
     pub fn for_packages(packages: &[&Package], instances: u32) -> Capacities {
         let most =
             |f: &dyn Fn(&Package) -> usize| packages.iter().map(|p| f(p)).max().unwrap_or(0) as u32;
@@ -62,6 +70,11 @@ impl Capacities {
                 .unwrap_or(0)
         });
         let limits = ProgramLimits::default();
+        let decoded: u64 = (packages.iter().flat_map(|p| &p.clips))
+            .filter_map(|c| {
+                Some(u64::from(c.compressed.as_ref()?.animated) * u64::from(c.sample_count))
+            })
+            .sum();
         Capacities {
             instances,
             joints,
@@ -72,6 +85,7 @@ impl Capacities {
             weights_per_program: limits.max_weights as u32,
             history_slots: 0,
             dispatches: 256,
+            decoded_samples: decoded.min(DECODE_CACHE_SAMPLES.into()) as u32,
             binding_limit: None,
         }
     }
@@ -172,6 +186,7 @@ mod tests {
             weights_per_program: 32,
             history_slots: 0,
             dispatches: 8,
+            decoded_samples: 0,
             binding_limit: None,
         }
     }

@@ -1,6 +1,6 @@
 //! The frame's buffers, sized once from [`Capacities`]: six per-instance streams, cut
 //! into pages (throng-shaders `FrameLayout`), the per-frame inputs (records, placements,
-//! dispatch parameters), the animated bounds and the inertialization history.
+//! dispatch parameters), the animated bounds, the inertialization history and the decode cache.
 //!
 //! [`STREAMS`] is the one table of per-instance outputs: each stream's element, elements per
 //! instance and instance capacity. Buffer sizes, page sizes, the shaders' strides and readback
@@ -146,6 +146,10 @@ pub(crate) struct FrameBuffers {
     pub history: Vec<wgpu::Buffer>,
     /// Attachments (`Runtime::set_attachments`): empty until some are set.
     pub attach: AttachBuffers,
+    /// The decode cache (decode.wgsl): `decoded_samples` vec4s, rewritten each frame.
+    pub decoded: wgpu::Buffer,
+    /// [`Capacities::decoded_samples`] within one binding.
+    pub decoded_samples: u32,
 }
 
 impl FrameBuffers {
@@ -240,6 +244,7 @@ impl FrameBuffers {
         let pages = streams[3].paging.pages;
         let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + c.dispatches;
         let storage = wgpu::BufferUsages::STORAGE;
+        let decoded_samples = c.decoded_samples.min((binding_limit / 16) as u32);
         let cull = CullBuffers {
             marks: make(
                 "visibility marks",
@@ -322,6 +327,8 @@ impl FrameBuffers {
                 })
                 .collect(),
             attach: AttachBuffers::new(device, 0, 0, 0),
+            decoded: make("decode cache", 16 * u64::from(decoded_samples), storage),
+            decoded_samples,
         })
     }
 
@@ -358,5 +365,6 @@ impl FrameBuffers {
             .sum::<u64>()
             + self.params.size()
             + self.history.iter().map(|b| b.size()).sum::<u64>()
+            + self.decoded.size()
     }
 }

@@ -51,6 +51,7 @@
 pub mod attach;
 pub mod capacity;
 pub mod context;
+pub mod decode;
 pub mod draw;
 pub mod error;
 pub mod frame_buffers;
@@ -71,6 +72,7 @@ mod timing;
 pub use attach::{Attachment, PlacedProp, PropMesh};
 pub use capacity::Capacities;
 pub use context::{AdapterReport, GpuContext};
+pub use decode::Decode;
 pub use error::GpuError;
 pub use frame_buffers::output_bytes;
 pub use pipelines::{Mapping, Specialise};

@@ -30,8 +30,8 @@ use throng_cpu_ref::{
 use throng_fixtures::SplitMix64 as Rng;
 
 use crate::{
-    AdapterReport, Batch, BatchOutput, Capacities, FrameReport, GpuContext, GpuError, Instance,
-    Mapping, Pose, Runtime, RuntimeOptions, Specialise,
+    AdapterReport, Batch, BatchOutput, Capacities, Decode, FrameReport, GpuContext, GpuError,
+    Instance, Mapping, Pose, Runtime, RuntimeOptions, Specialise,
 };
 
 /// Tolerances of DESIGN.md §6 (all relative or in radians).
@@ -104,6 +104,8 @@ pub struct Options {
     /// Storage binding limit override, to force pages ([`Capacities::binding_limit`]).
     pub binding_limit: Option<u64>,
     pub path: Path,
+    /// The GPU runtime's decode cache policy ([`Decode::Always`] checks the cached path).
+    pub decode: Decode,
 }
 
 /// The worst error of one stage.
@@ -161,6 +163,7 @@ pub fn run(
             instances,
             binding_limit: None,
             path,
+            decode: Decode::Auto,
         },
     )?;
     Ok(compare(&run, path))
@@ -281,6 +284,7 @@ pub fn evaluate(
         instances,
         binding_limit,
         path,
+        decode,
     } = *options;
     let mut rng = Rng::new(seed);
     let masked: Vec<Package> = packages
@@ -309,6 +313,7 @@ pub fn evaluate(
         },
         outputs: PARITY_OUTPUTS,
         fk: true,
+        decode,
     };
     let mut gpu = Runtime::with_options(ctx, capacities, runtime_options)?;
     let cpu_runtime = || CpuRuntime::new(capacities.program_limits(), PARITY_OUTPUTS, 1);

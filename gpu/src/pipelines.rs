@@ -82,6 +82,8 @@ pub(crate) enum Form {
 pub(crate) struct Key {
     pub form: Form,
     pub outputs: Outputs,
+    /// The shape's compressed samples read the decode cache ([`crate::decode`]).
+    pub decoded: bool,
 }
 
 /// A built pipeline and what its bind group binds.
@@ -322,6 +324,7 @@ mod tests {
                 components: false,
                 palettes: false,
             },
+            decoded: false,
         };
         let mut pipelines = Pipelines::new(&ctx, Specialise::Background);
         let requested = pipelines.get(key(0), &ctx.device, (true, false), || {

@@ -4,7 +4,10 @@
 //! Within a shape's bin, instances are sorted by the page of their outputs and the clip of
 //! their first `Sample` op, so neighbouring lanes sample the same clip and take the same
 //! sub-track branches (sample.wgsl) and write the same page. A plan is rebuilt each frame into
-//! vectors kept from the last one: a steady frame allocates nothing.
+//! vectors kept from the last one: a steady frame allocates nothing. The same walk counts each
+//! clip's `Sample` ops, from which the runtime chooses the clips of the decode cache.
+
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -63,6 +66,9 @@ pub(crate) struct Plan {
     pub order: Vec<(usize, u32)>,
     /// Records, in vec4s.
     pub records: u32,
+    /// Per package and clip, the `Sample` ops of the frame's programs on it (what the decode
+    /// cache is chosen from).
+    pub uses: Vec<Vec<AtomicU32>>,
 }
 
 /// Instances whose shapes one rayon task finds.
@@ -71,12 +77,25 @@ const BIN_CHUNK: usize = 1024;
 /// A bin entry's shape before it is found.
 const UNKNOWN_SHAPE: u32 = u32::MAX;
 
-/// The clip of a program's first `Sample` op (0 without one).
-fn first_clip(p: &Program) -> u32 {
-    p.ops
-        .iter()
-        .find(|o| o.code == op::SAMPLE)
-        .map_or(0, |o| o.a)
+/// The clip of a program's first `Sample` op (0 without one), each `Sample` op counted in
+/// `uses` (by clip): runs of one clip, as in a sorted crowd, are added at once.
+fn first_clip(p: &Program, uses: &[AtomicU32], run: &mut (u32, u32)) -> u32 {
+    let mut first = None;
+    for o in p.ops.iter().filter(|o| o.code == op::SAMPLE) {
+        first.get_or_insert(o.a);
+        if o.a != run.0 {
+            add_uses(uses, *run);
+            *run = (o.a, 0);
+        }
+        run.1 += 1;
+    }
+    first.unwrap_or(0)
+}
+
+fn add_uses(uses: &[AtomicU32], (clip, n): (u32, u32)) {
+    if let Some(u) = uses.get(clip as usize) {
+        u.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 impl Plan {
@@ -93,6 +112,16 @@ impl Plan {
         self.poses.clear();
         self.order.clear();
         self.records = 0;
+        self.uses.resize_with(packages.len(), Vec::new);
+        for (uses, p) in self.uses.iter_mut().zip(packages) {
+            if uses.len() == p.package.clips.len() {
+                uses.iter().for_each(|u| u.store(0, Ordering::Relaxed));
+            } else {
+                *uses = (0..p.package.clips.len())
+                    .map(|_| AtomicU32::new(0))
+                    .collect();
+            }
+        }
         let mut slot = 0u32;
         for (b, batch) in batches.iter().enumerate() {
             let Some(package) = packages.get(batch.package.0) else {
@@ -128,18 +157,21 @@ impl Plan {
             // instance's shape), then the new shapes registered in instance order, so ids do
             // not depend on the threads.
             let known: &Shapes = shapes;
+            let uses = &self.uses[batch.package.0][..];
             self.bins.par_chunks_mut(BIN_CHUNK).for_each(|chunk| {
                 let mut hint = None;
+                let mut run = (0, 0);
                 for e in chunk {
                     let Some(p) = program(e.4) else {
                         continue;
                     };
-                    e.3 = first_clip(p);
+                    e.3 = first_clip(p, uses, &mut run);
                     if let Some(id) = known.find(p, &package.package, hint) {
                         e.0 = id;
                         hint = Some(id);
                     }
                 }
+                add_uses(uses, run);
             });
             let mut hint = None;
             for e in self.bins.iter_mut().filter(|e| e.0 == UNKNOWN_SHAPE) {

@@ -27,6 +27,8 @@ fn resource<'a>(
         Resource::Pool => whole(&package.buffers.pool),
         Resource::Vertices => whole(&package.buffers.vertices),
         Resource::Records => whole(&frame.records),
+        Resource::Decoded => whole(&frame.decoded),
+        Resource::DecodeTable => whole(&package.buffers.decode_table),
         Resource::Placements => whole(&frame.placements),
         Resource::Shapes => whole(&shapes.buffer),
         Resource::History(page) => whole(&frame.history[page as usize]),

@@ -1,15 +1,16 @@
 //! Resident package data: uploaded once per package generation, read by every frame.
 //!
-//! One package becomes four storage buffers (docs/gpu.md, "Resident data"):
+//! One package becomes five storage buffers (docs/gpu.md, "Resident data"):
 //! - `tables` (u32): clip headers (`CLIP_WORDS` each, from 0), per skeleton its joints' parents
 //!   and depths, per skin its palette entries' joints, per joint the range of its entries in the
-//!   palette order and that order, the palette entry of each bounds box, per mask the pool vec4 of its weights, and the codec streams
-//!   of compressed clips;
+//!   palette order and that order, the palette entry of each bounds box, per mask the pool vec4
+//!   of its weights, and per compressed clip its decode list (decode.wgsl) and codec stream;
 //! - `tracks` (vec4<u32>): per clip and joint, the t, q, s sub-track references (sample.wgsl);
 //! - `pool` (vec4<f32>): rest poses (three vec4s per joint), inverse binds (three rows per
 //!   entry), bounds boxes (three rows each), mask weights (four per vec4), reference clip samples (one vec4 per sample of an
 //!   animated sub-track, t and s in xyz) and the constants of both encodings;
-//! - `vertices` (vec4<u32>): three per skinned vertex, grouped by skin (skinning.wgsl).
+//! - `vertices` (vec4<u32>): three per skinned vertex, grouped by skin (skinning.wgsl);
+//! - `decode_table` (u32): three words per clip, the one buffer a frame writes (decode.wgsl).
 //!
 //! Every index a shader follows is checked here, so a malformed package is refused before any
 //! GPU work.
@@ -104,6 +105,9 @@ pub(crate) struct ResidentBuffers {
     pub tracks: wgpu::Buffer,
     pub pool: wgpu::Buffer,
     pub vertices: wgpu::Buffer,
+    /// Per clip its base in the frame's decode cache or `NO_DECODE`, then the frame's decode
+    /// jobs, two words each (decode.wgsl): written by each frame that uses the package.
+    pub decode_table: wgpu::Buffer,
 }
 
 /// A package on the GPU, with the CPU copy programs are validated against.
@@ -114,6 +118,9 @@ pub struct ResidentPackage {
     /// `tables`: the first of each mask's pool index.
     pub(crate) mask_base: u32,
     pub(crate) buffers: ResidentBuffers,
+    /// Per clip, where its decode list starts in `tables` (compressed clips; `NO_DECODE`
+    /// otherwise): per animated sub-track its pool ranges and whether it is a rotation.
+    pub(crate) decode_lists: Vec<u32>,
     /// Bytes of GPU memory the package occupies.
     pub bytes: u64,
 }
@@ -163,12 +170,16 @@ impl ResidentPackage {
         let skeletons = add_skeletons(&mut a, package).map_err(bad)?;
         let skins = add_skins(&mut a, package).map_err(bad)?;
         let mask_base = add_masks(&mut a, package).map_err(bad)?;
-        for (c, clip) in package.clips.iter().enumerate() {
-            add_clip(&mut a, c, clip, package).map_err(bad)?;
-        }
+        let decode_lists = (package.clips.iter().enumerate())
+            .map(|(c, clip)| add_clip(&mut a, c, clip, package))
+            .collect::<Result<Vec<u32>, String>>()
+            .map_err(bad)?;
         let limit = ctx.limits.max_storage_buffer_binding_size;
         let mut bytes = 0;
-        let mut buffer = |what: &'static str, data: &[u8]| -> Result<wgpu::Buffer, GpuError> {
+        let mut buffer = |what: &'static str,
+                          data: &[u8],
+                          usage: wgpu::BufferUsages|
+         -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;
             if size > limit {
                 return Err(GpuError::ResidentTooLarge {
@@ -190,20 +201,35 @@ impl ResidentPackage {
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some(what),
                     contents,
-                    usage: wgpu::BufferUsages::STORAGE,
+                    usage,
                 }))
         };
+        let resident = wgpu::BufferUsages::STORAGE;
         let buffers = ResidentBuffers {
-            tables: buffer("package tables", bytemuck::cast_slice(&a.tables))?,
-            tracks: buffer("sub-track references", bytemuck::cast_slice(&a.tracks))?,
-            pool: buffer("package pool", bytemuck::cast_slice(&a.pool))?,
-            vertices: buffer("skinning vertices", bytemuck::cast_slice(&a.vertices))?,
+            tables: buffer("package tables", bytemuck::cast_slice(&a.tables), resident)?,
+            tracks: buffer(
+                "sub-track references",
+                bytemuck::cast_slice(&a.tracks),
+                resident,
+            )?,
+            pool: buffer("package pool", bytemuck::cast_slice(&a.pool), resident)?,
+            vertices: buffer(
+                "skinning vertices",
+                bytemuck::cast_slice(&a.vertices),
+                resident,
+            )?,
+            decode_table: buffer(
+                "decode table",
+                bytemuck::cast_slice(&vec![throng_shaders::NO_DECODE; 3 * package.clips.len()]),
+                resident | wgpu::BufferUsages::COPY_DST,
+            )?,
         };
         Ok(ResidentPackage {
             package: package.clone(),
             skeletons,
             skins,
             mask_base,
+            decode_lists,
             buffers,
             bytes,
         })
@@ -523,7 +549,10 @@ fn add_tiers(
 
 /// Clip `c`'s header, sub-track references and samples; every sub-track's values must lie
 /// inside the clip.
-fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<(), String> {
+/// Adds clip `c`'s header, sub-track references and samples; returns where in `tables` its
+/// decode list starts (compressed: per animated sub-track `a`, `(ranges << 1) | rotation`, the
+/// decode pass's map from `a` to its ranges), or `NO_DECODE`.
+fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<u32, String> {
     let bad = |what: String| format!("clip {c} ('{}'): {what}", clip.name);
     if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
         return Err(bad(format!(
@@ -544,6 +573,7 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
     }
     let track_base = index(a.tracks.len(), "sub-track")?;
     let mut words_base = 0;
+    let mut decode_list = throng_shaders::NO_DECODE;
     let (mut segment_length, mut animated) = (0, 0);
     let mut refs = Vec::with_capacity(clip.sub_tracks.len());
     match &clip.compressed {
@@ -577,12 +607,15 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
         }
         Some(z) => {
             check_compressed(z, clip).map_err(bad)?;
+            let mut list = vec![0; z.animated as usize];
             for (t, st) in clip.sub_tracks.iter().enumerate() {
                 let r = match st.kind {
                     SubTrackKind::Default => track_ref(st.kind, 0),
                     SubTrackKind::Animated => {
                         let at = a.pool_at()?;
                         a.pool.extend(codec_ranges(z, st.offset));
+                        // `check_compressed`: the offset is below `animated`.
+                        list[st.offset as usize] = (at << 1) | u32::from(t % 3 == 1);
                         track_ref(st.kind, at)
                     }
                     SubTrackKind::Constant => {
@@ -605,6 +638,8 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                 };
                 refs.push(r);
             }
+            decode_list = a.table_at()?;
+            a.tables.extend(&list);
             words_base = a.table_at()?;
             a.tables.extend(&z.words);
             // The shader reads the word after a field's first whatever the field's width
@@ -628,7 +663,7 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
     ];
     let at = CLIP_WORDS as usize * c;
     a.tables[at..at + CLIP_WORDS as usize].copy_from_slice(&header);
-    Ok(())
+    Ok(decode_list)
 }
 
 /// Animated sub-track `a`'s range words as the two pool records the shader reads instead of

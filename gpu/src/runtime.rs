@@ -3,11 +3,13 @@
 //!
 //! A frame, in order:
 //! 1. validate every batch and instance (throng-cpu-ref `frame::validate`) and the capacities;
-//! 2. plan: frame slots in batch order, instances binned by program shape ([`crate::plan`]);
+//! 2. plan: frame slots in batch order, instances binned by program shape ([`crate::plan`]),
+//!    and the clips of the decode cache ([`crate::decode`]);
 //! 3. choose each pose dispatch's pipeline: the specialised one for the runtime's [`Mapping`]
 //!    when it is built, else the interpreter ([`crate::pipelines`]);
 //! 4. stage and upload records, placements, parameters and hero palettes ([`crate::staging`]);
-//! 5. record the pose pass, the bounds pass (bounds, culling against the frustum set by
+//! 5. record the decode pass (the clips of the decode cache, [`crate::decode`]), the pose
+//!    pass, the bounds pass (bounds, culling against the frustum set by
 //!    [`Runtime::set_frustum`]; then the skinned budget and order: ranks of the seen instances
 //!    in frame-slot order, the first `Capacities::skinned_instances` of them skinned, and the
 //!    indirect arguments), the skinning pass (indirect, over the skinned instances) and, with
@@ -37,6 +39,7 @@ use throng_shaders::{
 use crate::attach::{Attachment, Attachments, PlacedProp, PROP_BYTES};
 use crate::capacity::Capacities;
 use crate::context::scoped;
+use crate::decode::{Decode, DecodeCache};
 use crate::frame_buffers::FrameBuffers;
 use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
 use crate::pipelines::{Built, Form, Key, Mapping, Pipelines, Specialise};
@@ -58,6 +61,8 @@ pub struct RuntimeOptions {
     /// `false` stops the pose pass after the program: it writes local poses only (no FK,
     /// palette or skinning), which needs `outputs.locals`. For measuring the FK part.
     pub fk: bool,
+    /// Which compressed clips each frame decodes into the decode cache ([`crate::decode`]).
+    pub decode: Decode,
 }
 
 impl Default for RuntimeOptions {
@@ -67,6 +72,7 @@ impl Default for RuntimeOptions {
             specialise: Specialise::Background,
             outputs: Default::default(),
             fk: true,
+            decode: Decode::Auto,
         }
     }
 }
@@ -84,6 +90,8 @@ pub struct FrameReport {
     /// batch is skinned, three for the skinned budget (ranks in frame-slot order, the budgeted
     /// instances, then the skinned order by level with the indirect arguments).
     pub dispatches: usize,
+    /// One per package with clips in the decode cache, before the pose dispatches.
+    pub decode_dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
     pub budget_dispatches: usize,
@@ -96,6 +104,9 @@ pub struct FrameReport {
     pub specialised_dispatches: usize,
     /// Distinct program shapes of the frame.
     pub shapes: usize,
+    /// Compressed clips decoded into the decode cache, and the cache's vec4s they filled.
+    pub decoded_clips: u32,
+    pub decoded_samples: u32,
     /// Specialised pipelines requested and not built yet.
     pub pending_pipelines: usize,
     pub mapping: Option<Mapping>,
@@ -120,6 +131,8 @@ impl FrameReport {
 pub struct StageTimes {
     /// The fused pose pass (program, FK and palette).
     pub pose_ms: f64,
+    /// The decode pass before it, which fills the decode cache (0 when no clip was decoded).
+    pub decode_ms: f64,
     /// The bounds pass (animated bounds of skinned instances).
     pub bounds_ms: f64,
     pub skinning_ms: f64,
@@ -183,6 +196,7 @@ pub struct Visibility {
 enum PipelineId {
     Interpreter(Outputs),
     Specialised(Key),
+    Decode,
     Bounds,
     Budget,
     Scatter,
@@ -211,6 +225,8 @@ pub struct Runtime {
     shapes: Shapes,
     pipelines: Pipelines,
     interpreters: HashMap<Outputs, Built>,
+    decode: Built,
+    decodes: DecodeCache,
     bounds: Built,
     budget: Built,
     scatter: Built,
@@ -271,7 +287,7 @@ impl Runtime {
         let layout = buffers.layout;
         let streams = buffers.streams.iter().map(|s| s.paging.pages).sum::<u32>()
             + buffers.layout.history.pages
-            + 8;
+            + 10;
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
@@ -300,6 +316,7 @@ impl Runtime {
         let build = |what, k| {
             crate::pipelines::build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason })
         };
+        let decode = build("decode pipeline", kernel::decode())?;
         let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
         let budget = build("skinned budget pipeline", kernel::budget())?;
         let scatter = build("budgeted instances pipeline", kernel::scatter())?;
@@ -321,6 +338,8 @@ impl Runtime {
             shapes: Shapes::new(device),
             pipelines: Pipelines::new(ctx, options.specialise),
             interpreters,
+            decode,
+            decodes: DecodeCache::default(),
             bounds,
             budget,
             scatter,
@@ -460,6 +479,13 @@ impl Runtime {
             .page_instances;
         self.plan
             .build(batches, &self.packages, &mut self.shapes, page);
+        self.decodes.plan(
+            &self.plan,
+            &self.packages,
+            self.options.decode,
+            self.buffers.decoded_samples,
+            self.ctx.limits.max_compute_workgroups_per_dimension,
+        );
         let skinned = self
             .plan
             .batches
@@ -471,11 +497,15 @@ impl Runtime {
             .map(|s| s.tiers.len())
             .sum();
         let attach = usize::from(skinned > 0 && !self.attachments.is_empty());
-        let dispatches =
-            self.plan.poses.len() + skinned + units + 3 * usize::from(skinned > 0) + attach;
+        let dispatches = self.decodes.dispatches.len()
+            + self.plan.poses.len()
+            + skinned
+            + units
+            + 3 * usize::from(skinned > 0)
+            + attach;
         if dispatches > self.capacities.dispatches as usize {
             return Err(GpuError::Capacity {
-                what: "dispatches (batches × program shapes + skinned batches × (1 + levels of detail) + 3, + 1 with attachments)",
+                what: "dispatches (packages decoding clips + batches × program shapes + skinned batches × (1 + levels of detail) + 3, + 1 with attachments)",
                 needed: dispatches as u64,
                 capacity: self.capacities.dispatches.into(),
             });
@@ -487,6 +517,8 @@ impl Runtime {
             chunks: batches.len(),
             instances: self.plan.slots() as usize,
             mapping: Some(self.mapping),
+            decoded_clips: self.decodes.clips,
+            decoded_samples: self.decodes.samples,
             ..FrameReport::default()
         };
         self.staging
@@ -697,7 +729,9 @@ impl Runtime {
                 continue;
             }
             let slots = self.plan.batches[d.batch];
-            let Some(key) = specialised_key(self.mapping, d.shape, &slots, &self.options) else {
+            let decoded = decoded(&self.decodes, &self.shapes, d.shape, &slots);
+            let Some(key) = specialised_key(self.mapping, d.shape, &slots, &self.options, decoded)
+            else {
                 continue;
             };
             let (layout, shape) = (
@@ -709,10 +743,18 @@ impl Runtime {
                 self.pipelines
                     .get(key, &self.ctx.device, (request, blocking), || {
                         match key.form {
-                            Form::Thread { .. } => kernel::thread(layout, key.outputs, shape),
+                            Form::Thread { .. } => {
+                                kernel::thread(layout, key.outputs, shape, key.decoded)
+                            }
                             Form::Group {
                                 lanes, instances, ..
-                            } => kernel::group(layout, key.outputs, shape, (lanes, instances)),
+                            } => kernel::group(
+                                layout,
+                                key.outputs,
+                                shape,
+                                (lanes, instances),
+                                key.decoded,
+                            ),
                         }
                     });
             if ready.is_some() {
@@ -724,9 +766,12 @@ impl Runtime {
         }
     }
 
-    /// Parameters of every dispatch, in recording order: pose dispatches, then bounds, the
-    /// budget and the skinned order, then skinning.
+    /// Parameters of every dispatch, in recording order: decode dispatches, pose dispatches,
+    /// then bounds, the budget and the skinned order, then skinning.
     fn stage_params(&mut self) {
+        for d in &self.decodes.dispatches {
+            self.staging.params(bytemuck::bytes_of(&d.params));
+        }
         let mut counter = 0u32;
         for d in &self.plan.poses {
             let slots = self.plan.batches[d.batch];
@@ -854,6 +899,7 @@ impl Runtime {
             report.upload_bytes += bytes.len() as u64;
         }
         report.upload_bytes += self.attachments.upload(&queue, &self.buffers.attach);
+        report.upload_bytes += self.decodes.upload(&queue, &self.packages);
         scoped(&device, "bind group creation", || self.ensure_groups())??;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("throng frame"),
@@ -885,7 +931,8 @@ impl Runtime {
     ) -> Option<(PipelineId, &Built)> {
         let outputs = pose_outputs(batch.skin.is_some(), &self.options);
         if path != PosePath::Interpreter {
-            let key = specialised_key(self.mapping, shape, batch, &self.options)?;
+            let decoded = decoded(&self.decodes, &self.shapes, shape, batch);
+            let key = specialised_key(self.mapping, shape, batch, &self.options, decoded)?;
             return self
                 .pipelines
                 .ready(&key)
@@ -909,6 +956,10 @@ impl Runtime {
     fn ensure_groups(&mut self) -> Result<(), GpuError> {
         let mut wanted = std::mem::take(&mut self.wanted);
         wanted.clear();
+        for d in &self.decodes.dispatches {
+            let package = self.plan.batches[d.batch].package;
+            wanted.push((self.group_key(PipelineId::Decode, package), d.batch));
+        }
         for d in &self.plan.poses {
             let batch = self.plan.batches[d.batch];
             if let Some((id, _)) = self.pose_pipeline(&batch, d.shape, d.path) {
@@ -945,6 +996,7 @@ impl Runtime {
             }
             let batch = self.plan.batches[b];
             let built = match key.pipeline {
+                PipelineId::Decode => &self.decode,
                 PipelineId::Bounds => &self.bounds,
                 PipelineId::Budget => &self.budget,
                 PipelineId::Scatter => &self.scatter,
@@ -990,6 +1042,23 @@ impl Runtime {
             .count() as u64;
         if skinned > 0 {
             encoder.clear_buffer(&cull.marks, 0, Some(4 * u64::from(self.plan.slots())));
+        }
+        if !self.decodes.dispatches.is_empty() {
+            let (mut pass, query) = self.timing.begin(encoder, "decode");
+            for d in &self.decodes.dispatches {
+                let package = self.plan.batches[d.batch].package;
+                let group = self
+                    .groups
+                    .get(&self.group_key(PipelineId::Decode, package))
+                    .ok_or_else(missing)?;
+                pass.set_pipeline(&self.decode.pipeline);
+                pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
+                pass.dispatch_workgroups(d.groups, d.params.jobs, 1);
+                slot += 1;
+                report.decode_dispatches += 1;
+            }
+            drop(pass);
+            self.timing.end(encoder, query);
         }
         {
             let (mut pass, query) = self.timing.begin(encoder, "pose");
@@ -1119,7 +1188,8 @@ impl Runtime {
                 self.keep_for_motion(encoder);
             }
         }
-        report.dispatches = report.pose_dispatches
+        report.dispatches = report.decode_dispatches
+            + report.pose_dispatches
             + report.bounds_dispatches
             + report.budget_dispatches
             + report.skinning_dispatches
@@ -1171,8 +1241,11 @@ impl Runtime {
             ..StageTimes::default()
         };
         self.read_counts()?;
+        // A frame's decode pass comes before its pose pass, and only some frames have one.
+        let mut decode = None;
         self.timing.collect(&self.ctx, |label, ms| match label {
-            "pose" => times.pose_ms = ms,
+            "decode" => decode = Some(ms),
+            "pose" => (times.pose_ms, times.decode_ms) = (ms, decode.take().unwrap_or(0.0)),
             "bounds" => times.bounds_ms = ms,
             "skinning" => times.skinning_ms = ms,
             _ => {}
@@ -1390,13 +1463,24 @@ fn pose_outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
     }
 }
 
-/// The specialised pipeline a dispatch of `shape` in `batch` would use under `mapping`; `None`
-/// when its skeleton is too large for the mapping.
+/// Whether a dispatch of `shape` in `batch` reads compressed clips from the decode cache: the
+/// frame decoded its package's and it samples some.
+fn decoded(decodes: &DecodeCache, shapes: &Shapes, shape: u32, batch: &BatchSlots) -> bool {
+    decodes.decoded(batch.package)
+        && shapes
+            .entries
+            .get(shape as usize)
+            .is_some_and(|e| e.shape.samples_compressed())
+}
+
+/// The specialised pipeline a dispatch of `shape` in `batch` would use under `mapping`, its
+/// compressed samples `decoded` or not; `None` when its skeleton is too large for the mapping.
 fn specialised_key(
     mapping: Mapping,
     shape: u32,
     batch: &BatchSlots,
     options: &RuntimeOptions,
+    decoded: bool,
 ) -> Option<Key> {
     let outputs = pose_outputs(batch.skin.is_some(), options);
     let form = match mapping {
@@ -1410,5 +1494,9 @@ fn specialised_key(
             }
         }
     };
-    Some(Key { form, outputs })
+    Some(Key {
+        form,
+        outputs,
+        decoded,
+    })
 }

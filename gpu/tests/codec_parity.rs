@@ -10,7 +10,9 @@ use throng_cook::{compress, cook, import_slice, CookReport, Profile};
 use throng_cpu_ref::codec::decode_components;
 use throng_cpu_ref::{Package, PoseOp, Program, SubTrackKind};
 use throng_gpu::parity::{self, PackageUnderTest, Path};
-use throng_gpu::{Batch, Capacities, Instance, Mapping, Pose, Runtime, RuntimeOptions, Specialise};
+use throng_gpu::{
+    Batch, Capacities, Decode, Instance, Mapping, Pose, Runtime, RuntimeOptions, Specialise,
+};
 
 fn character(profile: &Profile) -> Package {
     let imported =
@@ -36,10 +38,24 @@ fn compressed_character_parity_with_every_profile() {
         Path::Interpreter,
         Path::Specialised(Mapping::for_adapter(ctx.adapter.software)),
     ] {
-        let report = parity::run(&ctx, &under_test, 5, 16, path).unwrap();
-        println!("{report}");
-        assert_eq!(report.batches.len(), 3);
-        assert!(report.pass, "{report}");
+        // Few instances: each decodes its own samples, unless every clip is decoded first.
+        for decode in [Decode::Auto, Decode::Always] {
+            let options = parity::Options {
+                seed: 5,
+                instances: 16,
+                binding_limit: None,
+                path,
+                decode,
+            };
+            let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
+            if decode == Decode::Always {
+                assert!(run.frame.decoded_clips > 0);
+            }
+            let report = parity::compare(&run, path);
+            println!("{decode:?}: {report}");
+            assert_eq!(report.batches.len(), 3);
+            assert!(report.pass, "{report}");
+        }
     }
 }
 
@@ -72,23 +88,32 @@ fn compressed_shared_assets_parity() {
         .iter()
         .map(|(name, package)| PackageUnderTest { name, package })
         .collect();
-    let report = parity::run(
-        &ctx,
-        &under_test,
-        13,
-        8,
-        Path::Specialised(Mapping::for_adapter(ctx.adapter.software)),
-    )
-    .unwrap();
-    println!("{report}");
-    assert!(report.pass, "{report}");
+    let path = Path::Specialised(Mapping::for_adapter(ctx.adapter.software));
+    for decode in [Decode::Auto, Decode::Always] {
+        let options = parity::Options {
+            seed: 13,
+            instances: 8,
+            binding_limit: None,
+            path,
+            decode,
+        };
+        let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
+        if decode == Decode::Always {
+            assert!(run.frame.decoded_clips > 0);
+        }
+        let report = parity::compare(&run, path);
+        println!("{decode:?}: {report}");
+        assert!(report.pass, "{report}");
+    }
 }
 
 /// The character's clips retimed to 1 Hz (same samples), so that time `i` is exactly sample `i`
 /// on both sides (u = 0): the GPU's local translations and scales must then be the CPU decoder's
-/// dequantised values bit for bit, and rotations the same unit quaternion.
+/// dequantised values bit for bit, and rotations the same unit quaternion; both when the frame
+/// decodes every clip into the decode cache (each is sampled at every sample) and when each
+/// instance decodes its own.
 #[test]
-fn dequantised_values_are_bit_exact_at_sample_times() {
+fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
     let Some(ctx) = common::gpu() else { return };
     let imported = import_slice(&throng_fixtures::character_glb(), "character").unwrap();
     let (mut package, _) = cook(&imported, &Profile::STANDARD).unwrap();
@@ -97,8 +122,6 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
         clip.duration = f64::from(clip.sample_count - 1);
     }
     compress(&mut package, &mut CookReport::default(), &Profile::CROWD);
-    let skeleton = &package.skeletons[0];
-    let joints = skeleton.joint_count();
     let mut programs = Vec::new();
     for (c, clip) in package.clips.iter().enumerate() {
         for i in 0..clip.sample_count {
@@ -123,37 +146,61 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
             placement: Affine3A::IDENTITY,
         })
         .collect();
-    let options = RuntimeOptions {
-        specialise: Specialise::Blocking,
-        outputs: throng_cpu_ref::Outputs {
-            locals: true,
-            ..Default::default()
-        },
-        ..RuntimeOptions::default()
-    };
-    let mut runtime = Runtime::with_options(
-        &ctx,
-        Capacities::for_packages(&[&package], instances.len() as u32),
-        options,
-    )
-    .unwrap();
-    let id = runtime.add_package(&package).unwrap();
-    runtime
-        .frame(&[Batch {
-            package: id,
-            skeleton: 0,
-            skin: None,
-            instances: &instances,
-        }])
+    for (decode, cached) in [
+        (Decode::Auto, package.clips.len() as u32),
+        (Decode::Never, 0),
+    ] {
+        let options = RuntimeOptions {
+            specialise: Specialise::Blocking,
+            outputs: throng_cpu_ref::Outputs {
+                locals: true,
+                ..Default::default()
+            },
+            decode,
+            ..RuntimeOptions::default()
+        };
+        let mut runtime = Runtime::with_options(
+            &ctx,
+            Capacities::for_packages(&[&package], instances.len() as u32),
+            options,
+        )
         .unwrap();
-    runtime.finish().unwrap();
-    let out = runtime.readback().unwrap().remove(0);
+        let id = runtime.add_package(&package).unwrap();
+        let report = runtime
+            .frame(&[Batch {
+                package: id,
+                skeleton: 0,
+                skin: None,
+                instances: &instances,
+            }])
+            .unwrap();
+        assert_eq!(report.decoded_clips, cached, "{decode:?}");
+        runtime.finish().unwrap();
+        let out = runtime.readback().unwrap().remove(0);
+        let (exact, worst_angle) = compare_to_decoder(&package, &programs, &out.locals);
+        println!(
+            "{decode:?}: {exact} translation/scale samples bit-exact; worst rotation {worst_angle:e} rad"
+        );
+        assert!(exact > 0, "the character animates some translation");
+        assert!(worst_angle < 1e-6, "{worst_angle}");
+    }
+}
+
+/// Checks `locals` (per program, every joint's local pose) against the CPU decoder at each
+/// program's sample: translations and scales bit for bit (panics otherwise); returns how many
+/// were, and the largest angle between a GPU rotation and the CPU's.
+fn compare_to_decoder(
+    package: &Package,
+    programs: &[(usize, u32, Program)],
+    locals: &[throng_cpu_ref::Trs],
+) -> (usize, f32) {
+    let joints = package.skeletons[0].joint_count();
     let (mut exact, mut worst_angle) = (0, 0.0f32);
     for (n, (c, i, _)) in programs.iter().enumerate() {
         let clip = &package.clips[*c];
         let z = clip.compressed.as_ref().unwrap();
         for j in 0..joints {
-            let gpu = out.locals[n * joints + j];
+            let gpu = locals[n * joints + j];
             for k in 0..3 {
                 let st = clip.sub_tracks[3 * j + k];
                 if st.kind != SubTrackKind::Animated {
@@ -181,7 +228,5 @@ fn dequantised_values_are_bit_exact_at_sample_times() {
             }
         }
     }
-    println!("{exact} translation/scale samples bit-exact; worst rotation {worst_angle:e} rad");
-    assert!(exact > 0, "the character animates some translation");
-    assert!(worst_angle < 1e-6, "{worst_angle}");
+    (exact, worst_angle)
 }

@@ -102,6 +102,7 @@ fn a_perturbation_just_above_tolerance_fails_and_just_below_passes() {
         instances: 6,
         binding_limit: None,
         path,
+        decode: throng_gpu::Decode::Auto,
     };
     let run = parity::evaluate(&ctx, &packages, &options).unwrap();
     let clean = parity::compare(&run, path);
@@ -201,6 +202,7 @@ fn paged_streams_match_at_the_same_dispatch_count() {
                 instances: 12,
                 binding_limit: None,
                 path,
+                decode: throng_gpu::Decode::Auto,
             },
         )
         .unwrap(),
@@ -212,6 +214,7 @@ fn paged_streams_match_at_the_same_dispatch_count() {
         instances: 12,
         binding_limit: Some(2 * vertex_bytes + 1000),
         path,
+        decode: throng_gpu::Decode::Auto,
     };
     let paged = parity::compare(&parity::evaluate(&ctx, &packages, &options).unwrap(), path);
     println!("{paged}");

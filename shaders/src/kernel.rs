@@ -37,6 +37,7 @@ const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
 const PARTITION: &str = include_str!("wgsl/partition.wgsl");
 const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
+const DECODE: &str = include_str!("wgsl/decode.wgsl");
 
 /// Entry point of every compute kernel.
 pub const ENTRY: &str = "main";
@@ -155,6 +156,12 @@ pub enum Resource {
     Vertices,
     /// Frame: instance records.
     Records,
+    /// Frame: the decode cache, decoded samples of the clips the frame samples most
+    /// (vec4<f32>; decode.wgsl).
+    Decoded,
+    /// Package: per clip its base in the decode cache or `NO_DECODE`, then the frame's decode
+    /// jobs (u32, written per frame; decode.wgsl).
+    DecodeTable,
     /// Frame: placements (3 rows per slot).
     Placements,
     /// Runtime: the interpreter's shape table.
@@ -294,7 +301,7 @@ fn stream_bindings(
     s
 }
 
-/// The pose kernels' resident and frame bindings 0–4, the interpreter's shape table and the
+/// The pose kernels' resident and frame bindings 0–6, the interpreter's shape table and the
 /// history buffer.
 fn pose_bindings(shapes: bool, history: Option<Paging>) -> (String, Vec<Binding>, u32) {
     let mut list = vec![
@@ -322,6 +329,16 @@ fn pose_bindings(shapes: bool, history: Option<Paging>) -> (String, Vec<Binding>
             Resource::Records,
             Access::Read,
             "var<storage, read> records: array<vec4<u32>>".to_string(),
+        ),
+        (
+            Resource::Decoded,
+            Access::Read,
+            "var<storage, read> decoded: array<vec4<f32>>".to_string(),
+        ),
+        (
+            Resource::DecodeTable,
+            Access::Read,
+            "var<storage, read> decode_table: array<u32>".to_string(),
         ),
     ];
     if shapes {
@@ -707,8 +724,10 @@ fn used_masks(nodes: &[Node], live: &[bool]) -> Vec<u32> {
 }
 
 /// `hoist(rec)` (per-instance values: clip headers, brackets, weights) and `shape_joint(h, joint,
-/// rest, mask_m...)` (one joint's local pose) of `shape`, straight-line.
-fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
+/// rest, mask_m...)` (one joint's local pose) of `shape`, straight-line; with `decoded`, its
+/// compressed samples read the decode cache (every clip they sample is in it), else they decode
+/// from the stream. Only one of the two is compiled in: lavapipe runs both sides of a branch.
+fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
     let (nodes, output) = nodes(shape);
     let live = live(&nodes, output);
     let masks = used_masks(&nodes, &live);
@@ -743,7 +762,14 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
                 let _ = writeln!(hoist, "    let b{n} = bracket(c{n}, {});", f32_word(w + 1));
                 values.push(format!("c{n}"));
                 values.push(format!("b{n}"));
-                if *encoding == throng_cpu_ref::clip::encoding::COMPRESSED {
+                let compressed = *encoding == throng_cpu_ref::clip::encoding::COMPRESSED;
+                if compressed && decoded {
+                    // The clip's place in the decode cache: once per instance.
+                    fields.push(format!("d{n}: u32"));
+                    let _ = writeln!(hoist, "    let d{n} = decode_table[{}];", word(*w));
+                    values.push(format!("d{n}"));
+                    format!("sample_decoded(h.c{n}, h.b{n}, h.d{n}, joint, rest)")
+                } else if compressed {
                     // Where the bracket's samples lie in the stream: once per instance.
                     fields.push(format!("p{n}: CodecPair"));
                     let _ = writeln!(hoist, "    let p{n} = codec_pair(c{n}, b{n});");
@@ -881,10 +907,11 @@ fn shape_functions(shape: &Shape) -> (String, Vec<u32>) {
 }
 
 /// The thread mapping for `shape`: one thread per instance walking the skeleton's joints in
-/// order (parent before child), FK through the component stream, the palette written inline.
-pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape) -> Kernel {
+/// order (parent before child), FK through the component stream, the palette written inline;
+/// `decoded` as for the shape's functions (the frame decoded its compressed clips first).
+pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape, decoded: bool) -> Kernel {
     let (head, bindings) = pose_head(layout, outputs, false, shape.uses_history());
-    let (functions, masks) = shape_functions(shape);
+    let (functions, masks) = shape_functions(shape, decoded);
     let weights: String = masks
         .iter()
         .map(|m| format!(", mask_weight({m}u, j)"))
@@ -915,15 +942,16 @@ pub fn group_size(joints: u32) -> Option<(u32, u32)> {
 }
 
 /// The workgroup mapping for `shape` on skeletons of up to `lanes` joints, `instances`
-/// instances per workgroup ([`group_size`]).
+/// instances per workgroup ([`group_size`]); `decoded` as for [`thread`].
 pub fn group(
     layout: &FrameLayout,
     outputs: Outputs,
     shape: &Shape,
     (lanes, instances): (u32, u32),
+    decoded: bool,
 ) -> Kernel {
     let (head, bindings) = pose_head(layout, outputs, false, shape.uses_history());
-    let (functions, masks) = shape_functions(shape);
+    let (functions, masks) = shape_functions(shape, decoded);
     let size = lanes * instances;
     let stride = shape.record_stride();
     let weights: String = masks
@@ -1182,6 +1210,39 @@ fn single(label: &str, resources: &[(Resource, Access)], body: &str) -> Kernel {
         label: label.into(),
         source: [crate::prelude::source().as_str(), body].join("\n"),
         bindings: numbered(resources),
+        workgroup: WORKGROUP,
+    }
+}
+
+/// The decode pass: a package's most-sampled compressed clips decoded into the decode cache
+/// (decode.wgsl), one dispatch per package.
+pub fn decode() -> Kernel {
+    let decls = "@group(0) @binding(0) var<uniform> params: DecodeParams;
+@group(0) @binding(1) var<storage, read> tables: array<u32>;
+@group(0) @binding(2) var<storage, read> tracks: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> pool: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> decode_table: array<u32>;
+@group(0) @binding(5) var<storage, read_write> decoded: array<vec4<f32>>;
+";
+    Kernel {
+        label: "decode".into(),
+        source: [
+            crate::prelude::source().as_str(),
+            MATH,
+            decls,
+            SAMPLE,
+            CODEC,
+            DECODE,
+        ]
+        .join("\n"),
+        bindings: numbered(&[
+            (Resource::Params, Access::Uniform),
+            (Resource::Tables, Access::Read),
+            (Resource::Tracks, Access::Read),
+            (Resource::Pool, Access::Read),
+            (Resource::DecodeTable, Access::Read),
+            (Resource::Decoded, Access::ReadWrite),
+        ]),
         workgroup: WORKGROUP,
     }
 }

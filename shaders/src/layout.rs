@@ -1,12 +1,16 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
 //! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl,
 //! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl, `AttachParams` of
-//! attach.wgsl), byte for byte; a test checks every member offset against naga's layout.
+//! attach.wgsl, `DecodeParams` of decode.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
 /// `PoseParams::lod_base` of a dispatch at skeleton LOD level 0: every joint runs its program.
 pub const NO_LOD: u32 = u32::MAX;
+
+/// A clip's entry in its package's decode table when this frame did not decode it into the
+/// decode cache (decode.wgsl): its instances decode their own samples.
+pub const NO_DECODE: u32 = u32::MAX;
 
 /// `PoseParams` of pose.wgsl: one (batch, shape) dispatch of the pose pass (80 bytes, uniform).
 #[repr(C)]
@@ -106,8 +110,21 @@ pub struct AttachParams {
     pub batch_base: u32,
 }
 
+/// `DecodeParams` of decode.wgsl: one package's clips decoded into the frame's decode cache
+/// (16 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DecodeParams {
+    /// `tables`: the package's clip headers (as `PoseParams::clip_base`).
+    pub clip_base: u32,
+    /// The decode table's first job (clip index and decode list; one per workgroup row).
+    pub jobs_base: u32,
+    pub jobs: u32,
+    pub pad: u32,
+}
+
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 7] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 8] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -139,6 +156,10 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 7] {
         (
             "AttachParams",
             members!(AttachParams: batches, pool, attachments, batch_base),
+        ),
+        (
+            "DecodeParams",
+            members!(DecodeParams: clip_base, jobs_base, jobs),
         ),
     ]
 }

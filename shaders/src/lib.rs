@@ -19,8 +19,8 @@ pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
 pub use layout::{
-    AttachParams, BoundsParams, BudgetParams, PartitionParams, PoseParams, ScatterParams,
-    SkinParams, NO_LOD,
+    AttachParams, BoundsParams, BudgetParams, DecodeParams, PartitionParams, PoseParams,
+    ScatterParams, SkinParams, NO_DECODE, NO_LOD,
 };
 pub use shape::{write_record, Shape, ShapeOp};
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::layout::NO_LOD;
+use crate::layout::{NO_DECODE, NO_LOD};
 use throng_cpu_ref::bounds::BOUNDS_PAD;
 use throng_cpu_ref::clip::encoding;
 use throng_cpu_ref::codec::layout as codec;
@@ -32,7 +32,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 33] = [
+    let u32s: [(&str, u32); 34] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -43,6 +43,7 @@ pub fn source() -> String {
         ("OP_INERTIALIZE", op::INERTIALIZE),
         ("NO_MASK", NO_MASK),
         ("NO_LOD", NO_LOD),
+        ("NO_DECODE", NO_DECODE),
         ("NO_PARENT", NO_PARENT),
         ("NO_NORMAL", NO_NORMAL),
         ("TRACK_DEFAULT", SubTrackKind::Default as u32),

@@ -142,6 +142,13 @@ impl Shape {
             .any(|o| o.code == op::CAPTURE || o.code == op::INERTIALIZE)
     }
 
+    /// Whether the shape samples a compressed clip (its kernels differ with the decode cache).
+    pub fn samples_compressed(&self) -> bool {
+        self.ops.iter().any(|o| {
+            o.code == op::SAMPLE && o.encoding == throng_cpu_ref::clip::encoding::COMPRESSED
+        })
+    }
+
     /// The register the shape's `ToComponent` converts.
     pub fn output(&self) -> Option<u32> {
         self.ops

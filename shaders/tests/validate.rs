@@ -148,12 +148,14 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
             for program in programs() {
                 for encoding in [REFERENCE, COMPRESSED] {
                     let shape = Shape::of(&program, |c| if c == 1 { encoding } else { REFERENCE });
-                    let k = kernel::thread(&layout(pages), outputs, &shape);
-                    check_bindings(&k, &validate(&k.label, &k.source));
-                    if outputs.components {
-                        let k =
-                            kernel::group(&layout(pages), outputs, &shape, group_size(5).unwrap());
+                    for decoded in [false, true] {
+                        let k = kernel::thread(&layout(pages), outputs, &shape, decoded);
                         check_bindings(&k, &validate(&k.label, &k.source));
+                        if outputs.components {
+                            let size = group_size(5).unwrap();
+                            let k = kernel::group(&layout(pages), outputs, &shape, size, decoded);
+                            check_bindings(&k, &validate(&k.label, &k.source));
+                        }
                     }
                 }
             }
@@ -162,10 +164,11 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 }
 
 #[test]
-fn skinning_bounds_budget_and_raster_validate() {
+fn skinning_bounds_budget_decode_and_raster_validate() {
     for pages in [1, 4] {
         for k in [
             kernel::bounds(&layout(pages)),
+            kernel::decode(),
             kernel::budget(),
             kernel::scatter(),
             kernel::attachments(&layout(pages)),
@@ -224,8 +227,8 @@ fn specialised_kernels_run_their_shape_without_an_op_switch() {
     let interpreter = kernel::interpreter(&layout(1), OUTPUTS[1]);
     assert!(interpreter.source.contains("switch o.x"));
     for k in [
-        kernel::thread(&layout(1), OUTPUTS[1], &shape),
-        kernel::group(&layout(1), OUTPUTS[1], &shape, (32, 2)),
+        kernel::thread(&layout(1), OUTPUTS[1], &shape, false),
+        kernel::group(&layout(1), OUTPUTS[1], &shape, (32, 2), false),
     ] {
         assert!(
             !k.source.contains("switch o.x") && !k.source.contains("shapes["),
@@ -262,6 +265,7 @@ fn dead_ops_are_not_compiled() {
         OUTPUTS[0],
         &Shape::of(&program, |_| REFERENCE),
         (32, 2),
+        false,
     );
     assert_eq!(
         k.source.matches("sample_reference(h.").count(),
@@ -280,6 +284,7 @@ fn host_structs_match_naga_layout() {
     let partition = naga::front::wgsl::parse_str(&kernel::partition().source).unwrap();
     let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();
     let attach = naga::front::wgsl::parse_str(&kernel::attachments(&layout(1)).source).unwrap();
+    let decode = naga::front::wgsl::parse_str(&kernel::decode().source).unwrap();
     let sizes = [
         (
             "PoseParams",
@@ -309,9 +314,13 @@ fn host_structs_match_naga_layout() {
             "AttachParams",
             std::mem::size_of::<throng_shaders::AttachParams>(),
         ),
+        (
+            "DecodeParams",
+            std::mem::size_of::<throng_shaders::DecodeParams>(),
+        ),
     ];
     for ((name, host), module) in throng_shaders::layout::host_offsets().into_iter().zip([
-        &pose, &skin, &bounds, &budget, &partition, &scatter, &attach,
+        &pose, &skin, &bounds, &budget, &partition, &scatter, &attach, &decode,
     ]) {
         let ty = module
             .types

@@ -127,6 +127,27 @@ fn codec_pair_components(c: Clip, ranges: u32, p: CodecPair) -> CodecValues {
     return CodecValues(lo.xyz + vec3<f32>(k0) * hi.xyz, lo.xyz + vec3<f32>(k1) * hi.xyz);
 }
 
+/// Sample `i` of the animated sub-track whose ranges are the pool records at `ranges`, one
+/// sample of `codec_pair_components` (the same loads and arithmetic); a rotation as its unit
+/// quaternion, t and s in xyz.
+fn codec_sample(c: Clip, ranges: u32, i: u32, rotation: bool) -> vec4<f32> {
+    let lo = pool[ranges];
+    let hi = pool[ranges + 1u];
+    let at = codec_at(c, i);
+    let k = codec_k(c, at, codec_header(c, at.start, bitcast<u32>(lo.w)));
+    let v = lo.xyz + vec3<f32>(k) * hi.xyz;
+    if rotation {
+        return codec_rotation(bitcast<u32>(hi.w), v);
+    }
+    return vec4<f32>(v, 0.0);
+}
+
+/// Where animated sub-track `ranges`' samples start in the decode cache, its clip at `d` there:
+/// sub-track after sub-track, `sample_count` vec4s each (decode.wgsl).
+fn decoded_samples(c: Clip, d: u32, ranges: u32) -> u32 {
+    return d + bitcast<u32>(pool[ranges].w) * c.sample_count;
+}
+
 /// `decode::rotation_from_stored`: component `rebuilt` (0 x, 1 y, 2 z, 3 w) is
 /// sqrt(max(0, 1 - |v|^2)); `v` holds the other three in order.
 fn codec_rotation(rebuilt: u32, v: vec3<f32>) -> vec4<f32> {

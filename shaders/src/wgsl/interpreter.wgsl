@@ -44,9 +44,13 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
                 regs[o.y] = rest;
             }
             case OP_SAMPLE: {
-                let c = clip_header(record_word(rec, p.y));
+                let clip = record_word(rec, p.y);
+                let c = clip_header(clip);
                 let b = bracket(c, bitcast<f32>(record_word(rec, p.y + 1u)));
-                if c.encoding == ENCODING_COMPRESSED {
+                let d = decode_table[clip];
+                if c.encoding == ENCODING_COMPRESSED && d != NO_DECODE {
+                    regs[o.y] = sample_decoded(c, b, d, j, rest);
+                } else if c.encoding == ENCODING_COMPRESSED {
                     regs[o.y] = sample_compressed(c, b, codec_pair(c, b), j, rest);
                 } else {
                     regs[o.y] = sample_reference(c, b, j, rest);

@@ -7,7 +7,9 @@
 // sub-tracks: `(index << 2) | kind`. TRACK_DEFAULT: the rest pose's value. TRACK_CONSTANT:
 // `pool[index]`. TRACK_ANIMATED: reference encoding, sample `i` is `pool[index + i]` (t and s
 // in xyz); compressed encoding, `pool[index]` and `pool[index + 1]` are the animated
-// sub-track's ranges (`codec_pair_components`), its samples in the clip's codec stream. The
+// sub-track's ranges (`codec_pair_components`), its samples in the clip's codec stream; when
+// the frame decoded the clip into the decode cache (decode.wgsl), its samples are read from
+// there instead (`sample_decoded`). The
 // sub-track kind of a clip is the same for every instance sampling it, so lanes that sample
 // the same clip take the same branch (the runtime sorts instances by clip).
 
@@ -136,6 +138,41 @@ fn compressed_quat(c: Clip, r: u32, b: Bracket, p: CodecPair, rest: vec4<f32>) -
     }
 }
 
+/// A t or s sub-track of a compressed clip the frame decoded into the decode cache at `d`
+/// (decode.wgsl), at `b`: `compressed_vec3` from two cache loads.
+fn decoded_vec3(c: Clip, r: u32, b: Bracket, d: u32, rest: vec3<f32>) -> vec3<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            let s = decoded_samples(c, d, at);
+            return lerp3(decoded[s + b.i0].xyz, decoded[s + b.i1].xyz, b.u);
+        }
+        case TRACK_CONSTANT: {
+            return pool[at].xyz;
+        }
+        default: {
+            return rest;
+        }
+    }
+}
+
+/// A q sub-track of a compressed clip in the decode cache at `d`, at `b`.
+fn decoded_quat(c: Clip, r: u32, b: Bracket, d: u32, rest: vec4<f32>) -> vec4<f32> {
+    let at = r >> 2u;
+    switch r & 3u {
+        case TRACK_ANIMATED: {
+            let s = decoded_samples(c, d, at);
+            return nlerp_shortest(decoded[s + b.i0], decoded[s + b.i1], b.u);
+        }
+        case TRACK_CONSTANT: {
+            return pool[at];
+        }
+        default: {
+            return rest;
+        }
+    }
+}
+
 /// `sample_joint` of a reference-encoded clip: Default sub-tracks come from `rest`.
 fn sample_reference(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
     let r = tracks[c.track_base + joint];
@@ -146,4 +183,10 @@ fn sample_reference(c: Clip, b: Bracket, joint: u32, rest: Trs) -> Trs {
 fn sample_compressed(c: Clip, b: Bracket, p: CodecPair, joint: u32, rest: Trs) -> Trs {
     let r = tracks[c.track_base + joint];
     return Trs(compressed_vec3(c, r.x, b, p, rest.t), compressed_quat(c, r.y, b, p, rest.q), compressed_vec3(c, r.z, b, p, rest.s));
+}
+
+/// `sample_joint` of a compressed clip in the decode cache at `d` (its decode-table entry).
+fn sample_decoded(c: Clip, b: Bracket, d: u32, joint: u32, rest: Trs) -> Trs {
+    let r = tracks[c.track_base + joint];
+    return Trs(decoded_vec3(c, r.x, b, d, rest.t), decoded_quat(c, r.y, b, d, rest.q), decoded_vec3(c, r.z, b, d, rest.s));
 }
