@@ -24,11 +24,12 @@ use crate::resident::ResidentPackage;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decode {
-    /// Those the frame samples at least half as many times as they have samples (module doc).
+    /// A package's sampled compressed clips when their `Sample` ops would decode at least as
+    /// many samples as the clips hold (module doc).
     #[default]
     Auto,
-    /// Every sampled compressed clip that fits: parity runs use it to check the cached path
-    /// with few instances.
+    /// A package's sampled compressed clips whenever they fit: parity runs use it to check the
+    /// cached path with few instances.
     Always,
     /// None: every instance decodes its own samples.
     Never,
@@ -98,16 +99,16 @@ impl DecodeCache {
                     (n > 0).then_some((c, n, size))
                 })
             };
-            let (mut decoded_samples, mut sampled_samples, mut jobs) = (0u64, 0u64, 0u64);
+            let (mut per_instance, mut sampled_samples, mut jobs) = (0u64, 0u64, 0u64);
             let mut fits = true;
             for (c, n, size) in sampled() {
-                decoded_samples += 2 * n;
+                per_instance += 2 * n;
                 sampled_samples += u64::from(clips[c].sample_count);
                 jobs += u64::from(size > 0);
                 fits &= size <= most_threads;
             }
             let chosen = match policy {
-                Decode::Auto => decoded_samples >= sampled_samples,
+                Decode::Auto => per_instance >= sampled_samples,
                 Decode::Always => true,
                 Decode::Never => false,
             };
