@@ -370,6 +370,11 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
                     && b["gpu_pose_ms"].as_f64().unwrap() > 0.0
             );
             assert!(a["gpu_fk_ms"].is_null(), "FK is fused into the pose pass");
+            // The compressed encoding is also measured with the decode cache off.
+            assert!(b["gpu_direct_ms"].as_f64().unwrap() > 0.0 && a["gpu_direct_ms"].is_null());
+            let direct = r["compressed_over_reference"]["gpu_direct"].as_f64();
+            assert!(direct.unwrap() > 0.0);
+            assert!(b["decode_cache_bytes"].as_u64().is_some());
         } else {
             assert!(a["resident_bytes"].is_null() && b["gpu_pose_ms"].is_null());
         }
