@@ -36,7 +36,8 @@ fn compressed_character_parity_with_every_profile() {
         .collect();
     for path in [
         Path::Interpreter,
-        Path::Specialised(Mapping::for_adapter(ctx.adapter.software)),
+        Path::Specialised(Mapping::Thread),
+        Path::Specialised(Mapping::Workgroup),
     ] {
         // Few instances: each decodes its own samples, unless every clip is decoded first.
         for decode in [Decode::Auto, Decode::Always] {
