@@ -60,7 +60,8 @@ pub struct Encoding {
     /// The GPU pose pass from timestamp queries (`None` without timestamps): program, FK and
     /// palette fused, so it holds the decoding, and the decode pass before it.
     pub gpu_program_ms: Option<f64>,
-    /// The decode pass alone (the decode cache's clips, part of `gpu_program_ms`).
+    /// The decode pass alone (clips the decode cache lacked, part of `gpu_program_ms`; 0 in a
+    /// steady crowd's frames, whose clips the cache holds).
     pub gpu_decode_ms: Option<f64>,
     /// No longer measured apart (FK is fused into the pose pass): always `None`.
     pub gpu_fk_ms: Option<f64>,
@@ -68,8 +69,8 @@ pub struct Encoding {
     /// samples (`Decode::Never`): the pose pass from timestamp queries, else the pose-only
     /// frame's wall time; `None` for the reference encoding or without a GPU.
     pub gpu_direct_ms: Option<f64>,
-    /// Bytes of the decode cache the measured frames filled (the clips decoded once per frame,
-    /// docs/gpu.md); `None` without a GPU.
+    /// Bytes of the decode cache in use in the measured frames (docs/gpu.md, "The decode
+    /// cache"); `None` without a GPU.
     pub decode_cache_bytes: Option<u64>,
 }
 
@@ -242,7 +243,7 @@ fn measure_encoding(
     encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(pass)));
     encoding.gpu_decode_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.decode_ms)));
     encoding.decode_cache_bytes = (frames.iter())
-        .map(|f| 16 * u64::from(f.report.decoded_samples))
+        .map(|f| 16 * u64::from(f.report.decode_cache_samples))
         .max();
     Ok(encoding)
 }

@@ -4,33 +4,35 @@
 //!
 //! Per frame, each package the frame uses gets its decode table: per clip its base in the cache
 //! or `NO_DECODE`, then the jobs of the package's decode dispatch (clip, decode list). A package
-//! is decoded whole or not at all: every compressed clip the frame samples, or none, so that each
-//! pose dispatch runs a kernel with one of the two sampling paths compiled in (lavapipe runs
-//! both sides of a branch, so a kernel holding both would pay for both). Under [`Decode::Auto`]
-//! a package is decoded when its `Sample` ops on compressed clips would decode at least as many
-//! samples (two each) as those clips hold, so decoding them once is no more work, and they fit
-//! what is left of [`crate::Capacities::decoded_samples`].
+//! is read from the cache whole or not at all: every compressed clip the frame samples, or none,
+//! so that each pose dispatch runs a kernel with one of the two sampling paths compiled in
+//! (lavapipe runs both sides of a branch, so a kernel holding both would pay for both).
+//!
+//! The cache keeps what earlier frames decoded: a clip stays in it, at its base, until the cache
+//! is full and starts over, or its package is replaced. A steady crowd's frames decode nothing;
+//! a frame decodes only the clips it samples that the cache lacks. Under [`Decode::Auto`] a
+//! package is read from the cache when decoding the clips it lacks is no more work than its
+//! instances decoding their own samples (two per `Sample` op) over [`HORIZON_FRAMES`] frames.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::Serialize;
+use throng_cpu_ref::Clip;
 use throng_shaders::prelude::WORKGROUP;
 use throng_shaders::{DecodeParams, NO_DECODE};
 
 use crate::plan::Plan;
 use crate::resident::ResidentPackage;
 
-/// Which compressed clips a frame decodes into the decode cache.
+/// Whether frames read compressed clips from the decode cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decode {
-    /// A package's sampled compressed clips when their `Sample` ops would decode at least as
-    /// many samples as the clips hold (module doc).
+    /// A package's sampled compressed clips are read from the cache when decoding the ones it
+    /// lacks is no more work than the instances decoding their own over [`HORIZON_FRAMES`]
+    /// (module doc).
     #[default]
     Auto,
-    /// A package's sampled compressed clips whenever they fit: parity runs use it to check the
-    /// cached path with few instances.
-    Always,
     /// None: every instance decodes its own samples.
     Never,
 }
@@ -46,8 +48,30 @@ pub(crate) struct DecodeDispatch {
     pub groups: u32,
 }
 
-/// The decode tables and dispatches of the frame being built; kept between frames, so a steady
-/// frame allocates nothing.
+/// Frames over which [`Decode::Auto`] weighs decoding a clip once against its instances
+/// decoding their own samples every frame (about a second at 60 Hz).
+pub const HORIZON_FRAMES: u64 = 60;
+
+/// A sampled compressed clip's `Sample` ops this frame and its cache vec4s (a decode thread
+/// each); `None` when the frame does not sample it or it has nothing animated.
+fn sampled(clip: &Clip, uses: &AtomicU32) -> Option<(u64, u64)> {
+    let z = clip.compressed.as_ref()?;
+    let n = u64::from(uses.load(Ordering::Relaxed));
+    let size = u64::from(z.animated) * u64::from(clip.sample_count);
+    (n > 0 && size > 0).then_some((n, size))
+}
+
+/// A clip in the cache: its package, the package's generation, the clip and its base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    package: usize,
+    generation: u64,
+    clip: usize,
+    base: u32,
+}
+
+/// The decode tables and dispatches of the frame being built, and what the cache holds; kept
+/// between frames, so a steady frame allocates nothing.
 #[derive(Default)]
 pub(crate) struct DecodeCache {
     /// Every decode table of the frame, one after another.
@@ -55,97 +79,179 @@ pub(crate) struct DecodeCache {
     /// Per table: its package and its range of `words`.
     tables: Vec<(usize, usize, usize)>,
     pub dispatches: Vec<DecodeDispatch>,
-    /// Per package: whether this frame decoded it.
+    /// Per package: whether this frame reads it from the cache.
     decoded: Vec<bool>,
-    /// Clips decoded and cache vec4s filled this frame.
+    /// Clips decoded this frame and the cache vec4s they filled; clips read from the cache that
+    /// earlier frames decoded.
     pub clips: u32,
     pub samples: u32,
+    pub cached_clips: u32,
+    /// What submitted frames decoded, and the first free vec4 after it.
+    held: Vec<Held>,
+    top: u32,
+    /// This frame: the clips it decodes, whether it starts the cache over, and its first free
+    /// vec4 ([`DecodeCache::commit`] makes them the cache's once the frame is submitted).
+    added: Vec<Held>,
+    reset: bool,
+    frame_top: u32,
+}
+
+/// Where a frame's decoding is bounded.
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    pub policy: Decode,
+    /// Cache vec4s.
+    pub capacity: u32,
+    /// Workgroups per dispatch dimension: a job at most this wide, a dispatch this many jobs.
+    pub max_x: u32,
 }
 
 impl DecodeCache {
-    /// Chooses the frame's decoded packages under `policy` for `plan` (already built) within
-    /// `capacity` vec4s, a job at most `max_x` workgroups wide and a dispatch at most `max_x`
-    /// jobs.
+    /// Chooses the packages `plan` (already built) reads from the cache, and the clips it
+    /// decodes there, under `limits`; `generations` are the packages' generations. When a
+    /// chosen package does not fit beside what the cache holds, the frame starts it over.
     pub fn plan(
         &mut self,
         plan: &Plan,
         packages: &[ResidentPackage],
-        policy: Decode,
-        capacity: u32,
-        max_x: u32,
+        generations: &[u64],
+        limits: Limits,
     ) {
+        if !self.plan_frame(plan, packages, generations, limits, false) {
+            self.plan_frame(plan, packages, generations, limits, true);
+        }
+    }
+
+    /// [`DecodeCache::plan`] over the cache as submitted frames left it, or (`reset`) empty;
+    /// false when a chosen package did not fit and `reset` is not set.
+    fn plan_frame(
+        &mut self,
+        plan: &Plan,
+        packages: &[ResidentPackage],
+        generations: &[u64],
+        limits: Limits,
+        reset: bool,
+    ) -> bool {
         self.words.clear();
         self.tables.clear();
         self.dispatches.clear();
         self.decoded.clear();
         self.decoded.resize(packages.len(), false);
-        (self.clips, self.samples) = (0, 0);
-        let most_threads = u64::from(max_x) * u64::from(WORKGROUP);
+        self.added.clear();
+        (self.clips, self.samples, self.cached_clips) = (0, 0, 0);
+        self.reset = reset;
+        self.frame_top = if reset { 0 } else { self.top };
+        let most_threads = u64::from(limits.max_x) * u64::from(WORKGROUP);
         for (b, batch) in plan.batches.iter().enumerate() {
             let p = batch.package;
             if self.tables.iter().any(|t| t.0 == p) {
                 continue;
             }
+            let generation = generations.get(p).copied().unwrap_or(0);
             let (clips, lists) = (&packages[p].package.clips, &packages[p].decode_lists);
             let uses = &plan.uses[p];
-            // The package's sampled compressed clips: (clip, uses, cache vec4s), a decode thread
-            // per cache vec4.
-            let sampled = || {
-                clips.iter().enumerate().filter_map(|(c, clip)| {
-                    let z = clip.compressed.as_ref()?;
-                    let n = u64::from(uses[c].load(Ordering::Relaxed));
-                    let samples = u64::from(clip.sample_count);
-                    let size = u64::from(z.animated) * samples;
-                    (n > 0).then_some((c, n, size))
-                })
-            };
-            let (mut per_instance, mut sampled_samples, mut jobs) = (0u64, 0u64, 0u64);
-            let mut fits = true;
-            for (c, n, size) in sampled() {
+            let (mut per_instance, mut lacking, mut new_size, mut jobs) = (0u64, 0u64, 0u64, 0u64);
+            let mut unfit = false;
+            for (c, clip) in clips.iter().enumerate() {
+                let Some((n, size)) = sampled(clip, &uses[c]) else {
+                    continue;
+                };
+                // A clip the cache cannot hold (resident.rs) keeps the package out of it.
+                unfit |= lists[c] == NO_DECODE;
                 per_instance += 2 * n;
-                sampled_samples += u64::from(clips[c].sample_count);
-                jobs += u64::from(size > 0);
-                fits &= size <= most_threads;
+                if self.find(p, generation, c).is_none() {
+                    lacking += u64::from(clip.sample_count);
+                    new_size += size;
+                    jobs += 1;
+                    unfit |= size > most_threads;
+                }
             }
-            let chosen = match policy {
-                Decode::Auto => per_instance >= sampled_samples,
-                Decode::Always => true,
-                Decode::Never => false,
-            };
-            let size: u64 = sampled().map(|x| x.2).sum();
-            fits &= jobs > 0
-                && jobs <= u64::from(max_x)
-                && u64::from(self.samples) + size <= u64::from(capacity);
+            let chosen = per_instance > 0
+                && match limits.policy {
+                    Decode::Auto => lacking <= HORIZON_FRAMES * per_instance,
+                    Decode::Never => false,
+                };
+            let fits = u64::from(self.frame_top) + new_size <= u64::from(limits.capacity);
             let start = self.words.len();
             self.words.resize(start + clips.len(), NO_DECODE);
-            if !(chosen && fits) {
+            if chosen && !fits && !reset {
+                return false;
+            }
+            if !(chosen && fits) || unfit || jobs > u64::from(limits.max_x) {
                 self.tables.push((p, start, self.words.len()));
                 continue;
             }
             let mut widest = 0;
-            for (c, _, size) in sampled().filter(|x| x.2 > 0) {
-                self.words[start + c] = self.samples;
-                self.words.extend([c as u32, lists[c]]);
-                self.samples += size as u32;
-                self.clips += 1;
-                widest = widest.max(size);
+            for (c, clip) in clips.iter().enumerate() {
+                let Some((_, size)) = sampled(clip, &uses[c]) else {
+                    continue;
+                };
+                self.words[start + c] = match self.find(p, generation, c) {
+                    Some(base) => {
+                        self.cached_clips += 1;
+                        base
+                    }
+                    None => {
+                        let base = self.frame_top;
+                        self.words.extend([c as u32, lists[c]]);
+                        self.added.push(Held {
+                            package: p,
+                            generation,
+                            clip: c,
+                            base,
+                        });
+                        self.frame_top += size as u32;
+                        self.clips += 1;
+                        self.samples += size as u32;
+                        widest = widest.max(size);
+                        base
+                    }
+                };
             }
             self.decoded[p] = true;
             self.tables.push((p, start, self.words.len()));
-            self.dispatches.push(DecodeDispatch {
-                batch: b,
-                params: DecodeParams {
-                    clip_base: 0,
-                    jobs_base: clips.len() as u32,
-                    jobs: jobs as u32,
-                    pad: 0,
-                },
-                groups: widest.div_ceil(u64::from(WORKGROUP)) as u32,
-            });
+            if jobs > 0 {
+                self.dispatches.push(DecodeDispatch {
+                    batch: b,
+                    params: DecodeParams {
+                        clip_base: 0,
+                        jobs_base: clips.len() as u32,
+                        jobs: jobs as u32,
+                        pad: 0,
+                    },
+                    groups: widest.div_ceil(u64::from(WORKGROUP)) as u32,
+                });
+            }
         }
+        true
     }
 
-    /// Whether this frame decoded package `p`'s sampled compressed clips into the cache.
+    /// The base of clip `clip` of package `package` at `generation` if the cache holds it (as
+    /// submitted frames left it, unless this frame starts it over, or added by this frame).
+    fn find(&self, package: usize, generation: u64, clip: usize) -> Option<u32> {
+        let held = if self.reset { &[][..] } else { &self.held[..] };
+        (held.iter().chain(&self.added))
+            .find(|h| (h.package, h.generation, h.clip) == (package, generation, clip))
+            .map(|h| h.base)
+    }
+
+    /// The frame planned last was submitted: what it decoded is in the cache from now on.
+    pub fn commit(&mut self) {
+        if self.reset {
+            self.held.clear();
+        }
+        self.held.extend_from_slice(&self.added);
+        self.top = self.frame_top;
+        self.added.clear();
+        self.reset = false;
+    }
+
+    /// vec4s of the cache in use once the frame planned last has decoded.
+    pub fn in_use(&self) -> u32 {
+        self.frame_top
+    }
+
+    /// Whether this frame reads package `p`'s sampled compressed clips from the cache.
     pub fn decoded(&self, p: usize) -> bool {
         self.decoded.get(p).copied().unwrap_or(false)
     }

@@ -104,7 +104,8 @@ pub struct Options {
     /// Storage binding limit override, to force pages ([`Capacities::binding_limit`]).
     pub binding_limit: Option<u64>,
     pub path: Path,
-    /// The GPU runtime's decode cache policy ([`Decode::Always`] checks the cached path).
+    /// The GPU runtime's decode cache policy ([`Decode::Never`] checks each instance's own
+    /// decoding, [`Decode::Auto`] the decode cache as well).
     pub decode: Decode,
 }
 

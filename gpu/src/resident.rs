@@ -551,7 +551,8 @@ fn add_tiers(
 /// inside the clip.
 /// Adds clip `c`'s header, sub-track references and samples; returns where in `tables` its
 /// decode list starts (compressed: per animated sub-track `a`, `(ranges << 1) | rotation`, the
-/// decode pass's map from `a` to its ranges), or `NO_DECODE`.
+/// decode pass's map from `a` to its ranges), or `NO_DECODE` (a reference clip, or one whose
+/// animated sub-tracks are not numbered in sub-track order).
 fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<u32, String> {
     let bad = |what: String| format!("clip {c} ('{}'): {what}", clip.name);
     if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
@@ -576,6 +577,8 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
     let mut decode_list = throng_shaders::NO_DECODE;
     let (mut segment_length, mut animated) = (0, 0);
     let mut refs = Vec::with_capacity(clip.sub_tracks.len());
+    // Compressed: per joint, the index among the clip's animated sub-tracks of its first.
+    let mut firsts = Vec::new();
     match &clip.compressed {
         None => {
             for (t, st) in clip.sub_tracks.iter().enumerate() {
@@ -608,7 +611,15 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
         Some(z) => {
             check_compressed(z, clip).map_err(bad)?;
             let mut list = vec![0; z.animated as usize];
+            // The decode cache holds a clip's animated sub-tracks in sub-track order, each joint's
+            // from the index of its first (the fourth word of its references): true of every
+            // cooked clip; a clip otherwise is never decoded into the cache.
+            let mut next = 0;
+            let mut ordered = true;
             for (t, st) in clip.sub_tracks.iter().enumerate() {
+                if t % 3 == 0 {
+                    firsts.push(next);
+                }
                 let r = match st.kind {
                     SubTrackKind::Default => track_ref(st.kind, 0),
                     SubTrackKind::Animated => {
@@ -616,6 +627,8 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                         a.pool.extend(codec_ranges(z, st.offset));
                         // `check_compressed`: the offset is below `animated`.
                         list[st.offset as usize] = (at << 1) | u32::from(t % 3 == 1);
+                        ordered &= st.offset == next;
+                        next += 1;
                         track_ref(st.kind, at)
                     }
                     SubTrackKind::Constant => {
@@ -638,8 +651,10 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
                 };
                 refs.push(r);
             }
-            decode_list = a.table_at()?;
-            a.tables.extend(&list);
+            if ordered {
+                decode_list = a.table_at()?;
+                a.tables.extend(&list);
+            }
             words_base = a.table_at()?;
             a.tables.extend(&z.words);
             // The shader reads the word after a field's first whatever the field's width
@@ -649,8 +664,12 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
             (segment_length, animated) = (z.segment_length, z.animated);
         }
     }
-    a.tracks
-        .extend(refs.chunks(3).map(|r| [r[0], r[1], r[2], 0]));
+    a.tracks.extend(
+        (refs
+            .chunks(3)
+            .zip(firsts.iter().chain(std::iter::repeat(&0))))
+        .map(|(r, &first)| [r[0], r[1], r[2], first]),
+    );
     let header = [
         (clip.duration as f32).to_bits(),
         clip.sample_rate.to_bits(),

@@ -104,9 +104,13 @@ pub struct FrameReport {
     pub specialised_dispatches: usize,
     /// Distinct program shapes of the frame.
     pub shapes: usize,
-    /// Compressed clips decoded into the decode cache, and the cache's vec4s they filled.
+    /// Compressed clips decoded into the decode cache this frame, and the cache's vec4s they
+    /// filled; compressed clips read from the cache that earlier frames decoded.
     pub decoded_clips: u32,
     pub decoded_samples: u32,
+    pub cached_clips: u32,
+    /// vec4s of the decode cache in use once this frame has decoded (16 B each).
+    pub decode_cache_samples: u32,
     /// Specialised pipelines requested and not built yet.
     pub pending_pipelines: usize,
     pub mapping: Option<Mapping>,
@@ -479,13 +483,12 @@ impl Runtime {
             .page_instances;
         self.plan
             .build(batches, &self.packages, &mut self.shapes, page);
-        self.decodes.plan(
-            &self.plan,
-            &self.packages,
-            self.options.decode,
-            self.buffers.decoded_samples,
-            self.ctx.limits.max_compute_workgroups_per_dimension,
-        );
+        let limits = crate::decode::Limits {
+            policy: self.options.decode,
+            capacity: self.buffers.decoded_samples,
+            max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
+        };
+        (self.decodes).plan(&self.plan, &self.packages, &self.generations, limits);
         let skinned = self
             .plan
             .batches
@@ -519,6 +522,8 @@ impl Runtime {
             mapping: Some(self.mapping),
             decoded_clips: self.decodes.clips,
             decoded_samples: self.decodes.samples,
+            cached_clips: self.decodes.cached_clips,
+            decode_cache_samples: self.decodes.in_use(),
             ..FrameReport::default()
         };
         self.staging
@@ -530,6 +535,7 @@ impl Runtime {
         self.shapes.upload(&self.ctx)?;
         let submitted = self.submit(&mut report);
         if submitted.is_ok() {
+            self.decodes.commit();
             std::mem::swap(&mut self.plan, &mut self.last);
             std::mem::swap(&mut self.runs, &mut self.last_runs);
             self.counts_pending = skinned > 0;

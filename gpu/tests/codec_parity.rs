@@ -39,8 +39,8 @@ fn compressed_character_parity_with_every_profile() {
         Path::Specialised(Mapping::Thread),
         Path::Specialised(Mapping::Workgroup),
     ] {
-        // Few instances: each decodes its own samples, unless every clip is decoded first.
-        for decode in [Decode::Auto, Decode::Always] {
+        // Each instance decoding its own samples, and the frame decoding them into the cache.
+        for decode in [Decode::Never, Decode::Auto] {
             let options = parity::Options {
                 seed: 5,
                 instances: 16,
@@ -49,9 +49,8 @@ fn compressed_character_parity_with_every_profile() {
                 decode,
             };
             let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
-            if decode == Decode::Always {
-                assert!(run.frame.decoded_clips > 0);
-            }
+            let cached = run.frame.decoded_clips + run.frame.cached_clips;
+            assert_eq!(cached > 0, decode == Decode::Auto);
             let report = parity::compare(&run, path);
             println!("{decode:?}: {report}");
             assert_eq!(report.batches.len(), 3);
@@ -90,7 +89,7 @@ fn compressed_shared_assets_parity() {
         .map(|(name, package)| PackageUnderTest { name, package })
         .collect();
     let path = Path::Specialised(Mapping::for_adapter(ctx.adapter.software));
-    for decode in [Decode::Auto, Decode::Always] {
+    for decode in [Decode::Never, Decode::Auto] {
         let options = parity::Options {
             seed: 13,
             instances: 8,
@@ -99,9 +98,8 @@ fn compressed_shared_assets_parity() {
             decode,
         };
         let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
-        if decode == Decode::Always {
-            assert!(run.frame.decoded_clips > 0);
-        }
+        let cached = run.frame.decoded_clips + run.frame.cached_clips;
+        assert_eq!(cached > 0, decode == Decode::Auto);
         let report = parity::compare(&run, path);
         println!("{decode:?}: {report}");
         assert!(report.pass, "{report}");
@@ -110,9 +108,10 @@ fn compressed_shared_assets_parity() {
 
 /// The character's clips retimed to 1 Hz (same samples), so that time `i` is exactly sample `i`
 /// on both sides (u = 0): the GPU's local translations and scales must then be the CPU decoder's
-/// dequantised values bit for bit, and rotations the same unit quaternion; both when the frame
-/// decodes every clip into the decode cache (each is sampled at every sample) and when each
-/// instance decodes its own.
+/// dequantised values bit for bit, and rotations the same unit quaternion: when each instance
+/// decodes its own samples; when a frame decodes every clip into the decode cache (each is
+/// sampled at every sample) and the next reads them from it; after the package is replaced; and
+/// when two packages take turns in a cache with room for one.
 #[test]
 fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
     let Some(ctx) = common::gpu() else { return };
@@ -147,26 +146,17 @@ fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
             placement: Affine3A::IDENTITY,
         })
         .collect();
-    for (decode, cached) in [
-        (Decode::Auto, package.clips.len() as u32),
-        (Decode::Never, 0),
-    ] {
-        let options = RuntimeOptions {
-            specialise: Specialise::Blocking,
-            outputs: throng_cpu_ref::Outputs {
-                locals: true,
-                ..Default::default()
-            },
-            decode,
-            ..RuntimeOptions::default()
-        };
-        let mut runtime = Runtime::with_options(
-            &ctx,
-            Capacities::for_packages(&[&package], instances.len() as u32),
-            options,
-        )
-        .unwrap();
-        let id = runtime.add_package(&package).unwrap();
+    let clips = package.clips.len() as u32;
+    let options = |decode| RuntimeOptions {
+        specialise: Specialise::Blocking,
+        outputs: throng_cpu_ref::Outputs {
+            locals: true,
+            ..Default::default()
+        },
+        decode,
+        ..RuntimeOptions::default()
+    };
+    let frame = |runtime: &mut Runtime, id| {
         let report = runtime
             .frame(&[Batch {
                 package: id,
@@ -175,15 +165,40 @@ fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
                 instances: &instances,
             }])
             .unwrap();
-        assert_eq!(report.decoded_clips, cached, "{decode:?}");
         runtime.finish().unwrap();
         let out = runtime.readback().unwrap().remove(0);
         let (exact, worst_angle) = compare_to_decoder(&package, &programs, &out.locals);
-        println!(
-            "{decode:?}: {exact} translation/scale samples bit-exact; worst rotation {worst_angle:e} rad"
-        );
         assert!(exact > 0, "the character animates some translation");
         assert!(worst_angle < 1e-6, "{worst_angle}");
+        (report.decoded_clips, report.cached_clips)
+    };
+    let capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    // Each instance decodes its own samples.
+    let mut runtime = Runtime::with_options(&ctx, capacities, options(Decode::Never)).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    assert_eq!(frame(&mut runtime, id), (0, 0));
+    // The first frame decodes every clip into the cache, the next reads them from it, and a
+    // replaced package is decoded again.
+    let mut runtime = Runtime::with_options(&ctx, capacities, options(Decode::Auto)).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    assert_eq!(frame(&mut runtime, id), (clips, 0));
+    assert_eq!(frame(&mut runtime, id), (0, clips));
+    runtime.replace_package(id, &package).unwrap();
+    assert_eq!(frame(&mut runtime, id), (clips, 0));
+    // Room for one package's clips: two packages taking turns start the cache over each frame.
+    let mut runtime = Runtime::with_options(&ctx, capacities, options(Decode::Auto)).unwrap();
+    let ids = [
+        runtime.add_package(&package).unwrap(),
+        runtime.add_package(&package).unwrap(),
+    ];
+    let decoded = (clips, 0);
+    for (id, expected) in [
+        (ids[0], decoded),
+        (ids[1], decoded),
+        (ids[0], decoded),
+        (ids[0], (0, clips)),
+    ] {
+        assert_eq!(frame(&mut runtime, id), expected);
     }
 }
 

@@ -142,12 +142,6 @@ fn codec_sample(c: Clip, ranges: u32, i: u32, rotation: bool) -> vec4<f32> {
     return vec4<f32>(v, 0.0);
 }
 
-/// Where animated sub-track `ranges`' samples start in the decode cache, its clip at `d` there:
-/// sub-track after sub-track, `sample_count` vec4s each (decode.wgsl).
-fn decoded_samples(c: Clip, d: u32, ranges: u32) -> u32 {
-    return d + bitcast<u32>(pool[ranges].w) * c.sample_count;
-}
-
 /// `decode::rotation_from_stored`: component `rebuilt` (0 x, 1 y, 2 z, 3 w) is
 /// sqrt(max(0, 1 - |v|^2)); `v` holds the other three in order.
 fn codec_rotation(rebuilt: u32, v: vec3<f32>) -> vec4<f32> {

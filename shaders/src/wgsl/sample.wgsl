@@ -138,17 +138,15 @@ fn compressed_quat(c: Clip, r: u32, b: Bracket, p: CodecPair, rest: vec4<f32>) -
     }
 }
 
-/// A t or s sub-track of a compressed clip the frame decoded into the decode cache at `d`
-/// (decode.wgsl), at `b`: `compressed_vec3` from two cache loads.
-fn decoded_vec3(c: Clip, r: u32, b: Bracket, d: u32, rest: vec3<f32>) -> vec3<f32> {
-    let at = r >> 2u;
+/// A t or s sub-track of a compressed clip in the decode cache (decode.wgsl), its samples from
+/// `s` there, at `b`: `compressed_vec3` from two cache loads.
+fn decoded_vec3(r: u32, b: Bracket, s: u32, rest: vec3<f32>) -> vec3<f32> {
     switch r & 3u {
         case TRACK_ANIMATED: {
-            let s = decoded_samples(c, d, at);
             return lerp3(decoded[s + b.i0].xyz, decoded[s + b.i1].xyz, b.u);
         }
         case TRACK_CONSTANT: {
-            return pool[at].xyz;
+            return pool[r >> 2u].xyz;
         }
         default: {
             return rest;
@@ -156,16 +154,14 @@ fn decoded_vec3(c: Clip, r: u32, b: Bracket, d: u32, rest: vec3<f32>) -> vec3<f3
     }
 }
 
-/// A q sub-track of a compressed clip in the decode cache at `d`, at `b`.
-fn decoded_quat(c: Clip, r: u32, b: Bracket, d: u32, rest: vec4<f32>) -> vec4<f32> {
-    let at = r >> 2u;
+/// A q sub-track of a compressed clip in the decode cache, its samples from `s` there, at `b`.
+fn decoded_quat(r: u32, b: Bracket, s: u32, rest: vec4<f32>) -> vec4<f32> {
     switch r & 3u {
         case TRACK_ANIMATED: {
-            let s = decoded_samples(c, d, at);
             return nlerp_shortest(decoded[s + b.i0], decoded[s + b.i1], b.u);
         }
         case TRACK_CONSTANT: {
-            return pool[at];
+            return pool[r >> 2u];
         }
         default: {
             return rest;
@@ -185,8 +181,13 @@ fn sample_compressed(c: Clip, b: Bracket, p: CodecPair, joint: u32, rest: Trs) -
     return Trs(compressed_vec3(c, r.x, b, p, rest.t), compressed_quat(c, r.y, b, p, rest.q), compressed_vec3(c, r.z, b, p, rest.s));
 }
 
-/// `sample_joint` of a compressed clip in the decode cache at `d` (its decode-table entry).
+/// `sample_joint` of a compressed clip in the decode cache at `d` (its decode-table entry). The
+/// cache holds the animated sub-tracks in order, `sample_count` vec4s each; `r.w` is the index
+/// of the joint's first among them.
 fn sample_decoded(c: Clip, b: Bracket, d: u32, joint: u32, rest: Trs) -> Trs {
     let r = tracks[c.track_base + joint];
-    return Trs(decoded_vec3(c, r.x, b, d, rest.t), decoded_quat(c, r.y, b, d, rest.q), decoded_vec3(c, r.z, b, d, rest.s));
+    let t = d + r.w * c.sample_count;
+    let q = t + select(0u, c.sample_count, (r.x & 3u) == TRACK_ANIMATED);
+    let s = q + select(0u, c.sample_count, (r.y & 3u) == TRACK_ANIMATED);
+    return Trs(decoded_vec3(r.x, b, t, rest.t), decoded_quat(r.y, b, q, rest.q), decoded_vec3(r.z, b, s, rest.s));
 }
