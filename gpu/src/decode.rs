@@ -61,13 +61,21 @@ fn sampled(clip: &Clip, uses: &AtomicU32) -> Option<(u64, u64)> {
     (n > 0 && size > 0).then_some((n, size))
 }
 
-/// A clip in the cache: its package, the package's generation, the clip and its base.
+/// A clip a frame decodes: its package, the package's generation, the clip and its base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
     package: usize,
     generation: u64,
     clip: usize,
     base: u32,
+}
+
+/// One package's clips in the cache, at one generation of the package: per clip its base or
+/// `NO_DECODE`.
+#[derive(Clone, Debug, Default)]
+struct HeldPackage {
+    generation: u64,
+    bases: Vec<u32>,
 }
 
 /// The decode tables and dispatches of the frame being built, and what the cache holds; kept
@@ -86,8 +94,8 @@ pub(crate) struct DecodeCache {
     pub clips: u32,
     pub samples: u32,
     pub cached_clips: u32,
-    /// What submitted frames decoded, and the first free vec4 after it.
-    held: Vec<Held>,
+    /// What submitted frames decoded, by package, and the first free vec4 after it.
+    held: Vec<HeldPackage>,
     top: u32,
     /// This frame: the clips it decodes, whether it starts the cache over, and its first free
     /// vec4 ([`DecodeCache::commit`] makes them the cache's once the frame is submitted).
@@ -226,21 +234,36 @@ impl DecodeCache {
         true
     }
 
-    /// The base of clip `clip` of package `package` at `generation` if the cache holds it (as
-    /// submitted frames left it, unless this frame starts it over, or added by this frame).
+    /// The base of clip `clip` of package `package` at `generation` if the cache holds it as
+    /// submitted frames left it (nothing when this frame starts it over). A frame asks about
+    /// each of a package's clips before adding any of them.
     fn find(&self, package: usize, generation: u64, clip: usize) -> Option<u32> {
-        let held = if self.reset { &[][..] } else { &self.held[..] };
-        (held.iter().chain(&self.added))
-            .find(|h| (h.package, h.generation, h.clip) == (package, generation, clip))
-            .map(|h| h.base)
+        let held = self
+            .held
+            .get(package)
+            .filter(|h| !self.reset && h.generation == generation)?;
+        held.bases.get(clip).copied().filter(|&b| b != NO_DECODE)
     }
 
     /// The frame planned last was submitted: what it decoded is in the cache from now on.
     pub fn commit(&mut self) {
         if self.reset {
-            self.held.clear();
+            self.held.iter_mut().for_each(|h| h.bases.fill(NO_DECODE));
         }
-        self.held.extend_from_slice(&self.added);
+        for a in &self.added {
+            if self.held.len() <= a.package {
+                self.held.resize_with(a.package + 1, HeldPackage::default);
+            }
+            let held = &mut self.held[a.package];
+            if held.generation != a.generation {
+                held.generation = a.generation;
+                held.bases.fill(NO_DECODE);
+            }
+            if held.bases.len() <= a.clip {
+                held.bases.resize(a.clip + 1, NO_DECODE);
+            }
+            held.bases[a.clip] = a.base;
+        }
         self.top = self.frame_top;
         self.added.clear();
         self.reset = false;
