@@ -117,7 +117,9 @@ pub(crate) struct Limits {
 impl DecodeCache {
     /// Chooses the packages `plan` (already built) reads from the cache, and the clips it
     /// decodes there, under `limits`; `generations` are the packages' generations. When a
-    /// chosen package does not fit beside what the cache holds, the frame starts it over.
+    /// chosen package does not fit beside what the cache holds but every chosen package would
+    /// fit an empty cache, the frame starts it over (clips no frame samples any more are what
+    /// fills it); otherwise a package that does not fit decodes per instance this frame.
     pub fn plan(
         &mut self,
         plan: &Plan,
@@ -131,7 +133,8 @@ impl DecodeCache {
     }
 
     /// [`DecodeCache::plan`] over the cache as submitted frames left it, or (`reset`) empty;
-    /// false when a chosen package did not fit and `reset` is not set.
+    /// false when a chosen package did not fit but every chosen package would fit an empty
+    /// cache (and `reset` is not set).
     fn plan_frame(
         &mut self,
         plan: &Plan,
@@ -150,6 +153,8 @@ impl DecodeCache {
         self.reset = reset;
         self.frame_top = if reset { 0 } else { self.top };
         let most_threads = u64::from(limits.max_x) * u64::from(WORKGROUP);
+        // Cache vec4s every chosen package needs, held or not, and whether one did not fit.
+        let (mut needed, mut blocked) = (0u64, false);
         for (b, batch) in plan.batches.iter().enumerate() {
             let p = batch.package;
             if self.tables.iter().any(|t| t.0 == p) {
@@ -159,7 +164,7 @@ impl DecodeCache {
             let (clips, lists) = (&packages[p].package.clips, &packages[p].decode_lists);
             let uses = &plan.uses[p];
             let (mut per_instance, mut lacking, mut new_size, mut jobs) = (0u64, 0u64, 0u64, 0u64);
-            let mut unfit = false;
+            let (mut unfit, mut whole) = (false, 0u64);
             for (c, clip) in clips.iter().enumerate() {
                 let Some((n, size)) = sampled(clip, &uses[c]) else {
                     continue;
@@ -167,6 +172,7 @@ impl DecodeCache {
                 // A clip the cache cannot hold (resident.rs) keeps the package out of it.
                 unfit |= lists[c] == NO_DECODE;
                 per_instance += 2 * n;
+                whole += size;
                 if self.find(p, generation, c).is_none() {
                     lacking += u64::from(clip.sample_count);
                     new_size += size;
@@ -182,10 +188,12 @@ impl DecodeCache {
             let fits = u64::from(self.frame_top) + new_size <= u64::from(limits.capacity);
             let start = self.words.len();
             self.words.resize(start + clips.len(), NO_DECODE);
-            if chosen && !fits && !reset {
-                return false;
+            let unfit = unfit || jobs > u64::from(limits.max_x);
+            if chosen && !unfit {
+                needed += whole;
+                blocked |= !fits;
             }
-            if !(chosen && fits) || unfit || jobs > u64::from(limits.max_x) {
+            if !(chosen && fits) || unfit {
                 self.tables.push((p, start, self.words.len()));
                 continue;
             }
@@ -231,7 +239,7 @@ impl DecodeCache {
                 });
             }
         }
-        true
+        reset || !blocked || needed > u64::from(limits.capacity)
     }
 
     /// The base of clip `clip` of package `package` at `generation` if the cache holds it as

@@ -110,8 +110,8 @@ fn compressed_shared_assets_parity() {
 /// on both sides (u = 0): the GPU's local translations and scales must then be the CPU decoder's
 /// dequantised values bit for bit, and rotations the same unit quaternion: when each instance
 /// decodes its own samples; when a frame decodes every clip into the decode cache (each is
-/// sampled at every sample) and the next reads them from it; after the package is replaced; and
-/// when two packages take turns in a cache with room for one.
+/// sampled at every sample) and the next reads them from it; after the package is replaced; when
+/// two packages take turns in a cache with room for one; and when both are in every frame.
 #[test]
 fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
     let Some(ctx) = common::gpu() else { return };
@@ -199,6 +199,29 @@ fn dequantised_values_are_bit_exact_at_sample_times_cached_or_not() {
         (ids[0], (0, clips)),
     ] {
         assert_eq!(frame(&mut runtime, id), expected);
+    }
+    // Both in one frame, room for one: the first is read from the cache frame after frame and
+    // the second decodes per instance, rather than the cache starting over every frame.
+    let both = Capacities::for_packages(&[&package], 2 * instances.len() as u32);
+    let mut runtime = Runtime::with_options(&ctx, both, options(Decode::Auto)).unwrap();
+    let ids = [
+        runtime.add_package(&package).unwrap(),
+        runtime.add_package(&package).unwrap(),
+    ];
+    for expected in [(clips, 0), (0, clips), (0, clips)] {
+        let batches = ids.map(|package| Batch {
+            package,
+            skeleton: 0,
+            skin: None,
+            instances: &instances,
+        });
+        let report = runtime.frame(&batches).unwrap();
+        runtime.finish().unwrap();
+        for out in runtime.readback().unwrap() {
+            let (exact, worst_angle) = compare_to_decoder(&package, &programs, &out.locals);
+            assert!(exact > 0 && worst_angle < 1e-6, "{worst_angle}");
+        }
+        assert_eq!((report.decoded_clips, report.cached_clips), expected);
     }
 }
 
