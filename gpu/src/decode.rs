@@ -1,6 +1,6 @@
-//! The decode cache (docs/gpu.md, "The decode cache"): which compressed clips a frame decodes
-//! once into the frame's decode cache before the pose pass, rather than each instance sampling
-//! them decoding its own pair of samples (decode.wgsl).
+//! The decode cache (docs/gpu.md, "The decode cache"): which compressed clips are decoded once
+//! into a cache the frames keep, before the pose pass, rather than each instance sampling them
+//! decoding its own pair of samples (decode.wgsl).
 //!
 //! Per frame, each package the frame uses gets its decode table: per clip its base in the cache
 //! or `NO_DECODE`, then the jobs of the package's decode dispatch (clip, decode list). A package
@@ -9,14 +9,14 @@
 //! (lavapipe runs both sides of a branch, so a kernel holding both would pay for both).
 //!
 //! The cache keeps what earlier frames decoded: a clip stays in it, at its base, until the cache
-//! is full and starts over, or its package is replaced. A steady crowd's frames decode nothing;
-//! a frame decodes only the clips it samples that the cache lacks. Under [`Decode::Auto`] a
-//! package is read from the cache when decoding the clips it lacks is no more work than its
-//! instances decoding their own samples (two per `Sample` op) over [`HORIZON_FRAMES`] frames.
+//! starts over ([`DecodeCache::plan`]) or its package is replaced. A steady crowd's frames decode
+//! nothing; a frame decodes only the clips it samples that the cache lacks. Under
+//! [`Decode::Auto`] a package is read from the cache when decoding the clips it lacks is no more
+//! work than its instances decoding their own samples (two per `Sample` op) over
+//! [`HORIZON_FRAMES`] frames.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde::Serialize;
 use throng_cpu_ref::Clip;
 use throng_shaders::prelude::WORKGROUP;
 use throng_shaders::{DecodeParams, NO_DECODE};
@@ -25,8 +25,7 @@ use crate::plan::Plan;
 use crate::resident::ResidentPackage;
 
 /// Whether frames read compressed clips from the decode cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Decode {
     /// A package's sampled compressed clips are read from the cache when decoding the ones it
     /// lacks is no more work than the instances decoding their own over [`HORIZON_FRAMES`]
