@@ -39,24 +39,39 @@ fn compressed_character_parity_with_every_profile() {
         Path::Specialised(Mapping::Thread),
         Path::Specialised(Mapping::Workgroup),
     ] {
-        // Each instance decoding its own samples, and the frame decoding them into the cache.
-        for decode in [Decode::Never, Decode::Auto] {
-            let options = parity::Options {
-                seed: 5,
-                instances: 16,
-                binding_limit: None,
-                path,
-                decode,
-            };
-            let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
-            let cached = run.frame.decoded_clips + run.frame.cached_clips;
-            assert_eq!(cached > 0, decode == Decode::Auto);
-            let report = parity::compare(&run, path);
-            println!("{decode:?}: {report}");
+        for report in parity_cached_or_not(&ctx, &under_test, (5, 16), path) {
             assert_eq!(report.batches.len(), 3);
-            assert!(report.pass, "{report}");
         }
     }
+}
+
+/// Parity of `under_test` (`seed`, `instances` per skeleton) on `path`, each instance decoding
+/// its own samples and then the frames reading them from the decode cache (which they must use):
+/// both reports, each passing.
+fn parity_cached_or_not(
+    ctx: &throng_gpu::GpuContext,
+    under_test: &[PackageUnderTest],
+    (seed, instances): (u64, u32),
+    path: Path,
+) -> Vec<parity::ParityReport> {
+    let mut reports = Vec::new();
+    for decode in [Decode::Never, Decode::Auto] {
+        let options = parity::Options {
+            seed,
+            instances,
+            binding_limit: None,
+            path,
+            decode,
+        };
+        let run = parity::evaluate(ctx, under_test, &options).unwrap();
+        let cached = run.frame.decoded_clips + run.frame.cached_clips;
+        assert_eq!(cached > 0, decode == Decode::Auto);
+        let report = parity::compare(&run, path);
+        println!("{decode:?}: {report}");
+        assert!(report.pass, "{report}");
+        reports.push(report);
+    }
+    reports
 }
 
 #[test]
@@ -89,21 +104,7 @@ fn compressed_shared_assets_parity() {
         .map(|(name, package)| PackageUnderTest { name, package })
         .collect();
     let path = Path::Specialised(Mapping::for_adapter(ctx.adapter.software));
-    for decode in [Decode::Never, Decode::Auto] {
-        let options = parity::Options {
-            seed: 13,
-            instances: 8,
-            binding_limit: None,
-            path,
-            decode,
-        };
-        let run = parity::evaluate(&ctx, &under_test, &options).unwrap();
-        let cached = run.frame.decoded_clips + run.frame.cached_clips;
-        assert_eq!(cached > 0, decode == Decode::Auto);
-        let report = parity::compare(&run, path);
-        println!("{decode:?}: {report}");
-        assert!(report.pass, "{report}");
-    }
+    parity_cached_or_not(&ctx, &under_test, (13, 8), path);
 }
 
 /// The character's clips retimed to 1 Hz (same samples), so that time `i` is exactly sample `i`
