@@ -214,6 +214,7 @@ fn decode_pair_at(c: &CompressedClip, a: u32, at: &PairAt) -> Option<(Components
 }
 
 /// [`decode_pair_at`] with sub-track `a`'s range words already read.
+#[inline(always)]
 fn pair_with(
     c: &CompressedClip,
     words: &[u32; RANGE_WORDS],
