@@ -39,6 +39,13 @@ pub fn window(words: &[u32], pos: u64) -> u128 {
             w.copied().unwrap_or(0)
         }),
     };
+    window_of(four, pos)
+}
+
+/// The bits of the four words `four` from bit `pos % 32` of the first on ([`window`] of the
+/// words `pos` lies in).
+#[inline]
+pub fn window_of(four: [u32; 4], pos: u64) -> u128 {
     let [a, b, c, d] = four.map(u128::from);
     (a | b << 32 | c << 64 | d << 96) >> (pos % 32)
 }

@@ -152,10 +152,13 @@ fn k_in_segment(c: &CompressedClip, at: &SampleAt, h: &Header) -> Option<[u32; 3
     let [wx, wy, wz] = h.widths;
     let bits = h.sample_bits();
     let pos = at.data + u64::from(h.offset) + u64::from(at.local) * u64::from(bits);
-    if bits > 0 && pos + u64::from(bits) > c.words.len() as u64 * 32 {
-        return None;
-    }
-    let window = bits::window(&c.words, pos);
+    let word = usize::try_from(pos / 32).ok()?;
+    let window = match c.words.get(word..word.saturating_add(4)) {
+        // The sample's bits (at most 31 + 93 from the word's start) lie in these four words.
+        Some(&[a, b, c, d]) => bits::window_of([a, b, c, d], pos),
+        _ if bits > 0 && pos + u64::from(bits) > c.words.len() as u64 * 32 => return None,
+        _ => bits::window(&c.words, pos),
+    };
     let mask = |n: u32| ((1u64 << n) - 1) as u32;
     // x and y end by bit 62 (widths are below 32): cut from the low 64 bits.
     let low = window as u64;
