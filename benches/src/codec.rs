@@ -10,6 +10,7 @@ use serde::Serialize;
 use throng_cpu_ref::Package;
 use throng_gpu::{Decode, GpuContext};
 
+use crate::gpu::GpuFrame;
 use crate::timing::{measure, median, ms_since};
 use throng_fixtures::BenchShape;
 
@@ -72,6 +73,14 @@ pub struct Encoding {
     /// Bytes of the decode cache in use in the measured frames (docs/gpu.md, "The decode
     /// cache"); `None` without a GPU.
     pub decode_cache_bytes: Option<u64>,
+    /// The decode pass of the warm-up frames, ms, and the samples (vec4s) it decoded: what a
+    /// frame pays once when the subject's clips enter the cache (0 in rows after the subject's
+    /// first, whose runtime already holds them); `None` without timestamps.
+    pub gpu_fill_decode_ms: Option<f64>,
+    pub fill_decoded_samples: Option<u64>,
+    /// True when every measured GPU frame ran specialised pipelines only (no interpreter
+    /// dispatch); `None` without a GPU.
+    pub specialised: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -171,7 +180,8 @@ pub fn run(
                         why: "an encoding was not measured".into(),
                     })?;
                 if let Some(direct) = runtimes.as_mut().map(|r| &mut r[2]) {
-                    let (wall, frames) = measure_gpu(&pair.compressed, &mut set, direct, options)?;
+                    let (wall, frames, _) =
+                        measure_gpu(&pair.compressed, &mut set, direct, options)?;
                     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
                     compressed.gpu_direct_ms = Some(match timestamps {
                         true => median(frames.iter().map(|f| f.times.pose_ms)),
@@ -232,14 +242,26 @@ fn measure_encoding(
         gpu_direct_ms: None,
         gpu_decode_ms: None,
         decode_cache_bytes: None,
+        gpu_fill_decode_ms: None,
+        fill_decoded_samples: None,
+        specialised: None,
     };
     let Some(gpu) = gpu else { return Ok(encoding) };
-    let (wall, frames) = measure_gpu(subject, set, gpu, options)?;
+    let (wall, frames, warm_up) = measure_gpu(subject, set, gpu, options)?;
     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
+    encoding.gpu_fill_decode_ms =
+        timestamps.then(|| warm_up.iter().map(|f| f.times.decode_ms).sum());
+    encoding.fill_decoded_samples = timestamps.then(|| {
+        warm_up
+            .iter()
+            .map(|f| u64::from(f.report.decoded_samples))
+            .sum()
+    });
     encoding.resident_bytes = Some(gpu.resident_bytes());
+    encoding.specialised = Some(frames.iter().all(|f| f.report.interpreter_dispatches == 0));
     encoding.gpu_pose_ms = Some(wall);
     encoding.gpu_ns_per_joint = Some(per_joint(wall));
-    let pass = |f: &crate::gpu::GpuFrame| f.times.decode_ms + f.times.pose_ms;
+    let pass = |f: &GpuFrame| f.times.decode_ms + f.times.pose_ms;
     encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(pass)));
     encoding.gpu_decode_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.decode_ms)));
     encoding.decode_cache_bytes = (frames.iter())
@@ -249,15 +271,16 @@ fn measure_encoding(
 }
 
 /// GPU pose-only frames of `set` (after two warm-up frames and the pipelines): the median wall
-/// time, ms, and the frames.
+/// time, ms, the frames, and the warm-up frames.
 fn measure_gpu(
     subject: &Subject,
     set: &mut throng_fixtures::ProgramSet,
     gpu: &mut GpuCrowd,
     options: &Options,
-) -> Result<(f64, Vec<crate::gpu::GpuFrame>), BenchError> {
+) -> Result<(f64, Vec<GpuFrame>, Vec<GpuFrame>), BenchError> {
+    let mut warm_up = Vec::with_capacity(2);
     for _ in 0..2 {
-        gpu.frame(subject, &set.programs, false)?;
+        warm_up.push(gpu.frame(subject, &set.programs, false)?);
         gpu.wait_for_pipelines()?;
     }
     let frames = measure(options.frames, options.budget_ms, |f| {
@@ -265,7 +288,7 @@ fn measure_gpu(
         let frame = gpu.frame(subject, &set.programs, false)?;
         Ok::<_, BenchError>((frame.wall_ms, frame))
     })?;
-    Ok((median(frames.iter().map(|f| f.wall_ms)), frames))
+    Ok((median(frames.iter().map(|f| f.wall_ms)), frames, warm_up))
 }
 
 /// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track

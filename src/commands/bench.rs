@@ -180,8 +180,14 @@ fn codec_progress(r: &CodecRow) {
             .or(e.gpu_pose_ms)
             .map_or("-".into(), |ms| format!("{ms:.3} ms"))
     };
+    let fill = match (b.gpu_fill_decode_ms, b.fill_decoded_samples) {
+        (Some(ms), Some(samples)) if samples > 0 => {
+            format!("; filling the decode cache: {ms:.3} ms for {samples} samples")
+        }
+        _ => String::new(),
+    };
     eprintln!(
-        "measured codec {} / {} × {}: CPU {:.2} / {:.2} ms, GPU {} / {} (reference / compressed)",
+        "measured codec {} / {} × {}: CPU {:.2} / {:.2} ms, GPU {} / {} (reference / compressed){fill}",
         r.subject,
         r.shape.label(),
         r.instances,
