@@ -15,22 +15,12 @@
 //! `cargo run --release -p throng-cook --example codec_sweep -- --rates 60,24
 //! --thresholds 0.01,0.02,0.04 FILE.glb...`
 
-use throng_cook::codec::{encode_clip, measure};
+use throng_cook::codec::{encode_clip, measure, percentile};
 use throng_cook::package::payload_bytes;
 use throng_cook::profile::{CodecSettings, IMPORTANT_JOINTS};
 use throng_cook::report::{rest_extent, RAW_JOINT_SAMPLE_BYTES};
 use throng_cook::{cook, import_file, Profile};
 use throng_cpu_ref::SubTrackKind;
-
-/// The 99th percentile (nearest rank) of `values`.
-fn p99(values: &mut [f32]) -> f32 {
-    values.sort_by(f32::total_cmp);
-    values
-        .get((values.len() as f64 * 0.99).ceil() as usize)
-        .or(values.last())
-        .copied()
-        .unwrap_or(0.0)
-}
 
 fn list(arg: Option<&String>, what: &str) -> Result<Vec<f32>, String> {
     let arg = arg.ok_or(format!("{what} needs a comma-separated list"))?;
@@ -94,7 +84,8 @@ fn run() -> Result<(), String> {
             let mut errors = Vec::new();
             for package in &cooked {
                 for clip in &package.clips {
-                    let skeleton = &package.skeletons[clip.skeleton as usize];
+                    let skeleton = (package.skeletons.get(clip.skeleton as usize))
+                        .ok_or(format!("clip {}: no skeleton {}", clip.name, clip.skeleton))?;
                     let (settings, _) = settings.for_extent(rest_extent(skeleton));
                     let encoded = encode_clip(clip, skeleton, &settings)
                         .map_err(|e| format!("clip {}: {e}", clip.name))?;
@@ -117,7 +108,7 @@ fn run() -> Result<(), String> {
                 "| {rate} | {threshold} | {:.2} | {:.2} | {max:.4} | {:.4} | {share:.2} % |",
                 raw as f64 / bytes.max(1) as f64,
                 bytes as f64 / animated_samples.max(1) as f64,
-                p99(&mut errors),
+                percentile(&mut errors, 0.99),
             );
         }
     }

@@ -21,7 +21,7 @@ use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, MAX_WORDS, SEGMENT_L
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use bytes::codec_bytes;
-pub use measure::{measure, Fidelity};
+pub use measure::{measure, percentile, Fidelity};
 pub use search::DESCENDANT_SHARE;
 
 use crate::package::payload_bytes;
@@ -31,7 +31,6 @@ use crate::report::{
     RAW_JOINT_SAMPLE_BYTES,
 };
 use crate::Profile;
-use measure::percentile;
 use search::{Problem, Track};
 
 /// Why a clip could not be compressed.
