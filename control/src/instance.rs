@@ -329,6 +329,9 @@ pub struct Scratch {
     pub(crate) laps: [f64; MAX_SYNC_GROUPS],
     /// The compiler's sample lists ([`crate::program::LIST`] each, two).
     pub(crate) lists: Vec<FrozenSample>,
+    /// The base region's weighted player steps of this tick, in advance order (at most one per
+    /// slot).
+    pub(crate) motions: Vec<crate::tick::motion::PendingMotion>,
 }
 
 impl Controller {
@@ -428,6 +431,7 @@ impl Controller {
             follower: vec![false; n],
             laps: [0.0; MAX_SYNC_GROUPS],
             lists: vec![FrozenSample::default(); 2 * crate::program::LIST],
+            motions: Vec::with_capacity(self.banks.first().map_or(0, |b| 2 * b.1)),
         }
     }
 

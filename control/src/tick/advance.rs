@@ -1,10 +1,10 @@
 //! Steps 5 and 6 of the tick (see [`crate::instance`]): advance every live player once (sync
-//! leaders and unsynced players first, then followers), deliver events, and blend the base
-//! region's root motion.
+//! leaders and unsynced players first, then followers), deliver events, and then blend the base
+//! region's root motion from the steps of its weighted players.
 
 use crate::events::{deliver, Stamp};
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
-use crate::tick::motion::MotionSum;
+use crate::tick::motion::{MotionSum, PendingMotion};
 use crate::tree::MAX_SYNC_GROUPS;
 
 impl Controller {
@@ -19,22 +19,33 @@ impl Controller {
     ) -> Result<(), TickError> {
         let mut motion = MotionSum::default();
         scratch.laps = [0.0; MAX_SYNC_GROUPS];
+        scratch.motions.clear();
         for r in 0..s.regions.len() {
-            self.advance_region(s, scratch, r, false, tick, out, &mut motion)?;
+            self.advance_region(s, scratch, r, false, tick, out)?;
         }
         // Followers are players of states in sync groups.
         for &r in &self.sync_regions {
-            self.advance_region(s, scratch, r, true, tick, out, &mut motion)?;
+            self.advance_region(s, scratch, r, true, tick, out)?;
+        }
+        // The base region's root motion, blended once every player has advanced: each player's
+        // is a chain of dependent divisions and square roots (sampling, delta, twist), and
+        // chains placed back to back overlap in the CPU where, interleaved with the advance, they
+        // did not (measured: the tick of 10 000 instances about 4 % faster).
+        for m in &scratch.motions {
+            let last = &mut s.root_samples[m.slot];
+            motion.add(m.weight, || {
+                self.player_motion(&m.step, m.clip, m.policy, last)
+            });
         }
         out.root_motion = motion.finish();
         Ok(())
     }
 
     /// Advances region `r`'s live players that are followers (or, with `followers` false, the
-    /// others), in player order: delivers their events (not a follower's) and adds base-region
-    /// players' root motion to `motion`.
-    // Inlined: it runs for every region of every instance, and its prologue and seven
-    // arguments cost about 40 instructions a call (callgrind).
+    /// others), in player order: delivers their events (not a follower's) and lists the steps of
+    /// weighted base-region players in `scratch.motions`.
+    // Inlined: it runs for every region of every instance, and its prologue and six arguments
+    // cost about 40 instructions a call (callgrind).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn advance_region(
@@ -45,7 +56,6 @@ impl Controller {
         followers: bool,
         tick: u64,
         out: &mut TickOutput,
-        motion: &mut MotionSum,
     ) -> Result<(), TickError> {
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
@@ -83,9 +93,14 @@ impl Controller {
                     };
                     deliver(&step, &self.tracks[clip as usize], stamp, &mut out.events)?;
                 }
-                if r == 0 {
-                    let last = &mut s.root_samples[k];
-                    motion.add(w, || self.player_motion(&step, clip, st.root_motion, last));
+                if r == 0 && w > 0.0 {
+                    scratch.motions.push(PendingMotion {
+                        step,
+                        clip,
+                        policy: st.root_motion,
+                        slot: k,
+                        weight: w,
+                    });
                 }
             }
         }

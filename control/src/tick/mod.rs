@@ -4,6 +4,6 @@
 
 mod advance;
 mod fade;
-mod motion;
+pub(crate) mod motion;
 mod select;
 mod sync;

@@ -44,6 +44,16 @@ impl Controller {
     }
 }
 
+/// A base-region player's step whose root motion the tick blends after advancing every player.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingMotion {
+    pub step: Step,
+    pub clip: u32,
+    pub policy: RootMotionUse,
+    pub slot: usize,
+    pub weight: f32,
+}
+
 /// Weighted blend of per-player root motions: translation the weighted mean, rotation the
 /// normalised weighted sum aligned to the first one's hemisphere (as the pose Blend op does),
 /// over the live players of the base region; frozen poses do not move.
