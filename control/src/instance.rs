@@ -431,7 +431,7 @@ impl Controller {
             follower: vec![false; n],
             laps: [0.0; MAX_SYNC_GROUPS],
             lists: vec![FrozenSample::default(); 2 * crate::program::LIST],
-            motions: Vec::with_capacity(self.banks.first().map_or(0, |b| 2 * b.1)),
+            motions: Vec::with_capacity(self.pending_motions()),
         }
     }
 
@@ -487,6 +487,19 @@ impl Controller {
         scratch: &mut Scratch,
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
+        self.tick_steps(s, scratch, out)?;
+        out.root_motion = self.root_motion(s, &scratch.motions);
+        Ok(())
+    }
+
+    /// [`Controller::tick`] but for its root motion, which it leaves identity: after a
+    /// successful tick, `scratch.motions` lists the steps [`Controller::root_motion`] blends.
+    pub(crate) fn tick_steps(
+        &self,
+        s: &mut InstanceState,
+        scratch: &mut Scratch,
+        out: &mut TickOutput,
+    ) -> Result<(), TickError> {
         out.clear();
         scratch.undo.begin(s);
         let result = self.tick_in_place(s, scratch, out);
@@ -536,6 +549,11 @@ impl Controller {
         }
         s.tick = tick;
         Ok(())
+    }
+
+    /// Most base-region steps one tick lists for its root motion: one per player slot.
+    pub(crate) fn pending_motions(&self) -> usize {
+        self.banks.first().map_or(0, |&(_, slots)| 2 * slots)
     }
 
     /// Players of region `r`: `(first slot of bank 0, slots per bank)`.

@@ -1,10 +1,11 @@
 //! Steps 5 and 6 of the tick (see [`crate::instance`]): advance every live player once (sync
-//! leaders and unsynced players first, then followers), deliver events, and then blend the base
-//! region's root motion from the steps of its weighted players.
+//! leaders and unsynced players first, then followers), deliver events, and list the steps of the
+//! base region's weighted players, whose root motion [`Controller::root_motion`] then blends
+//! (after the tick, or for a crowd after its chunk: see `crate::crowd`).
 
 use crate::events::{deliver, Stamp};
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
-use crate::tick::motion::{MotionSum, PendingMotion};
+use crate::tick::motion::PendingMotion;
 use crate::tree::MAX_SYNC_GROUPS;
 
 impl Controller {
@@ -17,7 +18,6 @@ impl Controller {
         tick: u64,
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
-        let mut motion = MotionSum::default();
         scratch.laps = [0.0; MAX_SYNC_GROUPS];
         scratch.motions.clear();
         for r in 0..s.regions.len() {
@@ -27,17 +27,6 @@ impl Controller {
         for &r in &self.sync_regions {
             self.advance_region(s, scratch, r, true, tick, out)?;
         }
-        // The base region's root motion, blended once every player has advanced: each player's
-        // is a chain of dependent divisions and square roots (sampling, delta, twist), and
-        // chains placed back to back overlap in the CPU where, interleaved with the advance, they
-        // did not (measured: the tick of 10 000 instances about 4 % faster).
-        for m in &scratch.motions {
-            let last = &mut s.root_samples[m.slot];
-            motion.add(m.weight, || {
-                self.player_motion(&m.step, m.clip, m.policy, last)
-            });
-        }
-        out.root_motion = motion.finish();
         Ok(())
     }
 

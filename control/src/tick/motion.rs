@@ -3,12 +3,26 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::instance::Controller;
+use crate::instance::{Controller, InstanceState};
 use crate::player::Step;
 use crate::root_motion::{step_motion_from, LastSample, Motion, IDENTITY};
 use crate::tree::RootMotionUse;
 
 impl Controller {
+    /// The root motion of a tick: the weighted blend of the `pending` steps of the base region's
+    /// players (as the tick listed them, in player order), each slot's last trajectory sample
+    /// taken from and left in `s`.
+    pub(crate) fn root_motion(&self, s: &mut InstanceState, pending: &[PendingMotion]) -> Motion {
+        let mut motion = MotionSum::default();
+        for m in pending {
+            let last = &mut s.root_samples[m.slot];
+            motion.add(m.weight, || {
+                self.player_motion(&m.step, m.clip, m.policy, last)
+            });
+        }
+        motion.finish()
+    }
+
     /// One player's root motion this step under `policy`; identity without a trajectory.
     /// `last` is its slot's last trajectory sample.
     pub(crate) fn player_motion(
