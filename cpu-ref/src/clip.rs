@@ -377,6 +377,27 @@ pub fn root_motion_affine(clip: &Clip, time: f32) -> Affine3A {
 mod tests {
     use super::*;
 
+    #[test]
+    fn f64_to_f32_converts_as_as_does_bit_for_bit() {
+        let edges = [
+            0.0,
+            -0.0,
+            1.0 / 3.0,
+            1e-40,
+            -1e40,
+            f64::MAX,
+            f64::INFINITY,
+            0.1 + 0.2,
+        ];
+        for x in edges
+            .into_iter()
+            .chain((0..1000).map(|i| i as f64 * 0.0137 - 5.0))
+        {
+            assert_eq!(f64_to_f32(x).to_bits(), (x as f32).to_bits(), "{x}");
+        }
+        assert!(f64_to_f32(f64::NAN).is_nan());
+    }
+
     /// Three samples at 10 Hz (0, 0.1, 0.2 s), no sub-tracks needed for the trajectory.
     fn clip(root_motion: Option<RootMotion>) -> Clip {
         Clip {
