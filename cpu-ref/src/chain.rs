@@ -9,7 +9,7 @@
 
 use glam::Affine3A;
 
-use crate::clip::sample_joint;
+use crate::clip::sample_joints;
 use crate::interpreter::{additive_joint, blend_joint, override_joint, BLEND_EPSILON};
 use crate::program::{op, Assets, Program, ProgramError, ProgramLimits, NO_MASK};
 use crate::skeleton::Skeleton;
@@ -99,14 +99,18 @@ impl ChainEvaluator {
         };
         let joint_weight =
             |m: Option<&[f32]>, j: usize| m.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0));
+        if o.code == op::SAMPLE {
+            if let Some(clip) = assets.clips.get(o.a as usize) {
+                let d = at(o.dst, 0);
+                let out = &mut self.registers[d..d + n];
+                sample_joints(clip, skeleton, &self.chain, o.time, out);
+            }
+            return;
+        }
         for (k, &j) in self.chain.iter().enumerate() {
             let d = at(o.dst, k);
             self.registers[d] = match o.code {
                 op::REST => skeleton.rest[j],
-                op::SAMPLE => match assets.clips.get(o.a as usize) {
-                    Some(clip) => sample_joint(clip, skeleton, j, o.time),
-                    None => continue,
-                },
                 op::BLEND => {
                     let w = weights
                         .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))

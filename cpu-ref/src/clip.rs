@@ -308,16 +308,26 @@ impl Clip {
 /// (no cursor, no state). `local` should hold one entry per joint; joints past its end are not
 /// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
-    let b = clip.bracket(time);
     let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
+    sample_each(clip, time, joints.map(|(j, (out, rest))| (j, rest, out)));
+}
+
+/// Samples each `(joint, rest, out)` of `joints` at `time`: the bracket, and a compressed clip's
+/// segments, found once for them all.
+#[inline(always)]
+fn sample_each<'a>(
+    clip: &Clip,
+    time: f32,
+    joints: impl Iterator<Item = (usize, &'a Trs, &'a mut Trs)>,
+) {
+    let b = clip.bracket(time);
     match &clip.compressed {
-        // The bracket's segments are found once for the whole pose.
         Some(c) => {
             let at = codec::PairAt::new(c, b.i0, b.i1);
             let at = at.as_ref();
-            joints.for_each(|(j, (out, rest))| clip.compressed_joint(c, j, b, at, rest, out));
+            joints.for_each(|(j, rest, out)| clip.compressed_joint(c, j, b, at, rest, out));
         }
-        None => joints.for_each(|(j, (out, rest))| *out = clip.joint(j, b, rest)),
+        None => joints.for_each(|(j, rest, out)| *out = clip.joint(j, b, rest)),
     }
 }
 
@@ -326,6 +336,23 @@ pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs
 pub fn sample_joint(clip: &Clip, skeleton: &Skeleton, joint: usize, time: f32) -> Trs {
     let rest = skeleton.rest.get(joint).copied().unwrap_or_default();
     clip.joint(joint, clip.bracket(time), &rest)
+}
+
+/// [`sample_joint`] of each of `joints` into `out` (one each, in order; joints past `out`'s end
+/// are not written), the bracket and a compressed clip's segments found once for them all.
+pub fn sample_joints(
+    clip: &Clip,
+    skeleton: &Skeleton,
+    joints: &[usize],
+    time: f32,
+    out: &mut [Trs],
+) {
+    let rest = |j: usize| skeleton.rest.get(j).unwrap_or(&Trs::IDENTITY);
+    sample_each(
+        clip,
+        time,
+        joints.iter().zip(out).map(|(&j, o)| (j, rest(j), o)),
+    );
 }
 
 /// The trajectory `R(time)` of a clip with root motion, with the same bracketing and
