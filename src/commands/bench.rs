@@ -70,13 +70,6 @@ pub fn run(a: Args) -> Result<(), CliError> {
             Err(why) => skipped.push(why),
         }
     }
-    let gpu = match throng_gpu::GpuContext::new() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            eprintln!("note: {e}; measuring the CPU paths only");
-            None
-        }
-    };
     let options = Options {
         instances,
         frames: a.frames,
@@ -84,7 +77,23 @@ pub fn run(a: Args) -> Result<(), CliError> {
         mapping: a.mapping.map(Into::into),
         ..Options::default()
     };
+    // The control table first: CPU work only, measured before the GPU parts leave lavapipe or
+    // pipeline compiles running on the same cores.
+    let control = throng_bench::control::run(
+        &subjects[0],
+        &throng_bench::control::CONTROL_INSTANCES,
+        &options,
+        control_progress,
+    )?;
+    let gpu = match throng_gpu::GpuContext::new() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            eprintln!("note: {e}; measuring the CPU paths only");
+            None
+        }
+    };
     let mut report = throng_bench::run(&subjects, gpu.as_ref(), &options, progress)?;
+    report.control = control;
     report.codec = Codec {
         rows: throng_bench::codec::run(&pairs, gpu.as_ref(), &options, codec_progress)?,
         skipped,
@@ -92,12 +101,6 @@ pub fn run(a: Args) -> Result<(), CliError> {
     if let (Some(ctx), Some(&most)) = (gpu.as_ref(), options.instances.iter().max()) {
         report.lod = throng_bench::lod::run(ctx, &subjects[0], most, &options, lod_progress)?;
     }
-    report.control = throng_bench::control::run(
-        &subjects[0],
-        &throng_bench::control::CONTROL_INSTANCES,
-        &options,
-        control_progress,
-    )?;
     if let (true, Some(ctx)) = (a.crowd, gpu.as_ref()) {
         report.crowd = throng_bench::crowd::run(
             ctx,
