@@ -35,7 +35,6 @@ impl Controller {
     /// weighted base-region players in `scratch.motions`.
     // Inlined: it runs for every region of every instance, and its prologue and six arguments
     // cost about 40 instructions a call (callgrind).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn advance_region(
         &self,
