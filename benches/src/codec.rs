@@ -169,10 +169,16 @@ pub fn run(
             // Inertialization reads history, not clips: the encodings do not differ there.
             for &shape in options.shapes.iter().filter(|s| s.history_slots(1) == 0) {
                 let mut set = pair.reference.programs(shape, n);
+                // Both CPU figures first, back to back: GPU frames on lavapipe share these cores,
+                // and what they leave running would weigh on the CPU figure measured after them.
                 let mut measured = Vec::with_capacity(2);
+                for subject in encodings {
+                    measured.push(measure_cpu(subject, &mut set, options)?);
+                }
                 for (k, subject) in encodings.into_iter().enumerate() {
-                    let runtime = runtimes.as_mut().and_then(|r| r.get_mut(k));
-                    measured.push(measure_encoding(subject, &mut set, runtime, options)?);
+                    if let Some(runtime) = runtimes.as_mut().and_then(|r| r.get_mut(k)) {
+                        measure_gpu_into(&mut measured[k], subject, &mut set, runtime, options)?;
+                    }
                 }
                 let [reference, mut compressed]: [Encoding; 2] =
                     measured.try_into().map_err(|_| BenchError::Unusable {
@@ -205,22 +211,23 @@ pub fn run(
     Ok(rows)
 }
 
-/// One encoding's pose-only frames on the CPU (one thread) and on the GPU.
-fn measure_encoding(
+/// ns per joint of a frame of `ms` over the `set`'s instances of `subject`.
+fn per_joint(subject: &Subject, set: &throng_fixtures::ProgramSet, ms: f64) -> f64 {
+    let joint_count = (set.programs.len() * subject.joints()) as f64;
+    if joint_count > 0.0 {
+        ms * 1e6 / joint_count
+    } else {
+        0.0
+    }
+}
+
+/// One encoding's pose-only frames on the CPU (one thread); the GPU figures empty.
+fn measure_cpu(
     subject: &Subject,
     set: &mut throng_fixtures::ProgramSet,
-    gpu: Option<&mut GpuCrowd>,
     options: &Options,
 ) -> Result<Encoding, BenchError> {
     let n = set.programs.len();
-    let joint_count = (n * subject.joints()) as f64;
-    let per_joint = |ms: f64| {
-        if joint_count > 0.0 {
-            ms * 1e6 / joint_count
-        } else {
-            0.0
-        }
-    };
     let mut cpu = CpuCrowd::new(subject, n, 1, 0);
     let cpu_ms = measure(options.frames, options.budget_ms, |f| {
         set.advance(&subject.package, f);
@@ -230,11 +237,11 @@ fn measure_encoding(
         Ok::<_, BenchError>((ms, ms))
     })?;
     let cpu_pose_ms = median(cpu_ms);
-    let mut encoding = Encoding {
+    Ok(Encoding {
         clip_bytes: clip_bytes(subject),
         resident_bytes: None,
         cpu_pose_ms,
-        cpu_ns_per_joint: per_joint(cpu_pose_ms),
+        cpu_ns_per_joint: per_joint(subject, set, cpu_pose_ms),
         gpu_pose_ms: None,
         gpu_ns_per_joint: None,
         gpu_program_ms: None,
@@ -245,8 +252,17 @@ fn measure_encoding(
         gpu_fill_decode_ms: None,
         fill_decoded_samples: None,
         specialised: None,
-    };
-    let Some(gpu) = gpu else { return Ok(encoding) };
+    })
+}
+
+/// One encoding's pose-only frames on the GPU, into `encoding`'s GPU figures.
+fn measure_gpu_into(
+    encoding: &mut Encoding,
+    subject: &Subject,
+    set: &mut throng_fixtures::ProgramSet,
+    gpu: &mut GpuCrowd,
+    options: &Options,
+) -> Result<(), BenchError> {
     let (wall, frames, warm_up) = measure_gpu(subject, set, gpu, options)?;
     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
     encoding.gpu_fill_decode_ms =
@@ -260,14 +276,14 @@ fn measure_encoding(
     encoding.resident_bytes = Some(gpu.resident_bytes());
     encoding.specialised = Some(frames.iter().all(|f| f.report.interpreter_dispatches == 0));
     encoding.gpu_pose_ms = Some(wall);
-    encoding.gpu_ns_per_joint = Some(per_joint(wall));
+    encoding.gpu_ns_per_joint = Some(per_joint(subject, set, wall));
     let pass = |f: &GpuFrame| f.times.decode_ms + f.times.pose_ms;
     encoding.gpu_program_ms = timestamps.then(|| median(frames.iter().map(pass)));
     encoding.gpu_decode_ms = timestamps.then(|| median(frames.iter().map(|f| f.times.decode_ms)));
     encoding.decode_cache_bytes = (frames.iter())
         .map(|f| 16 * u64::from(f.report.decode_cache_samples))
         .max();
-    Ok(encoding)
+    Ok(())
 }
 
 /// GPU pose-only frames of `set` (after two warm-up frames and the pipelines): the median wall
