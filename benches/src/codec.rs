@@ -169,16 +169,13 @@ pub fn run(
             // Inertialization reads history, not clips: the encodings do not differ there.
             for &shape in options.shapes.iter().filter(|s| s.history_slots(1) == 0) {
                 let mut set = pair.reference.programs(shape, n);
-                // Both CPU figures first, back to back: GPU frames on lavapipe share these cores,
-                // and what they leave running would weigh on the CPU figure measured after them.
-                let mut measured = Vec::with_capacity(2);
-                for subject in encodings {
-                    measured.push(measure_cpu(subject, &mut set, options)?);
-                }
-                for (k, subject) in encodings.into_iter().enumerate() {
-                    if let Some(runtime) = runtimes.as_mut().and_then(|r| r.get_mut(k)) {
-                        measure_gpu_into(&mut measured[k], subject, &mut set, runtime, options)?;
-                    }
+                // Both CPU figures first, frame by frame in turn: GPU frames on lavapipe share
+                // these cores, and what they leave running would weigh on the CPU figure
+                // measured after them.
+                let mut measured = Vec::from(measure_cpu(encodings, &mut set, options)?);
+                if let Some([reference, compressed, _]) = runtimes.as_mut() {
+                    let gpus = [reference, compressed];
+                    measure_gpu_into(&mut measured, encodings, &mut set, gpus, options)?;
                 }
                 let [reference, mut compressed]: [Encoding; 2] =
                     measured.try_into().map_err(|_| BenchError::Unusable {
@@ -186,8 +183,7 @@ pub fn run(
                         why: "an encoding was not measured".into(),
                     })?;
                 if let Some(direct) = runtimes.as_mut().map(|r| &mut r[2]) {
-                    let (wall, frames, _) =
-                        measure_gpu(&pair.compressed, &mut set, direct, options)?;
+                    let (wall, frames) = measure_gpu(&pair.compressed, &mut set, direct, options)?;
                     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
                     compressed.gpu_direct_ms = Some(match timestamps {
                         true => median(frames.iter().map(|f| f.times.pose_ms)),
@@ -221,49 +217,89 @@ fn per_joint(subject: &Subject, set: &throng_fixtures::ProgramSet, ms: f64) -> f
     }
 }
 
-/// One encoding's pose-only frames on the CPU (one thread); the GPU figures empty.
+/// Both encodings' pose-only frames on the CPU (one thread), the GPU figures empty. Each frame
+/// times the two in turn, the first of them alternating, so a drift of the machine (its clock,
+/// other work on its cores) weighs on both medians alike rather than on whichever ran second.
 fn measure_cpu(
-    subject: &Subject,
+    encodings: [&Subject; 2],
     set: &mut throng_fixtures::ProgramSet,
     options: &Options,
-) -> Result<Encoding, BenchError> {
+) -> Result<[Encoding; 2], BenchError> {
     let n = set.programs.len();
-    let mut cpu = CpuCrowd::new(subject, n, 1, 0);
-    let cpu_ms = measure(options.frames, options.budget_ms, |f| {
-        set.advance(&subject.package, f);
-        let start = Instant::now();
-        cpu.frame(subject, &set.programs, false, false)?;
-        let ms = ms_since(start);
-        Ok::<_, BenchError>((ms, ms))
+    let mut crowds = encodings.map(|subject| CpuCrowd::new(subject, n, 1, 0));
+    let frames = measure(options.frames, options.budget_ms, |f| {
+        let mut ms = [0.0; 2];
+        for k in [f as usize % 2, 1 - f as usize % 2] {
+            let subject = encodings[k];
+            set.advance(&subject.package, f);
+            let start = Instant::now();
+            crowds[k].frame(subject, &set.programs, false, false)?;
+            ms[k] = ms_since(start);
+        }
+        Ok::<_, BenchError>((ms[0] + ms[1], ms))
     })?;
-    let cpu_pose_ms = median(cpu_ms);
-    Ok(Encoding {
-        clip_bytes: clip_bytes(subject),
-        resident_bytes: None,
-        cpu_pose_ms,
-        cpu_ns_per_joint: per_joint(subject, set, cpu_pose_ms),
-        gpu_pose_ms: None,
-        gpu_ns_per_joint: None,
-        gpu_program_ms: None,
-        gpu_fk_ms: None,
-        gpu_direct_ms: None,
-        gpu_decode_ms: None,
-        decode_cache_bytes: None,
-        gpu_fill_decode_ms: None,
-        fill_decoded_samples: None,
-        specialised: None,
-    })
+    Ok(std::array::from_fn(|k| {
+        let cpu_pose_ms = median(frames.iter().map(|ms| ms[k]));
+        Encoding {
+            clip_bytes: clip_bytes(encodings[k]),
+            resident_bytes: None,
+            cpu_pose_ms,
+            cpu_ns_per_joint: per_joint(encodings[k], set, cpu_pose_ms),
+            gpu_pose_ms: None,
+            gpu_ns_per_joint: None,
+            gpu_program_ms: None,
+            gpu_fk_ms: None,
+            gpu_direct_ms: None,
+            gpu_decode_ms: None,
+            decode_cache_bytes: None,
+            gpu_fill_decode_ms: None,
+            fill_decoded_samples: None,
+            specialised: None,
+        }
+    }))
 }
 
-/// One encoding's pose-only frames on the GPU, into `encoding`'s GPU figures.
+/// Both encodings' pose-only frames on the GPU, each frame timing the two in turn as
+/// [`measure_cpu`] does, into the `measured` encodings' GPU figures.
 fn measure_gpu_into(
-    encoding: &mut Encoding,
-    subject: &Subject,
+    measured: &mut [Encoding],
+    encodings: [&Subject; 2],
     set: &mut throng_fixtures::ProgramSet,
-    gpu: &mut GpuCrowd,
+    mut gpus: [&mut GpuCrowd; 2],
     options: &Options,
 ) -> Result<(), BenchError> {
-    let (wall, frames, warm_up) = measure_gpu(subject, set, gpu, options)?;
+    let mut warm_ups = Vec::with_capacity(2);
+    for (subject, gpu) in encodings.into_iter().zip(gpus.iter_mut()) {
+        warm_ups.push(warm_up(subject, set, gpu)?);
+    }
+    let mut frames = [Vec::new(), Vec::new()];
+    measure(options.frames, options.budget_ms, |f| {
+        let mut ms = 0.0;
+        for k in [f as usize % 2, 1 - f as usize % 2] {
+            set.advance(&encodings[k].package, f);
+            let frame = gpus[k].frame(encodings[k], &set.programs, false)?;
+            ms += frame.wall_ms;
+            frames[k].push(frame);
+        }
+        Ok::<_, BenchError>((ms, ()))
+    })?;
+    let figures = measured.iter_mut().zip(encodings).zip(gpus);
+    for (((encoding, subject), gpu), (frames, warm_up)) in figures.zip(frames.iter().zip(&warm_ups))
+    {
+        gpu_figures(encoding, subject, set, gpu, frames, warm_up);
+    }
+    Ok(())
+}
+
+/// `encoding`'s GPU figures from its timed `frames` and `warm_up` frames on `gpu`.
+fn gpu_figures(
+    encoding: &mut Encoding,
+    subject: &Subject,
+    set: &throng_fixtures::ProgramSet,
+    gpu: &GpuCrowd,
+    frames: &[GpuFrame],
+    warm_up: &[GpuFrame],
+) {
     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
     encoding.gpu_fill_decode_ms =
         timestamps.then(|| warm_up.iter().map(|f| f.times.decode_ms).sum());
@@ -273,6 +309,7 @@ fn measure_gpu_into(
             .map(|f| u64::from(f.report.decoded_samples))
             .sum()
     });
+    let wall = median(frames.iter().map(|f| f.wall_ms));
     encoding.resident_bytes = Some(gpu.resident_bytes());
     encoding.specialised = Some(frames.iter().all(|f| f.report.interpreter_dispatches == 0));
     encoding.gpu_pose_ms = Some(wall);
@@ -283,28 +320,37 @@ fn measure_gpu_into(
     encoding.decode_cache_bytes = (frames.iter())
         .map(|f| 16 * u64::from(f.report.decode_cache_samples))
         .max();
-    Ok(())
 }
 
-/// GPU pose-only frames of `set` (after two warm-up frames and the pipelines): the median wall
-/// time, ms, the frames, and the warm-up frames.
+/// Two warm-up frames of `set` on `gpu`, each followed by waiting for the pipelines it asked
+/// for, so the timed frames measure the steady state.
+fn warm_up(
+    subject: &Subject,
+    set: &throng_fixtures::ProgramSet,
+    gpu: &mut GpuCrowd,
+) -> Result<Vec<GpuFrame>, BenchError> {
+    let mut frames = Vec::with_capacity(2);
+    for _ in 0..2 {
+        frames.push(gpu.frame(subject, &set.programs, false)?);
+        gpu.wait_for_pipelines()?;
+    }
+    Ok(frames)
+}
+
+/// GPU pose-only frames of `set` (after [`warm_up`]): the median wall time, ms, and the frames.
 fn measure_gpu(
     subject: &Subject,
     set: &mut throng_fixtures::ProgramSet,
     gpu: &mut GpuCrowd,
     options: &Options,
-) -> Result<(f64, Vec<GpuFrame>, Vec<GpuFrame>), BenchError> {
-    let mut warm_up = Vec::with_capacity(2);
-    for _ in 0..2 {
-        warm_up.push(gpu.frame(subject, &set.programs, false)?);
-        gpu.wait_for_pipelines()?;
-    }
+) -> Result<(f64, Vec<GpuFrame>), BenchError> {
+    warm_up(subject, set, gpu)?;
     let frames = measure(options.frames, options.budget_ms, |f| {
         set.advance(&subject.package, f);
         let frame = gpu.frame(subject, &set.programs, false)?;
         Ok::<_, BenchError>((frame.wall_ms, frame))
     })?;
-    Ok((median(frames.iter().map(|f| f.wall_ms)), frames, warm_up))
+    Ok((median(frames.iter().map(|f| f.wall_ms)), frames))
 }
 
 /// The subject's clips as `throng_gpu` holds them resident (docs/gpu.md): 16 B of sub-track
