@@ -229,7 +229,7 @@ fn measure_cpu(
     let mut crowds = encodings.map(|subject| CpuCrowd::new(subject, n, 1, 0));
     let frames = measure(options.frames, options.budget_ms, |f| {
         let mut ms = [0.0; 2];
-        for k in [f as usize % 2, 1 - f as usize % 2] {
+        for k in in_turn(f) {
             let subject = encodings[k];
             set.advance(&subject.package, f);
             let start = Instant::now();
@@ -259,6 +259,12 @@ fn measure_cpu(
     }))
 }
 
+/// The order frame `f` runs the two encodings in: alternating which goes first.
+fn in_turn(f: u32) -> [usize; 2] {
+    let first = f as usize % 2;
+    [first, 1 - first]
+}
+
 /// Both encodings' pose-only frames on the GPU, each frame timing the two in turn as
 /// [`measure_cpu`] does, into the `measured` encodings' GPU figures.
 fn measure_gpu_into(
@@ -275,11 +281,14 @@ fn measure_gpu_into(
     let mut frames = [Vec::new(), Vec::new()];
     measure(options.frames, options.budget_ms, |f| {
         let mut ms = 0.0;
-        for k in [f as usize % 2, 1 - f as usize % 2] {
+        for k in in_turn(f) {
             set.advance(&encodings[k].package, f);
             let frame = gpus[k].frame(encodings[k], &set.programs, false)?;
             ms += frame.wall_ms;
-            frames[k].push(frame);
+            // Frame 0 is `measure`'s untimed warm-up.
+            if f > 0 {
+                frames[k].push(frame);
+            }
         }
         Ok::<_, BenchError>((ms, ()))
     })?;
