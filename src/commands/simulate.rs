@@ -114,8 +114,9 @@ fn text(path: &std::path::Path) -> Result<String, CliError> {
 pub fn run(mut args: Args) -> Result<(), CliError> {
     let replay = match &args.replay {
         Some(path) => {
+            // A format error names the file itself.
             let r = Recording::parse(&text(path)?, &path.display().to_string())
-                .map_err(|e| replay_error(path, e))?;
+                .map_err(|e| control(format!("replay: {e}")))?;
             (args.ticks, args.rate) = (r.ticks, r.rate);
             (args.skeleton, args.event_capacity) = (r.skeleton, r.event_capacity);
             Some((path.clone(), r))
