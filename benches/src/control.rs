@@ -21,6 +21,11 @@ pub const CONTROL_INSTANCES: [usize; 3] = [1_000, 10_000, 100_000];
 const POSE_INSTANCES: usize = 1_000;
 /// Control ticks per second.
 const TICK_HZ: f64 = 30.0;
+/// Untimed ticks before each row's timed ones, ms: a crowd's first ticks run cold, and the
+/// pool's first ticks after the one-thread row often ran at one thread's speed (its two
+/// threads woken onto one core; docs/benchmark.md, "In cache and out"), where `measure`'s one
+/// warm-up tick left them in the medians.
+const WARM_UP_MS: f64 = 100.0;
 
 /// One row of the control table.
 #[derive(Clone, Debug, Serialize)]
@@ -67,21 +72,16 @@ pub fn run(
     let mut rows = Vec::new();
     for &n in counts {
         let mut crowd = Crowd::new(&ctl, n).map_err(|e| unusable(e.to_string()))?;
+        let mut tick = 0;
         for threads in [1, rayon::current_num_threads()] {
-            let mut tick = 0;
+            let pool = (threads == 1).then_some(&one);
+            let warm_up = Instant::now();
+            while ms_since(warm_up) < WARM_UP_MS {
+                tick_once(&ctl, &mut crowd, pool, &mut tick)?;
+            }
             let ticks = measure(options.frames, options.budget_ms, |_| {
-                set_inputs(&ctl, &mut crowd, tick)?;
-                tick += 1;
-                let start = Instant::now();
-                match threads {
-                    1 => one.install(|| crowd.tick(&ctl)),
-                    _ => crowd.tick(&ctl),
-                }
-                let ms = ms_since(start);
-                match crowd.failures().next() {
-                    Some((id, e)) => Err(unusable(format!("instance {id}'s tick: {e}"))),
-                    None => Ok((ms, ms)),
-                }
+                let ms = tick_once(&ctl, &mut crowd, pool, &mut tick)?;
+                Ok::<_, BenchError>((ms, ms))
             })?;
             let ns = median(ticks.iter().copied()) * 1e6 / n.max(1) as f64;
             let row = ControlRow {
@@ -98,6 +98,31 @@ pub fn run(
         }
     }
     Ok(rows)
+}
+
+/// One tick of `crowd` under the next tick's inputs, on `pool` (else the current rayon pool):
+/// its time, ms (setting the inputs left out).
+fn tick_once(
+    ctl: &Controller,
+    crowd: &mut Crowd,
+    pool: Option<&rayon::ThreadPool>,
+    tick: &mut u64,
+) -> Result<f64, BenchError> {
+    set_inputs(ctl, crowd, *tick)?;
+    *tick += 1;
+    let start = Instant::now();
+    match pool {
+        Some(pool) => pool.install(|| crowd.tick(ctl)),
+        None => crowd.tick(ctl),
+    }
+    let ms = ms_since(start);
+    match crowd.failures().next() {
+        Some((id, e)) => Err(BenchError::Unusable {
+            subject: "crowd tree".into(),
+            why: format!("instance {id}'s tick: {e}"),
+        }),
+        None => Ok(ms),
+    }
 }
 
 /// Each instance's `speed` (0 to 6 in steps, changing every tick) and `wave` (a third of the
