@@ -172,16 +172,12 @@ pub fn run(
                 // Both CPU figures first, frame by frame in turn: GPU frames on lavapipe share
                 // these cores, and what they leave running would weigh on the CPU figure
                 // measured after them.
-                let mut measured = Vec::from(measure_cpu(encodings, &mut set, options)?);
+                let mut measured = measure_cpu(encodings, &mut set, options)?;
                 if let Some([reference, compressed, _]) = runtimes.as_mut() {
                     let gpus = [reference, compressed];
                     measure_gpu_into(&mut measured, encodings, &mut set, gpus, options)?;
                 }
-                let [reference, mut compressed]: [Encoding; 2] =
-                    measured.try_into().map_err(|_| BenchError::Unusable {
-                        subject: pair.reference.name.clone(),
-                        why: "an encoding was not measured".into(),
-                    })?;
+                let [reference, mut compressed] = measured;
                 if let Some(direct) = runtimes.as_mut().map(|r| &mut r[2]) {
                     let (wall, frames) = measure_gpu(&pair.compressed, &mut set, direct, options)?;
                     let timestamps = frames.first().is_some_and(|f| f.times.gpu_timestamps);
@@ -268,7 +264,7 @@ fn in_turn(f: u32) -> [usize; 2] {
 /// Both encodings' pose-only frames on the GPU, each frame timing the two in turn as
 /// [`measure_cpu`] does, into the `measured` encodings' GPU figures.
 fn measure_gpu_into(
-    measured: &mut [Encoding],
+    measured: &mut [Encoding; 2],
     encodings: [&Subject; 2],
     set: &mut throng_fixtures::ProgramSet,
     mut gpus: [&mut GpuCrowd; 2],
