@@ -325,6 +325,8 @@ pub struct Scratch {
     pub(crate) weights: Vec<f32>,
     /// Player slots that follow a sync leader this tick.
     pub(crate) follower: Vec<bool>,
+    /// Each sync group's leader slot this tick ([`crate::tick::sync::NO_LEADER`] for none).
+    pub(crate) leader_slots: [usize; MAX_SYNC_GROUPS],
     /// Whole cycles each sync group's leader ran this tick beyond the first crossing.
     pub(crate) laps: [f64; MAX_SYNC_GROUPS],
     /// The compiler's sample lists ([`crate::program::LIST`] each, two).
@@ -429,6 +431,7 @@ impl Controller {
             undo: Undo::new(self.tree.regions.len(), n),
             weights: vec![0.0; n],
             follower: vec![false; n],
+            leader_slots: [crate::tick::sync::NO_LEADER; MAX_SYNC_GROUPS],
             laps: [0.0; MAX_SYNC_GROUPS],
             lists: vec![FrozenSample::default(); 2 * crate::program::LIST],
             motions: Vec::with_capacity(self.pending_motions()),
@@ -540,7 +543,12 @@ impl Controller {
         for r in 0..self.tree.regions.len() {
             self.weigh(s, r, &mut scratch.weights);
         }
-        self.choose_leaders(s, &scratch.weights, &mut scratch.follower);
+        self.choose_leaders(
+            s,
+            &scratch.weights,
+            &mut scratch.follower,
+            &mut scratch.leader_slots,
+        );
         self.advance(s, scratch, tick, out)?;
         for rs in &mut s.regions {
             if !matches!(rs.source, Source::None) && rs.alpha() >= 1.0 {

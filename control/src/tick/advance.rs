@@ -48,13 +48,17 @@ impl Controller {
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
         for (b, count, state) in s.regions[r].live_banks() {
+            if count == 0 {
+                continue;
+            }
             let st = &region.states[state as usize];
             for k in offset + b * slots..offset + b * slots + count {
                 if scratch.follower[k] != followers {
                     continue;
                 }
-                let step = if followers {
-                    self.follow(s, k, st.sync, &scratch.laps)
+                let step = if let Some(g) = st.sync.filter(|_| followers) {
+                    let g = g as usize;
+                    self.follow(s, k, scratch.leader_slots[g], scratch.laps[g])
                 } else {
                     s.players[k].advance()
                 };

@@ -6,4 +6,4 @@ mod advance;
 mod fade;
 pub(crate) mod motion;
 mod select;
-mod sync;
+pub(crate) mod sync;

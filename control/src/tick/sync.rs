@@ -7,14 +7,19 @@ use crate::instance::{Controller, InstanceState, LEADER_HYSTERESIS};
 use crate::player::{PlayMode, PlayerError, Step};
 use crate::tree::MAX_SYNC_GROUPS;
 
+/// The leader slot of a sync group without one.
+pub(crate) const NO_LEADER: usize = usize::MAX;
+
 impl Controller {
     /// Picks each sync group's leader (hysteresis on weight, ties to the first participant in
-    /// player order) and marks the other participants as followers.
+    /// player order), writes its slot into `leader_slots` ([`NO_LEADER`] for none) and marks the
+    /// other participants as followers.
     pub(crate) fn choose_leaders(
         &self,
         s: &mut InstanceState,
         weights: &[f32],
         follower: &mut [bool],
+        leader_slots: &mut [usize; MAX_SYNC_GROUPS],
     ) {
         follower.iter_mut().for_each(|f| *f = false);
         for g in 0..self.tree.sync_groups.len() {
@@ -35,6 +40,7 @@ impl Controller {
                 (_, best) => best.map(|(k, _)| k),
             };
             s.leaders[g] = leader.map_or(0, |k| s.players[k].activation);
+            leader_slots[g] = leader.unwrap_or(NO_LEADER);
             if let Some(k) = leader {
                 follower[k] = false;
             }
@@ -54,21 +60,16 @@ impl Controller {
         }
     }
 
-    /// Moves follower slot `k` to its sync leader's phase (by markers, else normalised time).
+    /// Moves follower slot `k` to the phase of the player in slot `leader` (by markers, else
+    /// normalised time); advances it by its own rate when there is no leader ([`NO_LEADER`]).
     pub(crate) fn follow(
         &self,
         s: &mut InstanceState,
         k: usize,
-        group: Option<u16>,
-        laps: &[f64; MAX_SYNC_GROUPS],
+        leader: usize,
+        laps: f64,
     ) -> Result<Step, PlayerError> {
-        let leader_activation = group.map_or(0, |g| s.leaders[g as usize]);
-        let leader = s
-            .players
-            .iter()
-            .find(|p| p.activation == leader_activation && leader_activation != 0)
-            .copied();
-        let Some(leader) = leader else {
+        let Some(&leader) = s.players.get(leader) else {
             return s.players[k].advance();
         };
         let f = s.players[k];
@@ -90,7 +91,6 @@ impl Controller {
         }
         let d = f.duration();
         let delta = nearest(target - f.clip_time(), d);
-        let laps = group.map_or(0.0, |g| laps[g as usize]);
         let delta = if leader.rate() < 0.0 {
             delta - laps * d
         } else {
