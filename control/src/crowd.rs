@@ -20,7 +20,6 @@ use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput}
 use crate::program::{compile, compile_weighed};
 use crate::root_motion::{Motion, IDENTITY};
 use crate::socket::SocketEvaluator;
-use crate::tick::motion::PendingMotion;
 
 /// Instances per chunk of work.
 pub const CHUNK: usize = 256;
@@ -78,8 +77,8 @@ struct Lane {
     socket_evaluator: SocketEvaluator,
     /// The chunk's socket transforms: instance by instance, the tree's sockets in order.
     sockets: Vec<Affine3A>,
-    /// The chunk's root-motion steps, instance by instance, and where each instance's end.
-    pending: Vec<PendingMotion>,
+    /// Where each instance's root-motion steps end in `scratch.motions` (the chunk's steps,
+    /// instance by instance).
     pending_ends: Vec<usize>,
 }
 
@@ -255,14 +254,15 @@ impl Crowd {
 }
 
 fn lane(ctl: &Controller) -> Lane {
+    let mut scratch = ctl.scratch();
+    scratch.motions.reserve(CHUNK * ctl.pending_motions());
     Lane {
-        scratch: ctl.scratch(),
+        scratch,
         out: ctl.output(),
         events: Vec::with_capacity(CHUNK * ctl.event_capacity),
         failures: Vec::with_capacity(CHUNK),
         socket_evaluator: SocketEvaluator::new(ctl),
         sockets: vec![Affine3A::IDENTITY; CHUNK * ctl.tree.sockets.len()],
-        pending: Vec::with_capacity(CHUNK * ctl.pending_motions()),
         pending_ends: Vec::with_capacity(CHUNK),
     }
 }
@@ -295,7 +295,7 @@ fn tick_chunk(
 ) {
     lane.events.clear();
     lane.failures.clear();
-    lane.pending.clear();
+    lane.scratch.motions.clear();
     lane.pending_ends.clear();
     for k in 0..instances.len() {
         if let Some(next) = instances.get(k + 1) {
@@ -310,7 +310,6 @@ fn tick_chunk(
         let (n, m) = match ctl.tick_steps(s, &mut lane.scratch, &mut lane.out) {
             Ok(()) => {
                 lane.events.extend_from_slice(lane.out.events.events());
-                lane.pending.extend_from_slice(&lane.scratch.motions);
                 // The tick left the scratch weights those of the committed state.
                 compile_weighed(ctl, s, &mut lane.scratch, o, w)
             }
@@ -319,7 +318,7 @@ fn tick_chunk(
                 compile(ctl, s, scratch_weights(&mut lane.scratch), o, w)
             }
         };
-        lane.pending_ends.push(lane.pending.len());
+        lane.pending_ends.push(lane.scratch.motions.len());
         ranges[k] = range(c * CHUNK + k, limits, n, m);
         let per = ctl.tree.sockets.len();
         let out = &mut lane.sockets[k * per..][..per];
@@ -333,7 +332,7 @@ fn tick_chunk(
     // instances about 3 % faster). A failed tick listed no steps, so its motion is identity.
     let mut start = 0;
     for (k, &end) in lane.pending_ends.iter().enumerate() {
-        motion[k] = ctl.root_motion(&mut instances[k], &lane.pending[start..end]);
+        motion[k] = ctl.root_motion(&mut instances[k], &lane.scratch.motions[start..end]);
         start = end;
     }
 }

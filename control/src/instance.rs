@@ -331,8 +331,8 @@ pub struct Scratch {
     pub(crate) laps: [f64; MAX_SYNC_GROUPS],
     /// The compiler's sample lists ([`crate::program::LIST`] each, two).
     pub(crate) lists: Vec<FrozenSample>,
-    /// The base region's weighted player steps of this tick, in advance order (at most one per
-    /// slot).
+    /// The base region's weighted player steps, in advance order (at most one per slot and
+    /// tick): [`Controller::tick`]'s, or those of a crowd chunk's ticks, instance by instance.
     pub(crate) motions: Vec<crate::tick::motion::PendingMotion>,
 }
 
@@ -490,13 +490,15 @@ impl Controller {
         scratch: &mut Scratch,
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
+        scratch.motions.clear();
         self.tick_steps(s, scratch, out)?;
         out.root_motion = self.root_motion(s, &scratch.motions);
         Ok(())
     }
 
-    /// [`Controller::tick`] but for its root motion, which it leaves identity: after a
-    /// successful tick, `scratch.motions` lists the steps [`Controller::root_motion`] blends.
+    /// [`Controller::tick`] but for its root motion, which it leaves identity: a successful tick
+    /// appends to `scratch.motions` the steps [`Controller::root_motion`] blends (a failed one
+    /// leaves the list as it was).
     pub(crate) fn tick_steps(
         &self,
         s: &mut InstanceState,
@@ -505,9 +507,11 @@ impl Controller {
     ) -> Result<(), TickError> {
         out.clear();
         scratch.undo.begin(s);
+        let listed = scratch.motions.len();
         let result = self.tick_in_place(s, scratch, out);
         if result.is_err() {
             scratch.undo.restore(s);
+            scratch.motions.truncate(listed);
             out.clear();
         }
         result
@@ -540,9 +544,7 @@ impl Controller {
                 s.regions[r].fade_elapsed += self.period;
             }
         }
-        for r in 0..self.tree.regions.len() {
-            self.weigh(s, r, &mut scratch.weights);
-        }
+        self.player_weights(s, &mut scratch.weights);
         self.choose_leaders(
             s,
             &scratch.weights,

@@ -19,7 +19,6 @@ impl Controller {
         out: &mut TickOutput,
     ) -> Result<(), TickError> {
         scratch.laps = [0.0; MAX_SYNC_GROUPS];
-        scratch.motions.clear();
         for r in 0..s.regions.len() {
             self.advance_region(s, scratch, r, false, tick, out)?;
         }
@@ -32,7 +31,7 @@ impl Controller {
 
     /// Advances region `r`'s live players that are followers (or, with `followers` false, the
     /// others), in player order: delivers their events (not a follower's) and lists the steps of
-    /// weighted base-region players in `scratch.motions`.
+    /// weighted base-region players at the end of `scratch.motions`.
     // Inlined: it runs for every region of every instance, and its prologue and six arguments
     // cost about 40 instructions a call (callgrind).
     #[inline(always)]

@@ -14,22 +14,28 @@ impl Controller {
     /// Writes every player slot's effective weight (blend space × crossfade) into `weights`
     /// (one per slot, [`Tree::player_slots`] long).
     pub fn player_weights(&self, s: &InstanceState, weights: &mut [f32]) {
+        weights.fill(0.0);
         for r in 0..self.tree.regions.len() {
-            self.weigh(s, r, weights);
+            self.weigh_live(s, r, weights);
         }
     }
 
     /// Writes the effective weight of every player of region `r` (blend space × crossfade)
     /// into `weights` (by player slot); unused slots weigh 0.
+    pub(crate) fn weigh(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
+        let (offset, slots) = self.bank_slots(r);
+        weights[offset..offset + 2 * slots].fill(0.0);
+        self.weigh_live(s, r, weights);
+    }
+
+    /// [`Controller::weigh`] of the live players alone: the other slots of the region keep what
+    /// they held.
     // Inlined: three calls per instance and tick, each mostly prologue (callgrind).
     #[inline(always)]
-    pub(crate) fn weigh(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
+    fn weigh_live(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
-        weights[offset..offset + 2 * slots]
-            .iter_mut()
-            .for_each(|w| *w = 0.0);
         let alpha = rs.alpha();
         let target = offset + rs.bank as usize * slots;
         let leaf = &region.states[rs.leaf() as usize];
