@@ -273,6 +273,14 @@ impl Clip {
             self.compressed_joint(c, j, b, at.as_ref(), rest, &mut out);
             return out;
         }
+        self.reference_joint(j, b, rest)
+    }
+
+    /// [`Clip::joint`] of the reference encoding.
+    // Inlined: it runs for every joint of a pose. A call per joint, which the compiler chose
+    // where it builds the clip code apart from its caller, cost more than the sampling itself.
+    #[inline(always)]
+    fn reference_joint(&self, j: usize, b: Bracket, rest: &Trs) -> Trs {
         Trs {
             translation: self.vec3(3 * j, b).unwrap_or(rest.translation),
             rotation: self.quat(3 * j + 1, b).unwrap_or(rest.rotation),
@@ -327,7 +335,7 @@ fn sample_each<'a>(
             let at = at.as_ref();
             joints.for_each(|(j, rest, out)| clip.compressed_joint(c, j, b, at, rest, out));
         }
-        None => joints.for_each(|(j, rest, out)| *out = clip.joint(j, b, rest)),
+        None => joints.for_each(|(j, rest, out)| *out = clip.reference_joint(j, b, rest)),
     }
 }
 
