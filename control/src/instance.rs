@@ -533,18 +533,23 @@ impl Controller {
                 inertia.active = inertia.elapsed < inertia.duration;
             }
         }
+        // Steps 2 to 4 region by region: a region's selection, fade and weights read nothing of
+        // the others (its transitions test the inputs and its own states), so this is the order
+        // of the numbered steps, with one pass over the regions instead of three.
+        scratch.weights.fill(0.0);
         for r in 0..self.tree.regions.len() {
             if let Some(t) = self.select(s, r, tick) {
                 self.apply(s, scratch, r, t, tick, out)?;
+                // A capture in `apply` weighed the players the transition left.
+                let (offset, slots) = self.bank_slots(r);
+                scratch.weights[offset..offset + 2 * slots].fill(0.0);
             }
-        }
-        for r in 0..s.regions.len() {
             if !matches!(s.regions[r].source, Source::None) {
                 scratch.undo.region(s, r);
                 s.regions[r].fade_elapsed += self.period;
             }
+            self.weigh_live(s, r, &mut scratch.weights);
         }
-        self.player_weights(s, &mut scratch.weights);
         self.choose_leaders(
             s,
             &scratch.weights,

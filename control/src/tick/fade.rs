@@ -32,7 +32,7 @@ impl Controller {
     /// they held.
     // Inlined: three calls per instance and tick, each mostly prologue (callgrind).
     #[inline(always)]
-    fn weigh_live(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
+    pub(crate) fn weigh_live(&self, s: &InstanceState, r: usize, weights: &mut [f32]) {
         let rs = &s.regions[r];
         let region = &self.tree.regions[r];
         let (offset, slots) = self.bank_slots(r);
