@@ -22,7 +22,8 @@ impl Controller {
         leader_slots: &mut [usize; MAX_SYNC_GROUPS],
     ) {
         follower.iter_mut().for_each(|f| *f = false);
-        for g in 0..self.tree.sync_groups.len() {
+        let groups = self.tree.sync_groups.len();
+        for (g, leader_slot) in leader_slots.iter_mut().enumerate().take(groups) {
             let mut best: Option<(usize, f32)> = None;
             let mut current: Option<(usize, f32)> = None;
             self.for_each_participant(s, g as u16, |k| {
@@ -40,7 +41,7 @@ impl Controller {
                 (_, best) => best.map(|(k, _)| k),
             };
             s.leaders[g] = leader.map_or(0, |k| s.players[k].activation);
-            leader_slots[g] = leader.unwrap_or(NO_LEADER);
+            *leader_slot = leader.unwrap_or(NO_LEADER);
             if let Some(k) = leader {
                 follower[k] = false;
             }
