@@ -503,9 +503,12 @@ pub struct CodecClipReport {
     /// Factor applied to the profile's thresholds for this rig's units (1 for a rig in metres;
     /// see `profile::CodecSettings::for_extent`); errors are in scene units × 100.
     pub threshold_scale: f32,
-    /// Joint-segments whose threshold the finest precision could not meet (0 when every joint
-    /// is within its threshold at every sample).
+    /// Joint-segments that kept the finest precision (shift 0) without passing the encoder's
+    /// search; `unmet_by_check` says which check each failed. Only `own` means a joint beyond its
+    /// threshold: a descendant's share or a hemisphere check can fail while every vertex is
+    /// within its threshold.
     pub unmet: usize,
+    pub unmet_by_check: crate::codec::Unmet,
     pub encode_ms: f64,
     pub width_histogram: Vec<u64>,
     /// Where `compressed_bytes` go.
@@ -685,11 +688,21 @@ impl fmt::Display for CodecReport {
                 c.name, c.threshold_scale
             )?;
         }
-        let unmet: usize = self.clips.iter().map(|c| c.unmet).sum();
-        if unmet > 0 {
+        let mut unmet = crate::codec::Unmet::default();
+        for c in &self.clips {
+            unmet.add(c.unmet_by_check);
+        }
+        if unmet.total() > 0 {
             writeln!(
                 f,
-                "{unmet} joint-segments could not meet their threshold at the finest precision"
+                "{} joint-segments kept the finest precision without passing the encoder's \
+                 search ({} over the joint's own threshold, {} a descendant over {} of its \
+                 threshold, {} a rotation across a flip in the source)",
+                unmet.total(),
+                unmet.own,
+                unmet.descendant,
+                crate::codec::DESCENDANT_SHARE,
+                unmet.hemisphere
             )?;
         }
         Ok(())

@@ -22,7 +22,7 @@ use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use bytes::codec_bytes;
 pub use measure::{measure, percentile, Fidelity};
-pub use search::DESCENDANT_SHARE;
+pub use search::{Unmet, DESCENDANT_SHARE};
 
 use crate::package::payload_bytes;
 use crate::profile::CodecSettings;
@@ -64,8 +64,8 @@ pub struct Encoded {
     pub reconstruction: Vec<Vec<[f32; 3]>>,
     /// `widths[w]`: how many (segment, animated sub-track, component) triples got w bits.
     pub widths: [u64; MAX_WIDTH as usize + 1],
-    /// Joint-segments whose threshold could not be met even at the finest precision.
-    pub unmet: usize,
+    /// Joint-segments that kept the finest precision without passing the search's checks.
+    pub unmet: search::Unmet,
     /// Wall time of the encoding, seconds.
     pub seconds: f64,
 }
@@ -308,7 +308,8 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
                 .unwrap_or_default(),
             worst_time_s: fidelity.worst_time,
             threshold_scale,
-            unmet: encoded.unmet,
+            unmet: encoded.unmet.total(),
+            unmet_by_check: encoded.unmet,
             encode_ms: 1e3 * encoded.seconds,
             width_histogram: encoded.widths.to_vec(),
             bytes: codec_bytes(clip).unwrap_or_default(),

@@ -14,7 +14,7 @@
 //! flip in the source), a small quantisation error could otherwise send the decoder's
 //! nlerp-shortest the other way round. This is in the spirit of ACL's per-track bit-rate search (Frechette, "Animation Compression
 //! Library", https://github.com/nfrechette/acl). A joint that fails even at shift 0 (the 24-bit
-//! clip grid) keeps shift 0 and is counted.
+//! clip grid) keeps shift 0 and is counted by the first check it failed there ([`Unmet`]).
 
 use glam::{Affine3A, Quat};
 use throng_cpu_ref::codec::rotation_from_stored;
@@ -27,6 +27,46 @@ use super::quantize::{Range, SegmentRange, COARSEST};
 /// rest is left to the descendant. Measured on the CMU clips: 0.5 costs 7 % more bytes, 1.0 saves
 /// 1 % but leaves children with nothing when errors line up.
 pub const DESCENDANT_SHARE: f32 = 0.9;
+
+/// Joint-segments that kept shift 0 without passing, by the first check they failed there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Unmet {
+    /// A vertex of the joint itself beyond the joint's threshold.
+    pub own: usize,
+    /// A vertex of a descendant beyond [`DESCENDANT_SHARE`] of the descendant's threshold.
+    pub descendant: usize,
+    /// A rotation's neighbouring samples in other hemispheres than the reference's (a flip in
+    /// the source that even the finest grid moves across).
+    pub hemisphere: usize,
+}
+
+impl Unmet {
+    pub fn total(&self) -> usize {
+        self.own + self.descendant + self.hemisphere
+    }
+
+    fn count(&mut self, miss: Miss) {
+        match miss {
+            Miss::Own => self.own += 1,
+            Miss::Descendant => self.descendant += 1,
+            Miss::Hemisphere => self.hemisphere += 1,
+        }
+    }
+
+    pub fn add(&mut self, other: Unmet) {
+        self.own += other.own;
+        self.descendant += other.descendant;
+        self.hemisphere += other.hemisphere;
+    }
+}
+
+/// The check a candidate failed first ([`Segment::passes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Miss {
+    Own,
+    Descendant,
+    Hemisphere,
+}
 
 /// An animated sub-track to encode.
 pub struct Track {
@@ -74,12 +114,12 @@ pub struct Problem<'a> {
 }
 
 /// Per segment of `segment_length` samples, the choice of every track (in track order), and
-/// how many joint-segments could not meet their threshold.
+/// the joint-segments that kept shift 0 without passing.
 pub fn choose(
     problem: &Problem,
     samples: usize,
     segment_length: usize,
-) -> (Vec<Vec<SegmentChoice>>, usize) {
+) -> (Vec<Vec<SegmentChoice>>, Unmet) {
     let n = problem.skeleton.joint_count();
     let mut by_joint = vec![Vec::new(); n];
     for (t, track) in problem.tracks.iter().enumerate() {
@@ -89,13 +129,13 @@ pub fn choose(
     }
     let segment_length = segment_length.max(1);
     let mut segment = Segment::new(n, segment_length);
-    let mut unmet = 0;
+    let mut unmet = Unmet::default();
     let choices = (0..samples)
         .step_by(segment_length)
         .map(|first| {
             let m = segment_length.min(samples - first);
             let (choice, missed) = segment.choose(problem, &by_joint, first, m);
-            unmet += missed;
+            unmet.add(missed);
             choice
         })
         .collect();
@@ -130,15 +170,15 @@ impl Segment {
         }
     }
 
-    /// Chooses the tracks of samples `first .. first + m`; returns the choices and the number of
-    /// joints that missed their threshold even at shift 0.
+    /// Chooses the tracks of samples `first .. first + m`; returns the choices and the joints
+    /// that failed even at shift 0.
     fn choose(
         &mut self,
         p: &Problem,
         by_joint: &[Vec<usize>],
         first: usize,
         m: usize,
-    ) -> (Vec<SegmentChoice>, usize) {
+    ) -> (Vec<SegmentChoice>, Unmet) {
         let n = self.joints;
         let parents = &p.skeleton.parents;
         for i in 0..m {
@@ -166,10 +206,12 @@ impl Segment {
             })
             .collect();
         self.last.resize(p.tracks.len(), None);
-        let mut missed = 0;
+        let mut missed = Unmet::default();
         for (j, mine) in by_joint.iter().enumerate() {
-            if !mine.is_empty() && !self.search(p, j, mine, first, m, &mut choices) {
-                missed += 1;
+            if !mine.is_empty() {
+                if let Err(miss) = self.search(p, j, mine, first, m, &mut choices) {
+                    missed.count(miss);
+                }
             }
             for &t in mine {
                 if let (Some(track), Some(c), Some(last)) =
@@ -194,7 +236,7 @@ impl Segment {
         (choices, missed)
     }
 
-    /// Sets the shifts of joint `j`'s tracks `mine`; false when even shift 0 misses the threshold.
+    /// Sets the shifts of joint `j`'s tracks `mine`; the check that shift 0 failed, if it did.
     fn search(
         &mut self,
         p: &Problem,
@@ -203,7 +245,7 @@ impl Segment {
         first: usize,
         m: usize,
         choices: &mut [SegmentChoice],
-    ) -> bool {
+    ) -> Result<(), Miss> {
         let set = |choices: &mut [SegmentChoice], shifts: &[u32]| {
             for (&t, &s) in mine.iter().zip(shifts) {
                 choices[t].shift = s;
@@ -212,16 +254,14 @@ impl Segment {
         let mut shifts = [0u32; 3];
         let shifts = &mut shifts[..mine.len()];
         set(choices, shifts);
-        if !self.passes(p, j, mine, first, m, choices) {
-            return false;
-        }
+        self.passes(p, j, mine, first, m, choices)?;
         // Bisection for the coarsest common shift: `lo` passes, `hi` fails (or is past the end).
         let (mut lo, mut hi) = (0, COARSEST + 1);
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
             shifts.fill(mid);
             set(choices, shifts);
-            if self.passes(p, j, mine, first, m, choices) {
+            if self.passes(p, j, mine, first, m, choices).is_ok() {
                 lo = mid;
             } else {
                 hi = mid;
@@ -238,7 +278,7 @@ impl Segment {
                 }
                 shifts[k] += 1;
                 set(choices, shifts);
-                if self.passes(p, j, mine, first, m, choices) {
+                if self.passes(p, j, mine, first, m, choices).is_ok() {
                     changed = true;
                 } else {
                     shifts[k] -= 1;
@@ -246,11 +286,12 @@ impl Segment {
             }
         }
         set(choices, shifts);
-        true
+        Ok(())
     }
 
     /// Whether joint `j` with its tracks at `choices` keeps every vertex of its subtree within
-    /// budget at every sample of the segment, and its rotation the reference's hemisphere choices.
+    /// budget at every sample of the segment, and its rotation the reference's hemisphere choices;
+    /// the first check that failed, if one did.
     fn passes(
         &mut self,
         p: &Problem,
@@ -259,9 +300,9 @@ impl Segment {
         first: usize,
         m: usize,
         choices: &[SegmentChoice],
-    ) -> bool {
+    ) -> Result<(), Miss> {
         if !self.keeps_hemispheres(p, mine, first, m, choices) {
-            return false;
+            return Err(Miss::Hemisphere);
         }
         let n = self.joints;
         let end = p
@@ -290,18 +331,18 @@ impl Segment {
             );
             for (d, e) in (j..end).zip(errors.chunks_exact(VERTICES_PER_JOINT)) {
                 let threshold = p.thresholds.get(d).copied().unwrap_or(0.0);
-                let budget = if d == j {
-                    threshold
+                let (budget, miss) = if d == j {
+                    (threshold, Miss::Own)
                 } else {
-                    DESCENDANT_SHARE * threshold
+                    (DESCENDANT_SHARE * threshold, Miss::Descendant)
                 };
                 // NaN fails.
                 if !e.iter().all(|&e| e <= budget) {
-                    return false;
+                    return Err(miss);
                 }
             }
         }
-        true
+        Ok(())
     }
 }
 
