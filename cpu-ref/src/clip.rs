@@ -6,6 +6,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
+use crate::codec::batch::{self, Batch};
 use crate::codec::{self, CompressedClip};
 use crate::transform::nlerp_shortest;
 use crate::{Skeleton, Trs};
@@ -310,12 +311,78 @@ impl Clip {
     }
 }
 
+impl Clip {
+    /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`: translations
+    /// and scales joint by joint, animated rotations together ([`codec::batch`]).
+    fn compressed_pose(
+        &self,
+        c: &CompressedClip,
+        b: Bracket,
+        at: &codec::PairAt,
+        rest: &[Trs],
+        local: &mut [Trs],
+    ) {
+        let mut batch = Batch::default();
+        for j in 0..local.len().min(rest.len()) {
+            let track = |k: usize| self.sub_tracks.get(3 * j + k).copied();
+            let (out, rest_j) = (&mut local[j], &rest[j]);
+            out.translation = (track(0).and_then(|st| codec::vec3_at(c, st, Some(at), b.u)))
+                .unwrap_or(rest_j.translation);
+            out.scale = (track(2).and_then(|st| codec::vec3_at(c, st, Some(at), b.u)))
+                .unwrap_or(rest_j.scale);
+            match track(1) {
+                Some(st) if st.kind == SubTrackKind::Animated => {
+                    if batch.push(st.offset, j as u32) {
+                        finish_batch(c, b.u, at, &batch, rest, local);
+                        batch.len = 0;
+                    }
+                }
+                st => {
+                    out.rotation = (st.and_then(|st| codec::quat_at(c, st, Some(at), b.u)))
+                        .unwrap_or(rest_j.rotation)
+                }
+            }
+        }
+        finish_batch(c, b.u, at, &batch, rest, local);
+    }
+}
+
+/// Writes the rotations of `batch`'s sub-tracks into their joints of `local`, decoded
+/// together, or, where that cannot be, one by one (rest for a malformed one).
+fn finish_batch(
+    c: &CompressedClip,
+    u: f32,
+    at: &codec::PairAt,
+    batch: &Batch,
+    rest: &[Trs],
+    local: &mut [Trs],
+) {
+    let n = batch.len;
+    if n == 0 || batch::rotations(c, at, u, batch, local) {
+        return;
+    }
+    for (&j, &offset) in batch.joints[..n].iter().zip(&batch.tracks[..n]) {
+        let j = j as usize;
+        let st = SubTrack {
+            kind: SubTrackKind::Animated,
+            offset,
+        };
+        local[j].rotation = codec::quat_at(c, st, Some(at), u).unwrap_or(rest[j].rotation);
+    }
+}
+
 /// Local pose of `skeleton` from the cooked samples at `time` (clamped to [0, duration]):
 /// lerp t/s and nlerp-shortest q between the two bracketing samples; Default sub-tracks are rest.
 /// Either encoding: a compressed clip decodes the two bracketing samples of each sub-track
 /// (no cursor, no state). `local` should hold one entry per joint; joints past its end are not
 /// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
+    if let Some(c) = clip.compressed.as_ref().filter(|_| batch::available()) {
+        let b = clip.bracket(time);
+        if let Some(at) = codec::PairAt::new(c, b.i0, b.i1) {
+            return clip.compressed_pose(c, b, &at, &skeleton.rest, local);
+        }
+    }
     let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
     sample_each(clip, time, joints.map(|(j, (out, rest))| (j, rest, out)));
 }

@@ -5,7 +5,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use proptest::prelude::*;
-use throng_cpu_ref::clip::{sample_clip, sample_joint};
+use throng_cpu_ref::clip::{sample_clip, sample_joint, sample_joints};
 use throng_cpu_ref::codec::bits::Writer;
 use throng_cpu_ref::codec::{
     decode_components, decode_pair, sample_quat, sample_vec3, CompressedClip,
@@ -251,6 +251,70 @@ fn a_pair_decodes_as_two_single_samples_within_and_across_segments() {
         }
     }
     assert!(pairs > 1000, "{pairs} pairs");
+}
+
+/// A whole pose decodes its animated rotations together (eight to a vector with AVX2, the
+/// segment headers, bits and nlerp of every lane at once); a single joint decodes alone. Both
+/// give the same pose bit for bit on every shared clip and the generated character's, at every
+/// sample, halfway between samples (both samples in one segment, or the two in neighbouring
+/// segments) and at the end.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn whole_poses_decode_their_rotations_together_to_the_joint_by_joint_values() {
+    assert!(
+        throng_cpu_ref::codec::batch::available(),
+        "this x86-64 CPU has no AVX2: the batched decoder cannot be tested here"
+    );
+    let mut packages = vec![character().1.clone()];
+    // Every shared asset with a skin (InterpolationTest has none).
+    for path in throng_fixtures::shared_assets() {
+        let Ok(imported) = throng_cook::import_file(&path) else {
+            continue;
+        };
+        let profile = throng_cook::Profile::STANDARD;
+        let (mut package, mut report) = throng_cook::cook(&imported, &profile).unwrap();
+        throng_cook::compress(&mut package, &mut report, &profile);
+        packages.push(package);
+    }
+    let (mut poses, mut clips) = (0, 0);
+    for package in &packages {
+        for clip in package.clips.iter().filter(|c| c.compressed.is_some()) {
+            clips += 1;
+            let skeleton = &package.skeletons[clip.skeleton as usize];
+            let n = skeleton.joint_count();
+            let joints: Vec<usize> = (0..n).collect();
+            let (mut whole, mut alone) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
+            let dt = 1.0 / clip.sample_rate;
+            let times = (0..clip.sample_count)
+                .flat_map(|i| [i as f32 * dt, (i as f32 + 0.5) * dt])
+                .chain([clip.duration as f32]);
+            for t in times {
+                sample_clip(clip, skeleton, t, &mut whole);
+                sample_joints(clip, skeleton, &joints, t, &mut alone);
+                let bits = |p: &[Trs]| -> Vec<u32> {
+                    p.iter()
+                        .flat_map(|j| {
+                            j.rotation
+                                .to_array()
+                                .into_iter()
+                                .chain(j.translation.to_array())
+                        })
+                        .map(f32::to_bits)
+                        .collect()
+                };
+                assert_eq!(bits(&whole), bits(&alone), "{} at {t} s", clip.name);
+                poses += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{poses} poses of {clips} clips, {} packages",
+        packages.len()
+    );
+    assert!(poses > 1000, "{poses} poses");
+    if !throng_fixtures::shared_mocap().is_empty() {
+        assert!(clips >= 20, "{clips} clips");
+    }
 }
 
 /// The generated character cooked with `standard`, in both encodings.

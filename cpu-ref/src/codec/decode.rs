@@ -105,13 +105,13 @@ pub fn decode_k(c: &CompressedClip, a: u32, i: u32) -> Option<[u32; 3]> {
 /// sample bits and its index in the segment. The same for all sub-tracks, so a whole pose finds
 /// it once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SampleAt {
+pub(crate) struct SampleAt {
     /// The segment's first word.
-    start: usize,
+    pub start: usize,
     /// Bit position of the segment's sample bits.
-    data: u64,
+    pub data: u64,
     /// Index of the sample in its segment.
-    local: u32,
+    pub local: u32,
 }
 
 impl SampleAt {
@@ -130,8 +130,8 @@ impl SampleAt {
 /// Where the two samples an interpolation brackets lie ([`SampleAt`] of each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PairAt {
-    first: SampleAt,
-    second: SampleAt,
+    pub first: SampleAt,
+    pub second: SampleAt,
 }
 
 impl PairAt {

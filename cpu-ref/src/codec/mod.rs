@@ -19,6 +19,7 @@
 //! is exact and the result is the same with or without a fused multiply-add; a segment stores `K`
 //! as `(hi << 16) + (k << shift)` with a per-component width for `k`.
 
+pub mod batch;
 pub mod bits;
 pub mod decode;
 pub mod layout;

@@ -1,0 +1,509 @@
+//! The animated rotations of a whole pose decoded together with AVX2 (x86-64, checked at run
+//! time): one lane per sub-track, eight to a vector, every step of [`super::decode`] (the
+//! header's fields, the samples' bit positions, the bits, the dequantisation, the rebuilt
+//! component, nlerp-shortest) done for eight sub-tracks by one instruction. Only the loads are
+//! lane by lane (on the development machine an eight-lane gather cost more than eight loads). Each step runs over
+//! all the vectors of a [`Batch`] before the next, so that the vectors' chains of dependent
+//! steps overlap rather than wait on each other.
+//!
+//! The results are those of the scalar decoder bit for bit: the same integer steps, and the same
+//! `f32` operations in the same order, each rounded once (no fused multiply-add), down to glam's
+//! order of summation in `Quat::dot` and `normalize` on x86-64. Without AVX2, and where a batch
+//! cannot be decoded together, the caller decodes joint by joint.
+
+use super::decode::PairAt;
+use super::CompressedClip;
+use crate::Trs;
+
+/// Sub-tracks one vector holds.
+const LANES: usize = 8;
+/// Vectors a batch holds.
+const VECTORS: usize = 4;
+/// Sub-tracks a batch holds.
+pub(crate) const MOST: usize = LANES * VECTORS;
+
+/// A pose's animated rotation sub-tracks (their indices among the clip's animated sub-tracks)
+/// and their joints, in order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Batch {
+    pub tracks: [u32; MOST],
+    pub joints: [u32; MOST],
+    pub len: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            tracks: [0; MOST],
+            joints: [0; MOST],
+            len: 0,
+        }
+    }
+}
+
+impl Batch {
+    /// Adds sub-track `a` of joint `joint`; whether the batch is full.
+    #[inline(always)]
+    pub fn push(&mut self, a: u32, joint: u32) -> bool {
+        self.tracks[self.len] = a;
+        self.joints[self.len] = joint;
+        self.len += 1;
+        self.len == MOST
+    }
+}
+
+/// Whether a whole pose ([`crate::clip::sample_clip`]) decodes its animated rotations together
+/// on this CPU (x86-64 with AVX2); otherwise joint by joint.
+#[inline]
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Writes the rotations of the batch's sub-tracks at `at`, nlerp-shortest by `u`, into their
+/// joints of `local`, as [`super::quat_at`] gives them. False, having written nothing, without
+/// AVX2 and when a sub-track is malformed or reads near the end of the stream: the caller then
+/// decodes each alone.
+#[inline]
+pub(crate) fn rotations(
+    c: &CompressedClip,
+    at: &PairAt,
+    u: f32,
+    batch: &Batch,
+    local: &mut [Trs],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        let mut tracks = batch.tracks;
+        for l in batch.len..batch.len.next_multiple_of(LANES).min(MOST) {
+            tracks[l] = tracks[0];
+        }
+        // SAFETY: the CPU has AVX2 (`available`).
+        return unsafe { avx2::rotations(c, at, u, &tracks, &batch.joints, batch.len, local) };
+    }
+    let _ = (c, at, u, batch, local);
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
+
+    use bytemuck::cast;
+    use glam::Quat;
+
+    use super::{LANES, MOST, VECTORS};
+    use crate::codec::decode::{PairAt, SampleAt};
+    use crate::codec::layout::{
+        HEADER_WORDS, HI_AT, HI_BITS, LO_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT, OFFSET_BITS,
+        RANGE_WORDS, SHIFT_AT, SHIFT_BITS, WIDTH_AT, WIDTH_BITS,
+    };
+    use crate::codec::CompressedClip;
+    use crate::Trs;
+
+    type Ints = __m256i;
+    type Floats = __m256;
+
+    /// One field of each lane's 64-bit header (`low | high << 32`) at bit `at` (below 32 or,
+    /// for the fields of the high word, 32 and above), `n` bits.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn field(low: Ints, high: Ints, at: u32, n: u32) -> Ints {
+        let mask = _mm256_set1_epi32(((1u64 << n) - 1) as i32);
+        let bits = if at >= 32 {
+            _mm256_srlv_epi32(high, _mm256_set1_epi32((at - 32) as i32))
+        } else {
+            // A field that starts in the low word may run into the high one.
+            let low = _mm256_srlv_epi32(low, _mm256_set1_epi32(at as i32));
+            let high = _mm256_sllv_epi32(high, _mm256_set1_epi32((32 - at) as i32));
+            _mm256_or_si256(low, high)
+        };
+        _mm256_and_si256(bits, mask)
+    }
+
+    /// Whether any lane of `a` is above `limit`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn any_above(a: Ints, limit: u32) -> bool {
+        let over = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(limit as i32));
+        _mm256_movemask_epi8(over) != 0
+    }
+
+    /// Columns of the 8 × 8 matrix whose rows are `r`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn transpose(r: [Ints; 8]) -> [Ints; 8] {
+        // Rows (0, 1), (2, 3), ... interleaved, then pairs of those: u0 holds column 0 of rows
+        // 0..4 in its low 128 bits and column 4 in its high, u1 columns 1 and 5, and so on.
+        let (t0, t1) = (
+            _mm256_unpacklo_epi32(r[0], r[1]),
+            _mm256_unpackhi_epi32(r[0], r[1]),
+        );
+        let (t2, t3) = (
+            _mm256_unpacklo_epi32(r[2], r[3]),
+            _mm256_unpackhi_epi32(r[2], r[3]),
+        );
+        let (t4, t5) = (
+            _mm256_unpacklo_epi32(r[4], r[5]),
+            _mm256_unpackhi_epi32(r[4], r[5]),
+        );
+        let (t6, t7) = (
+            _mm256_unpacklo_epi32(r[6], r[7]),
+            _mm256_unpackhi_epi32(r[6], r[7]),
+        );
+        let (u0, u1) = (_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2));
+        let (u2, u3) = (_mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3));
+        let (u4, u5) = (_mm256_unpacklo_epi64(t4, t6), _mm256_unpackhi_epi64(t4, t6));
+        let (u6, u7) = (_mm256_unpacklo_epi64(t5, t7), _mm256_unpackhi_epi64(t5, t7));
+        [
+            _mm256_permute2x128_si256::<0x20>(u0, u4),
+            _mm256_permute2x128_si256::<0x20>(u1, u5),
+            _mm256_permute2x128_si256::<0x20>(u2, u6),
+            _mm256_permute2x128_si256::<0x20>(u3, u7),
+            _mm256_permute2x128_si256::<0x31>(u0, u4),
+            _mm256_permute2x128_si256::<0x31>(u1, u5),
+            _mm256_permute2x128_si256::<0x31>(u2, u6),
+            _mm256_permute2x128_si256::<0x31>(u3, u7),
+        ]
+    }
+
+    /// `a · b` of quaternions given by components, summed as glam's SSE2 `dot4` sums them:
+    /// `(x·x' + z·z') + (y·y' + w·w')`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn dot(a: [Floats; 4], b: [Floats; 4]) -> Floats {
+        let xz = _mm256_add_ps(_mm256_mul_ps(a[0], b[0]), _mm256_mul_ps(a[2], b[2]));
+        let yw = _mm256_add_ps(_mm256_mul_ps(a[1], b[1]), _mm256_mul_ps(a[3], b[3]));
+        _mm256_add_ps(xz, yw)
+    }
+
+    /// Per lane: a sub-track's clip-level ranges and rebuilt component.
+    #[derive(Clone, Copy)]
+    struct Ranges {
+        base: [Floats; 3],
+        step: [Floats; 3],
+        /// Lanes whose rebuilt component is x, y, z; x or y; x, y or z.
+        rebuilt: [Floats; 5],
+    }
+
+    /// Per lane: a sub-track's header fields in one segment.
+    #[derive(Clone, Copy)]
+    struct Segment {
+        offset: Ints,
+        width: [Ints; 3],
+        /// Bits of one sample, `width` added up, and each width's mask.
+        bits: Ints,
+        masks: [Ints; 3],
+        shift: Ints,
+        /// `K` of the segment's base per axis.
+        base: [Ints; 3],
+    }
+
+    /// The rotations of `vectors` vectors of sub-tracks `tracks` ([`super::rotations`]).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn rotations(
+        c: &CompressedClip,
+        at: &PairAt,
+        u: f32,
+        tracks: &[u32; MOST],
+        joints: &[u32; MOST],
+        n: usize,
+        local: &mut [Trs],
+    ) -> bool {
+        let vectors = n.div_ceil(LANES);
+        let (first, second) = (at.first, at.second);
+        // Bit positions are computed in u32 lanes: they must not wrap, whatever the fields.
+        let most_bits = |s: &SampleAt| {
+            s.data + (1 << OFFSET_BITS) + u64::from(s.local + 1) * u64::from(3 * MAX_WIDTH)
+        };
+        if vectors > VECTORS || most_bits(&first).max(most_bits(&second)) > 1 << 32 {
+            return false;
+        }
+        // Every lane's header and range words lie in the stream: checked once, for the largest
+        // sub-track (below 2^32, so neither end overflows). A lane reads its 7 range words and
+        // the one after them (the next sub-track's, or the segment table's first) as one row.
+        let words = &c.words[..];
+        let last = tracks[..vectors * LANES].iter().copied().max().unwrap_or(0) as usize;
+        let headers_end = |start: usize| start.saturating_add(HEADER_WORDS * (last + 1));
+        let ranges_end = last * RANGE_WORDS + 8;
+        if headers_end(first.start)
+            .max(headers_end(second.start))
+            .max(ranges_end)
+            > words.len()
+        {
+            return false;
+        }
+        // Each step's results for every vector, written before they are read (left
+        // uninitialised: zeroing them cost about as much as a step).
+        let mut ranges = [MaybeUninit::<Ranges>::uninit(); VECTORS];
+        let mut segments = [[MaybeUninit::<Segment>::uninit(); VECTORS]; 2];
+        let straddles = usize::from(second.start != first.start);
+        for v in 0..vectors {
+            let lanes: &[u32; LANES] = tracks[v * LANES..][..LANES]
+                .try_into()
+                .unwrap_or(&[0; LANES]);
+            // SAFETY: the range words and headers lie in the stream, checked above.
+            ranges[v].write(unsafe { read_ranges(words, lanes) });
+            for (s, sample) in [first, second][..1 + straddles].iter().enumerate() {
+                match unsafe { read_segment(words, sample.start, lanes) } {
+                    Some(segment) => segments[s][v].write(segment),
+                    None => return false,
+                };
+            }
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(words);
+        let mut quats = [[MaybeUninit::<[Floats; 4]>::uninit(); VECTORS]; 2];
+        for (s, sample) in [first, second].iter().enumerate() {
+            for v in 0..vectors {
+                // SAFETY: the loop above wrote `ranges[v]` and `segments[s * straddles][v]` for
+                // every `v < vectors`.
+                let (segment, range) = unsafe {
+                    (
+                        segments[s * straddles][v].assume_init_ref(),
+                        ranges[v].assume_init_ref(),
+                    )
+                };
+                let Some(bits) = read_bits(segment, bytes, sample) else {
+                    return false;
+                };
+                quats[s][v].write(rotation(segment, range, &bits));
+            }
+        }
+        for v in 0..vectors {
+            // SAFETY: the loop above wrote both samples of every `v < vectors`.
+            let (q0, q1) = unsafe { (quats[0][v].assume_init(), quats[1][v].assume_init()) };
+            let [x, y, z, w] = nlerp_shortest(q0, q1, u);
+            // Lanes to quaternions: (x y, z w) pairs, then whole quaternions, lanes l and
+            // l + 4 in each vector's two halves.
+            let (xy_lo, xy_hi) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
+            let (zw_lo, zw_hi) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
+            let (xy_lo, xy_hi) = (_mm256_castps_pd(xy_lo), _mm256_castps_pd(xy_hi));
+            let (zw_lo, zw_hi) = (_mm256_castps_pd(zw_lo), _mm256_castps_pd(zw_hi));
+            let q: [[[f32; 4]; 2]; 4] = [
+                cast(_mm256_unpacklo_pd(xy_lo, zw_lo)),
+                cast(_mm256_unpackhi_pd(xy_lo, zw_lo)),
+                cast(_mm256_unpacklo_pd(xy_hi, zw_hi)),
+                cast(_mm256_unpackhi_pd(xy_hi, zw_hi)),
+            ];
+            let joints = &joints[v * LANES..][..LANES];
+            for (l, &j) in joints.iter().enumerate().take(n - v * LANES) {
+                if let Some(joint) = local.get_mut(j as usize) {
+                    joint.rotation = Quat::from_array(q[l % 4][l / 4]);
+                }
+            }
+        }
+        true
+    }
+
+    /// The range words of the lanes' sub-tracks `tracks`.
+    ///
+    /// # Safety
+    /// Every lane's row, the 8 words at `7 · tracks[l]`, lies in `words`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn read_ranges(words: &[u32], tracks: &[u32; LANES]) -> Ranges {
+        let row = |l: usize| {
+            let at = tracks[l] as usize * RANGE_WORDS;
+            // SAFETY: the caller's.
+            unsafe { _mm256_loadu_si256(words.as_ptr().add(at).cast()) }
+        };
+        let [base_x, step_x, base_y, step_y, base_z, step_z, rebuilt, _] = transpose([
+            row(0),
+            row(1),
+            row(2),
+            row(3),
+            row(4),
+            row(5),
+            row(6),
+            row(7),
+        ]);
+        Ranges {
+            base: [
+                _mm256_castsi256_ps(base_x),
+                _mm256_castsi256_ps(base_y),
+                _mm256_castsi256_ps(base_z),
+            ],
+            step: [
+                _mm256_castsi256_ps(step_x),
+                _mm256_castsi256_ps(step_y),
+                _mm256_castsi256_ps(step_z),
+            ],
+            rebuilt: {
+                let is =
+                    |k: i32| _mm256_castsi256_ps(_mm256_cmpeq_epi32(rebuilt, _mm256_set1_epi32(k)));
+                let (x, y, z) = (is(0), is(1), is(2));
+                let xy = _mm256_or_ps(x, y);
+                [x, y, z, xy, _mm256_or_ps(xy, z)]
+            },
+        }
+    }
+
+    /// The fields of the lanes' headers in the segment that starts at word `start`; `None` for
+    /// widths and shifts the reader refuses (the scalar decoder's wrapping arithmetic would
+    /// then differ from these lanes', so such a batch goes to it).
+    ///
+    /// # Safety
+    /// Every lane's header, the two words at `start + 2 · tracks[l]`, lies in `words`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn read_segment(words: &[u32], start: usize, tracks: &[u32; LANES]) -> Option<Segment> {
+        let header = |l: usize| {
+            let at = start + HEADER_WORDS * tracks[l] as usize;
+            // SAFETY: the caller's.
+            unsafe { words.as_ptr().add(at).cast::<i64>().read_unaligned() }
+        };
+        // Lanes 0..4 and 4..8 as u64, then split into their low and high words.
+        let h0 = _mm256_setr_epi64x(header(0), header(1), header(2), header(3));
+        let h1 = _mm256_setr_epi64x(header(4), header(5), header(6), header(7));
+        let halves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        let (h0, h1) = (
+            _mm256_permutevar8x32_epi32(h0, halves),
+            _mm256_permutevar8x32_epi32(h1, halves),
+        );
+        let low = _mm256_permute2x128_si256::<0x20>(h0, h1);
+        let high = _mm256_permute2x128_si256::<0x31>(h0, h1);
+        let shift = field(low, high, SHIFT_AT, SHIFT_BITS);
+        let width = [
+            field(low, high, WIDTH_AT, WIDTH_BITS),
+            field(low, high, WIDTH_AT + WIDTH_BITS, WIDTH_BITS),
+            field(low, high, WIDTH_AT + 2 * WIDTH_BITS, WIDTH_BITS),
+        ];
+        let widest = _mm256_max_epu32(_mm256_max_epu32(width[0], width[1]), width[2]);
+        let widest_shifted = _mm256_add_epi32(widest, shift);
+        if any_above(widest, MAX_WIDTH) || any_above(widest_shifted, MAX_WIDTH_PLUS_SHIFT) {
+            return None;
+        }
+        let hi = |k: u32| {
+            let hi = field(low, high, HI_AT + k * HI_BITS, HI_BITS);
+            _mm256_slli_epi32::<{ LO_SHIFT as i32 }>(hi)
+        };
+        let one = _mm256_set1_epi32(1);
+        let mask = |w: Ints| _mm256_sub_epi32(_mm256_sllv_epi32(one, w), one);
+        Some(Segment {
+            offset: field(low, high, 0, OFFSET_BITS),
+            width,
+            bits: _mm256_add_epi32(_mm256_add_epi32(width[0], width[1]), width[2]),
+            masks: [mask(width[0]), mask(width[1]), mask(width[2])],
+            shift,
+            base: [hi(0), hi(1), hi(2)],
+        })
+    }
+
+    /// The bits of sample `s` of every lane, x, y and z each shifted down to bit 0 (not yet
+    /// cut to its width); `None` when a read would leave the stream.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn read_bits(g: &Segment, bytes: &[u8], s: &SampleAt) -> Option<[Ints; 3]> {
+        let data = _mm256_set1_epi32(s.data as u32 as i32);
+        let local = _mm256_set1_epi32(s.local as i32);
+        let pos = _mm256_add_epi32(
+            _mm256_add_epi32(data, g.offset),
+            _mm256_mullo_epi32(local, g.bits),
+        );
+        let pos_y = _mm256_add_epi32(pos, g.width[0]);
+        let pos_z = _mm256_add_epi32(pos_y, g.width[1]);
+        // Each component (at most 24 bits) from the four bytes from the one its first bit lies
+        // in (7 + 24 bits). z's are the last.
+        if most(_mm256_srli_epi32::<3>(pos_z)) as usize + 4 > bytes.len() {
+            return None;
+        }
+        let seven = _mm256_set1_epi32(7);
+        let component = |pos: Ints| {
+            let byte: [u32; LANES] = cast(_mm256_srli_epi32::<3>(pos));
+            let four = |l: usize| {
+                // SAFETY: `byte[l] + 4 <= bytes.len()`, checked above for the last.
+                unsafe {
+                    bytes
+                        .as_ptr()
+                        .add(byte[l] as usize)
+                        .cast::<i32>()
+                        .read_unaligned()
+                }
+            };
+            let words = _mm256_setr_epi32(
+                four(0),
+                four(1),
+                four(2),
+                four(3),
+                four(4),
+                four(5),
+                four(6),
+                four(7),
+            );
+            _mm256_srlv_epi32(words, _mm256_and_si256(pos, seven))
+        };
+        Some([component(pos), component(pos_y), component(pos_z)])
+    }
+
+    /// Every lane's sample from its bits, as a quaternion's x, y, z and w
+    /// (`dequantize`, then `rotation_from_stored`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn rotation(g: &Segment, v: &Ranges, bits: &[Ints; 3]) -> [Floats; 4] {
+        let value = |k: usize| {
+            let k_clip = _mm256_add_epi32(
+                g.base[k],
+                _mm256_sllv_epi32(_mm256_and_si256(bits[k], g.masks[k]), g.shift),
+            );
+            _mm256_add_ps(
+                v.base[k],
+                _mm256_mul_ps(_mm256_cvtepi32_ps(k_clip), v.step[k]),
+            )
+        };
+        let (a, b, c) = (value(0), value(1), value(2));
+        let squares = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(a, a), _mm256_mul_ps(b, b)),
+            _mm256_mul_ps(c, c),
+        );
+        let r = _mm256_sqrt_ps(_mm256_max_ps(
+            _mm256_sub_ps(_mm256_set1_ps(1.0), squares),
+            _mm256_setzero_ps(),
+        ));
+        let [x, y, z, xy, xyz] = v.rebuilt;
+        [
+            _mm256_blendv_ps(a, r, x),
+            _mm256_blendv_ps(_mm256_blendv_ps(b, r, y), a, x),
+            _mm256_blendv_ps(_mm256_blendv_ps(c, r, z), b, xy),
+            _mm256_blendv_ps(r, c, xyz),
+        ]
+    }
+
+    /// The largest of the eight u32 lanes of `a`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn most(a: Ints) -> u32 {
+        let a = _mm256_max_epu32(a, _mm256_permute2x128_si256::<0x01>(a, a));
+        let a = _mm256_max_epu32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(a));
+        let a = _mm256_max_epu32(a, _mm256_shuffle_epi32::<0b10_11_00_01>(a));
+        _mm256_cvtsi256_si32(a) as u32
+    }
+
+    /// `transform::nlerp_shortest` of every lane, as it computes with glam's SSE2 `Quat`:
+    /// `q1` negated (times −1) when `q0 · q1 < 0`, `q0 · (1 − u) + q1 · u`, divided by its
+    /// length.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn nlerp_shortest(q0: [Floats; 4], q1: [Floats; 4], u: f32) -> [Floats; 4] {
+        let zero = _mm256_setzero_ps();
+        let flip = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LT_OQ>(dot(q0, q1), zero),
+            _mm256_set1_ps(-0.0),
+        );
+        let (keep, take) = (_mm256_set1_ps(1.0 - u), _mm256_set1_ps(u));
+        let lerp = |k: usize| {
+            let far = _mm256_xor_ps(q1[k], flip);
+            _mm256_add_ps(_mm256_mul_ps(q0[k], keep), _mm256_mul_ps(far, take))
+        };
+        let l = [lerp(0), lerp(1), lerp(2), lerp(3)];
+        let length = _mm256_sqrt_ps(dot(l, l));
+        [
+            _mm256_div_ps(l[0], length),
+            _mm256_div_ps(l[1], length),
+            _mm256_div_ps(l[2], length),
+            _mm256_div_ps(l[3], length),
+        ]
+    }
+}
