@@ -322,28 +322,43 @@ impl Clip {
         rest: &[Trs],
         local: &mut [Trs],
     ) {
+        let n = local.len().min(rest.len());
+        // Rest first: most sub-tracks of most clips are Default and need nothing more.
+        local[..n].copy_from_slice(&rest[..n]);
+        // Joints with all three sub-tracks (every joint of a checked clip); the rest, below.
+        let whole = n.min(self.sub_tracks.len() / 3);
         let mut batch = Batch::default();
-        for j in 0..local.len().min(rest.len()) {
-            let track = |k: usize| self.sub_tracks.get(3 * j + k).copied();
-            let (out, rest_j) = (&mut local[j], &rest[j]);
-            out.translation = (track(0).and_then(|st| codec::vec3_at(c, st, Some(at), b.u)))
-                .unwrap_or(rest_j.translation);
-            out.scale = (track(2).and_then(|st| codec::vec3_at(c, st, Some(at), b.u)))
-                .unwrap_or(rest_j.scale);
-            match track(1) {
-                Some(st) if st.kind == SubTrackKind::Animated => {
-                    if batch.push(st.offset, j as u32) {
+        for (j, st) in self.sub_tracks.chunks_exact(3).take(whole).enumerate() {
+            let (t, q, s) = (st[0], st[1], st[2]);
+            if t.kind != SubTrackKind::Default {
+                if let Some(v) = codec::vec3_at(c, t, Some(at), b.u) {
+                    local[j].translation = v;
+                }
+            }
+            if s.kind != SubTrackKind::Default {
+                if let Some(v) = codec::vec3_at(c, s, Some(at), b.u) {
+                    local[j].scale = v;
+                }
+            }
+            match q.kind {
+                SubTrackKind::Default => {}
+                SubTrackKind::Animated => {
+                    if batch.push(q.offset, j as u32) {
                         finish_batch(c, b.u, at, &batch, rest, local);
                         batch.len = 0;
                     }
                 }
-                st => {
-                    out.rotation = (st.and_then(|st| codec::quat_at(c, st, Some(at), b.u)))
-                        .unwrap_or(rest_j.rotation)
+                SubTrackKind::Constant => {
+                    if let Some(v) = codec::quat_at(c, q, Some(at), b.u) {
+                        local[j].rotation = v;
+                    }
                 }
             }
         }
         finish_batch(c, b.u, at, &batch, rest, local);
+        for j in whole..n {
+            self.compressed_joint(c, j, b, Some(at), &rest[j], &mut local[j]);
+        }
     }
 }
 
