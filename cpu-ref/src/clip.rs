@@ -325,27 +325,39 @@ impl Clip {
         let n = local.len().min(rest.len());
         // Rest first: most sub-tracks of most clips are Default and need nothing more.
         local[..n].copy_from_slice(&rest[..n]);
-        // Joints with all three sub-tracks (every joint of a checked clip); the rest, below.
-        let whole = n.min(self.sub_tracks.len() / 3);
-        let mut batch = Batch::default();
+        // Joints with all three sub-tracks (every joint of a checked clip, whose skeleton has at
+        // most `MAX_JOINTS`: a joint index fits a u16); the rest, below.
+        let whole = (n.min(self.sub_tracks.len() / 3)).min(Skeleton::MAX_JOINTS);
+        let (mut rotations, mut vec3s) = (Batch::default(), Batch::default());
         for (j, st) in self.sub_tracks.chunks_exact(3).take(whole).enumerate() {
-            let (t, q, s) = (st[0], st[1], st[2]);
-            if t.kind != SubTrackKind::Default {
-                if let Some(v) = codec::vec3_at(c, t, Some(at), b.u) {
-                    local[j].translation = v;
+            for (st, scale) in [(st[0], false), (st[2], true)] {
+                match st.kind {
+                    SubTrackKind::Default => {}
+                    SubTrackKind::Animated => {
+                        if vec3s.push(st.offset, j as u16, scale) {
+                            finish_vec3s(c, b.u, at, &vec3s, rest, local);
+                            vec3s.clear();
+                        }
+                    }
+                    SubTrackKind::Constant => {
+                        if let Some(v) = codec::vec3_at(c, st, Some(at), b.u) {
+                            let out = &mut local[j];
+                            *(if scale {
+                                &mut out.scale
+                            } else {
+                                &mut out.translation
+                            }) = v;
+                        }
+                    }
                 }
             }
-            if s.kind != SubTrackKind::Default {
-                if let Some(v) = codec::vec3_at(c, s, Some(at), b.u) {
-                    local[j].scale = v;
-                }
-            }
+            let q = st[1];
             match q.kind {
                 SubTrackKind::Default => {}
                 SubTrackKind::Animated => {
-                    if batch.push(q.offset, j as u32) {
-                        finish_batch(c, b.u, at, &batch, rest, local);
-                        batch.len = 0;
+                    if rotations.push(q.offset, j as u16, false) {
+                        finish_rotations(c, b.u, at, &rotations, rest, local);
+                        rotations.clear();
                     }
                 }
                 SubTrackKind::Constant => {
@@ -355,7 +367,8 @@ impl Clip {
                 }
             }
         }
-        finish_batch(c, b.u, at, &batch, rest, local);
+        finish_rotations(c, b.u, at, &rotations, rest, local);
+        finish_vec3s(c, b.u, at, &vec3s, rest, local);
         for j in whole..n {
             self.compressed_joint(c, j, b, Some(at), &rest[j], &mut local[j]);
         }
@@ -364,7 +377,7 @@ impl Clip {
 
 /// Writes the rotations of `batch`'s sub-tracks into their joints of `local`, decoded
 /// together, or, where that cannot be, one by one (rest for a malformed one).
-fn finish_batch(
+fn finish_rotations(
     c: &CompressedClip,
     u: f32,
     at: &codec::PairAt,
@@ -383,6 +396,36 @@ fn finish_batch(
             offset,
         };
         local[j].rotation = codec::quat_at(c, st, Some(at), u).unwrap_or(rest[j].rotation);
+    }
+}
+
+/// [`finish_rotations`] of a batch of translations and scales.
+fn finish_vec3s(
+    c: &CompressedClip,
+    u: f32,
+    at: &codec::PairAt,
+    batch: &Batch,
+    rest: &[Trs],
+    local: &mut [Trs],
+) {
+    let n = batch.len;
+    // A vector of lanes costs about what three sub-tracks cost one by one (callgrind): a root
+    // translation alone is decoded alone.
+    if n == 0 || (n >= 3 && batch::vec3s(c, at, u, batch, local)) {
+        return;
+    }
+    for (l, (&j, &offset)) in batch.joints[..n].iter().zip(&batch.tracks[..n]).enumerate() {
+        let j = j as usize;
+        let st = SubTrack {
+            kind: SubTrackKind::Animated,
+            offset,
+        };
+        let value = codec::vec3_at(c, st, Some(at), u);
+        if batch.scales >> l & 1 == 1 {
+            local[j].scale = value.unwrap_or(rest[j].scale);
+        } else {
+            local[j].translation = value.unwrap_or(rest[j].translation);
+        }
     }
 }
 

@@ -19,15 +19,19 @@ use crate::Trs;
 const LANES: usize = 8;
 /// Vectors a batch holds.
 const VECTORS: usize = 4;
-/// Sub-tracks a batch holds.
+/// Sub-tracks a batch holds (at most 32: [`Batch::scales`] has a bit each).
 pub(crate) const MOST: usize = LANES * VECTORS;
+const _: () = assert!(MOST <= 32);
 
-/// A pose's animated rotation sub-tracks (their indices among the clip's animated sub-tracks)
-/// and their joints, in order.
+/// Animated sub-tracks of a pose, all rotations or all translations and scales: their indices
+/// among the clip's animated sub-tracks and their joints, in order.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Batch {
     pub tracks: [u32; MOST],
-    pub joints: [u32; MOST],
+    /// Joints are below `Skeleton::MAX_JOINTS`, 65 535.
+    pub joints: [u16; MOST],
+    /// Bit `l` set: sub-track `l` is a scale (else a translation or a rotation).
+    pub scales: u32,
     pub len: usize,
 }
 
@@ -36,19 +40,39 @@ impl Default for Batch {
         Batch {
             tracks: [0; MOST],
             joints: [0; MOST],
+            scales: 0,
             len: 0,
         }
     }
 }
 
 impl Batch {
-    /// Adds sub-track `a` of joint `joint`; whether the batch is full.
+    /// Adds sub-track `a` of joint `joint`, a scale when `scale`; whether the batch is full.
     #[inline(always)]
-    pub fn push(&mut self, a: u32, joint: u32) -> bool {
+    pub fn push(&mut self, a: u32, joint: u16, scale: bool) -> bool {
         self.tracks[self.len] = a;
         self.joints[self.len] = joint;
+        self.scales |= u32::from(scale) << self.len;
         self.len += 1;
         self.len == MOST
+    }
+
+    /// Empties the batch.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.scales = 0;
+    }
+
+    /// The sub-tracks, the last vector's unused lanes repeating the first (whose reads are
+    /// known to be in the stream once it is).
+    #[cfg(target_arch = "x86_64")]
+    fn padded_tracks(&self) -> [u32; MOST] {
+        let mut tracks = self.tracks;
+        for l in self.len..self.len.next_multiple_of(LANES).min(MOST) {
+            tracks[l] = tracks[0];
+        }
+        tracks
     }
 }
 
@@ -76,12 +100,27 @@ pub(crate) fn rotations(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if available() {
-        let mut tracks = batch.tracks;
-        for l in batch.len..batch.len.next_multiple_of(LANES).min(MOST) {
-            tracks[l] = tracks[0];
-        }
         // SAFETY: the CPU has AVX2 (`available`).
-        return unsafe { avx2::rotations(c, at, u, &tracks, &batch.joints, batch.len, local) };
+        return unsafe { avx2::rotations(c, at, u, batch, local) };
+    }
+    let _ = (c, at, u, batch, local);
+    false
+}
+
+/// [`rotations`] of translation and scale sub-tracks, lerped by `u` as [`super::vec3_at`] gives
+/// them (lane `l` a scale where bit `l` of `batch.scales` is set).
+#[inline]
+pub(crate) fn vec3s(
+    c: &CompressedClip,
+    at: &PairAt,
+    u: f32,
+    batch: &Batch,
+    local: &mut [Trs],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        // SAFETY: the CPU has AVX2 (`available`).
+        return unsafe { avx2::vec3s(c, at, u, batch, local) };
     }
     let _ = (c, at, u, batch, local);
     false
@@ -93,9 +132,9 @@ mod avx2 {
     use std::mem::MaybeUninit;
 
     use bytemuck::cast;
-    use glam::Quat;
+    use glam::{Quat, Vec3};
 
-    use super::{LANES, MOST, VECTORS};
+    use super::{Batch, LANES, MOST, VECTORS};
     use crate::codec::decode::{PairAt, SampleAt};
     use crate::codec::layout::{
         HEADER_WORDS, HI_AT, HI_BITS, LO_SHIFT, MAX_WIDTH, MAX_WIDTH_PLUS_SHIFT, OFFSET_BITS,
@@ -202,16 +241,19 @@ mod avx2 {
         base: [Ints; 3],
     }
 
-    /// The rotations of `vectors` vectors of sub-tracks `tracks` ([`super::rotations`]).
+    /// Both samples of every lane: as a rotation's x, y, z and w (`rotation_from_stored`) when
+    /// `rotation`, else the three components and a zero. Written for `n.div_ceil(LANES)`
+    /// vectors; false, having written nothing, when a read would leave the stream or a lane is
+    /// malformed.
+    #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) fn rotations(
+    fn decode(
         c: &CompressedClip,
         at: &PairAt,
-        u: f32,
         tracks: &[u32; MOST],
-        joints: &[u32; MOST],
         n: usize,
-        local: &mut [Trs],
+        rotation: bool,
+        out: &mut [[MaybeUninit<[Floats; 4]>; VECTORS]; 2],
     ) -> bool {
         let vectors = n.div_ceil(LANES);
         let (first, second) = (at.first, at.second);
@@ -255,7 +297,6 @@ mod avx2 {
             }
         }
         let bytes: &[u8] = bytemuck::cast_slice(words);
-        let mut quats = [[MaybeUninit::<[Floats; 4]>::uninit(); VECTORS]; 2];
         for (s, sample) in [first, second].iter().enumerate() {
             for v in 0..vectors {
                 // SAFETY: the loop above wrote `ranges[v]` and `segments[s * straddles][v]` for
@@ -269,12 +310,35 @@ mod avx2 {
                 let Some(bits) = read_bits(segment, bytes, sample) else {
                     return false;
                 };
-                quats[s][v].write(rotation(segment, range, &bits));
+                let [a, b, c] = values(segment, range, &bits);
+                out[s][v].write(if rotation {
+                    rebuilt(range, [a, b, c])
+                } else {
+                    [a, b, c, _mm256_setzero_ps()]
+                });
             }
         }
-        for v in 0..vectors {
-            // SAFETY: the loop above wrote both samples of every `v < vectors`.
-            let (q0, q1) = unsafe { (quats[0][v].assume_init(), quats[1][v].assume_init()) };
+        true
+    }
+
+    /// The rotations of the batch's sub-tracks into their joints of `local`
+    /// ([`super::rotations`]).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn rotations(
+        c: &CompressedClip,
+        at: &PairAt,
+        u: f32,
+        batch: &Batch,
+        local: &mut [Trs],
+    ) -> bool {
+        let (joints, n) = (&batch.joints, batch.len);
+        let mut samples = [[MaybeUninit::uninit(); VECTORS]; 2];
+        if !decode(c, at, &batch.padded_tracks(), n, true, &mut samples) {
+            return false;
+        }
+        for v in 0..n.div_ceil(LANES) {
+            // SAFETY: `decode` wrote both samples of every vector.
+            let (q0, q1) = unsafe { (samples[0][v].assume_init(), samples[1][v].assume_init()) };
             let [x, y, z, w] = nlerp_shortest(q0, q1, u);
             // Lanes to quaternions: (x y, z w) pairs, then whole quaternions, lanes l and
             // l + 4 in each vector's two halves.
@@ -292,6 +356,48 @@ mod avx2 {
             for (l, &j) in joints.iter().enumerate().take(n - v * LANES) {
                 if let Some(joint) = local.get_mut(j as usize) {
                     joint.rotation = Quat::from_array(q[l % 4][l / 4]);
+                }
+            }
+        }
+        true
+    }
+
+    /// The translations and scales of the batch's sub-tracks into their joints of `local`
+    /// ([`super::vec3s`]).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn vec3s(
+        c: &CompressedClip,
+        at: &PairAt,
+        u: f32,
+        batch: &Batch,
+        local: &mut [Trs],
+    ) -> bool {
+        let (joints, scales, n) = (&batch.joints, batch.scales, batch.len);
+        let mut samples = [[MaybeUninit::uninit(); VECTORS]; 2];
+        if !decode(c, at, &batch.padded_tracks(), n, false, &mut samples) {
+            return false;
+        }
+        // `Vec3::lerp`: `v0 · (1 − u) + v1 · u` per component.
+        let (keep, take) = (_mm256_set1_ps(1.0 - u), _mm256_set1_ps(u));
+        for v in 0..n.div_ceil(LANES) {
+            // SAFETY: `decode` wrote both samples of every vector.
+            let (v0, v1) = unsafe { (samples[0][v].assume_init(), samples[1][v].assume_init()) };
+            let lerp = |k: usize| -> [f32; LANES] {
+                cast(_mm256_add_ps(
+                    _mm256_mul_ps(v0[k], keep),
+                    _mm256_mul_ps(v1[k], take),
+                ))
+            };
+            let (x, y, z) = (lerp(0), lerp(1), lerp(2));
+            let joints = &joints[v * LANES..][..LANES];
+            for (l, &j) in joints.iter().enumerate().take(n - v * LANES) {
+                let value = Vec3::new(x[l], y[l], z[l]);
+                if let Some(joint) = local.get_mut(j as usize) {
+                    if scales >> (v * LANES + l) & 1 == 1 {
+                        joint.scale = value;
+                    } else {
+                        joint.translation = value;
+                    }
                 }
             }
         }
@@ -438,11 +544,10 @@ mod avx2 {
         Some([component(pos), component(pos_y), component(pos_z)])
     }
 
-    /// Every lane's sample from its bits, as a quaternion's x, y, z and w
-    /// (`dequantize`, then `rotation_from_stored`).
+    /// Every lane's three stored components from their bits (`dequantize`).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn rotation(g: &Segment, v: &Ranges, bits: &[Ints; 3]) -> [Floats; 4] {
+    fn values(g: &Segment, v: &Ranges, bits: &[Ints; 3]) -> [Floats; 3] {
         let value = |k: usize| {
             let k_clip = _mm256_add_epi32(
                 g.base[k],
@@ -453,7 +558,14 @@ mod avx2 {
                 _mm256_mul_ps(_mm256_cvtepi32_ps(k_clip), v.step[k]),
             )
         };
-        let (a, b, c) = (value(0), value(1), value(2));
+        [value(0), value(1), value(2)]
+    }
+
+    /// Every lane's rotation from its three stored components, as a quaternion's x, y, z and w
+    /// (`rotation_from_stored`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn rebuilt(v: &Ranges, [a, b, c]: [Floats; 3]) -> [Floats; 4] {
         let squares = _mm256_add_ps(
             _mm256_add_ps(_mm256_mul_ps(a, a), _mm256_mul_ps(b, b)),
             _mm256_mul_ps(c, c),
