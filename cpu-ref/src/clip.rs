@@ -332,26 +332,27 @@ impl Clip {
         // most `MAX_JOINTS`: a joint index fits a u16); the rest, below.
         let whole = (n.min(self.sub_tracks.len() / 3)).min(Skeleton::MAX_JOINTS);
         let (mut rotations, mut vec3s) = (Batch::default(), Batch::default());
+        // Translations and scales go in batches only when at least three are animated (more
+        // animated sub-tracks than the joints' rotations could be): a batch costs about what
+        // three cost one by one, and most clips animate only the root's translation.
+        let batch_vec3s = c.animated as usize >= whole + 3;
         for (j, st) in self.sub_tracks.chunks_exact(3).take(whole).enumerate() {
             for (st, scale) in [(st[0], false), (st[2], true)] {
-                match st.kind {
-                    SubTrackKind::Default => {}
-                    SubTrackKind::Animated => {
-                        if vec3s.push(st.offset, j as u16, scale) {
-                            finish_vec3s(c, b.u, at, &vec3s, rest, local);
-                            vec3s.clear();
-                        }
+                if st.kind == SubTrackKind::Default {
+                    continue;
+                }
+                if st.kind == SubTrackKind::Animated && batch_vec3s {
+                    if vec3s.push(st.offset, j as u16, scale) {
+                        finish_vec3s(c, b.u, at, &vec3s, rest, local);
+                        vec3s.clear();
                     }
-                    SubTrackKind::Constant => {
-                        if let Some(v) = codec::vec3_at(c, st, Some(at), b.u) {
-                            let out = &mut local[j];
-                            *(if scale {
-                                &mut out.scale
-                            } else {
-                                &mut out.translation
-                            }) = v;
-                        }
-                    }
+                } else if let Some(v) = codec::vec3_at(c, st, Some(at), b.u) {
+                    let out = &mut local[j];
+                    *(if scale {
+                        &mut out.scale
+                    } else {
+                        &mut out.translation
+                    }) = v;
                 }
             }
             let q = st[1];
@@ -412,9 +413,7 @@ fn finish_vec3s(
     local: &mut [Trs],
 ) {
     let n = batch.len;
-    // A vector of lanes costs about what three sub-tracks cost one by one (callgrind): a root
-    // translation alone is decoded alone.
-    if n == 0 || (n >= 3 && batch::vec3s(c, at, u, batch, local)) {
+    if n == 0 || batch::vec3s(c, at, u, batch, local) {
         return;
     }
     for (l, (&j, &offset)) in batch.joints[..n].iter().zip(&batch.tracks[..n]).enumerate() {
