@@ -312,19 +312,27 @@ impl Clip {
 }
 
 impl Clip {
-    /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`: translations
-    /// and scales joint by joint, animated rotations together ([`codec::batch`]).
+    /// [`sample_clip`] of compressed data `c` on a CPU that decodes in batches
+    /// ([`codec::batch`]): translations and scales joint by joint (or together when many are
+    /// animated), animated rotations together.
     // Out of line: inlined, it changed how the reference encoding's loop in `sample_clip` was
     // compiled, and that loop ran 6–14 % slower.
     #[inline(never)]
     fn compressed_pose(
         &self,
         c: &CompressedClip,
-        b: Bracket,
-        at: &codec::PairAt,
-        rest: &[Trs],
+        skeleton: &Skeleton,
+        time: f32,
         local: &mut [Trs],
     ) {
+        let b = self.bracket(time);
+        let Some(at) = codec::PairAt::new(c, b.i0, b.i1) else {
+            let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
+            let joints = joints.map(|(j, (out, rest))| (j, rest, out));
+            return joints
+                .for_each(|(j, rest, out)| self.compressed_joint(c, j, b, None, rest, out));
+        };
+        let (at, rest) = (&at, &skeleton.rest[..]);
         let n = local.len().min(rest.len());
         // Rest first: most sub-tracks of most clips are Default and need nothing more.
         local[..n].copy_from_slice(&rest[..n]);
@@ -438,10 +446,7 @@ fn finish_vec3s(
 /// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
     if let Some(c) = clip.compressed.as_ref().filter(|_| batch::available()) {
-        let b = clip.bracket(time);
-        if let Some(at) = codec::PairAt::new(c, b.i0, b.i1) {
-            return clip.compressed_pose(c, b, &at, &skeleton.rest, local);
-        }
+        return clip.compressed_pose(c, skeleton, time, local);
     }
     let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
     sample_each(clip, time, joints.map(|(j, (out, rest))| (j, rest, out)));
