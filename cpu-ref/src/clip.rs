@@ -312,27 +312,21 @@ impl Clip {
 }
 
 impl Clip {
-    /// [`sample_clip`] of compressed data `c` on a CPU that decodes in batches
-    /// ([`codec::batch`]): translations and scales joint by joint (or together when many are
-    /// animated), animated rotations together.
-    // Out of line: inlined, it changed how the reference encoding's loop in `sample_clip` was
-    // compiled, and that loop ran 6–14 % slower.
+    /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`: translations
+    /// and scales joint by joint, animated rotations together ([`codec::batch`]).
+    // Out of line: inlined into `sample_clip`, it changed how the reference encoding's loop there
+    // was compiled, and that loop ran 6 % slower on the dance clip. (How the compiler lays out
+    // these loops moves either encoding by 5–10 % in one binary or another, with the same
+    // instructions: compare binaries in `throng bench`, not a scratch loop.)
     #[inline(never)]
     fn compressed_pose(
         &self,
         c: &CompressedClip,
-        skeleton: &Skeleton,
-        time: f32,
+        b: Bracket,
+        at: &codec::PairAt,
+        rest: &[Trs],
         local: &mut [Trs],
     ) {
-        let b = self.bracket(time);
-        let Some(at) = codec::PairAt::new(c, b.i0, b.i1) else {
-            let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
-            let joints = joints.map(|(j, (out, rest))| (j, rest, out));
-            return joints
-                .for_each(|(j, rest, out)| self.compressed_joint(c, j, b, None, rest, out));
-        };
-        let (at, rest) = (&at, &skeleton.rest[..]);
         let n = local.len().min(rest.len());
         // Rest first: most sub-tracks of most clips are Default and need nothing more.
         local[..n].copy_from_slice(&rest[..n]);
@@ -446,7 +440,10 @@ fn finish_vec3s(
 /// written. For a clip with root motion this is the residual (visual) pose, without the trajectory.
 pub fn sample_clip(clip: &Clip, skeleton: &Skeleton, time: f32, local: &mut [Trs]) {
     if let Some(c) = clip.compressed.as_ref().filter(|_| batch::available()) {
-        return clip.compressed_pose(c, skeleton, time, local);
+        let b = clip.bracket(time);
+        if let Some(at) = codec::PairAt::new(c, b.i0, b.i1) {
+            return clip.compressed_pose(c, b, &at, &skeleton.rest, local);
+        }
     }
     let joints = local.iter_mut().zip(&skeleton.rest).enumerate();
     sample_each(clip, time, joints.map(|(j, (out, rest))| (j, rest, out)));
