@@ -6,7 +6,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::codec::batch::{self, Batch};
+use crate::codec::batch::{self, Batch, Kind};
 use crate::codec::{self, CompressedClip};
 use crate::transform::nlerp_shortest;
 use crate::{Skeleton, Trs};
@@ -333,7 +333,7 @@ impl Clip {
         // Joints with all three sub-tracks (every joint of a checked clip, whose skeleton has at
         // most `MAX_JOINTS`: a joint index fits a u16); the rest, below.
         let whole = (n.min(self.sub_tracks.len() / 3)).min(Skeleton::MAX_JOINTS);
-        let (mut rotations, mut vec3s) = (Batch::default(), Batch::default());
+        let (mut rotations, mut vec3s) = (Batch::new(Kind::Rotations), Batch::new(Kind::Vec3s));
         // Translations and scales go in batches only when at least three are animated (more
         // animated sub-tracks than the joints' rotations could be): a batch costs about what
         // three cost one by one, and most clips animate only the root's translation.
@@ -345,7 +345,7 @@ impl Clip {
                 }
                 if st.kind == SubTrackKind::Animated && batch_vec3s {
                     if vec3s.push(st.offset, j as u16, scale) {
-                        finish_vec3s(c, b.u, at, &vec3s, rest, local);
+                        finish(c, b.u, at, &vec3s, rest, local);
                         vec3s.clear();
                     }
                 } else if let Some(v) = codec::vec3_at(c, st, Some(at), b.u) {
@@ -362,7 +362,7 @@ impl Clip {
                 SubTrackKind::Default => {}
                 SubTrackKind::Animated => {
                     if rotations.push(q.offset, j as u16, false) {
-                        finish_rotations(c, b.u, at, &rotations, rest, local);
+                        finish(c, b.u, at, &rotations, rest, local);
                         rotations.clear();
                     }
                 }
@@ -373,17 +373,17 @@ impl Clip {
                 }
             }
         }
-        finish_rotations(c, b.u, at, &rotations, rest, local);
-        finish_vec3s(c, b.u, at, &vec3s, rest, local);
+        finish(c, b.u, at, &rotations, rest, local);
+        finish(c, b.u, at, &vec3s, rest, local);
         for j in whole..n {
             self.compressed_joint(c, j, b, Some(at), &rest[j], &mut local[j]);
         }
     }
 }
 
-/// Writes the rotations of `batch`'s sub-tracks into their joints of `local`, decoded
-/// together, or, where that cannot be, one by one (rest for a malformed one).
-fn finish_rotations(
+/// Writes `batch`'s sub-tracks into their joints of `local`, decoded together, or, where that
+/// cannot be, one by one (rest for a malformed one).
+fn finish(
     c: &CompressedClip,
     u: f32,
     at: &codec::PairAt,
@@ -392,43 +392,24 @@ fn finish_rotations(
     local: &mut [Trs],
 ) {
     let n = batch.len;
-    if n == 0 || batch::rotations(c, at, u, batch, local) {
-        return;
-    }
-    for (&j, &offset) in batch.joints[..n].iter().zip(&batch.tracks[..n]) {
-        let j = j as usize;
-        let st = SubTrack {
-            kind: SubTrackKind::Animated,
-            offset,
-        };
-        local[j].rotation = codec::quat_at(c, st, Some(at), u).unwrap_or(rest[j].rotation);
-    }
-}
-
-/// [`finish_rotations`] of a batch of translations and scales.
-fn finish_vec3s(
-    c: &CompressedClip,
-    u: f32,
-    at: &codec::PairAt,
-    batch: &Batch,
-    rest: &[Trs],
-    local: &mut [Trs],
-) {
-    let n = batch.len;
-    if n == 0 || batch::vec3s(c, at, u, batch, local) {
+    if n == 0 || batch::write(c, at, u, batch, local) {
         return;
     }
     for (l, (&j, &offset)) in batch.joints[..n].iter().zip(&batch.tracks[..n]).enumerate() {
-        let j = j as usize;
+        let (j, at) = (j as usize, Some(at));
         let st = SubTrack {
             kind: SubTrackKind::Animated,
             offset,
         };
-        let value = codec::vec3_at(c, st, Some(at), u);
-        if batch.scales >> l & 1 == 1 {
-            local[j].scale = value.unwrap_or(rest[j].scale);
-        } else {
-            local[j].translation = value.unwrap_or(rest[j].translation);
+        let (out, rest) = (&mut local[j], &rest[j]);
+        match batch.kind {
+            Kind::Rotations => out.rotation = codec::quat_at(c, st, at, u).unwrap_or(rest.rotation),
+            Kind::Vec3s if batch.scales >> l & 1 == 1 => {
+                out.scale = codec::vec3_at(c, st, at, u).unwrap_or(rest.scale)
+            }
+            Kind::Vec3s => {
+                out.translation = codec::vec3_at(c, st, at, u).unwrap_or(rest.translation)
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! header's fields, the samples' bit positions, the bits, the dequantisation, the rebuilt
 //! component, nlerp-shortest) done for eight sub-tracks by one instruction. Only the loads are
 //! lane by lane (on the development machine an eight-lane gather cost more than eight loads). Each step runs over
-//! all the vectors of a [`Batch`] before the next, so that the vectors' chains of dependent
+//! all the vectors of a batch before the next, so that the vectors' chains of dependent
 //! steps overlap rather than wait on each other.
 //!
 //! The results are those of the scalar decoder bit for bit: the same integer steps, and the same
@@ -23,10 +23,19 @@ const VECTORS: usize = 4;
 pub(crate) const MOST: usize = LANES * VECTORS;
 const _: () = assert!(MOST <= 32);
 
-/// Animated sub-tracks of a pose, all rotations or all translations and scales: their indices
-/// among the clip's animated sub-tracks and their joints, in order.
+/// What a [`Batch`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Rotations,
+    /// Translations and scales.
+    Vec3s,
+}
+
+/// Animated sub-tracks of a pose, all of one [`Kind`]: their indices among the clip's animated
+/// sub-tracks and their joints, in order.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Batch {
+    pub kind: Kind,
     pub tracks: [u32; MOST],
     /// Joints are below `Skeleton::MAX_JOINTS`, 65 535.
     pub joints: [u16; MOST],
@@ -35,18 +44,18 @@ pub(crate) struct Batch {
     pub len: usize,
 }
 
-impl Default for Batch {
-    fn default() -> Self {
+impl Batch {
+    /// An empty batch of `kind`.
+    pub fn new(kind: Kind) -> Self {
         Batch {
+            kind,
             tracks: [0; MOST],
             joints: [0; MOST],
             scales: 0,
             len: 0,
         }
     }
-}
 
-impl Batch {
     /// Adds sub-track `a` of joint `joint`, a scale when `scale`; whether the batch is full.
     #[inline(always)]
     pub fn push(&mut self, a: u32, joint: u16, scale: bool) -> bool {
@@ -86,12 +95,12 @@ pub fn available() -> bool {
     false
 }
 
-/// Writes the rotations of the batch's sub-tracks at `at`, nlerp-shortest by `u`, into their
-/// joints of `local`, as [`super::quat_at`] gives them. False, having written nothing, without
-/// AVX2 and when a sub-track is malformed or reads near the end of the stream: the caller then
-/// decodes each alone.
+/// Writes the batch's sub-tracks at `at` into their joints of `local`, as [`super::quat_at`]
+/// (rotations, nlerp-shortest by `u`) and [`super::vec3_at`] (translations and scales, lerped)
+/// give them. False, having written nothing, without AVX2 and when a sub-track is malformed or
+/// reads near the end of the stream: the caller then decodes each alone.
 #[inline]
-pub(crate) fn rotations(
+pub(crate) fn write(
     c: &CompressedClip,
     at: &PairAt,
     u: f32,
@@ -101,26 +110,12 @@ pub(crate) fn rotations(
     #[cfg(target_arch = "x86_64")]
     if available() {
         // SAFETY: the CPU has AVX2 (`available`).
-        return unsafe { avx2::rotations(c, at, u, batch, local) };
-    }
-    let _ = (c, at, u, batch, local);
-    false
-}
-
-/// [`rotations`] of translation and scale sub-tracks, lerped by `u` as [`super::vec3_at`] gives
-/// them (lane `l` a scale where bit `l` of `batch.scales` is set).
-#[inline]
-pub(crate) fn vec3s(
-    c: &CompressedClip,
-    at: &PairAt,
-    u: f32,
-    batch: &Batch,
-    local: &mut [Trs],
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if available() {
-        // SAFETY: the CPU has AVX2 (`available`).
-        return unsafe { avx2::vec3s(c, at, u, batch, local) };
+        return unsafe {
+            match batch.kind {
+                Kind::Rotations => avx2::rotations(c, at, u, batch, local),
+                Kind::Vec3s => avx2::vec3s(c, at, u, batch, local),
+            }
+        };
     }
     let _ = (c, at, u, batch, local);
     false
@@ -177,26 +172,12 @@ mod avx2 {
     fn transpose(r: [Ints; 8]) -> [Ints; 8] {
         // Rows (0, 1), (2, 3), ... interleaved, then pairs of those: u0 holds column 0 of rows
         // 0..4 in its low 128 bits and column 4 in its high, u1 columns 1 and 5, and so on.
-        let (t0, t1) = (
-            _mm256_unpacklo_epi32(r[0], r[1]),
-            _mm256_unpackhi_epi32(r[0], r[1]),
-        );
-        let (t2, t3) = (
-            _mm256_unpacklo_epi32(r[2], r[3]),
-            _mm256_unpackhi_epi32(r[2], r[3]),
-        );
-        let (t4, t5) = (
-            _mm256_unpacklo_epi32(r[4], r[5]),
-            _mm256_unpackhi_epi32(r[4], r[5]),
-        );
-        let (t6, t7) = (
-            _mm256_unpacklo_epi32(r[6], r[7]),
-            _mm256_unpackhi_epi32(r[6], r[7]),
-        );
-        let (u0, u1) = (_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2));
-        let (u2, u3) = (_mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3));
-        let (u4, u5) = (_mm256_unpacklo_epi64(t4, t6), _mm256_unpackhi_epi64(t4, t6));
-        let (u6, u7) = (_mm256_unpacklo_epi64(t5, t7), _mm256_unpackhi_epi64(t5, t7));
+        let words = |a, b| (_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
+        let pairs = |a, b| (_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
+        let ((t0, t1), (t2, t3)) = (words(r[0], r[1]), words(r[2], r[3]));
+        let ((t4, t5), (t6, t7)) = (words(r[4], r[5]), words(r[6], r[7]));
+        let ((u0, u1), (u2, u3)) = (pairs(t0, t2), pairs(t1, t3));
+        let ((u4, u5), (u6, u7)) = (pairs(t4, t6), pairs(t5, t7));
         [
             _mm256_permute2x128_si256::<0x20>(u0, u4),
             _mm256_permute2x128_si256::<0x20>(u1, u5),
@@ -322,7 +303,7 @@ mod avx2 {
     }
 
     /// The rotations of the batch's sub-tracks into their joints of `local`
-    /// ([`super::rotations`]).
+    /// ([`super::write`]).
     #[target_feature(enable = "avx2")]
     pub(super) fn rotations(
         c: &CompressedClip,
@@ -363,7 +344,7 @@ mod avx2 {
     }
 
     /// The translations and scales of the batch's sub-tracks into their joints of `local`
-    /// ([`super::vec3s`]).
+    /// ([`super::write`]).
     #[target_feature(enable = "avx2")]
     pub(super) fn vec3s(
         c: &CompressedClip,
