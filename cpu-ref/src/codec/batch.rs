@@ -1,10 +1,11 @@
-//! The animated rotations of a whole pose decoded together with AVX2 (x86-64, checked at run
+//! The animated sub-tracks of a whole pose decoded together with AVX2 (x86-64, checked at run
 //! time): one lane per sub-track, eight to a vector, every step of [`super::decode`] (the
-//! header's fields, the samples' bit positions, the bits, the dequantisation, the rebuilt
-//! component, nlerp-shortest) done for eight sub-tracks by one instruction. Only the loads are
-//! lane by lane (on the development machine an eight-lane gather cost more than eight loads). Each step runs over
-//! all the vectors of a batch before the next, so that the vectors' chains of dependent
-//! steps overlap rather than wait on each other.
+//! header's fields, the samples' bit positions, the bits, the dequantisation, for rotations the
+//! rebuilt component and nlerp-shortest, for translations and scales the lerp) done for eight
+//! sub-tracks by one instruction. Only the loads are lane by lane (on the development machine an
+//! eight-lane gather cost more than eight loads). Each step runs over all the vectors of a batch
+//! before the next, so that the vectors' chains of dependent steps overlap rather than wait on
+//! each other.
 //!
 //! The results are those of the scalar decoder bit for bit: the same integer steps, and the same
 //! `f32` operations in the same order, each rounded once (no fused multiply-add), down to glam's
