@@ -309,14 +309,13 @@ impl Clip {
             (track(1).and_then(|st| codec::quat_at(c, st, at, b.u))).unwrap_or(rest.rotation);
         out.scale = (track(2).and_then(|st| codec::vec3_at(c, st, at, b.u))).unwrap_or(rest.scale);
     }
-}
 
-impl Clip {
-    /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`: translations
-    /// and scales joint by joint, animated rotations together ([`codec::batch`]).
+    /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`, on a CPU that
+    /// decodes in batches ([`codec::batch`]): animated rotations together, animated translations
+    /// and scales together when a clip has many, the rest joint by joint.
     // Out of line: inlined into `sample_clip`, it changed how the reference encoding's loop there
     // was compiled, and that loop ran 6 % slower on the dance clip. (How the compiler lays out
-    // these loops moves either encoding by 5–10 % in one binary or another, with the same
+    // these loops moves either encoding by 5–15 % in one binary or another, with the same
     // instructions: compare binaries in `throng bench`, not a scratch loop.)
     #[inline(never)]
     fn compressed_pose(
@@ -334,9 +333,9 @@ impl Clip {
         // most `MAX_JOINTS`: a joint index fits a u16); the rest, below.
         let whole = (n.min(self.sub_tracks.len() / 3)).min(Skeleton::MAX_JOINTS);
         let (mut rotations, mut vec3s) = (Batch::new(Kind::Rotations), Batch::new(Kind::Vec3s));
-        // Translations and scales go in batches only when at least three are animated (more
-        // animated sub-tracks than the joints' rotations could be): a batch costs about what
-        // three cost one by one, and most clips animate only the root's translation.
+        // Translations and scales go in batches only when at least three are animated (at least
+        // three more animated sub-tracks than joints): a batch costs about what three cost one
+        // by one, and most clips animate only the root's translation.
         let batch_vec3s = c.animated as usize >= whole + 3;
         for (j, st) in self.sub_tracks.chunks_exact(3).take(whole).enumerate() {
             for (st, scale) in [(st[0], false), (st[2], true)] {
