@@ -86,7 +86,7 @@ impl Batch {
     }
 }
 
-/// Whether a whole pose ([`crate::clip::sample_clip`]) decodes its animated rotations together
+/// Whether a whole pose ([`crate::clip::sample_clip`]) decodes its animated sub-tracks together
 /// on this CPU (x86-64 with AVX2); otherwise joint by joint.
 #[inline]
 pub fn available() -> bool {
