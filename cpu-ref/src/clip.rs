@@ -6,7 +6,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::codec::batch::{self, Batch, Kind};
+use crate::codec::batch::{self, Batch, Kind, MOST};
 use crate::codec::{self, CompressedClip};
 use crate::transform::nlerp_shortest;
 use crate::{Skeleton, Trs};
@@ -337,7 +337,8 @@ impl Clip {
         // three more animated sub-tracks than joints): a batch costs about what three cost one
         // by one, and most clips animate only the root's translation.
         let batch_vec3s = c.animated as usize >= whole + 3;
-        for (j, st) in self.sub_tracks.chunks_exact(3).take(whole).enumerate() {
+        let joints = self.sub_tracks.chunks_exact(3).take(whole).enumerate();
+        for (j, st) in joints.clone() {
             for (st, scale) in [(st[0], false), (st[2], true)] {
                 if st.kind == SubTrackKind::Default {
                     continue;
@@ -356,13 +357,24 @@ impl Clip {
                     }) = v;
                 }
             }
+        }
+        finish(c, b.u, at, &vec3s, rest, local);
+        // Rotations in a loop of their own, the count in a register: with the translations'
+        // calls in the same loop it lived in memory, and each joint's push waited on the last
+        // one's store.
+        let mut queued = 0;
+        for (j, st) in joints {
             let q = st[1];
             match q.kind {
                 SubTrackKind::Default => {}
                 SubTrackKind::Animated => {
-                    if rotations.push(q.offset, j as u16, false) {
+                    rotations.tracks[queued % MOST] = q.offset;
+                    rotations.joints[queued % MOST] = j as u16;
+                    queued += 1;
+                    if queued == MOST {
+                        rotations.len = queued;
                         finish(c, b.u, at, &rotations, rest, local);
-                        rotations.clear();
+                        queued = 0;
                     }
                 }
                 SubTrackKind::Constant => {
@@ -372,8 +384,8 @@ impl Clip {
                 }
             }
         }
+        rotations.len = queued;
         finish(c, b.u, at, &rotations, rest, local);
-        finish(c, b.u, at, &vec3s, rest, local);
         for j in whole..n {
             self.compressed_joint(c, j, b, Some(at), &rest[j], &mut local[j]);
         }

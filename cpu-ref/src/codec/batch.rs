@@ -491,10 +491,23 @@ mod avx2 {
             _mm256_add_epi32(data, g.offset),
             _mm256_mullo_epi32(local, g.bits),
         );
+        let byte = _mm256_srli_epi32::<3>(pos);
+        let last_byte = most(byte) as usize;
+        // Bit positions within each lane's window, which starts at the byte the sample's first
+        // bit lies in.
+        let x = _mm256_and_si256(pos, _mm256_set1_epi32(7));
+        let y = _mm256_add_epi32(x, g.width[0]);
+        let z = _mm256_add_epi32(y, g.width[1]);
+        // Most samples (7–14 bits a component at the standard profile) fit in the eight bytes
+        // from their first: one load a lane for all three components.
+        let fits = !any_above(_mm256_add_epi32(z, g.width[2]), 64);
+        if fits && last_byte + 8 <= bytes.len() {
+            return Some(from_eight_bytes(bytes, cast(byte), [x, y, z]));
+        }
+        // Else each component from the four bytes from the one its first bit lies in (7 + 24
+        // bits). z's are the last.
         let pos_y = _mm256_add_epi32(pos, g.width[0]);
         let pos_z = _mm256_add_epi32(pos_y, g.width[1]);
-        // Each component (at most 24 bits) from the four bytes from the one its first bit lies
-        // in (7 + 24 bits). z's are the last.
         if most(_mm256_srli_epi32::<3>(pos_z)) as usize + 4 > bytes.len() {
             return None;
         }
@@ -524,6 +537,36 @@ mod avx2 {
             _mm256_srlv_epi32(words, _mm256_and_si256(pos, seven))
         };
         Some([component(pos), component(pos_y), component(pos_z)])
+    }
+
+    /// Each lane's eight bytes from `byte[l]`, cut at the bit positions `at` (x, y, z) within
+    /// them: the bits from each shifted down to bit 0, the low 32 of them kept.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn from_eight_bytes(bytes: &[u8], byte: [u32; LANES], at: [Ints; 3]) -> [Ints; 3] {
+        let eight = |l: usize| {
+            // SAFETY: the caller checked `byte[l] + 8 <= bytes.len()` for the largest.
+            unsafe {
+                bytes
+                    .as_ptr()
+                    .add(byte[l] as usize)
+                    .cast::<i64>()
+                    .read_unaligned()
+            }
+        };
+        // Lanes (0, 1, 4, 5) and (2, 3, 6, 7) as u64: the order in which `unpacklo` and
+        // `unpackhi` widen a vector's shift counts, and in which `shuffle_ps` puts their low
+        // halves back, so no lane is moved across the vector's halves.
+        let a = _mm256_setr_epi64x(eight(0), eight(1), eight(4), eight(5));
+        let b = _mm256_setr_epi64x(eight(2), eight(3), eight(6), eight(7));
+        let zero = _mm256_setzero_si256();
+        at.map(|at| {
+            let a = _mm256_srlv_epi64(a, _mm256_unpacklo_epi32(at, zero));
+            let b = _mm256_srlv_epi64(b, _mm256_unpackhi_epi32(at, zero));
+            let low =
+                _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+            _mm256_castps_si256(low)
+        })
     }
 
     /// Every lane's three stored components from their bits (`dequantize`).
