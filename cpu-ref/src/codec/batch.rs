@@ -502,7 +502,8 @@ mod avx2 {
         // from their first: one load a lane for all three components.
         let fits = !any_above(_mm256_add_epi32(z, g.width[2]), 64);
         if fits && last_byte + 8 <= bytes.len() {
-            return Some(from_eight_bytes(bytes, cast(byte), [x, y, z]));
+            // SAFETY: `byte[l] + 8 <= bytes.len()`, just checked for the largest.
+            return Some(unsafe { from_eight_bytes(bytes, cast(byte), [x, y, z]) });
         }
         // Else each component from the four bytes from the one its first bit lies in (7 + 24
         // bits). z's are the last.
@@ -514,16 +515,8 @@ mod avx2 {
         let seven = _mm256_set1_epi32(7);
         let component = |pos: Ints| {
             let byte: [u32; LANES] = cast(_mm256_srli_epi32::<3>(pos));
-            let four = |l: usize| {
-                // SAFETY: `byte[l] + 4 <= bytes.len()`, checked above for the last.
-                unsafe {
-                    bytes
-                        .as_ptr()
-                        .add(byte[l] as usize)
-                        .cast::<i32>()
-                        .read_unaligned()
-                }
-            };
+            // SAFETY: `byte[l] + 4 <= bytes.len()`, checked above for the last.
+            let four = |l: usize| unsafe { unaligned::<i32>(bytes, byte[l]) };
             let words = _mm256_setr_epi32(
                 four(0),
                 four(1),
@@ -539,21 +532,26 @@ mod avx2 {
         Some([component(pos), component(pos_y), component(pos_z)])
     }
 
+    /// The `T` whose bytes start at `bytes[at]`, read unaligned.
+    ///
+    /// # Safety
+    /// `at + size_of::<T>() <= bytes.len()`.
+    #[inline(always)]
+    unsafe fn unaligned<T: Copy>(bytes: &[u8], at: u32) -> T {
+        // SAFETY: the caller's.
+        unsafe { bytes.as_ptr().add(at as usize).cast::<T>().read_unaligned() }
+    }
+
     /// Each lane's eight bytes from `byte[l]`, cut at the bit positions `at` (x, y, z) within
     /// them: the bits from each shifted down to bit 0, the low 32 of them kept.
+    ///
+    /// # Safety
+    /// Every `byte[l] + 8 <= bytes.len()`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn from_eight_bytes(bytes: &[u8], byte: [u32; LANES], at: [Ints; 3]) -> [Ints; 3] {
-        let eight = |l: usize| {
-            // SAFETY: the caller checked `byte[l] + 8 <= bytes.len()` for the largest.
-            unsafe {
-                bytes
-                    .as_ptr()
-                    .add(byte[l] as usize)
-                    .cast::<i64>()
-                    .read_unaligned()
-            }
-        };
+    unsafe fn from_eight_bytes(bytes: &[u8], byte: [u32; LANES], at: [Ints; 3]) -> [Ints; 3] {
+        // SAFETY: the caller's.
+        let eight = |l: usize| unsafe { unaligned::<i64>(bytes, byte[l]) };
         // Lanes (0, 1, 4, 5) and (2, 3, 6, 7) as u64: the order in which `unpacklo` and
         // `unpackhi` widen a vector's shift counts, and in which `shuffle_ps` puts their low
         // halves back, so no lane is moved across the vector's halves.
