@@ -6,8 +6,8 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::codec::batch::{self, Batch, Kind, MOST};
-use crate::codec::{self, CompressedClip};
+use crate::codec::batch::{self, Batch, Kind};
+use crate::codec::{self, CompressedClip, Part};
 use crate::transform::nlerp_shortest;
 use crate::{Skeleton, Trs};
 
@@ -311,8 +311,9 @@ impl Clip {
     }
 
     /// [`sample_clip`] of compressed data `c` whose bracket's samples lie at `at`, on a CPU that
-    /// decodes in batches ([`codec::batch`]): animated rotations together, animated translations
-    /// and scales together when a clip has many, the rest joint by joint.
+    /// decodes in batches ([`codec::batch`]), by the clip's [`codec::PosePlan`]: constants,
+    /// animated rotations together, animated translations and scales together when a clip has
+    /// many; joints past the plan (or all, where the plan is not this table's) one by one.
     // Out of line: inlined into `sample_clip`, it changed how the reference encoding's loop there
     // was compiled, and that loop ran 6 % slower on the dance clip. (How the compiler lays out
     // these loops moves either encoding by 5–15 % in one binary or another, with the same
@@ -329,81 +330,54 @@ impl Clip {
         let n = local.len().min(rest.len());
         // Rest first: most sub-tracks of most clips are Default and need nothing more.
         local[..n].copy_from_slice(&rest[..n]);
-        // Joints with all three sub-tracks (every joint of a checked clip, whose skeleton has at
-        // most `MAX_JOINTS`: a joint index fits a u16); the rest, below.
+        let plan = &c.plan;
         let whole = (n.min(self.sub_tracks.len() / 3)).min(Skeleton::MAX_JOINTS);
-        let (mut rotations, mut vec3s) = (Batch::new(Kind::Rotations), Batch::new(Kind::Vec3s));
-        // Translations and scales go in batches only when at least three are animated (at least
-        // three more animated sub-tracks than joints): a batch costs about what three cost one
-        // by one, and most clips animate only the root's translation.
-        let batch_vec3s = c.animated as usize >= whole + 3;
-        let joints = self.sub_tracks.chunks_exact(3).take(whole).enumerate();
-        for (j, st) in joints.clone() {
-            for (st, scale) in [(st[0], false), (st[2], true)] {
-                if st.kind == SubTrackKind::Default {
-                    continue;
-                }
-                if st.kind == SubTrackKind::Animated && batch_vec3s {
-                    if vec3s.push(st.offset, j as u16, scale) {
-                        finish(c, b.u, at, &vec3s, rest, local);
-                        vec3s.clear();
+        // The plan's joints are below `whole`, so within `local`.
+        let planned = if plan.joints == whole { whole } else { 0 };
+        if planned > 0 {
+            for k in &plan.constants {
+                let out = &mut local[k.joint as usize];
+                let word = k.word;
+                match k.part {
+                    Part::Translation => {
+                        out.translation =
+                            codec::constant(c, word).map_or(out.translation, Vec3::from)
                     }
-                } else if let Some(v) = codec::vec3_at(c, st, Some(at), b.u) {
-                    let out = &mut local[j];
-                    *(if scale {
-                        &mut out.scale
-                    } else {
-                        &mut out.translation
-                    }) = v;
-                }
-            }
-        }
-        finish(c, b.u, at, &vec3s, rest, local);
-        // Rotations in a loop of their own, the count in a register: with the translations'
-        // calls in the same loop it lived in memory, and each joint's push waited on the last
-        // one's store.
-        let mut queued = 0;
-        for (j, st) in joints {
-            let q = st[1];
-            match q.kind {
-                SubTrackKind::Default => {}
-                SubTrackKind::Animated => {
-                    rotations.tracks[queued % MOST] = q.offset;
-                    rotations.joints[queued % MOST] = j as u16;
-                    queued += 1;
-                    if queued == MOST {
-                        rotations.len = queued;
-                        finish(c, b.u, at, &rotations, rest, local);
-                        queued = 0;
+                    Part::Rotation => {
+                        out.rotation =
+                            codec::constant(c, word).map_or(out.rotation, Quat::from_array)
                     }
-                }
-                SubTrackKind::Constant => {
-                    if let Some(v) = codec::quat_at(c, q, Some(at), b.u) {
-                        local[j].rotation = v;
+                    Part::Scale => {
+                        out.scale = codec::constant(c, word).map_or(out.scale, Vec3::from)
                     }
                 }
             }
+            for batch in &plan.vec3s {
+                finish(c, b.u, at, batch, plan.batch_vec3s, rest, local);
+            }
+            for batch in &plan.rotations {
+                finish(c, b.u, at, batch, true, rest, local);
+            }
         }
-        rotations.len = queued;
-        finish(c, b.u, at, &rotations, rest, local);
-        for j in whole..n {
+        for j in planned..n {
             self.compressed_joint(c, j, b, Some(at), &rest[j], &mut local[j]);
         }
     }
 }
 
-/// Writes `batch`'s sub-tracks into their joints of `local`, decoded together, or, where that
-/// cannot be, one by one (rest for a malformed one).
+/// Writes `batch`'s sub-tracks into their joints of `local`: decoded together when `together`
+/// and that can be, else one by one (rest for a malformed one).
 fn finish(
     c: &CompressedClip,
     u: f32,
     at: &codec::PairAt,
     batch: &Batch,
+    together: bool,
     rest: &[Trs],
     local: &mut [Trs],
 ) {
     let n = batch.len;
-    if n == 0 || batch::write(c, at, u, batch, local) {
+    if n == 0 || together && batch::write(c, at, u, batch, local) {
         return;
     }
     for (l, (&j, &offset)) in batch.joints[..n].iter().zip(&batch.tracks[..n]).enumerate() {

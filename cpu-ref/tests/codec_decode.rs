@@ -8,9 +8,23 @@ use proptest::prelude::*;
 use throng_cpu_ref::clip::{sample_clip, sample_joint, sample_joints};
 use throng_cpu_ref::codec::bits::Writer;
 use throng_cpu_ref::codec::{
-    decode_components, decode_pair, sample_quat, sample_vec3, CompressedClip,
+    decode_components, decode_pair, sample_quat, sample_vec3, CompressedClip, PosePlan,
 };
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrack, SubTrackKind, Trs, NO_PARENT};
+
+/// The sub-track table of `(kind, offset)`s.
+fn sub_tracks(table: &[(SubTrackKind, u32)]) -> Vec<SubTrack> {
+    (table.iter())
+        .map(|&(kind, offset)| SubTrack { kind, offset })
+        .collect()
+}
+
+/// The sub-tracks of [`hand_built`]'s joint.
+const HAND_BUILT: [(SubTrackKind, u32); 3] = [
+    (SubTrackKind::Animated, 0),
+    (SubTrackKind::Animated, 1),
+    (SubTrackKind::Constant, 16),
+];
 
 /// One joint: translation animated (sub-track 0), rotation animated rebuilding x (sub-track 1),
 /// scale constant (sub-track 2, words 14..17). Three samples in segments of two.
@@ -110,11 +124,7 @@ fn hand_built() -> (CompressedClip, [[f64; 3]; 3], [[f64; 3]; 3]) {
         words.extend(data.words);
     }
     (
-        CompressedClip {
-            segment_length: 2,
-            animated: 2,
-            words,
-        },
+        CompressedClip::new(2, 2, words, &sub_tracks(&HAND_BUILT)),
         expected_t,
         expected_q,
     )
@@ -170,12 +180,6 @@ fn a_truncated_stream_samples_as_rest_without_panicking() {
         Affine3A::IDENTITY,
     )
     .unwrap();
-    let kinds = [
-        SubTrackKind::Animated,
-        SubTrackKind::Animated,
-        SubTrackKind::Constant,
-    ];
-    let offsets = [0, 1, 16];
     let mut clip = Clip {
         name: "hand".into(),
         skeleton: 0,
@@ -185,11 +189,7 @@ fn a_truncated_stream_samples_as_rest_without_panicking() {
         sample_count: 3,
         loop_policy: LoopPolicy::Once,
         profile: "test".into(),
-        sub_tracks: kinds
-            .iter()
-            .zip(offsets)
-            .map(|(&kind, offset)| SubTrack { kind, offset })
-            .collect(),
+        sub_tracks: sub_tracks(&HAND_BUILT),
         values: Vec::new(),
         events: Vec::new(),
         markers: Vec::new(),
@@ -254,10 +254,11 @@ fn a_pair_decodes_as_two_single_samples_within_and_across_segments() {
 }
 
 /// A whole pose decodes its animated rotations together (eight to a vector with AVX2, the
-/// segment headers, bits and nlerp of every lane at once); a single joint decodes alone. Both
-/// give the same pose bit for bit on every shared clip and the generated character's, at every
-/// sample, halfway between samples (both samples in one segment, or the two in neighbouring
-/// segments) and at the end.
+/// segment headers, bits and nlerp of every lane at once) by the clip's plan; a single joint
+/// decodes alone, and so does every joint of a clip whose plan is not its table's. All give the
+/// same pose bit for bit on every shared clip and the generated character's, at every sample,
+/// halfway between samples (both samples in one segment, or the two in neighbouring segments)
+/// and at the end.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn whole_poses_decode_their_rotations_together_to_the_joint_by_joint_values() {
@@ -284,6 +285,11 @@ fn whole_poses_decode_their_rotations_together_to_the_joint_by_joint_values() {
             let n = skeleton.joint_count();
             let joints: Vec<usize> = (0..n).collect();
             let (mut whole, mut alone) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
+            let mut unplanned = clip.clone();
+            if let Some(c) = unplanned.compressed.as_mut() {
+                c.plan = PosePlan::default();
+            }
+            let mut by_joint = vec![Trs::IDENTITY; n];
             let dt = 1.0 / clip.sample_rate;
             let times = (0..clip.sample_count)
                 .flat_map(|i| [i as f32 * dt, (i as f32 + 0.5) * dt])
@@ -291,6 +297,7 @@ fn whole_poses_decode_their_rotations_together_to_the_joint_by_joint_values() {
             for t in times {
                 sample_clip(clip, skeleton, t, &mut whole);
                 sample_joints(clip, skeleton, &joints, t, &mut alone);
+                sample_clip(&unplanned, skeleton, t, &mut by_joint);
                 let bits = |p: &[Trs]| -> Vec<u32> {
                     p.iter()
                         .flat_map(|j| {
@@ -298,11 +305,13 @@ fn whole_poses_decode_their_rotations_together_to_the_joint_by_joint_values() {
                                 .to_array()
                                 .into_iter()
                                 .chain(j.translation.to_array())
+                                .chain(j.scale.to_array())
                         })
                         .map(f32::to_bits)
                         .collect()
                 };
                 assert_eq!(bits(&whole), bits(&alone), "{} at {t} s", clip.name);
+                assert_eq!(bits(&whole), bits(&by_joint), "{} unplanned", clip.name);
                 poses += 1;
             }
         }

@@ -84,11 +84,7 @@ pub fn pack(
         words.extend(headers);
         words.extend(data.words);
     }
-    let compressed = CompressedClip {
-        segment_length,
-        animated: animated as u32,
-        words,
-    };
+    let compressed = CompressedClip::new(segment_length, animated as u32, words, &sub_tracks);
     if compressed.words.len() as u64 > MAX_WORDS {
         return Err(CodecError::TooLarge);
     }

@@ -801,14 +801,8 @@ fn read_compressed(
             });
         }
     }
-    Ok((
-        sub_tracks,
-        CompressedClip {
-            segment_length,
-            animated,
-            words,
-        },
-    ))
+    let compressed = CompressedClip::new(segment_length, animated, words, &sub_tracks);
+    Ok((sub_tracks, compressed))
 }
 
 /// A u32 enumeration: stored value `i` is `variants[i]`.

@@ -34,7 +34,7 @@ pub(crate) enum Kind {
 
 /// Animated sub-tracks of a pose, all of one [`Kind`]: their indices among the clip's animated
 /// sub-tracks and their joints, in order.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Batch {
     pub kind: Kind,
     pub tracks: [u32; MOST],

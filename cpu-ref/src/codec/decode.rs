@@ -236,7 +236,7 @@ fn pair_with(
 
 /// `N` raw f32 words at `offset` (a constant sub-track's value).
 #[inline]
-fn constant<const N: usize>(c: &CompressedClip, offset: u32) -> Option<[f32; N]> {
+pub(crate) fn constant<const N: usize>(c: &CompressedClip, offset: u32) -> Option<[f32; N]> {
     let start = offset as usize;
     let words = c.words.get(start..start.checked_add(N)?)?;
     let mut out = [0.0; N];

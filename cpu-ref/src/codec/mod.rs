@@ -23,12 +23,17 @@ pub mod batch;
 pub mod bits;
 pub mod decode;
 pub mod layout;
+mod plan;
 
+pub(crate) use decode::{constant, quat_at, vec3_at, PairAt};
 pub use decode::{
     decode_components, decode_k, decode_pair, dequantize, header, rebuilt_component,
     rotation_from_stored, sample_quat, sample_vec3, segment_count, Components, Header,
 };
-pub(crate) use decode::{quat_at, vec3_at, PairAt};
+pub(crate) use plan::Part;
+pub use plan::PosePlan;
+
+use crate::clip::SubTrack;
 
 /// A clip's compressed data (docs/codec.md). `Clip::sub_tracks[t].offset` is, for an Animated
 /// sub-track, its index among the clip's animated sub-tracks (in sub-track order), and for a
@@ -41,6 +46,26 @@ pub struct CompressedClip {
     pub animated: u32,
     /// The stream: ranges, segment table, constants, segments ([`layout`]).
     pub words: Vec<u32>,
+    /// The clip's sub-tracks grouped for decoding a whole pose: derived from its sub-track
+    /// table ([`PosePlan::new`]), not stored in a package.
+    pub plan: PosePlan,
+}
+
+impl CompressedClip {
+    /// The compressed data of a clip with sub-track table `sub_tracks`, its plan made.
+    pub fn new(
+        segment_length: u32,
+        animated: u32,
+        words: Vec<u32>,
+        sub_tracks: &[SubTrack],
+    ) -> Self {
+        CompressedClip {
+            segment_length,
+            animated,
+            words,
+            plan: PosePlan::new(sub_tracks, animated),
+        }
+    }
 }
 
 /// Version of the compressed encoding written by this build.
