@@ -1,8 +1,8 @@
 //! A compressed clip's sub-tracks grouped by how a whole pose decodes them: constants, animated
-//! translations and scales, animated rotations in batches of [`super::batch::MOST`]. Derived from the clip's
-//! sub-track table once, when the clip is cooked or read, so that a pose does not walk the table
-//! joint by joint to find them (the walk cost about a tenth of the compressed pose on dense
-//! mocap, docs/benchmark.md).
+//! translations and scales, animated rotations in batches of [`super::batch::MOST`]. Derived from
+//! the clip's sub-track table once, when the clip is cooked or read, so that a pose does not walk
+//! the table joint by joint to find them (the walk cost about a tenth of the compressed pose on
+//! dense mocap, docs/benchmark.md, "The pose plan").
 
 use super::batch::{Batch, Kind};
 use crate::clip::{SubTrack, SubTrackKind};
