@@ -7,8 +7,11 @@
 //! would give. Then the same for least-squares polynomials of degree 1 to 3 per segment and
 //! component (residuals from the rounded fit), once with each coefficient costing the stored
 //! width plus two bits in the header and once free: the bound any per-segment curve of that
-//! degree could reach. An estimate from the stream, not an encoder: precision stays as the
-//! search chose it.
+//! degree could reach. Then, with the coefficients free, residuals from a basis learned per
+//! segment (each row's mean and the segment's leading principal components over every animated
+//! component's samples, 1 to 3 of them): the bound of a curve shared by a segment's sub-tracks
+//! rather than chosen per sub-track. An estimate from the stream, not an encoder: precision stays
+//! as the search chose it.
 //!
 //! `cargo run --release -p throng-cook --example codec_headroom -- [--max-rate HZ] FILE.glb...`
 //! (`--max-rate`: the `standard` profile's thresholds with key-aligned clips kept up to HZ
@@ -37,6 +40,8 @@ fn main() {
     let (mut raw, mut payload, mut today, mut trended) = (0u64, 0u64, 0u64, 0u64);
     // Sample bits with a fit of degree `d` (index d - 1), its coefficients costed and free.
     let (mut costed, mut free) = ([0u64; 3], [0u64; 3]);
+    // Sample bits with a learned basis of the mean and `c` components (index c - 1), free.
+    let mut learned = [0u64; 3];
     for path in args {
         let (package, report) = match cook_file(path.as_ref(), &profile) {
             Ok(cooked) => cooked,
@@ -54,6 +59,8 @@ fn main() {
             for s in 0..segments {
                 let first = s * z.segment_length;
                 let n = (clip.sample_count - first).min(z.segment_length);
+                // Each animated component's stored values in this segment, and its width.
+                let mut rows: Vec<(Vec<i64>, u64)> = Vec::new();
                 for st in clip
                     .sub_tracks
                     .iter()
@@ -72,6 +79,7 @@ fn main() {
                         let k: Vec<i64> = (ks.iter())
                             .map(|v| (i64::from(v[axis]) - base) >> h.shift)
                             .collect();
+                        rows.push((k.clone(), w));
                         let (k0, k1) = (k[0], k[k.len() - 1]);
                         let steps = (k.len() as i64 - 1).max(1);
                         let residuals: Vec<i64> = (k.iter().enumerate())
@@ -96,6 +104,9 @@ fn main() {
                         file_trended += w_trend.min(w) * u64::from(n) + line;
                     }
                 }
+                for (c, bits_used) in learned.iter_mut().enumerate() {
+                    *bits_used += basis_bits(&rows, c + 1);
+                }
             }
         }
         println!(
@@ -115,6 +126,13 @@ fn main() {
              in the header, {:.2} were they free",
             ratio(costed[degree - 1]),
             ratio(free[degree - 1])
+        );
+    }
+    for (c, &bits_used) in learned.iter().enumerate() {
+        println!(
+            "all: learned basis per segment, mean and {} components, coefficients free: ratio {:.2}",
+            c + 1,
+            ratio(bits_used)
         );
     }
     let saved = (today - trended.min(today)) / 8;
@@ -169,5 +187,91 @@ fn least_squares(k: &[i64], degree: usize) -> Vec<i64> {
             let p: f64 = (0..m).map(|e| coefficients[e] * x(i).powi(e as i32)).sum();
             p.round() as i64
         })
+        .collect()
+}
+
+/// Sample bits of a segment's `rows` (stored values and width of each animated component) with
+/// each row's residual from its mean and its projection on the `c` leading principal components
+/// of the segment's mean-removed rows, rounded; a row keeps its width where that is narrower.
+fn basis_bits(rows: &[(Vec<i64>, u64)], c: usize) -> u64 {
+    let n = rows.first().map_or(0, |r| r.0.len());
+    let centred: Vec<Vec<f64>> = (rows.iter())
+        .map(|(k, _)| {
+            let mean = k.iter().sum::<i64>() as f64 / n.max(1) as f64;
+            k.iter().map(|&v| v as f64 - mean).collect()
+        })
+        .collect();
+    // Each row scaled to unit length first, so wide rows do not choose the basis alone.
+    let mut covariance = vec![vec![0.0f64; n]; n];
+    for r in &centred {
+        let norm2: f64 = r.iter().map(|x| x * x).sum();
+        if norm2 <= 0.0 {
+            continue;
+        }
+        for i in 0..n {
+            for j in 0..n {
+                covariance[i][j] += r[i] * r[j] / norm2;
+            }
+        }
+    }
+    let basis = leading_eigenvectors(covariance, c);
+    (rows.iter().zip(&centred))
+        .map(|((_, w), r)| {
+            let mut residual = r.clone();
+            for e in &basis {
+                let coefficient: f64 = r.iter().zip(e).map(|(a, b)| a * b).sum();
+                residual
+                    .iter_mut()
+                    .zip(e)
+                    .for_each(|(x, b)| *x -= coefficient * b);
+            }
+            bits(span(residual.iter().map(|x| x.round() as i64))).min(*w) * n as u64
+        })
+        .sum()
+}
+
+/// The `c` unit eigenvectors of symmetric `a` with the largest eigenvalues (cyclic Jacobi).
+fn leading_eigenvectors(mut a: Vec<Vec<f64>>, c: usize) -> Vec<Vec<f64>> {
+    let n = a.len();
+    let mut v: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    for _ in 0..50 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum();
+        if off < 1e-18 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                if a[p][q].abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let (cos, sin) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
+                let rotate = |x: &mut f64, y: &mut f64| {
+                    (*x, *y) = (cos * *x - sin * *y, sin * *x + cos * *y);
+                };
+                // A ← Jᵀ A J: columns p and q, then rows p and q; V ← V J.
+                for row in a.iter_mut().chain(v.iter_mut()) {
+                    let (mut x, mut y) = (row[p], row[q]);
+                    rotate(&mut x, &mut y);
+                    (row[p], row[q]) = (x, y);
+                }
+                let (low, high) = a.split_at_mut(q);
+                for (x, y) in low[p].iter_mut().zip(high[0].iter_mut()) {
+                    rotate(x, y);
+                }
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| a[j][j].total_cmp(&a[i][i]));
+    (order.into_iter().take(c))
+        .map(|i| (0..n).map(|k| v[k][i]).collect())
         .collect()
 }
