@@ -10,8 +10,9 @@
 //! degree could reach. Then, with the coefficients free, residuals from a basis learned per
 //! segment (each row's mean and the segment's leading principal components over every animated
 //! component's samples, 1 to 3 of them): the bound of a curve shared by a segment's sub-tracks
-//! rather than chosen per sub-track. An estimate from the stream, not an encoder: precision stays
-//! as the search chose it.
+//! rather than chosen per sub-track. And each component coded sequentially, its prediction
+//! errors Rice-coded (Rice, "Some practical universal noiseless coding techniques", JPL 1979).
+//! An estimate from the stream, not an encoder: precision stays as the search chose it.
 //!
 //! `cargo run --release -p throng-cook --example codec_headroom -- [--max-rate HZ] FILE.glb...`
 //! (`--max-rate`: the `standard` profile's thresholds with key-aligned clips kept up to HZ
@@ -42,6 +43,9 @@ fn main() {
     let (mut costed, mut free) = ([0u64; 3], [0u64; 3]);
     // Sample bits with a learned basis of the mean and `c` components (index c - 1), free.
     let mut learned = [0u64; 3];
+    // Sample bits with each component's samples predicted from the one or two before and the
+    // prediction errors Rice-coded (index: the prediction's order - 1).
+    let mut rice = [0u64; 2];
     for path in args {
         let (package, report) = match cook_file(path.as_ref(), &profile) {
             Ok(cooked) => cooked,
@@ -80,6 +84,9 @@ fn main() {
                             .map(|v| (i64::from(v[axis]) - base) >> h.shift)
                             .collect();
                         rows.push((k.clone(), w));
+                        for (order, bits_used) in rice.iter_mut().enumerate() {
+                            *bits_used += rice_bits(&k, w, order + 1).min(w * u64::from(n));
+                        }
                         let (k0, k1) = (k[0], k[k.len() - 1]);
                         let steps = (k.len() as i64 - 1).max(1);
                         let residuals: Vec<i64> = (k.iter().enumerate())
@@ -126,6 +133,13 @@ fn main() {
              in the header, {:.2} were they free",
             ratio(costed[degree - 1]),
             ratio(free[degree - 1])
+        );
+    }
+    for (order, &bits_used) in rice.iter().enumerate() {
+        println!(
+            "all: each sample predicted from the {} before it, errors Rice-coded: ratio {:.2}",
+            order + 1,
+            ratio(bits_used)
         );
     }
     for (c, &bits_used) in learned.iter().enumerate() {
@@ -188,6 +202,30 @@ fn least_squares(k: &[i64], degree: usize) -> Vec<i64> {
             p.round() as i64
         })
         .collect()
+}
+
+/// Bits of a component's stored values `k` (width `w`) coded sequentially: the first `order`
+/// at `w` bits, then each value's error from its prediction (the last value, or the line
+/// through the last two, for `order` 1 or 2), zigzagged and Rice-coded with the segment's best
+/// parameter (5 bits to say which). Decoding a sample would read every sample before it in
+/// its segment: the bound of giving up per-sample random access within a segment.
+fn rice_bits(k: &[i64], w: u64, order: usize) -> u64 {
+    let errors: Vec<u64> = (order..k.len())
+        .map(|i| {
+            let predicted = if order == 1 {
+                k[i - 1]
+            } else {
+                2 * k[i - 1] - k[i - 2]
+            };
+            let e = k[i] - predicted;
+            ((e << 1) ^ (e >> 63)) as u64
+        })
+        .collect();
+    let best = (0..=24u64)
+        .map(|p| errors.iter().map(|&z| p + 1 + (z >> p)).sum::<u64>())
+        .min()
+        .unwrap_or(0);
+    w * order.min(k.len()) as u64 + 5 + best
 }
 
 /// Sample bits of a segment's `rows` (stored values and width of each animated component) with
