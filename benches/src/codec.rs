@@ -213,6 +213,11 @@ fn per_joint(subject: &Subject, set: &throng_fixtures::ProgramSet, ms: f64) -> f
     }
 }
 
+/// Fewest timed CPU frames a codec row takes, whatever `--frames` says: at 1 000 instances a
+/// CPU frame takes 0.4–3 ms and with five frames one interrupted frame moved a row's median
+/// ratio by up to a tenth; fifteen hold it to a few hundredths (docs/benchmark.md).
+const MIN_CPU_FRAMES: u32 = 15;
+
 /// Both encodings' pose-only frames on the CPU (one thread), the GPU figures empty. Each frame
 /// times the two in turn, the first of them alternating, so a drift of the machine (its clock,
 /// other work on its cores) weighs on both medians alike rather than on whichever ran second.
@@ -223,7 +228,8 @@ fn measure_cpu(
 ) -> Result<[Encoding; 2], BenchError> {
     let n = set.programs.len();
     let mut crowds = encodings.map(|subject| CpuCrowd::new(subject, n, 1, 0));
-    let frames = measure(options.frames, options.budget_ms, |f| {
+    let most = options.frames.max(MIN_CPU_FRAMES);
+    let frames = measure(most, options.budget_ms, |f| {
         let mut ms = [0.0; 2];
         for k in in_turn(f) {
             let subject = encodings[k];
