@@ -10,8 +10,10 @@
 use glam::Affine3A;
 
 use crate::clip::sample_joints;
-use crate::interpreter::{additive_joint, blend_joint, override_joint, BLEND_EPSILON};
-use crate::program::{op, Assets, Program, ProgramError, ProgramLimits, NO_MASK};
+use crate::interpreter::{
+    additive_joint, blend_joint, joint_weight, mask_weights, override_joint, BLEND_EPSILON,
+};
+use crate::program::{op, Assets, Program, ProgramError, ProgramLimits};
 use crate::skeleton::Skeleton;
 use crate::transform::Trs;
 
@@ -89,51 +91,57 @@ impl ChainEvaluator {
         Ok(component)
     }
 
-    /// One validated local-pose op on the chain (module doc for the ops skipped).
+    /// One validated local-pose op on the chain (module doc for the ops skipped), with the
+    /// interpreter's per-joint functions and its order of arithmetic.
     fn execute(&mut self, o: &crate::PoseOp, weights: &[f32], assets: &Assets) {
         let n = self.chain.len();
-        let skeleton = assets.skeleton;
+        let rest = &assets.skeleton.rest;
         let at = |r: u32, k: usize| r as usize * n + k;
-        let mask = |c: u32| {
-            (c != NO_MASK).then(|| assets.masks.get(c as usize).map_or(&[][..], |m| &m.weights))
-        };
-        let joint_weight =
-            |m: Option<&[f32]>, j: usize| m.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0));
-        if o.code == op::SAMPLE {
-            if let Some(clip) = assets.clips.get(o.a as usize) {
-                let d = at(o.dst, 0);
-                let out = &mut self.registers[d..d + n];
-                sample_joints(clip, skeleton, &self.chain, o.time, out);
+        match o.code {
+            op::SAMPLE => {
+                if let Some(clip) = assets.clips.get(o.a as usize) {
+                    let d = at(o.dst, 0);
+                    let out = &mut self.registers[d..d + n];
+                    sample_joints(clip, assets.skeleton, &self.chain, o.time, out);
+                }
             }
-            return;
-        }
-        for (k, &j) in self.chain.iter().enumerate() {
-            let d = at(o.dst, k);
-            self.registers[d] = match o.code {
-                op::REST => skeleton.rest[j],
-                op::BLEND => {
-                    let w = weights
-                        .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))
-                        .unwrap_or(&[]);
-                    let sum: f32 = w.iter().sum();
-                    if sum < BLEND_EPSILON {
-                        skeleton.rest[j]
+            op::REST => {
+                for (k, &j) in self.chain.iter().enumerate() {
+                    self.registers[at(o.dst, k)] = rest[j];
+                }
+            }
+            op::BLEND => {
+                let w = weights
+                    .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))
+                    .unwrap_or(&[]);
+                let sum: f32 = w.iter().sum();
+                for (k, &j) in self.chain.iter().enumerate() {
+                    self.registers[at(o.dst, k)] = if sum < BLEND_EPSILON {
+                        rest[j]
                     } else {
                         let inputs = (o.a..).map(|r| &self.registers[at(r, k)]);
-                        blend_joint(inputs.zip(w.iter().map(|w| w / sum)), &skeleton.rest[j])
-                    }
+                        blend_joint(inputs.zip(w.iter().map(|w| w / sum)), &rest[j])
+                    };
                 }
-                op::OVERRIDE => {
-                    let a = o.weight * joint_weight(mask(o.c), j);
-                    override_joint(&self.registers[d], &self.registers[at(o.a, k)], a)
+            }
+            op::OVERRIDE => {
+                let mask = mask_weights(assets, o.c);
+                for (k, &j) in self.chain.iter().enumerate() {
+                    let a = o.weight * joint_weight(mask, j);
+                    let (d, s) = (at(o.dst, k), at(o.a, k));
+                    self.registers[d] = override_joint(&self.registers[d], &self.registers[s], a);
                 }
-                op::ADDITIVE => {
-                    let w = o.weight * joint_weight(mask(o.c), j);
+            }
+            op::ADDITIVE => {
+                let mask = mask_weights(assets, o.c);
+                for (k, &j) in self.chain.iter().enumerate() {
+                    let w = o.weight * joint_weight(mask, j);
+                    let (d, s, r) = (at(o.dst, k), at(o.a, k), at(o.b, k));
                     let regs = &self.registers;
-                    additive_joint(&regs[d], &regs[at(o.a, k)], &regs[at(o.b, k)], w)
+                    self.registers[d] = additive_joint(&regs[d], &regs[s], &regs[r], w);
                 }
-                _ => return,
-            };
+            }
+            _ => {}
         }
     }
 }

@@ -292,12 +292,12 @@ impl Evaluator {
 }
 
 /// Joint `j`'s weight in `mask`: 1 without a mask, 0 past its end (validation rules that out).
-fn joint_weight(mask: Option<&[f32]>, j: usize) -> f32 {
+pub(crate) fn joint_weight(mask: Option<&[f32]>, j: usize) -> f32 {
     mask.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0))
 }
 
 /// The weights of mask `c`, or `None` for [`NO_MASK`] (every joint weighs 1).
-fn mask_weights<'a>(assets: &Assets<'a>, c: u32) -> Option<&'a [f32]> {
+pub(crate) fn mask_weights<'a>(assets: &Assets<'a>, c: u32) -> Option<&'a [f32]> {
     if c == NO_MASK {
         return None;
     }
