@@ -1,7 +1,7 @@
 //! Control tick cost per instance: the crowd tree (1-D locomotion blend space with synced feet,
 //! an upper-body override layer, an additive breathing layer) on the generated character, for
 //! 10k and 100k instances, on one thread and on rayon's pool, and at 10k on one thread with one
-//! gameplay socket per instance. Throughput is instances per
+//! gameplay socket per instance and with three. Throughput is instances per
 //! second: ns per instance per tick = 1e9 / throughput (goal: under 250 ns on one core).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -13,6 +13,8 @@ const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
 
 /// A weapon socket on the right hand: its chain is 9 of the character's 47 joints.
 const SOCKET: &str = "\n[sockets.hand_r_weapon]\njoint = \"hand_r\"\noffset = [0.0, 0.08, 0.0]\n";
+/// Sockets on the left hand and the head beside it: the three chains share their spine.
+const MORE_SOCKETS: &str = "\n[sockets.hand_l_shield]\njoint = \"hand_l\"\n\n[sockets.head_lamp]\njoint = \"head\"\noffset = [0.0, 0.1, 0.0]\n";
 
 fn controller(source: &str) -> Controller {
     let imported =
@@ -42,6 +44,7 @@ fn crowd(ctl: &Controller, count: usize) -> Crowd {
 fn tick(c: &mut Criterion) {
     let ctl = controller(CROWD_TREE);
     let with_socket = controller(&format!("{CROWD_TREE}{SOCKET}"));
+    let with_sockets = controller(&format!("{CROWD_TREE}{SOCKET}{MORE_SOCKETS}"));
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -58,13 +61,18 @@ fn tick(c: &mut Criterion) {
             b.iter(|| crowd.tick(&ctl))
         });
     }
-    // The same tick evaluating one gameplay socket per instance (its 9-joint chain).
+    // The same tick evaluating one gameplay socket per instance (its 9-joint chain), and three.
     let count = 10_000;
-    let mut crowd = crowd(&with_socket, count);
     group.throughput(Throughput::Elements(count as u64));
-    group.bench_function(BenchmarkId::new("one_thread_one_socket", count), |b| {
-        b.iter(|| one.install(|| crowd.tick(&with_socket)))
-    });
+    for (name, ctl) in [
+        ("one_thread_one_socket", &with_socket),
+        ("one_thread_three_sockets", &with_sockets),
+    ] {
+        let mut crowd = crowd(ctl, count);
+        group.bench_function(BenchmarkId::new(name, count), |b| {
+            b.iter(|| one.install(|| crowd.tick(ctl)))
+        });
+    }
     group.finish();
 }
 

@@ -1,6 +1,6 @@
 //! Gameplay sockets, every tick (docs/state-tree.md, "Sockets"): each socket a tree declares is
-//! evaluated on the CPU from the instance's compiled program, on its joint's chain alone
-//! ([`throng_cpu_ref::chain`]), whatever the instance's visibility or LOD: the crowd returns
+//! evaluated on the CPU from the instance's compiled program, on the sockets' joints and their
+//! ancestors alone, each once ([`throng_cpu_ref::chain`]), whatever the instance's visibility or LOD: the crowd returns
 //! them beside root motion as the tick's simulation output.
 //!
 //! A socket's transform is in the instance's component (model) frame, the frame root motion
@@ -13,29 +13,25 @@ use throng_cpu_ref::{PoseOp, Program, ProgramError};
 
 use crate::instance::Controller;
 
-/// Chains for every socket of one controller's tree, and the program copy they read.
+/// The sockets' joints and their ancestors, each evaluated once, and the program copy they read.
 #[derive(Clone, Debug)]
 pub struct SocketEvaluator {
-    chains: Vec<ChainEvaluator>,
+    /// `None` when the tree declares no sockets.
+    chains: Option<ChainEvaluator>,
     program: Program,
 }
 
 impl SocketEvaluator {
-    /// Evaluators for `ctl`'s sockets (none when the tree declares none).
+    /// An evaluator for `ctl`'s sockets.
     pub fn new(ctl: &Controller) -> Self {
         let limits = ctl.limits();
+        let joints: Vec<usize> = ctl.tree.sockets.iter().map(|s| s.joint as usize).collect();
         let chains = ctl
             .package
             .skeletons
             .get(ctl.tree.skeleton as usize)
-            .map(|skeleton| {
-                ctl.tree
-                    .sockets
-                    .iter()
-                    .filter_map(|s| ChainEvaluator::new(skeleton, s.joint as usize, limits))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .filter(|_| !joints.is_empty())
+            .and_then(|skeleton| ChainEvaluator::new(skeleton, &joints, limits));
         SocketEvaluator {
             chains,
             program: Program {
@@ -55,9 +51,9 @@ impl SocketEvaluator {
         weights: &[f32],
         out: &mut [Affine3A],
     ) -> Result<(), ProgramError> {
-        if self.chains.is_empty() {
+        let Some(chains) = &mut self.chains else {
             return Ok(());
-        }
+        };
         let Some(assets) = ctl.package.assets(ctl.tree.skeleton) else {
             return Ok(());
         };
@@ -65,9 +61,9 @@ impl SocketEvaluator {
         self.program.ops.extend_from_slice(ops);
         self.program.weights.clear();
         self.program.weights.extend_from_slice(weights);
-        for ((chain, socket), o) in self.chains.iter_mut().zip(&ctl.tree.sockets).zip(out) {
-            let joint = chain.run(&self.program, &assets)?;
-            *o = joint * Affine3A::from_translation(socket.offset);
+        chains.run(&self.program, &assets, out)?;
+        for (o, socket) in out.iter_mut().zip(&ctl.tree.sockets) {
+            *o *= Affine3A::from_translation(socket.offset);
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
-//! A pose program evaluated on one joint chain only: a socket's joint and its ancestors
-//! (gameplay sockets, DESIGN.md §5). The ops are those of the [`crate::interpreter`] with the
-//! same per-joint functions, run on the chain's joints instead of the whole skeleton, so a
-//! socket costs its chain's length, not the skeleton's.
+//! A pose program evaluated on some joints only: the joints of gameplay sockets and their
+//! ancestors (DESIGN.md §5). The ops are those of the [`crate::interpreter`] with the same
+//! per-joint functions and FK, run on those joints instead of the whole skeleton, each joint
+//! once however many sockets hang below it: sockets cost the joints they need, not the
+//! skeleton's.
 //!
 //! `Capture` and `Inertialize` are presentation: their offsets live with the evaluator that
 //! draws the instance (the GPU's history), not with control. A chain evaluates the pose those
@@ -14,81 +15,119 @@ use crate::interpreter::{
     additive_joint, blend_joint, joint_weight, mask_weights, override_joint, BLEND_EPSILON,
 };
 use crate::program::{op, Assets, Program, ProgramError, ProgramLimits};
-use crate::skeleton::Skeleton;
+use crate::skeleton::{Skeleton, NO_PARENT};
 use crate::transform::Trs;
 
-/// Registers for one chain, and the chain root-first.
+/// Registers and component transforms for the chains of some target joints, merged.
 #[derive(Clone, Debug)]
 pub struct ChainEvaluator {
     limits: ProgramLimits,
-    /// The joint and its ancestors, root first.
+    /// The targets and all their ancestors, ascending (so each parent before its children).
     chain: Vec<usize>,
+    /// Per entry of `chain`, its parent's entry, or [`NO_PARENT`] for a root.
+    parents: Vec<u32>,
+    /// Per target, in the order given, its entry in `chain`.
+    targets: Vec<usize>,
     /// `limits.registers()` registers of `chain.len()` joints each.
     registers: Vec<Trs>,
+    /// Component (model-space) transforms of `chain`, as the last `ToComponent` left them.
+    component: Vec<Affine3A>,
 }
 
 impl ChainEvaluator {
-    /// An evaluator of `joint`'s chain in `skeleton` for programs within `limits`; `None` when
-    /// the skeleton has no such joint.
-    pub fn new(skeleton: &Skeleton, joint: usize, limits: ProgramLimits) -> Option<Self> {
-        if joint >= skeleton.joint_count() {
-            return None;
-        }
-        let mut chain = vec![joint];
-        while let Some(&p) = skeleton.parents.get(*chain.last()?) {
+    /// An evaluator of the chains of `targets` in `skeleton` for programs within `limits`;
+    /// `None` when the skeleton lacks one of them.
+    pub fn new(skeleton: &Skeleton, targets: &[usize], limits: ProgramLimits) -> Option<Self> {
+        let joints = skeleton.joint_count();
+        let mut needed = vec![false; joints];
+        for &target in targets {
+            let mut j = target;
+            *needed.get_mut(j)? = true;
             // Parents come before their children (Skeleton::new checks), so this ends.
-            if (p as usize) >= *chain.last()? {
-                break;
+            while let Some(&p) = skeleton.parents.get(j).filter(|&&p| (p as usize) < j) {
+                j = p as usize;
+                needed[j] = true;
             }
-            chain.push(p as usize);
         }
-        chain.reverse();
-        let registers = vec![Trs::IDENTITY; limits.registers() * chain.len()];
+        let chain: Vec<usize> = (0..joints).filter(|&j| needed[j]).collect();
+        let mut entry = vec![NO_PARENT; joints];
+        for (k, &j) in chain.iter().enumerate() {
+            entry[j] = k as u32;
+        }
+        let parents = chain
+            .iter()
+            .map(|&j| match skeleton.parents[j] {
+                p if (p as usize) < j => entry[p as usize],
+                _ => NO_PARENT,
+            })
+            .collect();
+        let targets = targets.iter().map(|&t| entry[t] as usize).collect();
         Some(ChainEvaluator {
             limits,
+            registers: vec![Trs::IDENTITY; limits.registers() * chain.len()],
+            component: vec![Affine3A::IDENTITY; chain.len()],
             chain,
-            registers,
+            parents,
+            targets,
         })
     }
 
-    /// The chain, root first.
+    /// The joints evaluated: the targets and their ancestors, ascending.
     pub fn chain(&self) -> &[usize] {
         &self.chain
     }
 
-    /// Validates `program` and returns the chain joint's component (model-space) transform.
+    /// Validates `program` and writes each target's component (model-space) transform into
+    /// `out`, in the order [`ChainEvaluator::new`] was given them (as many as `out` holds).
     /// History ops are not evaluated (module doc).
-    pub fn run(&mut self, program: &Program, assets: &Assets) -> Result<Affine3A, ProgramError> {
+    pub fn run(
+        &mut self,
+        program: &Program,
+        assets: &Assets,
+        out: &mut [Affine3A],
+    ) -> Result<(), ProgramError> {
         let limits = ProgramLimits {
             history_slots: usize::MAX,
             ..self.limits
         };
         program.validate(&limits, assets)?;
-        if self
+        if let Some(&last) = self
             .chain
             .last()
-            .is_some_and(|&j| j >= assets.skeleton.joint_count())
+            .filter(|&&j| j >= assets.skeleton.joint_count())
         {
             return Err(ProgramError::Capacity {
                 what: "skeleton joints",
-                count: self.chain.last().copied().unwrap_or(0) + 1,
+                count: last + 1,
                 limit: assets.skeleton.joint_count(),
             });
         }
-        let mut component = Affine3A::IDENTITY;
+        self.component.fill(Affine3A::IDENTITY);
         for o in &program.ops {
             if o.code == op::TO_COMPONENT {
-                let start = o.a as usize * self.chain.len();
-                component = self.registers[start..start + self.chain.len()]
-                    .iter()
-                    .fold(Affine3A::IDENTITY, |parent, local| {
-                        parent * local.to_affine()
-                    });
+                self.compose(o.a);
             } else {
                 self.execute(o, &program.weights, assets);
             }
         }
-        Ok(component)
+        for (o, &k) in out.iter_mut().zip(&self.targets) {
+            *o = self.component[k];
+        }
+        Ok(())
+    }
+
+    /// FK of register `r` on the chain, as `fk::local_to_component` computes it.
+    fn compose(&mut self, r: u32) {
+        let start = r as usize * self.chain.len();
+        let local = &self.registers[start..start + self.chain.len()];
+        for (k, (x, &p)) in local.iter().zip(&self.parents).enumerate() {
+            let m = x.to_affine();
+            self.component[k] = if p == NO_PARENT {
+                m
+            } else {
+                self.component[p as usize] * m
+            };
+        }
     }
 
     /// One validated local-pose op on the chain (module doc for the ops skipped), with the

@@ -1,0 +1,66 @@
+//! The merged socket chains (`throng_cpu_ref::chain`): each shared ancestor evaluated once, the
+//! same transforms as one chain per target.
+
+use glam::Affine3A;
+use throng_cpu_ref::chain::ChainEvaluator;
+use throng_cpu_ref::skeleton::Skeleton;
+use throng_cpu_ref::{Package, PoseOp, Program, ProgramLimits};
+
+fn character() -> Package {
+    let glb = throng_fixtures::character_glb();
+    let imported = throng_cook::import_slice(&glb, "character").expect("the character imports");
+    throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+        .expect("the character cooks")
+        .0
+}
+
+fn ancestors(skeleton: &Skeleton, mut j: usize) -> Vec<usize> {
+    let mut chain = vec![j];
+    while (skeleton.parents[j] as usize) < j {
+        j = skeleton.parents[j] as usize;
+        chain.push(j);
+    }
+    chain
+}
+
+#[test]
+fn merged_chains_evaluate_each_shared_ancestor_once_and_match_one_chain_per_target() {
+    let package = character();
+    let skeleton = &package.skeletons[0];
+    let joint = |name: &str| skeleton.names.iter().position(|n| n == name).expect(name);
+    let targets = [joint("hand_r"), joint("hand_l"), joint("head")];
+    let limits = ProgramLimits {
+        max_ops: 2,
+        max_registers: 1,
+        max_weights: 0,
+        history_slots: 0,
+    };
+    let mut merged = ChainEvaluator::new(skeleton, &targets, limits).expect("joints exist");
+    let mut union: Vec<usize> = targets
+        .iter()
+        .flat_map(|&t| ancestors(skeleton, t))
+        .collect();
+    union.sort_unstable();
+    union.dedup();
+    assert_eq!(merged.chain(), union);
+    assert!(union.len() < targets.iter().map(|&t| ancestors(skeleton, t).len()).sum());
+
+    let assets = package.assets(0).expect("skeleton 0");
+    let program = Program {
+        ops: vec![PoseOp::sample(0, 1, 0.37), PoseOp::to_component(0)],
+        weights: Vec::new(),
+    };
+    let mut out = [Affine3A::ZERO; 3];
+    merged
+        .run(&program, &assets, &mut out)
+        .expect("a valid program");
+    for (&t, got) in targets.iter().zip(out) {
+        let mut alone = ChainEvaluator::new(skeleton, &[t], limits).expect("joint exists");
+        let mut want = [Affine3A::ZERO];
+        alone
+            .run(&program, &assets, &mut want)
+            .expect("a valid program");
+        assert_eq!(got, want[0], "joint {t}");
+    }
+    assert!(ChainEvaluator::new(skeleton, &[skeleton.joint_count()], limits).is_none());
+}
