@@ -17,7 +17,7 @@
 use std::path::Path;
 
 use glam::{Affine3A, Quat, Vec3};
-use throng_cook::codec::{encode_clip, measure, percentile};
+use throng_cook::codec::{encode_clip, measure, percentile, times};
 use throng_cook::package::payload_bytes;
 use throng_cook::profile::{CodecSettings, IMPORTANT_JOINTS};
 use throng_cook::report::{rest_extent, RAW_JOINT_SAMPLE_BYTES};
@@ -84,19 +84,6 @@ fn clips(packages: &[Package]) -> impl Iterator<Item = Result<(usize, &Clip, &Sk
             skeleton.ok_or(format!("clip {}: no skeleton {}", clip.name, clip.skeleton))?;
         Ok((k, clip, skeleton))
     })
-}
-
-/// Every sample time and the halfway time between neighbours, as the cook report measures.
-fn times(clip: &Clip) -> Vec<f32> {
-    let mut times = Vec::with_capacity(2 * clip.sample_count as usize);
-    for i in 0..clip.sample_count {
-        let t = clip.sample_time(i) as f32;
-        times.push(t);
-        if i + 1 < clip.sample_count {
-            times.push(0.5 * (t + clip.sample_time(i + 1) as f32));
-        }
-    }
-    times
 }
 
 /// The times of [`times`] on ACL's clock: sample `i` at `i / rate`.

@@ -35,14 +35,7 @@ pub fn measure(
     all: &mut Vec<f32>,
 ) -> Fidelity {
     let n = skeleton.joint_count();
-    let mut times = Vec::with_capacity(2 * reference.sample_count as usize);
-    for i in 0..reference.sample_count {
-        let t = reference.sample_time(i) as f32;
-        times.push(t);
-        if i + 1 < reference.sample_count {
-            times.push(0.5 * (t + reference.sample_time(i + 1) as f32));
-        }
-    }
+    let times = times(reference);
     let (mut a, mut b) = (vec![Trs::IDENTITY; n], vec![Trs::IDENTITY; n]);
     let (mut ca, mut cb) = (vec![Affine3A::IDENTITY; n], vec![Affine3A::IDENTITY; n]);
     let mut errors = vec![0.0f32; times.len() * n * VERTICES_PER_JOINT];
@@ -77,6 +70,20 @@ pub fn measure(
     all.extend_from_slice(&errors);
     out.p99_cm = percentile(&mut errors, 0.99);
     out
+}
+
+/// The times a clip's codec error is measured at: every sample time and halfway between
+/// neighbours, ascending.
+pub fn times(clip: &Clip) -> Vec<f32> {
+    let mut times = Vec::with_capacity(2 * clip.sample_count as usize);
+    for i in 0..clip.sample_count {
+        let t = clip.sample_time(i) as f32;
+        times.push(t);
+        if i + 1 < clip.sample_count {
+            times.push(0.5 * (t + clip.sample_time(i + 1) as f32));
+        }
+    }
+    times
 }
 
 /// Nearest-rank percentile `p` in [0, 1] (reorders `values`; NaN sorts last).

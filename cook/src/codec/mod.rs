@@ -21,7 +21,7 @@ use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, MAX_WORDS, SEGMENT_L
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use bytes::codec_bytes;
-pub use measure::{measure, percentile, Fidelity};
+pub use measure::{measure, percentile, times, Fidelity};
 pub use search::{Unmet, DESCENDANT_SHARE};
 
 use crate::package::payload_bytes;
