@@ -209,6 +209,22 @@ impl Animator {
             .map_err(|source| AnimatorError::Input { member, source })
     }
 
+    /// [`Animator::set_input`] by the input's index in the tree
+    /// (`animator.controller().tree.input(name)`, looked up once): no name lookup per member
+    /// and tick.
+    pub fn set_input_at(
+        &mut self,
+        member: usize,
+        input: u16,
+        value: Value,
+    ) -> Result<(), AnimatorError> {
+        let members = self.len();
+        let state = (self.crowd.instances.get_mut(member))
+            .ok_or(AnimatorError::NoMember { member, members })?;
+        (self.controller.set_input_at(state, input, value))
+            .map_err(|source| AnimatorError::Input { member, source })
+    }
+
     /// One control tick of every member (step 1 of the module doc). A member whose tick fails
     /// keeps its state, program and placement; the first failure is returned after every
     /// other member has ticked.

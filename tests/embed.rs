@@ -3,6 +3,7 @@
 //! device without Throng's limits is refused. (The windowed example: tests/windows.rs.)
 
 use glam::Affine3A;
+use throng::control::instance::InputError;
 use throng::control::tree::Value;
 use throng::cpu_ref::{Batch, CpuRuntime, Evaluator, Instance, Outputs, Pose};
 use throng::fixtures::alloc::{allocations, Counting};
@@ -23,10 +24,11 @@ fn animator(ctx: &GpuContext, n: usize) -> (Animator, Formation) {
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
     let options = AnimatorOptions::default();
     let mut animator = Animator::new(ctx, package, 0, tree, &grid.placements(), options).unwrap();
+    let speed_input = animator.controller().tree.input("speed").unwrap();
     for member in 0..n {
         let speed = [0.0, 0.8, 1.4, 3.0][member % 4];
         animator
-            .set_input(member, "speed", Value::Float(speed))
+            .set_input_at(member, speed_input, Value::Float(speed))
             .unwrap();
     }
     (animator, grid)
@@ -265,6 +267,14 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
     assert!(matches!(
         no_input,
         Err(AnimatorError::Input { member: 1, .. })
+    ));
+    let no_index = animator.set_input_at(1, 9, Value::Float(1.0));
+    assert!(matches!(
+        no_index,
+        Err(AnimatorError::Input {
+            member: 1,
+            source: InputError::NoIndex { input: 9, .. }
+        })
     ));
     let package = throng::builtin_character().unwrap();
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");

@@ -128,16 +128,20 @@ fn tick_once(
 /// Each instance's `speed` (0 to 6 in steps, changing every tick) and `wave` (a third of the
 /// instances, in spans of 20 ticks) for tick `tick`.
 fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), BenchError> {
+    let unusable = |why: String| BenchError::Unusable {
+        subject: "crowd tree".into(),
+        why,
+    };
+    let input =
+        |name: &str| (ctl.tree.input(name)).ok_or_else(|| unusable(format!("no input '{name}'")));
+    let (speed_input, wave_input) = (input("speed")?, input("wave")?);
     for (i, s) in crowd.instances.iter_mut().enumerate() {
         let speed = ((i as u64 * 37 + tick) % 60) as f64 / 10.0;
         let wave = (i as u64 + tick / 20).is_multiple_of(3);
         let set = ctl
-            .set_input(s, "speed", Value::Float(speed))
-            .and_then(|()| ctl.set_input(s, "wave", Value::Bool(wave)));
-        set.map_err(|e| BenchError::Unusable {
-            subject: "crowd tree".into(),
-            why: e.to_string(),
-        })?;
+            .set_input_at(s, speed_input, Value::Float(speed))
+            .and_then(|()| ctl.set_input_at(s, wave_input, Value::Bool(wave)));
+        set.map_err(|e| unusable(e.to_string()))?;
     }
     Ok(())
 }

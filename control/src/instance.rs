@@ -297,6 +297,8 @@ pub enum InputError {
     },
     #[error("input '{name}' is {value}, which is not finite")]
     NotFinite { name: String, value: f64 },
+    #[error("no input {input}: the tree has {inputs} (look an index up by name with Tree::input)")]
+    NoIndex { input: u16, inputs: usize },
 }
 
 /// A tree bound to its package and tick rate: everything a tick reads and nothing it writes.
@@ -453,14 +455,32 @@ impl Controller {
         let i = self
             .tree
             .input(name)
-            .ok_or_else(|| InputError::Unknown(name.to_owned()))? as usize;
-        let def = &self.tree.inputs[i];
-        let value = match (def.ty, value) {
+            .ok_or_else(|| InputError::Unknown(name.to_owned()))?;
+        self.set_input_at(s, i, value)
+    }
+
+    /// [`Controller::set_input`] of the tree's input `input` (its index, which
+    /// [`Tree::input`] gives once by name), without looking the name up: for inputs set on every
+    /// instance every tick. An index the tree or the instance lacks is rejected.
+    pub fn set_input_at(
+        &self,
+        s: &mut InstanceState,
+        input: u16,
+        value: Value,
+    ) -> Result<(), InputError> {
+        let i = input as usize;
+        let (Some(def), Some(slot)) = (self.tree.inputs.get(i), s.inputs.get_mut(i)) else {
+            return Err(InputError::NoIndex {
+                input,
+                inputs: self.tree.inputs.len(),
+            });
+        };
+        *slot = match (def.ty, value) {
             (InputType::Float, Value::Float(_) | Value::Int(_)) => {
                 let f = value.as_f64();
                 if !f.is_finite() {
                     return Err(InputError::NotFinite {
-                        name: name.to_owned(),
+                        name: def.name.clone(),
                         value: f,
                     });
                 }
@@ -472,13 +492,12 @@ impl Controller {
             (InputType::Bool, Value::Bool(b)) => Value::Bool(b),
             (expected, found) => {
                 return Err(InputError::Type {
-                    name: name.to_owned(),
+                    name: def.name.clone(),
                     expected,
                     found: found.ty(),
                 })
             }
         };
-        s.inputs[i] = value;
         Ok(())
     }
 

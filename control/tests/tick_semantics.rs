@@ -263,6 +263,50 @@ fn bad_inputs_are_rejected_and_change_nothing() {
 }
 
 #[test]
+fn inputs_set_by_index_are_checked_and_clamped_as_by_name() {
+    let ctl = controller(64);
+    let (mut by_name, mut by_index) = (ctl.spawn(0).unwrap(), ctl.spawn(0).unwrap());
+    let x = ctl.tree.input("x").expect("the tree declares x");
+    for v in [
+        Value::Float(-3.0),
+        Value::Float(0.25),
+        Value::Int(7),
+        Value::Float(1e9),
+    ] {
+        ctl.set_input(&mut by_name, "x", v).unwrap();
+        ctl.set_input_at(&mut by_index, x, v).unwrap();
+        assert_eq!(by_index, by_name, "{v:?}");
+    }
+    let before = by_index.clone();
+    assert!(matches!(
+        ctl.set_input_at(&mut by_index, x, Value::Float(f64::NAN)),
+        Err(InputError::NotFinite { .. })
+    ));
+    let go = ctl.tree.input("go").expect("the tree declares go");
+    assert!(matches!(
+        ctl.set_input_at(&mut by_index, go, Value::Float(1.0)),
+        Err(InputError::Type { .. })
+    ));
+    let missing = ctl.tree.inputs.len() as u16;
+    assert_eq!(
+        ctl.set_input_at(&mut by_index, missing, Value::Float(1.0)),
+        Err(InputError::NoIndex {
+            input: missing,
+            inputs: ctl.tree.inputs.len(),
+        })
+    );
+    // A state of another tree, with fewer inputs, is refused rather than indexed past its end.
+    by_index.inputs.truncate(1);
+    let last = ctl.tree.inputs.len() as u16 - 1;
+    assert!(matches!(
+        ctl.set_input_at(&mut by_index, last, Value::Float(0.5)),
+        Err(InputError::NoIndex { .. })
+    ));
+    by_index.inputs = before.inputs.clone();
+    assert_eq!(by_index, before);
+}
+
+#[test]
 fn a_storm_of_interruptions_stays_bounded() {
     let text = r#"version = 1
 [inputs.go]

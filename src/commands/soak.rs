@@ -180,13 +180,18 @@ fn mix(x: u64) -> u64 {
 
 /// Member inputs for `tick`: each member changes speed and wave every two seconds or so.
 fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), CliError> {
+    let index = |name: &str| {
+        (ctl.tree.input(name))
+            .ok_or_else(|| CliError::Control(format!("the soak's tree has no input '{name}'")))
+    };
+    let (speed_input, wave_input) = (index("speed")?, index("wave")?);
     for s in crowd.instances.iter_mut() {
         let r = mix((u64::from(s.id) << 32) | ((tick + u64::from(s.id)) / 60));
         let speed = (r % 61) as f64 / 10.0;
         let input = |e: throng_control::instance::InputError| CliError::Control(e.to_string());
-        ctl.set_input(s, "speed", Value::Float(speed))
+        ctl.set_input_at(s, speed_input, Value::Float(speed))
             .map_err(input)?;
-        ctl.set_input(s, "wave", Value::Bool((r >> 40) & 7 == 0))
+        ctl.set_input_at(s, wave_input, Value::Bool((r >> 40) & 7 == 0))
             .map_err(input)?;
     }
     Ok(())

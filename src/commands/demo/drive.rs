@@ -153,7 +153,14 @@ pub struct TreeCrowd {
     /// Component-space point whose scene position is kept inside `area`.
     anchor: Vec3,
     pub area: Area,
-    wave: bool,
+    inputs: Inputs,
+}
+
+/// The tree inputs the demo drives, by index: `speed`, and `wave` where the tree has it.
+#[derive(Clone, Copy, Debug)]
+struct Inputs {
+    speed: u16,
+    wave: Option<u16>,
 }
 
 impl TreeCrowd {
@@ -165,6 +172,11 @@ impl TreeCrowd {
         hero_placements: &[Affine3A],
     ) -> Result<TreeCrowd, CliError> {
         let count = hero_placements.len() + layout.members.len();
+        let inputs = Inputs {
+            speed: (ctl.tree.input("speed"))
+                .ok_or_else(|| control("it declares no input 'speed' for the members' pace"))?,
+            wave: ctl.tree.input("wave"),
+        };
         let control = ControlCrowd::new(&ctl, count).map_err(control)?;
         let heroes = hero_placements.len();
         let plans = (0..count).map(|i| Plan::new(i, i >= heroes)).collect();
@@ -180,7 +192,6 @@ impl TreeCrowd {
             ops: Vec::with_capacity(limits.max_ops),
             weights: Vec::with_capacity(limits.max_weights),
         };
-        let wave = ctl.tree.input("wave").is_some();
         let mut crowd = TreeCrowd {
             ctl,
             control,
@@ -190,7 +201,7 @@ impl TreeCrowd {
             wrapped: vec![false; count],
             anchor,
             area,
-            wave,
+            inputs,
         };
         crowd.preroll()?;
         Ok(crowd)
@@ -209,7 +220,7 @@ impl TreeCrowd {
             let ticks =
                 PREROLL.0 + SplitMix64::new(i as u64 ^ 0x009e_e011).index(PREROLL.1 - PREROLL.0);
             for _ in 0..ticks {
-                set_inputs(&self.ctl, s, plan, self.wave)?;
+                set_inputs(&self.ctl, s, plan, self.inputs)?;
                 self.ctl.tick(s, &mut scratch, &mut out).map_err(control)?;
             }
         }
@@ -236,7 +247,7 @@ impl TreeCrowd {
     pub fn step(&mut self) -> Result<ControlStats, CliError> {
         let start = Instant::now();
         for (s, plan) in self.control.instances.iter_mut().zip(&mut self.plans) {
-            set_inputs(&self.ctl, s, plan, self.wave)?;
+            set_inputs(&self.ctl, s, plan, self.inputs)?;
         }
         self.control.tick(&self.ctl);
         if let Some((id, e)) = self.control.failures().next() {
@@ -284,13 +295,13 @@ fn set_inputs(
     ctl: &Controller,
     s: &mut throng_control::instance::InstanceState,
     plan: &mut Plan,
-    wave: bool,
+    inputs: Inputs,
 ) -> Result<(), CliError> {
     plan.advance(s.tick as f64 * ctl.period, ctl.period);
-    ctl.set_input(s, "speed", Value::Float(plan.speed))
+    ctl.set_input_at(s, inputs.speed, Value::Float(plan.speed))
         .map_err(control)?;
-    if wave {
-        ctl.set_input(s, "wave", Value::Bool(plan.wave))
+    if let Some(wave) = inputs.wave {
+        ctl.set_input_at(s, wave, Value::Bool(plan.wave))
             .map_err(control)?;
     }
     Ok(())
