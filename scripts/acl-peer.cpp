@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
     if (!f) return fail("cannot open", in);
     uint32_t joints = 0, samples = 0;
     float rate = 0.0F, scale = 0.0F;
-    bool ok = read(f, &joints, 1) && read(f, &samples, 1) && read(f, &rate, 1) && read(f, &scale, 1);
+    bool ok = read(f, &joints, 1) && read(f, &samples, 1) && read(f, &rate, 1) &&
+              read(f, &scale, 1);
     std::vector<int32_t> parents(joints);
     std::vector<float> rest(size_t(joints) * kFloats);
     std::vector<float> data(size_t(samples) * joints * kFloats);
@@ -139,7 +140,8 @@ int main(int argc, char** argv) {
     settings.error_metric = &metric;
     acl::output_stats stats;
     acl::compressed_tracks* compressed = nullptr;
-    const acl::error_result result = acl::compress_track_list(allocator, tracks, settings, compressed, stats);
+    const acl::error_result result =
+        acl::compress_track_list(allocator, tracks, settings, compressed, stats);
     if (result.any()) return fail(result.c_str(), in);
 
     std::vector<float> decoded(size_t(times) * joints * kFloats);

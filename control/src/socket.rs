@@ -1,7 +1,7 @@
 //! Gameplay sockets, every tick (docs/state-tree.md, "Sockets"): each socket a tree declares is
 //! evaluated on the CPU from the instance's compiled program, on the sockets' joints and their
-//! ancestors alone, each once ([`throng_cpu_ref::chain`]), whatever the instance's visibility or LOD: the crowd returns
-//! them beside root motion as the tick's simulation output.
+//! ancestors alone, each once ([`throng_cpu_ref::chain`]), whatever the instance's visibility
+//! or LOD: the crowd returns them beside root motion as the tick's simulation output.
 //!
 //! A socket's transform is in the instance's component (model) frame, the frame root motion
 //! moves: the joint's component transform times the socket's offset. It is the pose without

@@ -1,6 +1,7 @@
 //! Gameplay sockets (docs/state-tree.md, "Sockets"): evaluated every tick on the sockets' joints
-//! and their ancestors alone (each once), they must match the full-pose CPU reference within 1e-6 of the skeleton's
-//! extent, on every shared asset with clips and on the generated character.
+//! and their ancestors alone (each once), they must match the full-pose CPU reference within
+//! 1e-6 of the skeleton's extent, on every shared asset with clips and on the generated
+//! character.
 
 use glam::{Affine3A, Vec3};
 use throng_control::crowd::Crowd;
