@@ -304,27 +304,46 @@ pub(crate) fn mask_weights<'a>(assets: &Assets<'a>, c: u32) -> Option<&'a [f32]>
     Some(assets.masks.get(c as usize).map_or(&[][..], |m| &m.weights))
 }
 
+/// The Blend op's accumulation of translations and rotations: weighted sums in input order,
+/// each rotation (as a 4-vector) flipped into the first one's hemisphere. Shared with control's
+/// root-motion blend, so both align rotations the same way.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AlignedSum {
+    pub translation: Vec3,
+    /// Not normalised.
+    pub rotation: Vec4,
+    first: Option<Vec4>,
+}
+
+impl AlignedSum {
+    #[inline]
+    pub fn add(&mut self, translation: Vec3, rotation: Quat, w: f32) {
+        let q = Vec4::from(rotation);
+        let first = *self.first.get_or_insert(q);
+        let q = if first.dot(q) < 0.0 { -q } else { q };
+        self.translation += translation * w;
+        self.rotation += q * w;
+    }
+}
+
 /// Blend of one joint's `inputs` with weights already normalised to sum 1: accumulate t, q and
-/// s in input order with each q flipped into the first input's hemisphere, then normalise q once.
-/// A q sum of (near) zero length falls back to `rest`'s rotation.
+/// s in input order with each q flipped into the first input's hemisphere ([`AlignedSum`]), then
+/// normalise q once. A q sum of (near) zero length falls back to `rest`'s rotation.
 pub fn blend_joint<'a>(inputs: impl IntoIterator<Item = (&'a Trs, f32)>, rest: &Trs) -> Trs {
-    let (mut t, mut q, mut s) = (Vec3::ZERO, Vec4::ZERO, Vec3::ZERO);
-    let mut hemisphere = None;
+    let mut sum = AlignedSum::default();
+    let mut s = Vec3::ZERO;
     for (x, w) in inputs {
-        let xq = Vec4::from(x.rotation);
-        let first = *hemisphere.get_or_insert(xq);
-        let xq = if first.dot(xq) < 0.0 { -xq } else { xq };
-        t += x.translation * w;
-        q += xq * w;
+        sum.add(x.translation, x.rotation, w);
         s += x.scale * w;
     }
+    let q = sum.rotation;
     let rotation = if q.length_squared() > 1e-12 {
         Quat::from_vec4(q.normalize())
     } else {
         rest.rotation
     };
     Trs {
-        translation: t,
+        translation: sum.translation,
         rotation,
         scale: s,
     }

@@ -1,7 +1,8 @@
 //! Root motion of the tick (step 6, see [`crate::instance`]): one player's motion under its
 //! state's policy, and the weighted blend of the base region's players.
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Quat, Vec3};
+use throng_cpu_ref::interpreter::AlignedSum;
 
 use crate::instance::{Controller, InstanceState};
 use crate::player::Step;
@@ -69,13 +70,12 @@ pub(crate) struct PendingMotion {
 }
 
 /// Weighted blend of per-player root motions: translation the weighted mean, rotation the
-/// normalised weighted sum aligned to the first one's hemisphere (as the pose Blend op does),
-/// over the live players of the base region; frozen poses do not move.
+/// normalised weighted sum aligned to the first one's hemisphere (the pose Blend op's
+/// accumulation, [`AlignedSum`]), over the live players of the base region; frozen poses do not
+/// move.
 #[derive(Default)]
 pub(crate) struct MotionSum {
-    t: Vec3,
-    q: Vec4,
-    first: Option<Vec4>,
+    sum: AlignedSum,
     weight: f32,
 }
 
@@ -86,18 +86,18 @@ impl MotionSum {
             return;
         }
         let (t, q) = motion();
-        let q = Vec4::from(q);
-        let first = *self.first.get_or_insert(q);
-        let q = if first.dot(q) < 0.0 { -q } else { q };
-        self.t += t * w;
-        self.q += q * w;
+        self.sum.add(t, q, w);
         self.weight += w;
     }
 
     pub(crate) fn finish(&self) -> Motion {
-        if self.weight <= 0.0 || self.q.length_squared() < 1e-12 {
+        let q = self.sum.rotation;
+        if self.weight <= 0.0 || q.length_squared() < 1e-12 {
             return IDENTITY;
         }
-        (self.t / self.weight, Quat::from_vec4(self.q.normalize()))
+        (
+            self.sum.translation / self.weight,
+            Quat::from_vec4(q.normalize()),
+        )
     }
 }
