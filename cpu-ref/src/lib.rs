@@ -29,6 +29,7 @@ pub mod skin;
 pub mod skinning;
 pub mod stagger;
 pub mod transform;
+pub mod values;
 
 pub use clip::{
     Clip, ClipEvent, LoopPolicy, RootMotion, RootMotionPolicy, SubTrack, SubTrackKind, SyncMarker,
