@@ -167,7 +167,11 @@ mod tests {
         assert_eq!(kinds.len(), 8);
         assert_eq!(kinds[0], (0, ValueKind::Time));
         assert_eq!(kinds[2], (2, ValueKind::Linear));
-        assert_eq!(kinds[6], (5, ValueKind::Linear), "elapsed time moves linearly");
+        assert_eq!(
+            kinds[6],
+            (5, ValueKind::Linear),
+            "elapsed time moves linearly"
+        );
     }
 
     #[test]
@@ -178,7 +182,10 @@ mod tests {
         assert!(!same_static(&layered(0.25, 0.3), &other), "another clip");
         let mut other = layered(0.25, 0.3);
         other.ops[5].weight = 0.6;
-        assert!(!same_static(&layered(0.25, 0.3), &other), "another duration");
+        assert!(
+            !same_static(&layered(0.25, 0.3), &other),
+            "another duration"
+        );
     }
 
     #[test]

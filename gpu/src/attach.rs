@@ -94,7 +94,7 @@ pub struct PlacedProp {
     pub transform: Option<Affine3A>,
 }
 
-/// An attachment as the pass uses it: which batches it applies to, the palette entry of its
+/// An attachment as the pass uses it: which kinds it applies to, the palette entry of its
 /// joint, and the map from the prop's frame into that entry's bind space.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Resolved {
@@ -105,7 +105,7 @@ pub(crate) struct Resolved {
 }
 
 impl Resolved {
-    /// The table row of this attachment for a batch of `package`'s skin `skin`.
+    /// The table row of this attachment for a kind of `package`'s skin `skin`.
     pub fn row(&self, package: usize, skin: Option<u32>) -> [[f32; 4]; 4] {
         if package != self.package || skin != Some(self.skin) {
             return [[0.0; 4]; 4];
@@ -189,18 +189,26 @@ pub(crate) fn resolve(
 /// The runtime's attachment buffers: the per-frame table, the prop transforms and the draws'
 /// arguments.
 pub(crate) struct AttachBuffers {
-    /// Rows of `TABLE_ROW_BYTES`, per (skinned batch, attachment).
+    /// Rows of `TABLE_ROW_BYTES`, per (kind, attachment).
     pub table: wgpu::Buffer,
     /// Per (attachment, rank of the skinned pool) a prop transform.
     pub props: wgpu::Buffer,
     /// Per attachment its indexed indirect draw arguments.
     pub draws: wgpu::Buffer,
+    /// The attachments' generation these buffers were made for (bind groups name them).
+    pub generation: u64,
 }
 
 impl AttachBuffers {
-    /// Buffers for `attachments` attachments over `batches` skinned batches and a skinned pool
-    /// of `pool` ranks.
-    pub fn new(device: &wgpu::Device, attachments: u64, batches: u64, pool: u64) -> AttachBuffers {
+    /// Buffers for `attachments` attachments over `kinds` kinds and a skinned pool of `pool`
+    /// ranks, made for attachment generation `generation`.
+    pub fn new(
+        device: &wgpu::Device,
+        attachments: u64,
+        kinds: u64,
+        pool: u64,
+        generation: u64,
+    ) -> AttachBuffers {
         let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -212,7 +220,7 @@ impl AttachBuffers {
         AttachBuffers {
             table: make(
                 "attachment table",
-                TABLE_ROW_BYTES * attachments * batches,
+                TABLE_ROW_BYTES * attachments * kinds,
                 wgpu::BufferUsages::empty(),
             ),
             props: make(
@@ -225,6 +233,7 @@ impl AttachBuffers {
                 DRAW_ARGS_BYTES * attachments,
                 wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
+            generation,
         }
     }
 }
@@ -243,14 +252,14 @@ pub(crate) struct Attachments {
 
 impl Attachments {
     /// Checks and resolves `list` against the resident `packages`; on success replaces the
-    /// attachments and returns buffers for them over at most `batches` skinned batches a frame
-    /// and a skinned pool of `pool` ranks. On error nothing changes.
+    /// attachments and returns buffers for them over at most `kinds` kinds and a skinned pool of
+    /// `pool` ranks. On error nothing changes.
     pub fn set(
         &mut self,
         device: &wgpu::Device,
         list: &[Attachment],
         packages: &[ResidentPackage],
-        (batches, pool, binding_limit): (u64, u64, u64),
+        (kinds, pool, binding_limit): (u64, u64, u64),
     ) -> Result<AttachBuffers, GpuError> {
         if list.len() > MAX_ATTACHMENTS {
             return Err(GpuError::Capacity {
@@ -273,18 +282,18 @@ impl Attachments {
         self.list = list.to_vec();
         self.resolved = resolved;
         self.generation += 1;
-        Ok(AttachBuffers::new(device, n, batches, pool))
+        Ok(AttachBuffers::new(device, n, kinds, pool, self.generation))
     }
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
-    /// The frame's table rows for its skinned batches' `(package, skin)`, batch-major, and
-    /// the draws' arguments with no instances (the pass writes the instance counts).
-    pub fn stage(&mut self, skinned: impl Iterator<Item = (usize, Option<u32>)>) {
+    /// The frame's table rows for every kind's `(package, skin)`, kind-major, and the draws'
+    /// arguments with no instances (the pass writes the instance counts).
+    pub fn stage(&mut self, kinds: impl Iterator<Item = (usize, Option<u32>)>) {
         self.rows.clear();
-        for (package, skin) in skinned {
+        for (package, skin) in kinds {
             let rows = self.resolved.iter().map(|r| r.row(package, skin));
             self.rows.extend(rows);
         }

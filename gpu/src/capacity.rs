@@ -30,9 +30,13 @@ pub struct Capacities {
     pub weights_per_program: u32,
     /// Inertialization history slots (`ProgramLimits::history_slots`), of `joints` joints each.
     pub history_slots: u32,
-    /// Dispatches per frame: one per (batch, program shape), two per skinned batch (bounds
-    /// and skinning) and two for the skinned budget.
+    /// Dispatches per frame: one per program shape (per shape and path where the mapping
+    /// splits one), and a fixed few (decode, bounds, the skinned budget, skinning,
+    /// attachments).
     pub dispatches: u32,
+    /// Kinds of instance: (package, skeleton, skin) combinations the runtime may see (each
+    /// skinned one with a unit per level of detail of its skin; docs/gpu.md, "Kinds").
+    pub kinds: u32,
     /// Decoded samples (vec4s, 16 bytes each) the frame's decode cache holds: the clips a frame
     /// samples most are decoded into it once rather than by each instance (docs/gpu.md, "The
     /// decode cache"); clips past it decode per instance. Bound whole, so at most one binding.
@@ -75,8 +79,14 @@ impl Capacities {
                 Some(u64::from(c.compressed.as_ref()?.animated) * u64::from(c.sample_count))
             })
             .sum();
+        let kinds = packages
+            .iter()
+            .map(|p| (p.skeletons.len() + p.skins.len()) as u32)
+            .sum::<u32>()
+            .max(1);
         Capacities {
             instances,
+            kinds,
             joints,
             palette,
             vertices,
@@ -120,7 +130,10 @@ impl Capacities {
     /// Record vec4s of the widest program: the slot, at most three words per op, the weights.
     pub fn record_stride(&self) -> u32 {
         let per_op = throng_shaders::shape::MAX_OP_VALUES;
-        (1 + per_op * self.ops_per_program + self.weights_per_program).div_ceil(4)
+        (throng_shaders::shape::RECORD_HEAD
+            + per_op * self.ops_per_program
+            + self.weights_per_program)
+            .div_ceil(4)
     }
 
     /// Bytes per binding these capacities bind at most on an adapter of `limits`: the adapter's
@@ -186,6 +199,7 @@ mod tests {
             weights_per_program: 32,
             history_slots: 0,
             dispatches: 8,
+            kinds: 1,
             decoded_samples: 0,
             binding_limit: None,
         }

@@ -2,8 +2,9 @@
 //! into a cache the frames keep, before the pose pass, rather than each instance sampling them
 //! decoding its own pair of samples (decode.wgsl).
 //!
-//! Per frame, each package the frame uses gets its decode table: per clip its base in the cache
-//! or `NO_DECODE`, then the jobs of the package's decode dispatch (clip, decode list). A package
+//! Per frame, the decode table holds per package, per clip its base in the cache or `NO_DECODE`,
+//! then the jobs of the frame's one decode dispatch, every package's (clip header, decode table
+//! entry, decode list). A package
 //! is read from the cache whole or not at all: every compressed clip the frame samples, or none,
 //! so that each pose dispatch runs a kernel with one of the two sampling paths compiled in
 //! (lavapipe runs both sides of a branch, so a kernel holding both would pay for both).
@@ -18,11 +19,11 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use throng_cpu_ref::Clip;
-use throng_shaders::prelude::WORKGROUP;
+use throng_shaders::prelude::{CLIP_WORDS, WORKGROUP};
 use throng_shaders::{DecodeParams, NO_DECODE};
 
 use crate::plan::Plan;
-use crate::resident::ResidentPackage;
+use crate::resident::{Arena, ResidentPackage};
 
 /// Whether frames read compressed clips from the decode cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,11 +37,9 @@ pub enum Decode {
     Never,
 }
 
-/// One package's decode dispatch: workgroup row `y` decodes job `y`.
+/// The frame's decode dispatch: workgroup row `y` decodes job `y`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DecodeDispatch {
-    /// A batch of the package (whose bind group the dispatch uses).
-    pub batch: usize,
     pub params: DecodeParams,
     /// Workgroups along x: the widest job's threads (animated sub-tracks × samples) over the
     /// workgroup.
@@ -81,11 +80,11 @@ struct HeldPackage {
 /// between frames, so a steady frame allocates nothing.
 #[derive(Default)]
 pub(crate) struct DecodeCache {
-    /// Every decode table of the frame, one after another.
+    /// The frame's decode table: every package's clip entries, then the jobs.
     words: Vec<u32>,
-    /// Per table: its package and its range of `words`.
-    tables: Vec<(usize, usize, usize)>,
-    pub dispatches: Vec<DecodeDispatch>,
+    /// Jobs of the frame, three words each.
+    jobs: Vec<u32>,
+    pub dispatch: Option<DecodeDispatch>,
     /// Per package: whether this frame reads it from the cache.
     decoded: Vec<bool>,
     /// Clips decoded this frame and the cache vec4s they filled; clips read from the cache that
@@ -143,8 +142,12 @@ impl DecodeCache {
         reset: bool,
     ) -> bool {
         self.words.clear();
-        self.tables.clear();
-        self.dispatches.clear();
+        self.words.resize(
+            packages.iter().map(|p| p.package.clips.len()).sum(),
+            NO_DECODE,
+        );
+        self.jobs.clear();
+        self.dispatch = None;
         self.decoded.clear();
         self.decoded.resize(packages.len(), false);
         self.added.clear();
@@ -154,14 +157,13 @@ impl DecodeCache {
         let most_threads = u64::from(limits.max_x) * u64::from(WORKGROUP);
         // Cache vec4s every chosen package needs, held or not, and whether one did not fit.
         let (mut needed, mut blocked) = (0u64, false);
-        for (b, batch) in plan.batches.iter().enumerate() {
-            let p = batch.package;
-            if self.tables.iter().any(|t| t.0 == p) {
+        let mut widest = 0;
+        for (p, package) in packages.iter().enumerate() {
+            let Some(uses) = plan.uses.get(p) else {
                 continue;
-            }
+            };
             let generation = generations.get(p).copied().unwrap_or(0);
-            let (clips, lists) = (&packages[p].package.clips, &packages[p].decode_lists);
-            let uses = &plan.uses[p];
+            let (clips, lists) = (&package.package.clips, &package.decode_lists);
             let (mut per_instance, mut lacking, mut new_size, mut jobs) = (0u64, 0u64, 0u64, 0u64);
             let (mut unfit, mut whole) = (false, 0u64);
             for (c, clip) in clips.iter().enumerate() {
@@ -185,18 +187,16 @@ impl DecodeCache {
                     Decode::Never => false,
                 };
             let fits = u64::from(self.frame_top) + new_size <= u64::from(limits.capacity);
-            let start = self.words.len();
-            self.words.resize(start + clips.len(), NO_DECODE);
-            let unfit = unfit || jobs > u64::from(limits.max_x);
+            let start = package.decode_base as usize;
+            let total_jobs = self.jobs.len() as u64 / 3 + jobs;
+            let unfit = unfit || total_jobs > u64::from(limits.max_x);
             if chosen && !unfit {
                 needed += whole;
                 blocked |= !fits;
             }
             if !(chosen && fits) || unfit {
-                self.tables.push((p, start, self.words.len()));
                 continue;
             }
-            let mut widest = 0;
             for (c, clip) in clips.iter().enumerate() {
                 let Some((_, size)) = sampled(clip, &uses[c]) else {
                     continue;
@@ -208,7 +208,8 @@ impl DecodeCache {
                     }
                     None => {
                         let base = self.frame_top;
-                        self.words.extend([c as u32, lists[c]]);
+                        let header = package.clip_base + CLIP_WORDS * c as u32;
+                        self.jobs.extend([header, (start + c) as u32, lists[c]]);
                         self.added.push(Held {
                             package: p,
                             generation,
@@ -224,19 +225,16 @@ impl DecodeCache {
                 };
             }
             self.decoded[p] = true;
-            self.tables.push((p, start, self.words.len()));
-            if jobs > 0 {
-                self.dispatches.push(DecodeDispatch {
-                    batch: b,
-                    params: DecodeParams {
-                        clip_base: 0,
-                        jobs_base: clips.len() as u32,
-                        jobs: jobs as u32,
-                        pad: 0,
-                    },
-                    groups: widest.div_ceil(u64::from(WORKGROUP)) as u32,
-                });
-            }
+        }
+        if !self.jobs.is_empty() {
+            self.dispatch = Some(DecodeDispatch {
+                params: DecodeParams {
+                    jobs_base: self.words.len() as u32,
+                    jobs: self.jobs.len() as u32 / 3,
+                    pad: [0; 2],
+                },
+                groups: widest.div_ceil(u64::from(WORKGROUP)) as u32,
+            });
         }
         reset || !blocked || needed > u64::from(limits.capacity)
     }
@@ -281,18 +279,31 @@ impl DecodeCache {
         self.frame_top
     }
 
+    /// Whether this frame reads the sampled compressed clips of every package of `packages`
+    /// (a bit each, [`crate::plan::package_bit`]) from the cache.
+    pub fn all_decoded(&self, packages: u64) -> bool {
+        (0..64).filter(|b| packages >> b & 1 == 1).all(|b| {
+            if b < 63 {
+                self.decoded(b)
+            } else {
+                self.decoded.get(63..).is_some_and(|d| d.iter().all(|&x| x))
+            }
+        })
+    }
+
     /// Whether this frame reads package `p`'s sampled compressed clips from the cache.
     pub fn decoded(&self, p: usize) -> bool {
         self.decoded.get(p).copied().unwrap_or(false)
     }
 
-    /// Writes the frame's decode tables; returns the bytes written.
-    pub fn upload(&self, queue: &wgpu::Queue, packages: &[ResidentPackage]) -> u64 {
+    /// Writes the frame's decode table; returns the bytes written.
+    pub fn upload(&self, queue: &wgpu::Queue, arena: &Arena) -> u64 {
+        let table = &arena.buffers.decode_table;
         let mut bytes = 0;
-        for &(p, start, end) in &self.tables {
-            let words: &[u8] = bytemuck::cast_slice(&self.words[start..end]);
+        for (offset, words) in [(0, &self.words), (self.words.len(), &self.jobs)] {
+            let words: &[u8] = bytemuck::cast_slice(words);
             if !words.is_empty() {
-                queue.write_buffer(&packages[p].buffers.decode_table, 0, words);
+                queue.write_buffer(table, 4 * offset as u64, words);
             }
             bytes += words.len() as u64;
         }

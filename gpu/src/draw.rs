@@ -291,13 +291,8 @@ impl CrowdPass {
     /// One draw per skinned run of the runtime's last frame that has triangles.
     fn plan_draws(&mut self, runtime: &Runtime) -> Result<(), GpuError> {
         self.planned.clear();
-        let slots = runtime.batches();
         for run in runtime.skinned_runs() {
-            let Some(batch) = slots.get(run.batch) else {
-                continue;
-            };
-            let package = PackageId(batch.package);
-            let indices = self.skin_indices(runtime, package, batch.skin.unwrap_or(0))?;
+            let indices = self.skin_indices(runtime, PackageId(run.package), run.skin)?;
             if self.indices[indices].buffer.is_some() {
                 self.planned.push(PlannedDraw { run: *run, indices });
             }

@@ -39,9 +39,9 @@ pub enum GpuError {
         limit: u64,
         adapter: String,
     },
-    #[error("package {package}: {what} needs {bytes} bytes, more than the adapter's {limit}-byte storage binding limit: cook it with fewer or shorter clips, or split it into several packages")]
+    #[error("the {packages} resident packages' {what} need {bytes} bytes together, more than the adapter's {limit}-byte storage binding limit: cook them with fewer or shorter clips, or make fewer packages resident in one runtime")]
     ResidentTooLarge {
-        package: usize,
+        packages: usize,
         what: &'static str,
         bytes: u64,
         limit: u64,

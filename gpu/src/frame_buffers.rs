@@ -81,11 +81,11 @@ pub(crate) struct CullBuffers {
     pub marks: wgpu::Buffer,
     /// Per bounds workgroup, its seen count, then the rank of its first seen instance (u32).
     pub groups: wgpu::Buffer,
-    /// Per unit (skinned batch and level of detail; partition.wgsl) (first rank, skinned, 0,
-    /// 0), per draw its first instance within its page, then from [`CullBuffers::batch_base`]
-    /// per skinned batch (first rank, skinned, seen, 0) (u32).
+    /// Per unit (a skinned kind at one level of detail; partition.wgsl) (first rank, skinned,
+    /// first skinning workgroup, 0), per draw its first instance within its page, then from
+    /// [`CullBuffers::total_base`] the frame's (0, skinned, seen, skinning workgroups) (u32).
     pub ranks: wgpu::Buffer,
-    /// Where each frame's per-unit and per-batch ranks are copied for
+    /// Where each frame's per-unit ranks and totals are copied for
     /// [`crate::Runtime::visibility`].
     pub counts: wgpu::Buffer,
     /// Per rank of the skinned pool, the frame slot the budget chose there, in frame-slot
@@ -93,12 +93,10 @@ pub(crate) struct CullBuffers {
     pub budgeted: wgpu::Buffer,
     /// Per rank of the skinned pool, the frame slot skinned there, by level (u32).
     pub order: wgpu::Buffer,
-    /// budget.wgsl's rows, two per unit.
-    pub table: wgpu::Buffer,
-    /// Skinning dispatch arguments (3 u32 per unit), then draw arguments from
+    /// The skinning dispatch's arguments (3 u32, then one unused), then draw arguments from
     /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool).
     pub indirect: wgpu::Buffer,
-    /// Units a frame may have (skinned batches × `LOD_TIERS`), and pages of the skinned pool.
+    /// Units a frame may have (kinds × `LOD_TIERS`), and pages of the skinned pool.
     pub units: u32,
     pub pages: u32,
 }
@@ -106,7 +104,7 @@ pub(crate) struct CullBuffers {
 impl CullBuffers {
     /// The u32 index of the first draw's arguments in `indirect`.
     pub fn draw_base(&self) -> u32 {
-        3 * self.units
+        4
     }
 
     /// The u32 index of the first draw's first instance in `ranks`.
@@ -114,8 +112,8 @@ impl CullBuffers {
         4 * self.units
     }
 
-    /// The u32 index of the first skinned batch's ranks in `ranks`.
-    pub fn batch_base(&self) -> u32 {
+    /// The u32 index of the frame's totals in `ranks`.
+    pub fn total_base(&self) -> u32 {
         self.rank_base() + self.units * self.pages
     }
 }
@@ -132,8 +130,8 @@ pub(crate) struct FrameBuffers {
     /// frame) and per frame slot its reset flag (u32); 16 bytes each without motion vectors.
     pub last_placements: wgpu::Buffer,
     pub resets: wgpu::Buffer,
-    /// Per frame slot, its level of detail (a byte, four slots per u32, the lowest first).
-    pub lods: wgpu::Buffer,
+    /// Per frame slot its kind word (`kind | level << 24`, or `NO_KIND`).
+    pub slot_kinds: wgpu::Buffer,
     /// Dispatch parameters, one 256-byte slot per dispatch.
     pub params: wgpu::Buffer,
     /// Animated bounds: per slot, min and max (two vec4<f32>), written by the bounds pass.
@@ -239,10 +237,9 @@ impl FrameBuffers {
         let record_bytes = 16 * u64::from(c.instances) * u64::from(c.record_stride());
         let placement_bytes = 48 * u64::from(c.instances);
         let bounds_bytes = BOUNDS_BYTES * u64::from(c.instances);
-        let tiers = throng_shaders::prelude::LOD_TIERS;
-        let units = c.dispatches * tiers;
+        let units = crate::kinds::Kinds::unit_capacity(c.kinds);
         let pages = streams[3].paging.pages;
-        let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP) + c.dispatches;
+        let groups = c.instances.div_ceil(throng_shaders::prelude::WORKGROUP);
         let storage = wgpu::BufferUsages::STORAGE;
         let decoded_samples = c.decoded_samples.min((binding_limit / 16) as u32);
         let cull = CullBuffers {
@@ -254,12 +251,12 @@ impl FrameBuffers {
             groups: make("bounds workgroup counts", 4 * u64::from(groups), storage),
             ranks: make(
                 "skinned ranks",
-                4 * u64::from(4 * units + units * pages + 4 * c.dispatches),
+                4 * u64::from(4 * units + units * pages + 4),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
             counts: make(
                 "skinned ranks readback",
-                16 * u64::from(units + c.dispatches),
+                16 * u64::from(units + 1),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
             budgeted: make(
@@ -272,10 +269,9 @@ impl FrameBuffers {
                 4 * u64::from(c.skinned_instances),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
-            table: make("budget rows", 32 * u64::from(units), input),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(3 * units + 5 * units * pages),
+                4 * u64::from(4 + 5 * units * pages),
                 storage | wgpu::BufferUsages::INDIRECT,
             ),
             units,
@@ -305,11 +301,7 @@ impl FrameBuffers {
                 },
                 input,
             ),
-            lods: make(
-                "levels of detail",
-                u64::from(c.instances.div_ceil(4)) * 4,
-                input,
-            ),
+            slot_kinds: make("slot kinds", 4 * u64::from(c.instances), input),
             bounds: make("animated bounds", bounds_bytes, output),
             params: make(
                 "dispatch parameters",
@@ -326,7 +318,7 @@ impl FrameBuffers {
                     make("inertialization history", bytes.max(slot_bytes), output)
                 })
                 .collect(),
-            attach: AttachBuffers::new(device, 0, 0, 0),
+            attach: AttachBuffers::new(device, 0, 0, 0, 0),
             decoded: make("decode cache", 16 * u64::from(decoded_samples), storage),
             decoded_samples,
         })
@@ -345,7 +337,7 @@ impl FrameBuffers {
             + self.placements.size()
             + self.last_placements.size()
             + self.resets.size()
-            + self.lods.size()
+            + self.slot_kinds.size()
             + self.bounds.size()
             + [
                 &self.cull.marks,
@@ -354,7 +346,6 @@ impl FrameBuffers {
                 &self.cull.counts,
                 &self.cull.order,
                 &self.cull.budgeted,
-                &self.cull.table,
                 &self.cull.indirect,
                 &self.attach.table,
                 &self.attach.props,

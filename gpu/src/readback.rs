@@ -13,48 +13,32 @@ use crate::plan::BatchSlots;
 use crate::resident::SkinTier;
 use crate::{GpuContext, GpuError};
 
-/// One skinned batch's share of a frame's skinned pool: its ranks from `first` on, level after
-/// level (`counts[l]` at level `l`), each rank's frame slot, and the skin's levels.
+/// One skinned batch's share of a frame's skinned pool: its skinned instances in frame-slot
+/// order, each `(frame slot, rank in the pool, level)`, and its skin's levels.
 pub(crate) struct SkinnedShare<'a> {
-    pub first: u32,
-    pub counts: Vec<u32>,
-    pub slots: Vec<u32>,
+    pub instances: Vec<(u32, u32, u8)>,
     pub tiers: &'a [SkinTier],
 }
 
 impl SkinnedShare<'_> {
-    fn total(&self) -> u32 {
-        self.counts.iter().sum()
-    }
-
-    pub fn sorted_slots(&self) -> Vec<u32> {
-        let mut slots = self.slots.clone();
-        slots.sort_unstable();
-        slots
-    }
-
-    /// Per-vertex outputs read in rank order, each instance's level's vertices first
-    /// (`vertex_count` elements per instance), into frame-slot order with every instance's
-    /// vertices at their place in the skin: a vertex its level does not use is `missing`.
-    fn unpack<T: Clone>(&self, raw: &[T], vertex_count: usize, missing: T) -> Vec<T> {
-        let n = self.slots.len().min(raw.len() / vertex_count.max(1));
-        let mut ranks: Vec<usize> = (0..n).collect();
-        ranks.sort_unstable_by_key(|&r| self.slots[r]);
-        let mut out = vec![missing; n * vertex_count];
-        for (i, &r) in ranks.iter().enumerate() {
-            let mut level = 0;
-            let mut end = 0usize;
-            for (l, &c) in self.counts.iter().enumerate() {
-                end += c as usize;
-                level = l;
-                if r < end {
-                    break;
-                }
-            }
-            let Some(tier) = self.tiers.get(level) else {
+    /// Per-vertex outputs of the pool (`pool`, `stride` elements per rank, each rank's level's
+    /// vertices first) for this share's instances, in frame-slot order with `vertex_count`
+    /// vertices per instance, each at its place in the skin: a vertex its level does not use is
+    /// `missing`.
+    fn unpack<T: Clone>(
+        &self,
+        pool: &[T],
+        stride: usize,
+        vertex_count: usize,
+        missing: T,
+    ) -> Vec<T> {
+        let mut out = vec![missing; self.instances.len() * vertex_count];
+        for (i, &(_, rank, level)) in self.instances.iter().enumerate() {
+            let Some(tier) = self.tiers.get(level as usize) else {
                 continue;
             };
-            let local = &raw[r * vertex_count..(r + 1) * vertex_count];
+            let at = rank as usize * stride;
+            let local = pool.get(at..at + vertex_count).unwrap_or(&[]);
             for (k, value) in local.iter().take(tier.vertex_count as usize).enumerate() {
                 let v = tier.vertices.get(k).map_or(k, |&v| v as usize);
                 if let Some(o) = out.get_mut(i * vertex_count + v) {
@@ -129,13 +113,6 @@ pub(crate) fn read(
         for s in streams {
             runs(buffers, index, s, b.first_slot, b.count, &mut copies);
         }
-        if let Some(Some(share)) = skinned.get(index) {
-            let (first, n) = (share.first, share.total());
-            runs(buffers, index, Stream::Skinned, first, n, &mut copies);
-            if outputs.motion {
-                runs(buffers, index, Stream::Previous, first, n, &mut copies);
-            }
-        }
         if b.skin.is_some() {
             copies.push(Copy {
                 batch: index,
@@ -143,6 +120,18 @@ pub(crate) fn read(
                 offset: u64::from(b.first_slot) * BOUNDS_BYTES,
                 bytes: u64::from(b.count) * BOUNDS_BYTES,
             });
+        }
+    }
+    // The skinned pool up to the last rank any batch reads, read once.
+    let pool = batches.len();
+    let ranks = (skinned.iter().flatten())
+        .flat_map(|s| s.instances.iter().map(|&(_, rank, _)| rank + 1))
+        .max()
+        .unwrap_or(0);
+    if ranks > 0 {
+        runs(buffers, pool, Stream::Skinned, 0, ranks, &mut copies);
+        if outputs.motion {
+            runs(buffers, pool, Stream::Previous, 0, ranks, &mut copies);
         }
     }
     let total: u64 = copies.iter().map(|c| c.bytes).sum();
@@ -179,11 +168,16 @@ pub(crate) fn read(
             ..BatchOutput::default()
         })
         .collect();
+    let stride = buffers.stream(Stream::Skinned).paging.stride as usize;
+    let mut pool_out = BatchOutput {
+        vertex_count: stride,
+        ..BatchOutput::default()
+    };
     let mut at = 0usize;
     for c in &copies {
         let chunk = bytes.get(at..at + c.bytes as usize).unwrap_or(&[]);
         at += c.bytes as usize;
-        let o = &mut out[c.batch];
+        let o = out.get_mut(c.batch).unwrap_or(&mut pool_out);
         let Source::Stream(stream, _) = c.source else {
             o.bounds.extend(
                 bytemuck::pod_collect_to_vec::<u8, [[f32; 4]; 2]>(chunk)
@@ -223,8 +217,8 @@ pub(crate) fn read(
             position: Vec3::NAN,
             normal: Vec3::NAN,
         };
-        o.skinned = share.unpack(&o.skinned, o.vertex_count, missing);
-        o.previous = share.unpack(&o.previous, o.vertex_count, Vec3::NAN);
+        o.skinned = share.unpack(&pool_out.skinned, stride, o.vertex_count, missing);
+        o.previous = share.unpack(&pool_out.previous, stride, o.vertex_count, Vec3::NAN);
     }
     Ok(out)
 }

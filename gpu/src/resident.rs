@@ -1,6 +1,9 @@
-//! Resident package data: uploaded once per package generation, read by every frame.
+//! Resident package data: every resident package in one arena of shared buffers, uploaded when a
+//! package is added or replaced and read by every frame. One arena for all packages is what lets
+//! one dispatch pose, bound and skin instances of any package: a kind's row (`kinds`) holds
+//! where its data lies, and every index below is an arena index.
 //!
-//! One package becomes five storage buffers (docs/gpu.md, "Resident data"):
+//! The arena is five storage buffers (docs/gpu.md, "Resident data"):
 //! - `tables` (u32): clip headers (`CLIP_WORDS` each, from 0), per skeleton its joints' parents
 //!   and depths, per skin its palette entries' joints, per joint the range of its entries in the
 //!   palette order and that order, the palette entry of each bounds box, per mask the pool vec4
@@ -10,7 +13,8 @@
 //!   entry), bounds boxes (three rows each), mask weights (four per vec4), reference clip samples (one vec4 per sample of an
 //!   animated sub-track, t and s in xyz) and the constants of both encodings;
 //! - `vertices` (vec4<u32>): three per skinned vertex, grouped by skin (skinning.wgsl);
-//! - `decode_table` (u32): three words per clip, the one buffer a frame writes (decode.wgsl).
+//! - `decode_table` (u32): per package its clips' bases in the decode cache, then the frame's
+//!   decode jobs, the one buffer a frame writes (decode.wgsl).
 //!
 //! Every index a shader follows is checked here, so a malformed package is refused before any
 //! GPU work.
@@ -40,20 +44,6 @@ pub(crate) struct SkeletonRange {
     pub block: u32,
     /// `pool`: the held poses of LOD levels 1, 2, … (three vec4s per joint each).
     pub held_base: u32,
-}
-
-impl SkeletonRange {
-    /// `PoseParams::lod_base` and `held_base` of LOD `level` (already checked against the
-    /// skeleton's levels).
-    pub fn lod(&self, level: u8) -> (u32, u32) {
-        match u32::from(level).checked_sub(1) {
-            None => (throng_shaders::NO_LOD, 0),
-            Some(l) => (
-                self.lod_base + l * self.block,
-                self.held_base + 3 * l * self.joints,
-            ),
-        }
-    }
 }
 
 /// Where one skin lives: its palette tables and the vertices of the meshes it binds.
@@ -100,29 +90,42 @@ pub struct SkinTier {
     pub index_count: u32,
 }
 
-pub(crate) struct ResidentBuffers {
+/// The arena's buffers.
+pub(crate) struct ArenaBuffers {
     pub tables: wgpu::Buffer,
     pub tracks: wgpu::Buffer,
     pub pool: wgpu::Buffer,
     pub vertices: wgpu::Buffer,
-    /// Per clip its base in the frame's decode cache or `NO_DECODE`, then the frame's decode
-    /// jobs, two words each (decode.wgsl): written by each frame that uses the package.
+    /// Per package, per clip its base in the frame's decode cache or `NO_DECODE` (from the
+    /// package's `decode_base`), then the frame's decode jobs, three words each (decode.wgsl):
+    /// written by each frame.
     pub decode_table: wgpu::Buffer,
 }
 
-/// A package on the GPU, with the CPU copy programs are validated against.
+/// A package in the arena, with the CPU copy programs are validated against.
 pub struct ResidentPackage {
     pub package: Package,
     pub(crate) skeletons: Vec<SkeletonRange>,
     pub skins: Vec<SkinRange>,
+    /// `tables`: the package's clip headers.
+    pub(crate) clip_base: u32,
     /// `tables`: the first of each mask's pool index.
     pub(crate) mask_base: u32,
-    pub(crate) buffers: ResidentBuffers,
+    /// The decode table: the package's clips' entries.
+    pub(crate) decode_base: u32,
     /// Per clip, where its decode list starts in `tables` (compressed clips; `NO_DECODE`
     /// otherwise): per animated sub-track its pool ranges and whether it is a rotation.
     pub(crate) decode_lists: Vec<u32>,
-    /// Bytes of GPU memory the package occupies.
+    /// Bytes of the arena the package occupies.
     pub bytes: u64,
+}
+
+/// Every resident package in shared buffers ([`Arena::rebuild`] after each add or replace).
+pub(crate) struct Arena {
+    pub packages: Vec<ResidentPackage>,
+    pub buffers: ArenaBuffers,
+    /// Changes with every rebuild (bind groups name the buffers).
+    pub generation: u64,
 }
 
 /// The flat arrays uploaded for one package.
@@ -156,34 +159,89 @@ fn track_ref(kind: SubTrackKind, index: u32) -> u32 {
     (index << 2) | kind as u32
 }
 
+/// The sizes of the arrays, to tell what a package added.
+fn sizes(a: &Arrays) -> [usize; 4] {
+    [
+        a.tables.len(),
+        a.tracks.len(),
+        a.pool.len(),
+        a.vertices.len(),
+    ]
+}
+
 impl ResidentPackage {
-    /// Checks and uploads `package`; `id` names it in errors.
-    pub fn upload(
-        ctx: &GpuContext,
+    /// Checks `package` and appends its data to `a`, every index an arena index; `id` names it
+    /// in errors and `decode_base` is its first decode table entry.
+    fn add(
+        a: &mut Arrays,
         id: usize,
-        package: &Package,
+        package: Package,
+        decode_base: u32,
     ) -> Result<ResidentPackage, GpuError> {
         let bad = |what: String| GpuError::BadPackage { package: id, what };
-        let mut a = Arrays::default();
-        a.tables
-            .resize(CLIP_WORDS as usize * package.clips.len(), 0);
-        let skeletons = add_skeletons(&mut a, package).map_err(bad)?;
-        let skins = add_skins(&mut a, package).map_err(bad)?;
-        let mask_base = add_masks(&mut a, package).map_err(bad)?;
+        let before = sizes(a);
+        let clip_base = a.table_at().map_err(bad)?;
+        let headers = CLIP_WORDS as usize * package.clips.len();
+        a.tables.resize(a.tables.len() + headers, 0);
+        let skeletons = add_skeletons(a, &package).map_err(bad)?;
+        let skins = add_skins(a, &package).map_err(bad)?;
+        let mask_base = add_masks(a, &package).map_err(bad)?;
         let decode_lists = (package.clips.iter().enumerate())
-            .map(|(c, clip)| add_clip(&mut a, c, clip, package))
+            .map(|(c, clip)| add_clip(a, clip_base, c, clip, &package))
             .collect::<Result<Vec<u32>, String>>()
             .map_err(bad)?;
+        let after = sizes(a);
+        let bytes = 4 * (after[0] - before[0]) as u64
+            + 16 * (after[1] + after[2] + after[3] - before[1] - before[2] - before[3]) as u64
+            + 4 * package.clips.len() as u64;
+        Ok(ResidentPackage {
+            package,
+            skeletons,
+            skins,
+            clip_base,
+            mask_base,
+            decode_base,
+            decode_lists,
+            bytes,
+        })
+    }
+
+    pub(crate) fn skeleton(&self, s: u32) -> Option<&SkeletonRange> {
+        self.skeletons.get(s as usize)
+    }
+}
+
+impl Arena {
+    /// The arena of `packages`, checked and uploaded; a package that fails names its index.
+    pub fn build(
+        ctx: &GpuContext,
+        packages: Vec<Package>,
+        generation: u64,
+    ) -> Result<Arena, GpuError> {
+        let mut a = Arrays::default();
+        let mut resident = Vec::with_capacity(packages.len());
+        let mut decode_entries = 0u32;
+        let count = packages.len();
+        for (id, package) in packages.into_iter().enumerate() {
+            let clips = package.clips.len();
+            resident.push(ResidentPackage::add(&mut a, id, package, decode_entries)?);
+            decode_entries = u32::try_from(clips)
+                .ok()
+                .and_then(|n| decode_entries.checked_add(n))
+                .ok_or(GpuError::BadPackage {
+                    package: id,
+                    what: "more clips than a u32 counts".into(),
+                })?;
+        }
         let limit = ctx.limits.max_storage_buffer_binding_size;
-        let mut bytes = 0;
-        let mut buffer = |what: &'static str,
-                          data: &[u8],
-                          usage: wgpu::BufferUsages|
+        let buffer = |what: &'static str,
+                      data: &[u8],
+                      usage: wgpu::BufferUsages|
          -> Result<wgpu::Buffer, GpuError> {
             let size = data.len() as u64;
             if size > limit {
                 return Err(GpuError::ResidentTooLarge {
-                    package: id,
+                    packages: count,
                     what,
                     bytes: size,
                     limit,
@@ -195,7 +253,6 @@ impl ResidentPackage {
             } else {
                 data
             };
-            bytes += contents.len() as u64;
             Ok(ctx
                 .device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -204,39 +261,33 @@ impl ResidentPackage {
                     usage,
                 }))
         };
-        let resident = wgpu::BufferUsages::STORAGE;
-        let buffers = ResidentBuffers {
-            tables: buffer("package tables", bytemuck::cast_slice(&a.tables), resident)?,
+        let storage = wgpu::BufferUsages::STORAGE;
+        // Every clip's entry, then at most one three-word job per clip.
+        let decode_words = 4 * decode_entries as usize;
+        let buffers = ArenaBuffers {
+            tables: buffer("package tables", bytemuck::cast_slice(&a.tables), storage)?,
             tracks: buffer(
                 "sub-track references",
                 bytemuck::cast_slice(&a.tracks),
-                resident,
+                storage,
             )?,
-            pool: buffer("package pool", bytemuck::cast_slice(&a.pool), resident)?,
+            pool: buffer("package pool", bytemuck::cast_slice(&a.pool), storage)?,
             vertices: buffer(
                 "skinning vertices",
                 bytemuck::cast_slice(&a.vertices),
-                resident,
+                storage,
             )?,
             decode_table: buffer(
                 "decode table",
-                bytemuck::cast_slice(&vec![throng_shaders::NO_DECODE; 3 * package.clips.len()]),
-                resident | wgpu::BufferUsages::COPY_DST,
+                bytemuck::cast_slice(&vec![throng_shaders::NO_DECODE; decode_words]),
+                storage | wgpu::BufferUsages::COPY_DST,
             )?,
         };
-        Ok(ResidentPackage {
-            package: package.clone(),
-            skeletons,
-            skins,
-            mask_base,
-            decode_lists,
+        Ok(Arena {
+            packages: resident,
             buffers,
-            bytes,
+            generation,
         })
-    }
-
-    pub(crate) fn skeleton(&self, s: u32) -> Option<&SkeletonRange> {
-        self.skeletons.get(s as usize)
     }
 }
 
@@ -553,7 +604,13 @@ fn add_tiers(
 /// decode list starts (compressed: per animated sub-track `a`, `(ranges << 1) | rotation`, the
 /// decode pass's map from `a` to its ranges), or `NO_DECODE` (a reference clip, or one whose
 /// animated sub-tracks are not numbered in sub-track order).
-fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<u32, String> {
+fn add_clip(
+    a: &mut Arrays,
+    clip_base: u32,
+    c: usize,
+    clip: &Clip,
+    package: &Package,
+) -> Result<u32, String> {
     let bad = |what: String| format!("clip {c} ('{}'): {what}", clip.name);
     if !(clip.sample_rate.is_finite() && clip.sample_rate > 0.0) || clip.sample_count == 0 {
         return Err(bad(format!(
@@ -680,7 +737,7 @@ fn add_clip(a: &mut Arrays, c: usize, clip: &Clip, package: &Package) -> Result<
         animated,
         clip.encoding(),
     ];
-    let at = CLIP_WORDS as usize * c;
+    let at = clip_base as usize + CLIP_WORDS as usize * c;
     a.tables[at..at + CLIP_WORDS as usize].copy_from_slice(&header);
     Ok(decode_list)
 }

@@ -1,27 +1,23 @@
-//! The crowd runtime: resident packages, per-frame batches, one pose dispatch per (batch, shape)
-//! and one bounds and one skinning dispatch per skinned batch (docs/gpu.md).
+//! The crowd runtime: resident packages in one arena, frames of batches of any kinds, one pose
+//! dispatch per program shape and a fixed few more (docs/gpu.md).
 //!
 //! A frame, in order:
 //! 1. validate every batch and instance (throng-cpu-ref `frame::validate`) and the capacities;
-//! 2. plan: frame slots in batch order, instances binned by program shape ([`crate::plan`]),
-//!    and the clips of the decode cache ([`crate::decode`]);
+//! 2. plan: each batch's kind ([`crate::kinds`]), frame slots in batch order, instances binned by
+//!    program shape ([`crate::plan`]), and the clips of the decode cache ([`crate::decode`]);
 //! 3. choose each pose dispatch's pipeline: the specialised one for the runtime's [`Mapping`]
 //!    when it is built, else the interpreter ([`crate::pipelines`]);
-//! 4. stage and upload records, placements, parameters and hero palettes ([`crate::staging`]);
-//! 5. record the decode pass (the clips of the decode cache, [`crate::decode`]), the pose
-//!    pass, the bounds pass (bounds, culling against the frustum set by
-//!    [`Runtime::set_frustum`]; then the skinned budget and order: ranks of the seen instances
-//!    in frame-slot order, the first `Capacities::skinned_instances` of them skinned, and the
-//!    indirect arguments), the skinning pass (indirect, over the skinned instances) and, with
-//!    attachments ([`Runtime::set_attachments`]), the attachments pass (every prop of every
-//!    skinned instance placed from its palette) ([`crate::record`]), and submit;
-//! 6. at [`Runtime::finish`], read the per-batch counts the frame copied out
+//! 4. stage records, kind words, placements and hero palettes ([`crate::staging`]);
+//! 5. each pass prepares its parameters and bind groups ([`crate::passes`]); upload;
+//! 6. record the passes — decode, pose, cull (bounds and culling against the frustum set by
+//!    [`Runtime::set_frustum`], the skinned budget and order), skin and, with attachments
+//!    ([`Runtime::set_attachments`]), attach — and submit;
+//! 7. at [`Runtime::finish`], read the per-unit counts the frame copied out
 //!    ([`Runtime::visibility`]).
 //!
 //! A refused frame submits nothing and leaves the last frame's outputs readable. A steady
 //! frame allocates nothing of its own (wgpu and wgpu-profiler allocate inside each submission).
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use glam::Affine3A;
@@ -31,21 +27,25 @@ use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::prelude::LOD_TIERS;
-use throng_shaders::{
-    kernel, AttachParams, BoundsParams, BudgetParams, Outputs, PartitionParams, PoseParams,
-    ScatterParams, SkinParams, Stream,
-};
+use throng_shaders::Stream;
 
 use crate::attach::{Attachment, Attachments, PlacedProp, PROP_BYTES};
 use crate::capacity::Capacities;
 use crate::context::scoped;
 use crate::decode::{Decode, DecodeCache};
 use crate::frame_buffers::FrameBuffers;
-use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
-use crate::pipelines::{Built, Form, Key, Mapping, Pipelines, Specialise};
-use crate::plan::{BatchSlots, Plan, PosePath};
+use crate::kinds::{KindKey, Kinds};
+use crate::layout::AffineRows;
+use crate::passes::attach::AttachPass;
+use crate::passes::cull::CullPass;
+use crate::passes::decode::DecodePass;
+use crate::passes::pose::PosePass;
+use crate::passes::skin::SkinPass;
+use crate::passes::{Frame, Params};
+use crate::pipelines::{Mapping, Specialise};
+use crate::plan::{BatchSlots, Plan};
 use crate::readback::SkinnedShare;
-use crate::resident::ResidentPackage;
+use crate::resident::{Arena, ResidentPackage};
 use crate::shapes::Shapes;
 use crate::staging::Staging;
 use crate::timing::Timing;
@@ -85,18 +85,18 @@ pub struct FrameReport {
     pub chunks: usize,
     pub instances: usize,
     pub heroes: usize,
-    /// Compute dispatches: one per (batch, shape, skeleton LOD level), per skinned batch one
-    /// for its bounds and one skinning dispatch per level of detail its skin has, and, when a
-    /// batch is skinned, three for the skinned budget (ranks in frame-slot order, the budgeted
-    /// instances, then the skinned order by level with the indirect arguments).
+    /// Compute dispatches: one per program shape, and when a kind is skinned one for the
+    /// bounds, three for the skinned budget (ranks in frame-slot order, the budgeted instances,
+    /// then the skinned order by unit with the indirect arguments) and one for skinning; none
+    /// of them grows with the instances, kinds, packages or levels of detail.
     pub dispatches: usize,
-    /// One per package with clips in the decode cache, before the pose dispatches.
+    /// One when the frame decodes clips into the decode cache, before the pose dispatches.
     pub decode_dispatches: usize,
     pub pose_dispatches: usize,
     pub bounds_dispatches: usize,
     pub budget_dispatches: usize,
     pub skinning_dispatches: usize,
-    /// One when the runtime has attachments and the frame a skinned batch: every prop of the
+    /// One when the runtime has attachments and the frame a skinned kind: every prop of the
     /// frame is placed by it.
     pub attachment_dispatches: usize,
     /// Pose dispatches on each path.
@@ -146,11 +146,14 @@ pub struct StageTimes {
     pub wall_ms: f64,
 }
 
-/// One instanced draw's worth of the last frame's skinned vertices: a skinned batch's
-/// instances at one level of detail on one page of the skinned stream.
+/// One instanced draw's worth of the last frame's skinned vertices: a unit's instances (a
+/// skinned kind at one level of detail) on one page of the skinned stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkinnedRun {
-    pub batch: usize,
+    /// The unit's kind, and that kind's package and skin (whose triangles the run draws).
+    pub kind: u32,
+    pub package: usize,
+    pub skin: u32,
     /// The level of detail: its instances' skeleton LOD level, drawn with its mesh LODs.
     pub lod: u8,
     pub page: usize,
@@ -158,7 +161,7 @@ pub struct SkinnedRun {
     pub offset: u64,
     pub size: u64,
     /// Rank in the skinned pool of the run's page's first instance, and the page's instances
-    /// (the run draws those of them its batch skinned at its level).
+    /// (the run draws those of them its unit skinned).
     pub first_rank: u32,
     pub count: u32,
     /// Elements per instance in the stream (the run's vertex `v` of instance `i` is element
@@ -167,8 +170,8 @@ pub struct SkinnedRun {
     /// Vertices of the run's level ([`crate::SkinTier`]).
     pub vertex_count: u32,
     /// Byte offset in [`Runtime::indirect_buffer`] of the run's indexed-draw arguments (its
-    /// level's range of the skin's indices; instances: those of the batch's skinned instances
-    /// at its level on the run's page).
+    /// level's range of the skin's indices; instances: those of the unit's skinned instances on
+    /// the run's page).
     pub draw_args: u64,
     /// Where in [`Runtime::ranks_buffer`] (u32 index) the run's first instance within its page
     /// is written.
@@ -178,10 +181,10 @@ pub struct SkinnedRun {
 /// What culling and the skinned budget kept in the last frame (after [`Runtime::finish`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Visibility {
-    /// Instances of skinned batches whose bounds meet the frustum (all of them without one).
+    /// Instances of skinned kinds whose bounds meet the frustum (all of them without one).
     pub visible: u64,
     /// Visible instances skinned and drawn: the first `Capacities::skinned_instances` of them
-    /// by (batch, level of detail, frame slot).
+    /// in frame-slot order.
     pub skinned: u64,
     /// Visible instances past the budget: neither skinned nor drawn.
     pub over_budget: u64,
@@ -189,32 +192,17 @@ pub struct Visibility {
     pub skinned_vertices: u64,
     /// Triangles of the skinned instances' skins, each at its level's mesh LOD.
     pub triangles: u64,
-    /// Visible and skinned instances per skinned batch, in batch order.
-    pub per_batch: Vec<(u32, u32)>,
     /// Per level of detail: skinned instances and their triangles.
     pub per_level: [(u64, u64); LOD_TIERS as usize],
 }
 
-/// What a bind group was built for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum PipelineId {
-    Interpreter(Outputs),
-    Specialised(Key),
-    Decode,
-    Bounds,
-    Budget,
-    Scatter,
-    Partition,
-    Skinning,
-    Attach,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct GroupKey {
-    pipeline: PipelineId,
-    package: usize,
-    generation: u64,
-    shapes: u64,
+/// The frame's passes, in recording order.
+struct Passes {
+    decode: DecodePass,
+    pose: PosePass,
+    cull: CullPass,
+    skin: SkinPass,
+    attach: AttachPass,
 }
 
 /// The crowd runtime on one [`GpuContext`].
@@ -222,34 +210,27 @@ pub struct Runtime {
     ctx: GpuContext,
     capacities: Capacities,
     options: RuntimeOptions,
-    mapping: Mapping,
-    packages: Vec<ResidentPackage>,
+    arena: Arena,
+    /// Per package, how many times it was replaced.
     generations: Vec<u64>,
+    kinds: Kinds,
     buffers: FrameBuffers,
     shapes: Shapes,
-    pipelines: Pipelines,
-    interpreters: HashMap<Outputs, Built>,
-    decode: Built,
+    passes: Passes,
+    params: Params,
     decodes: DecodeCache,
-    bounds: Built,
-    budget: Built,
-    scatter: Built,
-    partition: Built,
-    skinning: Built,
-    attach: Built,
     attachments: Attachments,
     /// Culling frustum of the next frames (`None`: every instance is visible).
     frustum: Option<Frustum>,
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
-    /// Rows of partition.wgsl's table for the frame being built (two per unit).
-    table: Vec<[u32; 4]>,
-    /// Per skinned batch of the last frame (first rank, skinned, seen, 0), once read
-    /// ([`Runtime::finish`]).
+    /// Per unit of the last frame (first rank, skinned, first skinning workgroup, 0), then the
+    /// frame's totals (0, skinned, seen, skinning workgroups), once read ([`Runtime::finish`]).
     counts: Vec<[u32; 4]>,
     counts_pending: bool,
-    groups: HashMap<GroupKey, wgpu::BindGroup>,
+    /// Units of the last frame.
+    last_units: u32,
     staging: Staging,
     /// Motion vectors: who resets this frame, and their flags by frame slot.
     motion: MotionResets,
@@ -257,8 +238,8 @@ pub struct Runtime {
     plan: Plan,
     /// The last submitted frame's plan (readback, raster).
     last: Plan,
-    /// Scratch of `ensure_groups`, kept between frames.
-    wanted: Vec<(GroupKey, usize)>,
+    /// The kind of each batch of the frame being built.
+    batch_kinds: Vec<u32>,
     /// History slots claimed by the frame being validated.
     claims: SlotClaims,
     timing: Timing,
@@ -289,9 +270,20 @@ impl Runtime {
             )
         })??;
         let layout = buffers.layout;
-        let streams = buffers.streams.iter().map(|s| s.paging.pages).sum::<u32>()
-            + buffers.layout.history.pages
-            + 10;
+        // The widest kernel's bindings: the skinning pass with motion vectors binds six buffers
+        // and four streams' pages; the interpreter nine and its streams' and history's pages.
+        let pages = |s: Stream| buffers.stream(s).paging.pages;
+        let pose = 10
+            + layout.history.pages
+            + pages(Stream::Locals)
+            + pages(Stream::Components)
+            + pages(Stream::Palettes);
+        let skin = 8
+            + pages(Stream::Palettes)
+            + pages(Stream::Skinned)
+            + pages(Stream::LastPalettes)
+            + pages(Stream::Previous);
+        let streams = pose.max(skin);
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
@@ -307,63 +299,43 @@ impl Runtime {
                     .into(),
             });
         }
-        let mut interpreters = HashMap::new();
-        for skinned in [false, true] {
-            let outputs = pose_outputs(skinned, &options);
-            let built = crate::pipelines::build(device, &kernel::interpreter(&layout, outputs))
-                .map_err(|reason| GpuError::Wgpu {
-                    what: "interpreter pipeline",
-                    reason,
-                })?;
-            interpreters.insert(outputs, built);
-        }
-        let build = |what, k| {
-            crate::pipelines::build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason })
+        let mapping = options
+            .mapping
+            .unwrap_or(Mapping::for_adapter(ctx.adapter.software));
+        let passes = Passes {
+            decode: DecodePass::new(device)?,
+            pose: PosePass::new(ctx, &layout, mapping, options)?,
+            cull: CullPass::new(device, &layout)?,
+            skin: SkinPass::new(device, &layout, options.outputs.motion)?,
+            attach: AttachPass::new(device, &layout)?,
         };
-        let decode = build("decode pipeline", kernel::decode())?;
-        let bounds = build("bounds pipeline", kernel::bounds(&layout))?;
-        let budget = build("skinned budget pipeline", kernel::budget())?;
-        let scatter = build("budgeted instances pipeline", kernel::scatter())?;
-        let partition = build("skinned order pipeline", kernel::partition())?;
-        let skinning = build(
-            "skinning pipeline",
-            kernel::skinning(&layout, options.outputs.motion),
-        )?;
-        let attach = build("attachments pipeline", kernel::attachments(&layout))?;
+        let arena = scoped(device, "package upload", || {
+            Arena::build(ctx, Vec::new(), 0)
+        })??;
         Ok(Runtime {
             ctx: ctx.clone(),
+            kinds: Kinds::new(device, capacities.kinds),
             capacities,
             options,
-            mapping: options
-                .mapping
-                .unwrap_or(Mapping::for_adapter(ctx.adapter.software)),
-            packages: Vec::new(),
+            arena,
             generations: Vec::new(),
             shapes: Shapes::new(device),
-            pipelines: Pipelines::new(ctx, options.specialise),
-            interpreters,
-            decode,
+            passes,
+            params: Params::default(),
             decodes: DecodeCache::default(),
-            bounds,
-            budget,
-            scatter,
-            partition,
-            skinning,
-            attach,
             attachments: Attachments::default(),
             frustum: None,
             runs: Vec::new(),
             last_runs: Vec::new(),
-            table: Vec::new(),
             counts: Vec::new(),
             counts_pending: false,
-            groups: HashMap::new(),
+            last_units: 0,
             staging: Staging::default(),
             motion: MotionResets::new(),
             reset_words: Vec::new(),
             plan: Plan::default(),
             last: Plan::default(),
-            wanted: Vec::new(),
+            batch_kinds: Vec::new(),
             timing: Timing::new(ctx)?,
             submitted: None,
             buffers,
@@ -381,49 +353,64 @@ impl Runtime {
 
     /// The pose mapping in use.
     pub fn mapping(&self) -> Mapping {
-        self.mapping
+        self.passes.pose.mapping()
     }
 
     pub fn options(&self) -> &RuntimeOptions {
         &self.options
     }
 
+    /// The arena of `packages` in place of the current one (kinds rebuilt over it); on error
+    /// nothing changes.
+    fn rebuild(&mut self, packages: Vec<Package>) -> Result<(), GpuError> {
+        let generation = self.arena.generation + 1;
+        let arena = scoped(&self.ctx.device, "package upload", || {
+            Arena::build(&self.ctx, packages, generation)
+        })??;
+        self.arena = arena;
+        self.kinds.rebuild(&self.arena);
+        Ok(())
+    }
+
     /// Makes `package` resident; returns its handle.
     pub fn add_package(&mut self, package: &Package) -> Result<PackageId, GpuError> {
-        let id = self.packages.len();
-        let resident = scoped(&self.ctx.device, "package upload", || {
-            ResidentPackage::upload(&self.ctx, id, package)
-        })??;
-        self.packages.push(resident);
+        let id = self.arena.packages.len();
+        let mut all: Vec<Package> = self
+            .arena
+            .packages
+            .iter()
+            .map(|p| p.package.clone())
+            .collect();
+        all.push(package.clone());
+        self.rebuild(all)?;
         self.generations.push(0);
         Ok(PackageId(id))
     }
 
-    /// Uploads a new generation of package `id` in its place (its old buffers are freed once
-    /// no submitted frame uses them). On error the old generation stays resident.
+    /// Uploads a new generation of package `id` in its place (the old arena is freed once no
+    /// submitted frame uses it). On error the old generation stays resident.
     pub fn replace_package(&mut self, id: PackageId, package: &Package) -> Result<(), GpuError> {
-        if id.0 >= self.packages.len() {
+        if id.0 >= self.arena.packages.len() {
             return Err(GpuError::BadPackage {
                 package: id.0,
                 what: "is not resident".into(),
             });
         }
-        let resident = scoped(&self.ctx.device, "package upload", || {
-            ResidentPackage::upload(&self.ctx, id.0, package)
-        })??;
-        self.packages[id.0] = resident;
+        let all: Vec<Package> = (self.arena.packages.iter().enumerate())
+            .map(|(p, old)| if p == id.0 { package } else { &old.package }.clone())
+            .collect();
+        self.rebuild(all)?;
         self.generations[id.0] += 1;
-        self.groups.retain(|k, _| k.package != id.0);
         Ok(())
     }
 
     pub fn package(&self, id: PackageId) -> Option<&ResidentPackage> {
-        self.packages.get(id.0)
+        self.arena.packages.get(id.0)
     }
 
-    /// Bytes of GPU memory held by resident packages.
+    /// Bytes of GPU memory held by resident packages (the arena).
     pub fn resident_bytes(&self) -> u64 {
-        self.packages.iter().map(|p| p.bytes).sum()
+        self.arena.packages.iter().map(|p| p.bytes).sum()
     }
 
     /// Bytes of GPU memory held by the frame buffers (sized from the capacities).
@@ -433,14 +420,16 @@ impl Runtime {
 
     /// Specialised pose pipelines built so far, and the milliseconds their compilation took.
     pub fn pipelines_built(&self) -> (usize, f64) {
-        (self.pipelines.built, self.pipelines.compile_ms)
+        let p = &self.passes.pose.pipelines;
+        (p.built, p.compile_ms)
     }
 
     /// Waits until every specialised pipeline requested so far is built (or failed), so the
     /// next frame of the same shapes runs them all.
     pub fn wait_for_pipelines(&mut self) -> Result<(), GpuError> {
-        self.pipelines.wait();
-        match self.pipelines.failures().next() {
+        let pipelines = &mut self.passes.pose.pipelines;
+        pipelines.wait();
+        match pipelines.failures().next() {
             Some(reason) => Err(GpuError::Wgpu {
                 what: "a specialised pose pipeline",
                 reason: reason.to_string(),
@@ -449,13 +438,13 @@ impl Runtime {
         }
     }
 
-    /// Validates `batches`, uploads what varies per instance and submits the pose and skinning
-    /// passes. On error nothing is submitted and the last frame's outputs stay readable.
+    /// Validates `batches`, uploads what varies per instance and submits the frame's passes.
+    /// On error nothing is submitted and the last frame's outputs stay readable.
     pub fn frame(&mut self, batches: &[Batch]) -> Result<FrameReport, GpuError> {
         self.ctx.check()?;
         // Counts first: a frame over the capacity is refused before its programs are read.
         self.check_capacities(batches)?;
-        let packages = &self.packages;
+        let packages = &self.arena.packages;
         throng_cpu_ref::frame::validate(
             batches,
             &self.capacities.program_limits(),
@@ -472,54 +461,51 @@ impl Runtime {
                 instances: s.count as usize,
             })
         })?;
+        self.batch_kinds.clear();
+        for b in batches {
+            let key = KindKey {
+                package: b.package.0,
+                skeleton: b.skeleton,
+                skin: b.skin,
+            };
+            self.batch_kinds.push(self.kinds.id(key, &self.arena)?);
+        }
         if self.options.outputs.motion {
             self.motion.frame(batches);
         }
-        self.pipelines.poll();
         let page = self
             .buffers
             .stream(Stream::Components)
             .paging
             .page_instances;
-        self.plan
-            .build(batches, &self.packages, &mut self.shapes, page);
+        self.plan.build(
+            batches,
+            &self.batch_kinds,
+            &self.arena.packages,
+            &mut self.shapes,
+            page,
+        );
         let limits = crate::decode::Limits {
             policy: self.options.decode,
             capacity: self.buffers.decoded_samples,
             max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
         };
-        (self.decodes).plan(&self.plan, &self.packages, &self.generations, limits);
-        let skinned = self
-            .plan
-            .batches
-            .iter()
-            .filter(|b| b.skin.is_some())
-            .count();
-        let units: usize = (self.plan.batches.iter())
-            .filter_map(|b| self.packages[b.package].skins.get(b.skin? as usize))
-            .map(|s| s.tiers.len())
-            .sum();
-        let attach = usize::from(skinned > 0 && !self.attachments.is_empty());
-        let dispatches = self.decodes.dispatches.len()
-            + self.plan.poses.len()
-            + skinned
-            + units
-            + 3 * usize::from(skinned > 0)
-            + attach;
-        if dispatches > self.capacities.dispatches as usize {
-            return Err(GpuError::Capacity {
-                what: "dispatches (packages decoding clips + batches × program shapes + skinned batches × (1 + levels of detail) + 3, + 1 with attachments)",
-                needed: dispatches as u64,
-                capacity: self.capacities.dispatches.into(),
-            });
-        }
+        (self.decodes).plan(&self.plan, &self.arena.packages, &self.generations, limits);
+        (self.passes.pose).choose_paths(
+            &self.ctx,
+            &self.buffers.layout,
+            &mut self.plan.poses,
+            &self.decodes,
+            &self.shapes,
+        );
+        let skinned = self.plan.batches.iter().any(|b| b.skin.is_some());
+        let units = if skinned { self.kinds.unit_count() } else { 0 };
         self.plan_runs();
-        self.choose_paths();
         let mut report = FrameReport {
             batches: batches.len(),
             chunks: batches.len(),
             instances: self.plan.slots() as usize,
-            mapping: Some(self.mapping),
+            mapping: Some(self.mapping()),
             decoded_clips: self.decodes.clips,
             decoded_samples: self.decodes.samples,
             cached_clips: self.decodes.cached_clips,
@@ -531,17 +517,60 @@ impl Runtime {
         if self.options.outputs.motion {
             self.upload_resets();
         }
-        self.stage_params();
+        if !self.attachments.is_empty() {
+            let kinds = (0..self.kinds.rows.len() as u32)
+                .filter_map(|k| self.kinds.key(k))
+                .map(|key| (key.package, key.skin));
+            self.attachments.stage(kinds);
+        }
         self.shapes.upload(&self.ctx)?;
-        let submitted = self.submit(&mut report);
+        self.prepare(units)?;
+        // Every dispatch has one parameter slot.
+        let dispatches = self.params.slots();
+        if dispatches > self.capacities.dispatches as usize {
+            return Err(GpuError::Capacity {
+                what: "dispatches (a pose dispatch per program shape, and a fixed few)",
+                needed: dispatches as u64,
+                capacity: self.capacities.dispatches.into(),
+            });
+        }
+        let submitted = self.submit(units, &mut report);
         if submitted.is_ok() {
             self.decodes.commit();
             std::mem::swap(&mut self.plan, &mut self.last);
             std::mem::swap(&mut self.runs, &mut self.last_runs);
-            self.counts_pending = skinned > 0;
+            self.counts_pending = skinned;
+            self.last_units = units;
             self.counts.clear();
         }
         submitted.map(|()| report)
+    }
+
+    /// Step 5: every pass's parameters and bind groups.
+    fn prepare(&mut self, units: u32) -> Result<(), GpuError> {
+        self.params.clear();
+        let frame = Frame {
+            device: &self.ctx.device,
+            max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
+            buffers: &self.buffers,
+            arena: &self.arena,
+            kinds: &self.kinds,
+            shapes: &self.shapes,
+        };
+        let p = &mut self.passes;
+        let pool = self.capacities.skinned_instances;
+        p.decode.prepare(&frame, &self.decodes, &mut self.params);
+        scoped(&self.ctx.device, "bind group creation", || {
+            p.pose
+                .prepare(&frame, &self.plan.poses, &self.decodes, &mut self.params)
+        })??;
+        let slots = self.plan.slots();
+        (p.cull).prepare(&frame, (slots, units, pool), self.frustum, &mut self.params);
+        let active = p.cull.active();
+        p.skin.prepare(&frame, active, units, &mut self.params);
+        let attachments = self.attachments.list.len() as u32;
+        (p.attach).prepare(&frame, (active, attachments, units, pool), &mut self.params);
+        Ok(())
     }
 
     /// Culls skinned instances of the next frames against `frustum` (scene space): only those
@@ -551,7 +580,7 @@ impl Runtime {
     }
 
     /// Props on joints from the next frame on ([`crate::attach`]): every skinned instance of a
-    /// batch of an attachment's (package, skin) carries its prop, placed from its palette by
+    /// kind of an attachment's (package, skin) carries its prop, placed from its palette by
     /// one dispatch for all props; [`crate::draw::CrowdPass`] draws them. An empty list
     /// removes them. On error (a package not resident, a joint outside the skin's palette, a
     /// bad mesh, more than [`crate::attach::MAX_ATTACHMENTS`]) the attachments stay as they
@@ -559,16 +588,16 @@ impl Runtime {
     pub fn set_attachments(&mut self, attachments: &[Attachment]) -> Result<(), GpuError> {
         let limit = self.capacities.binding_bytes(&self.ctx.limits);
         let sizes = (
-            u64::from(self.capacities.dispatches),
+            u64::from(self.capacities.kinds.max(1)),
             u64::from(self.capacities.skinned_instances),
             limit,
         );
         let device = &self.ctx.device;
+        let packages = &self.arena.packages;
         let buffers = scoped(device, "attachment buffer creation", || {
-            (self.attachments).set(device, attachments, &self.packages, sizes)
+            (self.attachments).set(device, attachments, packages, sizes)
         })??;
         self.buffers.attach = buffers;
-        self.groups.retain(|k, _| k.pipeline != PipelineId::Attach);
         Ok(())
     }
 
@@ -628,38 +657,31 @@ impl Runtime {
             .collect())
     }
 
-    /// The skinned runs of the frame being planned (one per unit the skin has and page of the
-    /// skinned pool), and budget.wgsl's rows: per unit (first count, bounds workgroups,
-    /// skinning workgroups along x, triangle indices), then (first index, 0, 0, 0).
+    /// The skinned runs of the frame being planned: per unit of a kind of its skinned batches,
+    /// one per page of the skinned pool.
     fn plan_runs(&mut self) {
         let stream = self.buffers.stream(Stream::Skinned);
         let cull = &self.buffers.cull;
         let per = stream.paging.page_instances;
         self.runs.clear();
-        self.table.clear();
-        let mut group = 0u32;
-        let skinned = self.plan.batches.iter().enumerate();
-        for (counter, (b, batch)) in skinned.filter(|(_, b)| b.skin.is_some()).enumerate() {
-            let skin = batch
-                .skin
-                .and_then(|k| self.packages[batch.package].skins.get(k as usize));
-            let tiers = skin.map_or(&[][..], |s| &s.tiers);
-            let groups = batch.count.div_ceil(self.bounds.workgroup);
-            for t in 0..LOD_TIERS {
-                let Some(tier) = tiers.get(t as usize) else {
-                    self.table.extend([[group, groups, 0, 0], [0; 4]]);
+        for (b, batch) in self.plan.batches.iter().enumerate() {
+            let kind = batch.kind;
+            let first = self.plan.batches[..b].iter().any(|x| x.kind == kind);
+            let Some(skin) = batch.skin.filter(|_| !first) else {
+                continue;
+            };
+            let row = self.kinds.rows[kind as usize];
+            for t in 0..row.tiers {
+                let unit = row.unit_base + t;
+                let Some(u) = self.kinds.units.get(unit as usize) else {
                     continue;
                 };
-                let x = crate::record::skinning_groups(&self.skinning, tier.vertex_count);
-                self.table.extend([
-                    [group, groups, x, tier.index_count],
-                    [tier.first_index, 0, 0, 0],
-                ]);
-                let unit = counter as u32 * LOD_TIERS + t;
                 for (page, buffer) in stream.pages.iter().enumerate() {
                     let draw = unit * cull.pages + page as u32;
                     self.runs.push(SkinnedRun {
-                        batch: b,
+                        kind,
+                        package: batch.package,
+                        skin,
                         lod: t as u8,
                         page,
                         offset: 0,
@@ -667,13 +689,12 @@ impl Runtime {
                         first_rank: page as u32 * per,
                         count: per,
                         stride: stream.paging.stride,
-                        vertex_count: tier.vertex_count,
+                        vertex_count: u.vertex_count,
                         draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
                         first_at: cull.rank_base() + draw,
                     });
                 }
             }
-            group += groups;
         }
     }
 
@@ -700,7 +721,7 @@ impl Runtime {
             }
         }
         for b in batches {
-            let Some(p) = self.packages.get(b.package.0) else {
+            let Some(p) = self.arena.packages.get(b.package.0) else {
                 continue;
             };
             let joints = p.skeleton(b.skeleton).map_or(0, |s| s.joints);
@@ -725,193 +746,25 @@ impl Runtime {
         Ok(())
     }
 
-    /// Step 3: per pose dispatch, its specialised pipeline if built, else the interpreter.
-    fn choose_paths(&mut self) {
-        let specialise = self.options.specialise;
-        let blocking = specialise == Specialise::Blocking;
-        for d in &mut self.plan.poses {
-            d.path = PosePath::Interpreter;
-            if specialise == Specialise::Never {
-                continue;
-            }
-            let slots = self.plan.batches[d.batch];
-            let decoded = decoded(&self.decodes, &self.shapes, d.shape, &slots);
-            let Some(key) = specialised_key(self.mapping, d.shape, &slots, &self.options, decoded)
-            else {
-                continue;
-            };
-            let (layout, shape) = (
-                &self.buffers.layout,
-                &self.shapes.entries[d.shape as usize].shape,
-            );
-            let request = blocking || d.count >= crate::pipelines::MIN_INSTANCES;
-            let ready =
-                self.pipelines
-                    .get(key, &self.ctx.device, (request, blocking), || {
-                        match key.form {
-                            Form::Thread { .. } => {
-                                kernel::thread(layout, key.outputs, shape, key.decoded)
-                            }
-                            Form::Group {
-                                lanes, instances, ..
-                            } => kernel::group(
-                                layout,
-                                key.outputs,
-                                shape,
-                                (lanes, instances),
-                                key.decoded,
-                            ),
-                        }
-                    });
-            if ready.is_some() {
-                d.path = match key.form {
-                    Form::Thread { .. } => PosePath::Thread,
-                    Form::Group { .. } => PosePath::Workgroup,
-                };
-            }
-        }
-    }
-
-    /// Parameters of every dispatch, in recording order: decode dispatches, pose dispatches,
-    /// then bounds, the budget and the skinned order, then skinning.
-    fn stage_params(&mut self) {
-        for d in &self.decodes.dispatches {
-            self.staging.params(bytemuck::bytes_of(&d.params));
-        }
-        let mut counter = 0u32;
-        for d in &self.plan.poses {
-            let slots = self.plan.batches[d.batch];
-            let p = &self.packages[slots.package];
-            let sk = p.skeleton(slots.skeleton).copied().unwrap_or_default();
-            let skin = slots.skin.and_then(|k| p.skins.get(k as usize));
-            let entry = &self.shapes.entries[d.shape as usize];
-            let params = PoseParams {
-                count: d.count,
-                record_base: d.record_base,
-                record_stride: d.stride,
-                joint_count: sk.joints,
-                clip_base: 0,
-                parent_base: sk.parent_base,
-                depth_base: sk.depth_base,
-                rest_base: sk.rest_base,
-                skin_len: skin.map_or(0, |s| s.len),
-                skin_joint_base: skin.map_or(0, |s| s.joint_base),
-                skin_range_base: skin.map_or(0, |s| s.range_base),
-                skin_order_base: skin.map_or(0, |s| s.order_base),
-                ibm_base: skin.map_or(0, |s| s.ibm_base),
-                mask_base: p.mask_base,
-                shape_base: entry.base,
-                shape_ops: entry.shape.ops.len() as u32,
-                max_depth: sk.max_depth,
-                lod_base: sk.lod(d.lod).0,
-                held_base: sk.lod(d.lod).1,
-                pad: [0; 1],
-            };
-            self.staging.params(bytemuck::bytes_of(&params));
-        }
-        for slots in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
-            let skin = slots
-                .skin
-                .and_then(|k| self.packages[slots.package].skins.get(k as usize));
-            let params = BoundsParams {
-                count: slots.count,
-                first_slot: slots.first_slot,
-                box_base: skin.map_or(0, |s| s.box_base),
-                entry_base: skin.map_or(0, |s| s.entry_base),
-                boxes: skin.map_or(0, |s| s.boxes),
-                cull: u32::from(self.frustum.is_some()),
-                group_base: self.table[(2 * LOD_TIERS * counter) as usize][0],
-                pad: 0,
-                planes: self
-                    .frustum
-                    .map_or([[0.0; 4]; 6], |f| f.planes.map(|p| p.to_array())),
-            };
-            self.staging.params(bytemuck::bytes_of(&params));
-            counter += 1;
-        }
-        let rows = self.ctx.limits.max_compute_workgroups_per_dimension;
-        if counter > 0 {
-            let cull = &self.buffers.cull;
-            let stream = self.buffers.stream(Stream::Skinned);
-            let budget = BudgetParams {
-                batches: counter,
-                pool: self.capacities.skinned_instances,
-                batch_base: cull.batch_base(),
-                pad: 0,
-            };
-            self.staging.params(bytemuck::bytes_of(&budget));
-            let scatter = ScatterParams {
-                slots: self.plan.slots(),
-                pool: self.capacities.skinned_instances,
-                pad: [0; 2],
-            };
-            self.staging.params(bytemuck::bytes_of(&scatter));
-            let partition = PartitionParams {
-                batches: counter,
-                page_instances: stream.paging.page_instances,
-                pages: cull.pages,
-                rows,
-                draw_base: cull.draw_base(),
-                rank_base: cull.rank_base(),
-                batch_base: cull.batch_base(),
-                pad: 0,
-            };
-            self.staging.params(bytemuck::bytes_of(&partition));
-        }
-        for (counter, slots) in self
-            .plan
-            .batches
-            .iter()
-            .filter(|b| b.skin.is_some())
-            .enumerate()
-        {
-            let skin = slots
-                .skin
-                .and_then(|k| self.packages[slots.package].skins.get(k as usize));
-            for (t, tier) in skin.map_or(&[][..], |s| &s.tiers).iter().enumerate() {
-                let params = SkinParams {
-                    unit: counter as u32 * LOD_TIERS + t as u32,
-                    vertex_base: tier.vertex_base,
-                    vertex_count: tier.vertex_count,
-                    skin_len: slots.palette_len,
-                    rows,
-                    pad: [0; 3],
-                };
-                self.staging.params(bytemuck::bytes_of(&params));
-            }
-        }
-        if !self.attachments.is_empty() {
-            let skinned = self.plan.batches.iter().filter(|b| b.skin.is_some());
-            (self.attachments).stage(skinned.map(|b| (b.package, b.skin)));
-            if counter > 0 {
-                let params = AttachParams {
-                    batches: counter,
-                    pool: self.capacities.skinned_instances,
-                    attachments: self.attachments.list.len() as u32,
-                    batch_base: self.buffers.cull.batch_base(),
-                };
-                self.staging.params(bytemuck::bytes_of(&params));
-            }
-        }
-    }
-
-    /// Steps 4–5: uploads, bind groups, recording and submission.
-    fn submit(&mut self, report: &mut FrameReport) -> Result<(), GpuError> {
+    /// Step 6: uploads, recording and submission.
+    fn submit(&mut self, units: u32, report: &mut FrameReport) -> Result<(), GpuError> {
         let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
         self.staging.upload(&queue, &self.buffers, report);
-        if !self.table.is_empty() {
-            let bytes: &[u8] = bytemuck::cast_slice(&self.table);
-            queue.write_buffer(&self.buffers.cull.table, 0, bytes);
-            report.upload_bytes += bytes.len() as u64;
-        }
+        let mut write = |buffer: &wgpu::Buffer, bytes: &[u8]| {
+            if !bytes.is_empty() {
+                queue.write_buffer(buffer, 0, bytes);
+                report.upload_bytes += bytes.len() as u64;
+            }
+        };
+        write(&self.buffers.params, self.params.bytes());
+        report.upload_bytes += self.kinds.upload(&queue);
         report.upload_bytes += self.attachments.upload(&queue, &self.buffers.attach);
-        report.upload_bytes += self.decodes.upload(&queue, &self.packages);
-        scoped(&device, "bind group creation", || self.ensure_groups())??;
+        report.upload_bytes += self.decodes.upload(&queue, &self.arena);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("throng frame"),
         });
         let recorded = scoped(&device, "frame recording", || {
-            self.record(&mut encoder, report)
+            self.record(&mut encoder, units, report)
         })?;
         recorded?;
         self.timing.resolve(&mut encoder);
@@ -924,272 +777,60 @@ impl Runtime {
         report.shapes = (0..poses.len())
             .filter(|&i| poses[..i].iter().all(|d| d.shape != poses[i].shape))
             .count();
-        report.pending_pipelines = self.pipelines.pending();
+        report.pending_pipelines = self.passes.pose.pipelines.pending();
         self.timing.end_frame()
-    }
-
-    /// The pipeline of a pose dispatch.
-    fn pose_pipeline(
-        &self,
-        batch: &BatchSlots,
-        shape: u32,
-        path: PosePath,
-    ) -> Option<(PipelineId, &Built)> {
-        let outputs = pose_outputs(batch.skin.is_some(), &self.options);
-        if path != PosePath::Interpreter {
-            let decoded = decoded(&self.decodes, &self.shapes, shape, batch);
-            let key = specialised_key(self.mapping, shape, batch, &self.options, decoded)?;
-            return self
-                .pipelines
-                .ready(&key)
-                .map(|b| (PipelineId::Specialised(key), b));
-        }
-        self.interpreters
-            .get(&outputs)
-            .map(|b| (PipelineId::Interpreter(outputs), b))
-    }
-
-    fn group_key(&self, pipeline: PipelineId, package: usize) -> GroupKey {
-        GroupKey {
-            pipeline,
-            package,
-            generation: self.generations[package],
-            shapes: self.shapes.generation,
-        }
-    }
-
-    /// Builds the bind groups this frame's dispatches need and the cache lacks.
-    fn ensure_groups(&mut self) -> Result<(), GpuError> {
-        let mut wanted = std::mem::take(&mut self.wanted);
-        wanted.clear();
-        for d in &self.decodes.dispatches {
-            let package = self.plan.batches[d.batch].package;
-            wanted.push((self.group_key(PipelineId::Decode, package), d.batch));
-        }
-        for d in &self.plan.poses {
-            let batch = self.plan.batches[d.batch];
-            if let Some((id, _)) = self.pose_pipeline(&batch, d.shape, d.path) {
-                wanted.push((self.group_key(id, batch.package), d.batch));
-            }
-        }
-        for (b, batch) in self
-            .plan
-            .batches
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.skin.is_some())
-        {
-            for id in [PipelineId::Bounds, PipelineId::Skinning] {
-                wanted.push((self.group_key(id, batch.package), b));
-            }
-        }
-        if let Some(b) = self.plan.batches.iter().position(|b| b.skin.is_some()) {
-            let package = self.plan.batches[b].package;
-            for id in [
-                PipelineId::Budget,
-                PipelineId::Scatter,
-                PipelineId::Partition,
-            ] {
-                wanted.push((self.group_key(id, package), b));
-            }
-            if !self.attachments.is_empty() {
-                wanted.push((self.group_key(PipelineId::Attach, package), b));
-            }
-        }
-        for &(key, b) in &wanted {
-            if self.groups.contains_key(&key) {
-                continue;
-            }
-            let batch = self.plan.batches[b];
-            let built = match key.pipeline {
-                PipelineId::Decode => &self.decode,
-                PipelineId::Bounds => &self.bounds,
-                PipelineId::Budget => &self.budget,
-                PipelineId::Scatter => &self.scatter,
-                PipelineId::Partition => &self.partition,
-                PipelineId::Skinning => &self.skinning,
-                PipelineId::Attach => &self.attach,
-                PipelineId::Interpreter(o) => &self.interpreters[&o],
-                PipelineId::Specialised(k) => self.pipelines.ready(&k).ok_or(GpuError::Wgpu {
-                    what: "frame recording",
-                    reason: "a specialised pipeline vanished".into(),
-                })?,
-            };
-            let group = crate::record::bind_group(
-                &self.ctx.device,
-                built,
-                &self.packages[batch.package],
-                &self.buffers,
-                &self.shapes,
-            );
-            self.groups.insert(key, group);
-        }
-        self.wanted = wanted;
-        Ok(())
     }
 
     fn record(
         &self,
         encoder: &mut wgpu::CommandEncoder,
+        units: u32,
         report: &mut FrameReport,
     ) -> Result<(), GpuError> {
-        let max_x = self.ctx.limits.max_compute_workgroups_per_dimension;
-        let missing = || GpuError::Wgpu {
-            what: "frame recording",
-            reason: "a dispatch has no bind group".into(),
+        let frame = Frame {
+            device: &self.ctx.device,
+            max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
+            buffers: &self.buffers,
+            arena: &self.arena,
+            kinds: &self.kinds,
+            shapes: &self.shapes,
         };
-        let mut slot = 0u32;
-        let cull = &self.buffers.cull;
-        let skinned = self
-            .plan
-            .batches
-            .iter()
-            .filter(|b| b.skin.is_some())
-            .count() as u64;
-        if skinned > 0 {
-            encoder.clear_buffer(&cull.marks, 0, Some(4 * u64::from(self.plan.slots())));
-        }
-        if !self.decodes.dispatches.is_empty() {
+        let p = &self.passes;
+        p.cull.clear(&frame, encoder);
+        if p.decode.dispatches() > 0 {
             let (mut pass, query) = self.timing.begin(encoder, "decode");
-            for d in &self.decodes.dispatches {
-                let package = self.plan.batches[d.batch].package;
-                let group = self
-                    .groups
-                    .get(&self.group_key(PipelineId::Decode, package))
-                    .ok_or_else(missing)?;
-                pass.set_pipeline(&self.decode.pipeline);
-                pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
-                pass.dispatch_workgroups(d.groups, d.params.jobs, 1);
-                slot += 1;
-                report.decode_dispatches += 1;
-            }
+            p.decode.record(&mut pass, report)?;
             drop(pass);
             self.timing.end(encoder, query);
         }
         {
             let (mut pass, query) = self.timing.begin(encoder, "pose");
-            for d in &self.plan.poses {
-                let batch = self.plan.batches[d.batch];
-                let (id, built) = self
-                    .pose_pipeline(&batch, d.shape, d.path)
-                    .ok_or_else(missing)?;
-                let group = self
-                    .groups
-                    .get(&self.group_key(id, batch.package))
-                    .ok_or_else(missing)?;
-                let per_group = match d.path {
-                    PosePath::Workgroup => kernel::group_size(batch.joints).map_or(1, |(_, n)| n),
-                    _ => built.workgroup,
-                };
-                crate::record::dispatch_1d(
-                    &mut pass,
-                    &built.pipeline,
-                    group,
-                    slot,
-                    d.count.div_ceil(per_group).into(),
-                    max_x,
-                );
-                slot += 1;
-                report.pose_dispatches += 1;
-                match d.path {
-                    PosePath::Interpreter => report.interpreter_dispatches += 1,
-                    _ => report.specialised_dispatches += 1,
-                }
-            }
+            p.pose.record(&frame, &mut pass, report)?;
             drop(pass);
             self.timing.end(encoder, query);
         }
-        if self.plan.batches.iter().any(|b| b.skin.is_some()) {
+        if p.cull.active() {
             let (mut pass, query) = self.timing.begin(encoder, "bounds");
-            for batch in self.plan.batches.iter().filter(|b| b.skin.is_some()) {
-                let group = self
-                    .groups
-                    .get(&self.group_key(PipelineId::Bounds, batch.package))
-                    .ok_or_else(missing)?;
-                crate::record::dispatch_1d(
-                    &mut pass,
-                    &self.bounds.pipeline,
-                    group,
-                    slot,
-                    batch.count.div_ceil(self.bounds.workgroup).into(),
-                    max_x,
-                );
-                slot += 1;
-                report.bounds_dispatches += 1;
-            }
-            let first = self.plan.batches.iter().find(|b| b.skin.is_some());
-            let group = |id| {
-                first
-                    .and_then(|b| self.groups.get(&self.group_key(id, b.package)))
-                    .ok_or_else(missing)
-            };
-            // One workgroup scans every batch's counts.
-            let budget = group(PipelineId::Budget)?;
-            crate::record::dispatch_1d(&mut pass, &self.budget.pipeline, budget, slot, 1, max_x);
-            let scatter = group(PipelineId::Scatter)?;
-            let groups = u64::from(self.plan.slots()).div_ceil(u64::from(self.scatter.workgroup));
-            crate::record::dispatch_1d(
-                &mut pass,
-                &self.scatter.pipeline,
-                scatter,
-                slot + 1,
-                groups,
-                max_x,
-            );
-            // One workgroup groups every batch's budgeted instances by level.
-            let partition = group(PipelineId::Partition)?;
-            crate::record::dispatch_1d(
-                &mut pass,
-                &self.partition.pipeline,
-                partition,
-                slot + 2,
-                1,
-                max_x,
-            );
-            slot += 3;
-            report.budget_dispatches += 3;
+            p.cull.record(&frame, &mut pass, report)?;
             drop(pass);
             self.timing.end(encoder, query);
             let (mut pass, query) = self.timing.begin(encoder, "skinning");
-            let skinned_batches = self.plan.batches.iter().filter(|b| b.skin.is_some());
-            for (counter, batch) in skinned_batches.enumerate() {
-                let group = self
-                    .groups
-                    .get(&self.group_key(PipelineId::Skinning, batch.package))
-                    .ok_or_else(missing)?;
-                let tiers = batch
-                    .skin
-                    .and_then(|k| self.packages[batch.package].skins.get(k as usize))
-                    .map_or(0, |s| s.tiers.len() as u64);
-                for t in 0..tiers {
-                    let unit = counter as u64 * u64::from(LOD_TIERS) + t;
-                    pass.set_pipeline(&self.skinning.pipeline);
-                    pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
-                    pass.dispatch_workgroups_indirect(&cull.indirect, 12 * unit);
-                    slot += 1;
-                    report.skinning_dispatches += 1;
-                }
-            }
+            p.skin.record(&frame, &mut pass, report)?;
             drop(pass);
             self.timing.end(encoder, query);
-            if !self.attachments.is_empty() {
-                let group = group(PipelineId::Attach)?;
+            if p.attach.dispatches() > 0 {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("attachments"),
                     timestamp_writes: None,
                 });
-                let threads = u64::from(self.capacities.skinned_instances)
-                    * self.attachments.list.len() as u64;
-                let groups = threads.div_ceil(u64::from(self.attach.workgroup));
-                let attach = &self.attach.pipeline;
-                crate::record::dispatch_1d(&mut pass, attach, group, slot, groups, max_x);
-                report.attachment_dispatches += 1;
+                p.attach.record(&frame, &mut pass, report)?;
             }
-            // The units' ranks, then the batches' (visibility: skinned per level, seen per batch).
-            let units = 16 * skinned * u64::from(LOD_TIERS);
-            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, units);
-            let batches = 4 * u64::from(cull.batch_base());
-            encoder.copy_buffer_to_buffer(&cull.ranks, batches, &cull.counts, units, 16 * skinned);
+            // The units' ranks, then the frame's totals (visibility).
+            let cull = &self.buffers.cull;
+            let bytes = 16 * u64::from(units);
+            encoder.copy_buffer_to_buffer(&cull.ranks, 0, &cull.counts, 0, bytes);
+            let totals = 4 * u64::from(cull.total_base());
+            encoder.copy_buffer_to_buffer(&cull.ranks, totals, &cull.counts, bytes, 16);
             if self.options.outputs.motion {
                 self.keep_for_motion(encoder);
             }
@@ -1279,9 +920,9 @@ impl Runtime {
         )
     }
 
-    /// The skinned vertices of the last frame, one run per (skinned batch, page of the skinned
-    /// pool). Each run's drawn instances (its share of the batch's skinned ones, in frame-slot
-    /// order) are in its draw arguments ([`SkinnedRun::draw_args`]).
+    /// The skinned vertices of the last frame, one run per (unit, page of the skinned pool).
+    /// Each run's drawn instances (the unit's skinned ones on the page, in frame-slot order) are
+    /// in its draw arguments ([`SkinnedRun::draw_args`]).
     pub fn skinned_runs(&self) -> &[SkinnedRun] {
         &self.last_runs
     }
@@ -1304,21 +945,16 @@ impl Runtime {
         &self.buffers.cull.order
     }
 
-    /// Copies the last frame's per-batch ranks out of their readback buffer (once per frame).
+    /// Copies the last frame's per-unit ranks and totals out of their readback buffer (once per
+    /// frame).
     fn read_counts(&mut self) -> Result<(), GpuError> {
         if !self.counts_pending {
             return Ok(());
         }
         self.counts_pending = false;
-        let skinned = self
-            .last
-            .batches
-            .iter()
-            .filter(|b| b.skin.is_some())
-            .count();
         let buffer = &self.buffers.cull.counts;
         let (tx, rx) = std::sync::mpsc::channel();
-        let range = ..16 * skinned as u64 * (u64::from(LOD_TIERS) + 1);
+        let range = ..16 * (u64::from(self.last_units) + 1);
         buffer.map_async(wgpu::MapMode::Read, range, move |r| {
             let _ = tx.send(r);
         });
@@ -1346,27 +982,23 @@ impl Runtime {
     /// skinned vertices and triangles. Read once per frame by [`Runtime::finish`] (empty before).
     pub fn visibility(&self) -> Visibility {
         let mut v = Visibility::default();
-        let skinned = || self.last.batches.iter().filter(|b| b.skin.is_some());
-        let (units, batches) = self
-            .counts
-            .split_at((skinned().count() * LOD_TIERS as usize).min(self.counts.len()));
-        let per_batch = units.chunks_exact(LOD_TIERS as usize).zip(batches);
-        for (batch, (units, &[_, drawn, seen, _])) in skinned().zip(per_batch) {
-            let tiers = batch
-                .skin
-                .and_then(|k| self.packages.get(batch.package)?.skins.get(k as usize))
-                .map_or(&[][..], |s| &s.tiers);
-            for (t, (tier, &[_, skinned, ..])) in tiers.iter().zip(units).enumerate() {
-                let triangles = u64::from(skinned) * u64::from(tier.index_count / 3);
-                v.skinned_vertices += u64::from(skinned) * u64::from(tier.vertex_count);
-                v.triangles += triangles;
-                v.per_level[t].0 += u64::from(skinned);
-                v.per_level[t].1 += triangles;
-            }
-            v.visible += u64::from(seen);
-            v.skinned += u64::from(drawn);
-            v.per_batch.push((seen, drawn));
+        let Some((&[_, skinned, seen, _], units)) = self.counts.split_last() else {
+            return v;
+        };
+        for (u, &[_, n, ..]) in units.iter().enumerate() {
+            let Some(unit) = self.kinds.units.get(u) else {
+                continue;
+            };
+            let n = u64::from(n);
+            let triangles = n * u64::from(unit.index_count / 3);
+            v.skinned_vertices += n * u64::from(unit.vertex_count);
+            v.triangles += triangles;
+            let level = &mut v.per_level[(unit.tier as usize).min(LOD_TIERS as usize - 1)];
+            level.0 += n;
+            level.1 += triangles;
         }
+        v.visible = seen.into();
+        v.skinned = skinned.into();
         v.over_budget = v.visible - v.skinned;
         v
     }
@@ -1379,50 +1011,55 @@ impl Runtime {
             .skinned_ranges()?
             .into_iter()
             .flatten()
-            .map(|share| share.sorted_slots())
+            .map(|share| share.instances.iter().map(|&(slot, _, _)| slot).collect())
             .collect())
     }
 
-    /// Per batch of the last frame, its share of the skinned pool for a skinned one.
+    /// Per batch of the last frame, its share of the skinned pool for a skinned one: its
+    /// skinned instances, in frame-slot order, with their ranks and levels.
     fn skinned_ranges(&self) -> Result<Vec<Option<SkinnedShare<'_>>>, GpuError> {
         if self.submitted.is_none() {
             return Err(GpuError::NothingToRead);
         }
-        let skinned = self
-            .last
-            .batches
-            .iter()
-            .filter(|b| b.skin.is_some())
-            .count() as u64;
-        let units = 4 * skinned * u64::from(LOD_TIERS);
-        let ranks = crate::readback::words(&self.ctx, &self.buffers.cull.ranks, 0, units)?;
+        let units = u64::from(self.last_units);
+        let ranks = crate::readback::words(&self.ctx, &self.buffers.cull.ranks, 0, 4 * units)?;
         let order = &self.buffers.cull.order;
         let order = crate::readback::words(&self.ctx, order, 0, order.size() / 4)?;
-        let mut at = ranks.chunks_exact(4 * LOD_TIERS as usize);
-        Ok(self
-            .last
-            .batches
-            .iter()
+        let batches = &self.last.batches;
+        let mut shares: Vec<Option<SkinnedShare>> = (batches.iter())
             .map(|b| {
-                let skin = b.skin?;
-                let unit = at.next()?;
                 let tiers = &self
+                    .arena
                     .packages
                     .get(b.package)?
                     .skins
-                    .get(skin as usize)?
+                    .get(b.skin? as usize)?
                     .tiers;
-                let counts: Vec<u32> = unit.chunks_exact(4).map(|r| r[1]).collect();
-                let first = unit[0] as usize;
-                let n = counts.iter().sum::<u32>() as usize;
                 Some(SkinnedShare {
-                    first: unit[0],
-                    slots: order.get(first..first + n).unwrap_or(&[]).to_vec(),
-                    counts,
+                    instances: Vec::new(),
                     tiers,
                 })
             })
-            .collect())
+            .collect();
+        for (u, r) in ranks.chunks_exact(4).enumerate() {
+            let Some(unit) = self.kinds.units.get(u) else {
+                continue;
+            };
+            for rank in r[0]..r[0] + r[1] {
+                let Some(&slot) = order.get(rank as usize) else {
+                    continue;
+                };
+                let b = batches.partition_point(|b| b.first_slot + b.count <= slot);
+                let share = shares.get_mut(b).and_then(|s| s.as_mut());
+                if let Some(share) = share.filter(|_| batches[b].kind == unit.kind) {
+                    share.instances.push((slot, rank, unit.tier as u8));
+                }
+            }
+        }
+        for share in shares.iter_mut().flatten() {
+            share.instances.sort_unstable();
+        }
+        Ok(shares)
     }
 
     /// Pages of the skinned-vertex stream ([`SkinnedRun::page`] indexes them).
@@ -1458,51 +1095,4 @@ impl Runtime {
             .motion
             .then(|| self.buffers.stream(Stream::Previous).pages.as_slice())
     }
-}
-
-/// The outputs the pose dispatches of a batch (with a skin when `skinned`) write.
-fn pose_outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
-    Outputs {
-        locals: options.outputs.locals,
-        components: options.fk,
-        palettes: options.fk && skinned,
-    }
-}
-
-/// Whether a dispatch of `shape` in `batch` reads compressed clips from the decode cache: the
-/// frame decoded its package's and it samples some.
-fn decoded(decodes: &DecodeCache, shapes: &Shapes, shape: u32, batch: &BatchSlots) -> bool {
-    decodes.decoded(batch.package)
-        && shapes
-            .entries
-            .get(shape as usize)
-            .is_some_and(|e| e.shape.samples_compressed())
-}
-
-/// The specialised pipeline a dispatch of `shape` in `batch` would use under `mapping`, its
-/// compressed samples `decoded` or not; `None` when its skeleton is too large for the mapping.
-fn specialised_key(
-    mapping: Mapping,
-    shape: u32,
-    batch: &BatchSlots,
-    options: &RuntimeOptions,
-    decoded: bool,
-) -> Option<Key> {
-    let outputs = pose_outputs(batch.skin.is_some(), options);
-    let form = match mapping {
-        Mapping::Thread => Form::Thread { shape },
-        Mapping::Workgroup => {
-            let (lanes, instances) = kernel::group_size(batch.joints)?;
-            Form::Group {
-                shape,
-                lanes,
-                instances,
-            }
-        }
-    };
-    Some(Key {
-        form,
-        outputs,
-        decoded,
-    })
 }

@@ -1,15 +1,16 @@
-//! Staging and upload: the bytes one frame writes to the GPU. Per instance only what varies:
-//! its record (slot and program values, 16 bytes for one clip) and, in a skinned batch, its
-//! placement (48 bytes) and level of detail (a byte); per dispatch a 256-byte parameter slot; per hero its palette, straight
-//! into its slot of the palette stream. Vectors are kept from frame to frame.
+//! Staging and upload: the bytes one frame of batches writes to the GPU. Per instance only what
+//! varies: its record (slot, kind word and program values, 16 bytes for one clip), its kind word
+//! (4 bytes: kind and level of detail) and, in a skinned batch, its placement (48 bytes); per
+//! dispatch a 256-byte parameter slot; per hero its palette, straight into its slot of the
+//! palette stream. Vectors are kept from frame to frame.
 
 use rayon::prelude::*;
 use throng_cpu_ref::frame::HIDDEN_LEVEL;
 use throng_cpu_ref::{Batch, Pose};
-use throng_shaders::{write_record, Stream};
+use throng_shaders::{kind_word, write_record, Stream, NO_KIND};
 
 use crate::frame_buffers::FrameBuffers;
-use crate::layout::{AffineRows, OFFSET_ALIGNMENT};
+use crate::layout::AffineRows;
 use crate::plan::Plan;
 use crate::FrameReport;
 
@@ -20,16 +21,17 @@ const RECORD_CHUNK: usize = 1024;
 pub(crate) struct Staging {
     records: Vec<u32>,
     placements: Vec<AffineRows>,
-    params: Vec<u8>,
     /// Per hero: (page, byte offset in it, first entry in `palettes`, entries).
     heroes: Vec<(usize, u64, usize, usize)>,
     palettes: Vec<AffineRows>,
     /// First placement slot written and how many, per run of skinned batches.
     placement_runs: Vec<(u32, usize, usize)>,
-    /// Per frame slot its level of detail, a byte each, four to a word (bounds.wgsl). Kept from
-    /// frame to frame: a slot whose pose is kept (`Pose::Keep`) keeps its level, so one kept
-    /// after a hidden frame stays hidden (`HIDDEN_LEVEL`).
-    lods: Vec<u32>,
+    /// Per frame slot its kind word (kind and level of detail; bounds.wgsl). Kept from frame to
+    /// frame: a slot whose pose is kept (`Pose::Keep`) keeps its level, so one kept after a
+    /// hidden frame stays hidden (`HIDDEN_LEVEL`).
+    slot_kinds: Vec<u32>,
+    /// Frame slots of the last frame's kind words.
+    slots: usize,
 }
 
 impl Staging {
@@ -44,7 +46,6 @@ impl Staging {
         // Every record is written whole below: no clearing first.
         self.records.truncate(4 * plan.records as usize);
         self.records.resize(4 * plan.records as usize, 0);
-        self.params.clear();
         self.heroes.clear();
         self.palettes.clear();
         self.placements.clear();
@@ -53,7 +54,6 @@ impl Staging {
         let mut k = 0usize;
         for d in &plan.poses {
             let stride = 4 * d.stride as usize;
-            let first = plan.batches[d.batch].first_slot;
             let count = d.count as usize;
             let start = 4 * d.record_base as usize;
             let records = &mut self.records[start..start + stride * count];
@@ -65,13 +65,15 @@ impl Staging {
                 .map(|(records, order)| {
                     let mut written = 0;
                     for (record, &(b, i)) in records.chunks_mut(stride.max(1)).zip(order) {
+                        let slots = &plan.batches[b];
                         match batches
                             .get(b)
                             .and_then(|x| x.instances.get(i as usize))
                             .and_then(|x| x.pose.program())
                         {
-                            Some((p, _)) => {
-                                write_record(p, first + i, record);
+                            Some((p, lod)) => {
+                                let kind = kind_word(slots.kind, lod);
+                                write_record(p, slots.first_slot + i, kind, record);
                                 written += 1;
                             }
                             None => record.fill(0),
@@ -83,7 +85,22 @@ impl Staging {
             report.instance_bytes += (4 * stride * written) as u64;
         }
         let palettes = buffers.stream(Stream::Palettes);
+        let total = plan.slots() as usize;
+        // Slots no frame has held yet, or that changed batch, have no kind to keep.
+        if self.slot_kinds.len() < total {
+            self.slot_kinds.resize(total, NO_KIND);
+        }
+        self.slots = total;
+        report.instance_bytes += 4 * total as u64;
         for (slots, batch) in plan.batches.iter().zip(batches) {
+            for (i, x) in batch.instances.iter().enumerate() {
+                let level = match x.pose {
+                    Pose::Keep => continue,
+                    Pose::Hidden => HIDDEN_LEVEL,
+                    pose => pose.program().map_or(0, |(_, lod)| lod),
+                };
+                self.slot_kinds[slots.first_slot as usize + i] = kind_word(slots.kind, level);
+            }
             if slots.skin.is_none() {
                 continue;
             }
@@ -99,20 +116,7 @@ impl Staging {
                     .map(|x| AffineRows::from(&x.placement)),
             );
             report.instance_bytes += 48 * batch.instances.len() as u64;
-            let words = (slots.first_slot + slots.count).div_ceil(4) as usize;
-            self.lods.resize(words.max(self.lods.len()), 0);
             for (i, x) in batch.instances.iter().enumerate() {
-                let lod = match x.pose {
-                    Pose::Keep => None,
-                    Pose::Hidden => Some(HIDDEN_LEVEL),
-                    pose => Some(pose.program().map_or(0, |(_, lod)| lod)),
-                };
-                if let Some(lod) = lod {
-                    let slot = slots.first_slot as usize + i;
-                    let shift = 8 * (slot % 4);
-                    let word = &mut self.lods[slot / 4];
-                    *word = (*word & !(0xff << shift)) | (u32::from(lod) << shift);
-                }
                 if let Pose::Hero(palette) = x.pose {
                     let (page, offset) = palettes.locate(slots.first_slot + i as u32, 0);
                     self.heroes
@@ -124,16 +128,6 @@ impl Staging {
         }
     }
 
-    /// Puts `params` (a `PoseParams` or `SkinParams`) in the next parameter slot; its index.
-    pub fn params(&mut self, params: &[u8]) -> u32 {
-        let slot = self.params.len() / OFFSET_ALIGNMENT as usize;
-        self.params
-            .resize(self.params.len() + OFFSET_ALIGNMENT as usize, 0);
-        let at = slot * OFFSET_ALIGNMENT as usize;
-        self.params[at..at + params.len()].copy_from_slice(params);
-        slot as u32
-    }
-
     /// Writes everything staged.
     pub fn upload(&self, queue: &wgpu::Queue, buffers: &FrameBuffers, report: &mut FrameReport) {
         let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
@@ -142,9 +136,12 @@ impl Staging {
                 report.upload_bytes += bytes.len() as u64;
             }
         };
-        write(&buffers.params, 0, &self.params);
         write(&buffers.records, 0, bytemuck::cast_slice(&self.records));
-        write(&buffers.lods, 0, bytemuck::cast_slice(&self.lods));
+        write(
+            &buffers.slot_kinds,
+            0,
+            bytemuck::cast_slice(&self.slot_kinds[..self.slots]),
+        );
         for &(slot, first, count) in &self.placement_runs {
             write(
                 &buffers.placements,

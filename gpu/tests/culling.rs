@@ -153,7 +153,6 @@ fn gpu_culling_keeps_exactly_the_cpu_set_over_a_seeded_camera_sweep() {
         let visibility = gpu.visibility();
         assert_eq!(visibility.visible, want.len() as u64, "camera {c}");
         let n = want.len() as u32;
-        assert_eq!(visibility.per_batch, [(n, n)], "camera {c}");
         assert_eq!((visibility.skinned, visibility.over_budget), (n.into(), 0));
         let vertices = reference.vertex_count as u64;
         assert_eq!(visibility.skinned_vertices, vertices * want.len() as u64);
@@ -290,8 +289,8 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
         }
     }
     eprintln!(
-        "budget 60: visible {seen}, (seen, skinned) {:?}",
-        v.per_batch
+        "budget 60: visible {seen}, skinned {} of {}",
+        v.skinned, v.visible
     );
 }
 

@@ -37,6 +37,7 @@ const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
 const PARTITION: &str = include_str!("wgsl/partition.wgsl");
 const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
+const KINDS: &str = include_str!("wgsl/kinds.wgsl");
 const DECODE: &str = include_str!("wgsl/decode.wgsl");
 
 /// Entry point of every compute kernel.
@@ -156,6 +157,10 @@ pub enum Resource {
     Vertices,
     /// Frame: instance records.
     Records,
+    /// Runtime: per kind of instance its `KindRow` (kinds.wgsl).
+    Kinds,
+    /// Runtime: per skinning unit its `UnitRow` (kinds.wgsl).
+    Units,
     /// Frame: the decode cache, decoded samples of the clips the frame samples most
     /// (vec4<f32>; decode.wgsl).
     Decoded,
@@ -185,8 +190,6 @@ pub enum Resource {
     /// Frame: per rank of the skinned pool, the frame slot skinned there, by level (u32;
     /// partition.wgsl).
     Order,
-    /// Frame: per unit (skinned batch and level), partition.wgsl's two rows (vec4<u32>).
-    IndirectTable,
     /// Frame: indirect dispatch and draw arguments (u32).
     Indirect,
     /// Frame: page `n` of a stream.
@@ -195,9 +198,8 @@ pub enum Resource {
     LastPlacements,
     /// Frame, motion vectors: per frame slot, 1 when its motion history resets (u32).
     Resets,
-    /// Frame: per frame slot, the level of detail it is drawn at (8 bits, four slots per u32,
-    /// the lowest byte first; bounds.wgsl).
-    Lods,
+    /// Frame: per frame slot, its kind word (`kind | level << 24`, or `NO_KIND`; bounds.wgsl).
+    SlotKinds,
     /// Runtime: per (skinned batch, attachment) whether the attachment applies, its palette
     /// entry and its map into the entry's bind space (four vec4<f32>; attach.wgsl).
     AttachTable,
@@ -331,6 +333,11 @@ fn pose_bindings(shapes: bool, history: Option<Paging>) -> (String, Vec<Binding>
             "var<storage, read> records: array<vec4<u32>>".to_string(),
         ),
         (
+            Resource::Kinds,
+            Access::Read,
+            "var<storage, read> kinds: array<KindRow>".to_string(),
+        ),
+        (
             Resource::Decoded,
             Access::Read,
             "var<storage, read> decoded: array<vec4<f32>>".to_string(),
@@ -400,6 +407,7 @@ fn pose_head(
     let source = [
         crate::prelude::source().as_str(),
         MATH,
+        KINDS,
         POSE_COMMON,
         &decls,
         SAMPLE,
@@ -490,7 +498,7 @@ fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> 
     if outputs.components {
         body.push_str(
             "        let m = trs_to_affine(local);
-        let parent = tables[params.parent_base + j];
+        let parent = tables[kind.parent_base + j];
         var c = m;
         if parent != NO_PARENT {
             c = affine_mul(load_components(slot, parent), m);
@@ -500,11 +508,13 @@ fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> 
         );
         if outputs.palettes {
             body.push_str(
-                "        let first = tables[params.skin_range_base + 2u * j];
-        let count = tables[params.skin_range_base + 2u * j + 1u];
-        for (var e = first; e < first + count; e++) {
-            let k = tables[params.skin_order_base + e];
-            store_palettes(slot, k, affine_mul(c, inverse_bind(k)));
+                "        if kind.skin_len > 0u {
+            let first = tables[kind.skin_range_base + 2u * j];
+            let count = tables[kind.skin_range_base + 2u * j + 1u];
+            for (var e = first; e < first + count; e++) {
+                let k = tables[kind.skin_order_base + e];
+                store_palettes(slot, k, affine_mul(c, inverse_bind(k)));
+            }
         }
 ",
             );
@@ -520,13 +530,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }}
     let rec = params.record_base + k * {stride};
     let slot = records[rec].x;
+    enter_instance(records[rec].y);
 {hoist}    let retained = lod_retained();
     for (var i = 0u; i < retained; i++) {{
         let j = lod_joint(i);
         let rest = rest_joint(j);
         let local = {local};
 {body}    }}
-    for (var i = retained; i < params.joint_count; i++) {{
+    for (var i = retained; i < kind.joint_count; i++) {{
         let j = lod_joint(i);
         let local = held_joint(j);
 {body}    }}
@@ -766,7 +777,7 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
                 if compressed && decoded {
                     // The clip's place in the decode cache: once per instance.
                     fields.push(format!("d{n}: u32"));
-                    let _ = writeln!(hoist, "    let d{n} = decode_table[{}];", word(*w));
+                    let _ = writeln!(hoist, "    let d{n} = decode_entry({});", word(*w));
                     values.push(format!("d{n}"));
                     format!("sample_decoded(h.c{n}, h.b{n}, h.d{n}, joint, rest)")
                 } else if compressed {
@@ -983,8 +994,8 @@ pub fn group(
             let _ = write!(
                 tail,
                 "    if k < params.count {{
-        for (var e = j; e < params.skin_len; e += {lanes}u) {{
-            let joint = tables[params.skin_joint_base + e];
+        for (var e = j; e < kind.skin_len; e += {lanes}u) {{
+            let joint = tables[kind.skin_joint_base + e];
             store_palettes(slot, e, affine_mul(shared_c[first + joint], inverse_bind(e)));
         }}
     }}
@@ -1007,7 +1018,6 @@ fn main(
     let j = lane - g * {lanes}u;
     let first = g * {lanes}u;
     let k = (wg.y * groups.x + wg.x) * {instances}u + g;
-    let live = k < params.count && j < params.joint_count;
     let rec = params.record_base + k * {stride}u;
     var slot = 0u;
     var m = IDENTITY_AFFINE;
@@ -1015,7 +1025,9 @@ fn main(
     var depth = 0u;
     if k < params.count {{
         slot = records[rec].x;
+        enter_instance(records[rec].y);
     }}
+    let live = k < params.count && j < kind.joint_count;
     if live {{
         var local: Trs;
         if retained(j) {{
@@ -1024,8 +1036,8 @@ fn main(
             local = held_joint(j);
         }}
 {locals}        m = trs_to_affine(local);
-        parent = tables[params.parent_base + j];
-        depth = tables[params.depth_base + j];
+        parent = tables[kind.parent_base + j];
+        depth = tables[kind.depth_base + j];
     }}
 {tail}}}
 "
@@ -1047,12 +1059,14 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
         (Resource::Placements, Access::Read),
         (Resource::Ranks, Access::Read),
         (Resource::Order, Access::Read),
+        (Resource::Units, Access::Read),
     ];
     let mut decls = "@group(0) @binding(0) var<uniform> params: SkinParams;
 @group(0) @binding(1) var<storage, read> vertices: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> placements: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> ranks: array<u32>;
 @group(0) @binding(4) var<storage, read> order: array<u32>;
+@group(0) @binding(5) var<storage, read> units: array<UnitRow>;
 "
     .to_string();
     let mut streams = vec![
@@ -1065,8 +1079,8 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
             (Resource::Resets, Access::Read),
         ]);
         decls.push_str(
-            "@group(0) @binding(5) var<storage, read> last_placements: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> resets: array<u32>;
+            "@group(0) @binding(6) var<storage, read> last_placements: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> resets: array<u32>;
 ",
         );
         streams.extend([
@@ -1081,6 +1095,7 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
     let source = [
         crate::prelude::source().as_str(),
         MATH,
+        KINDS,
         &decls,
         &accessors,
         hook,
@@ -1101,7 +1116,7 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
 }
 
 /// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
-const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32>, w: vec4<f32>, p: vec3<f32>, position: vec3<f32>) {}\n";
+const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32>, w: vec4<f32>, p: vec3<f32>, position: vec3<f32>, skin_len: u32) {}\n";
 
 /// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
 /// it culls and marks the instances it sees.
@@ -1113,7 +1128,8 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
-@group(0) @binding(7) var<storage, read> lods: array<u32>;
+@group(0) @binding(7) var<storage, read> slot_kinds: array<u32>;
+@group(0) @binding(8) var<storage, read> kinds: array<KindRow>;
 ";
     palette_reader(
         "bounds",
@@ -1126,10 +1142,11 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
             (Resource::Bounds, Access::ReadWrite),
             (Resource::Marks, Access::ReadWrite),
             (Resource::Groups, Access::ReadWrite),
-            (Resource::Lods, Access::Read),
+            (Resource::SlotKinds, Access::Read),
+            (Resource::Kinds, Access::Read),
         ],
         decls,
-        &[SCAN, BOUNDS],
+        &[KINDS, SCAN, BOUNDS],
     )
 }
 
@@ -1143,6 +1160,7 @@ pub fn attachments(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(4) var<storage, read> table: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> props: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> draws: array<u32>;
+@group(0) @binding(7) var<storage, read> units: array<UnitRow>;
 ";
     palette_reader(
         "attachments",
@@ -1155,9 +1173,10 @@ pub fn attachments(layout: &FrameLayout) -> Kernel {
             (Resource::AttachTable, Access::Read),
             (Resource::Props, Access::ReadWrite),
             (Resource::PropDraws, Access::ReadWrite),
+            (Resource::Units, Access::Read),
         ],
         decls,
-        &[ATTACH],
+        &[KINDS, ATTACH],
     )
 }
 
@@ -1253,7 +1272,6 @@ pub fn budget() -> Kernel {
         "skinned budget",
         &[
             (Resource::Params, Access::Uniform),
-            (Resource::IndirectTable, Access::Read),
             (Resource::Groups, Access::ReadWrite),
             (Resource::Ranks, Access::ReadWrite),
         ],
@@ -1267,14 +1285,15 @@ pub fn partition() -> Kernel {
         "skinned order by level",
         &[
             (Resource::Params, Access::Uniform),
-            (Resource::IndirectTable, Access::Read),
-            (Resource::Lods, Access::Read),
+            (Resource::Units, Access::Read),
+            (Resource::Kinds, Access::Read),
+            (Resource::SlotKinds, Access::Read),
             (Resource::Budgeted, Access::Read),
             (Resource::Ranks, Access::ReadWrite),
             (Resource::Order, Access::ReadWrite),
             (Resource::Indirect, Access::ReadWrite),
         ],
-        &[SCAN, PARTITION].join("\n"),
+        &[KINDS, SCAN, PARTITION].join("\n"),
     )
 }
 

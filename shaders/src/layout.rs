@@ -12,53 +12,117 @@ pub const NO_LOD: u32 = u32::MAX;
 /// decode cache (decode.wgsl): its instances decode their own samples.
 pub const NO_DECODE: u32 = u32::MAX;
 
-/// `PoseParams` of pose.wgsl: one (batch, shape) dispatch of the pose pass (80 bytes, uniform).
+/// `PoseParams` of pose.wgsl: one pose dispatch, the instances of one shape of any kinds (32
+/// bytes, uniform). Each instance's kind (skeleton, skin, package) is in its record.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct PoseParams {
     pub count: u32,
     pub record_base: u32,
     pub record_stride: u32,
+    /// Interpreter: the shape's first op in the shape table and its op count.
+    pub shape_base: u32,
+    pub shape_ops: u32,
+    /// The deepest joint of any kind in the dispatch (the workgroup mapping's FK levels).
+    pub max_depth: u32,
+    pub pad: [u32; 2],
+}
+
+/// A record's word 1 and a frame slot's kind word: the instance's kind in the low
+/// [`LEVEL_SHIFT`] bits, its skeleton LOD level above them (pose.wgsl `enter_instance`).
+pub const LEVEL_SHIFT: u32 = 24;
+pub const KIND_MASK: u32 = (1 << LEVEL_SHIFT) - 1;
+/// The kind word of a frame slot no instance holds: no box, never seen.
+pub const NO_KIND: u32 = u32::MAX;
+
+/// The kind word of an instance of kind `kind` at skeleton LOD level `level`.
+pub fn kind_word(kind: u32, level: u8) -> u32 {
+    (kind & KIND_MASK) | (u32::from(level) << LEVEL_SHIFT)
+}
+
+/// No skinning unit: a kind without a skin (`KindRow::unit_base`).
+pub const NO_UNIT: u32 = u32::MAX;
+
+/// `KindRow` of pose.wgsl: where one kind of instance (a skeleton of a package, with or without
+/// one of its skins) lives in the resident arena (128 bytes, one row of the `kinds` buffer).
+/// Every pass reads the row of an instance's kind instead of per-dispatch parameters, so one
+/// dispatch covers instances of any skeletons, skins and packages.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct KindRow {
     pub joint_count: u32,
+    /// `tables`: the package's clip headers (`CLIP_WORDS` each).
     pub clip_base: u32,
     pub parent_base: u32,
     pub depth_base: u32,
     pub rest_base: u32,
+    /// Palette entries of the kind's skin (0 without one).
     pub skin_len: u32,
     pub skin_joint_base: u32,
     pub skin_range_base: u32,
     pub skin_order_base: u32,
     pub ibm_base: u32,
     pub mask_base: u32,
-    pub shape_base: u32,
-    pub shape_ops: u32,
     pub max_depth: u32,
-    /// `tables`: the retained-joint bitset of the dispatch's skeleton LOD, or [`NO_LOD`].
+    /// `tables`: the block of skeleton LOD level 1; level `l` is `lod_block` words further per
+    /// level; `pool`: level 1's held pose, `3 joint_count` vec4s further per level.
     pub lod_base: u32,
-    /// `pool`: the held pose of that LOD's dropped joints (three vec4s per joint).
+    pub lod_block: u32,
     pub held_base: u32,
-    pub pad: [u32; 1],
+    /// The decode table: the package's clips' bases in the decode cache.
+    pub decode_base: u32,
+    /// The skin's animated-bounds boxes (`pool`, three rows each) and their palette entries
+    /// (`tables`), and how many.
+    pub box_base: u32,
+    pub entry_base: u32,
+    pub boxes: u32,
+    /// The kind's first skinning unit (one per level of detail its skin has), or [`NO_UNIT`].
+    pub unit_base: u32,
+    /// Levels of detail of the skin (units from `unit_base`).
+    pub tiers: u32,
+    pub pad: [u32; 11],
 }
 
-/// `SkinParams` of skinning.wgsl: one skinned batch (32 bytes, uniform).
+/// `UnitRow` of partition.wgsl and skinning.wgsl: one skinning unit, a skinned kind at one
+/// level of detail (32 bytes, one row of the unit table).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct UnitRow {
+    pub kind: u32,
+    pub tier: u32,
+    /// The level's vertex records (resident `vertices`) and their count.
+    pub vertex_base: u32,
+    pub vertex_count: u32,
+    /// Skinning workgroups per instance (`vertex_count` over a workgroup's vertices).
+    pub blocks: u32,
+    /// The level's triangle indices in the kind's skin index buffer.
+    pub index_count: u32,
+    pub first_index: u32,
+    /// Palette entries of the kind's skin.
+    pub skin_len: u32,
+}
+
+/// `SkinParams` of skinning.wgsl: the one skinning dispatch (16 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct SkinParams {
-    pub unit: u32,
-    pub vertex_base: u32,
-    pub vertex_count: u32,
-    pub skin_len: u32,
+    pub units: u32,
+    /// Workgroups per row of the dispatch's grid.
     pub rows: u32,
-    pub pad: [u32; 3],
+    /// `ranks`: the frame's totals (budget.wgsl; word 3: skinning workgroups).
+    pub total_base: u32,
+    pub pad: u32,
 }
 
 /// `BudgetParams` of budget.wgsl (16 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct BudgetParams {
-    pub batches: u32,
+    /// Bounds workgroups of the frame.
+    pub groups: u32,
     pub pool: u32,
-    pub batch_base: u32,
+    /// `ranks`: where the frame's totals go.
+    pub total_base: u32,
     pub pad: u32,
 }
 
@@ -66,13 +130,14 @@ pub struct BudgetParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct PartitionParams {
-    pub batches: u32,
+    pub units: u32,
     pub page_instances: u32,
     pub pages: u32,
+    /// Most workgroups per dimension.
     pub rows: u32,
     pub draw_base: u32,
     pub rank_base: u32,
-    pub batch_base: u32,
+    pub total_base: u32,
     pub pad: u32,
 }
 
@@ -85,18 +150,14 @@ pub struct ScatterParams {
     pub pad: [u32; 2],
 }
 
-/// `BoundsParams` of bounds.wgsl: one skinned batch (128 bytes, uniform).
+/// `BoundsParams` of bounds.wgsl: the one bounds dispatch over every frame slot (112 bytes,
+/// uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BoundsParams {
-    pub count: u32,
-    pub first_slot: u32,
-    pub box_base: u32,
-    pub entry_base: u32,
-    pub boxes: u32,
+    pub slots: u32,
     pub cull: u32,
-    pub group_base: u32,
-    pub pad: u32,
+    pub pad: [u32; 2],
     pub planes: [[f32; 4]; 6],
 }
 
@@ -104,27 +165,26 @@ pub struct BoundsParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct AttachParams {
-    pub batches: u32,
+    pub units: u32,
     pub pool: u32,
     pub attachments: u32,
-    pub batch_base: u32,
+    pub total_base: u32,
 }
 
-/// `DecodeParams` of decode.wgsl: one package's clips decoded into the frame's decode cache
-/// (16 bytes, uniform).
+/// `DecodeParams` of decode.wgsl: the frame's decode jobs, every package's at once (16 bytes,
+/// uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct DecodeParams {
-    /// `tables`: the package's clip headers (as `PoseParams::clip_base`).
-    pub clip_base: u32,
-    /// The decode table's first job (clip index and decode list; one per workgroup row).
+    /// The decode table's first job (three words: the clip's header in `tables`, its entry in
+    /// the decode table, its decode list; one per workgroup row).
     pub jobs_base: u32,
     pub jobs: u32,
-    pub pad: u32,
+    pub pad: [u32; 2],
 }
 
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 8] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 10] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -132,34 +192,34 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 8] {
     [
         (
             "PoseParams",
-            members!(PoseParams: count, record_base, record_stride, joint_count, clip_base, parent_base, depth_base,
-                rest_base, skin_len, skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base,
-                shape_base, shape_ops, max_depth, lod_base, held_base),
+            members!(PoseParams: count, record_base, record_stride, shape_base, shape_ops, max_depth),
         ),
         (
-            "SkinParams",
-            members!(SkinParams: unit, vertex_base, vertex_count, skin_len, rows),
+            "KindRow",
+            members!(KindRow: joint_count, clip_base, parent_base, depth_base, rest_base, skin_len,
+                skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base, max_depth,
+                lod_base, lod_block, held_base, decode_base, box_base, entry_base, boxes, unit_base,
+                tiers),
         ),
         (
-            "BoundsParams",
-            members!(BoundsParams: count, first_slot, box_base, entry_base, boxes, cull, group_base, planes),
+            "UnitRow",
+            members!(UnitRow: kind, tier, vertex_base, vertex_count, blocks, index_count, first_index, skin_len),
         ),
+        ("SkinParams", members!(SkinParams: units, rows, total_base)),
+        ("BoundsParams", members!(BoundsParams: slots, cull, planes)),
         (
             "BudgetParams",
-            members!(BudgetParams: batches, pool, batch_base),
+            members!(BudgetParams: groups, pool, total_base),
         ),
         (
             "PartitionParams",
-            members!(PartitionParams: batches, page_instances, pages, rows, draw_base, rank_base, batch_base),
+            members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base),
         ),
         ("ScatterParams", members!(ScatterParams: slots, pool)),
         (
             "AttachParams",
-            members!(AttachParams: batches, pool, attachments, batch_base),
+            members!(AttachParams: units, pool, attachments, total_base),
         ),
-        (
-            "DecodeParams",
-            members!(DecodeParams: clip_base, jobs_base, jobs),
-        ),
+        ("DecodeParams", members!(DecodeParams: jobs_base, jobs)),
     ]
 }

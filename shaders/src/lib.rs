@@ -19,8 +19,9 @@ pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
 pub use layout::{
-    AttachParams, BoundsParams, BudgetParams, DecodeParams, PartitionParams, PoseParams,
-    ScatterParams, SkinParams, NO_DECODE, NO_LOD,
+    kind_word, AttachParams, BoundsParams, BudgetParams, DecodeParams, KindRow, PartitionParams,
+    PoseParams, ScatterParams, SkinParams, UnitRow, KIND_MASK, LEVEL_SHIFT, NO_DECODE, NO_KIND,
+    NO_LOD, NO_UNIT,
 };
 pub use shape::{write_record, Shape, ShapeOp};
 

@@ -32,7 +32,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 34] = [
+    let u32s: [(&str, u32); 38] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -67,6 +67,10 @@ pub fn source() -> String {
         ("CLIP_WORDS", CLIP_WORDS),
         ("LOD_TIERS", LOD_TIERS),
         ("LOD_HIDDEN", u32::from(throng_cpu_ref::frame::HIDDEN_LEVEL)),
+        ("KIND_MASK", crate::layout::KIND_MASK),
+        ("LEVEL_SHIFT", crate::layout::LEVEL_SHIFT),
+        ("NO_KIND", crate::layout::NO_KIND),
+        ("NO_UNIT", crate::layout::NO_UNIT),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {

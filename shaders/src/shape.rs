@@ -3,11 +3,12 @@
 //! A shape is a program with everything that varies per instance taken out: its op codes,
 //! register wiring, masks and counts, plus the encoding of each clip it samples; not its clip
 //! ids, sample times or weights. Those go into the instance's *record*, a row of u32 words:
-//! word 0 is the instance's frame slot, then per op in program order its values (`Sample`: clip
+//! word 0 is the instance's frame slot, word 1 its kind word (kind and skeleton LOD level,
+//! [`crate::layout::kind_word`]), then per op in program order its values (`Sample`: clip
 //! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight; `Capture`:
 //! history slot and interval; `Inertialize`: history slot, time since the capture and duration;
 //! times and weights as f32 bits). `Palette` ops are dropped: the GPU builds the batch skin's palette.
-//! Programs of one shape share a pipeline and one dispatch per batch.
+//! Programs of one shape share a pipeline and one dispatch, whatever their kinds.
 
 use std::hash::{Hash, Hasher};
 
@@ -41,7 +42,7 @@ pub const SHAPE_OP_WORDS: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub ops: Vec<ShapeOp>,
-    /// Words of a record: the slot and every op's values.
+    /// Words of a record: the slot, the kind word and every op's values.
     pub record_words: u32,
 }
 
@@ -97,7 +98,7 @@ fn shape_ops<'a>(
     program: &'a Program,
     encoding: &'a impl Fn(u32) -> Encoding,
 ) -> impl Iterator<Item = ShapeOp> + 'a {
-    let mut word = 1;
+    let mut word = RECORD_HEAD;
     program.ops.iter().filter_map(move |o| {
         let s = shape_op(o, word, encoding);
         word += op_values(o);
@@ -174,14 +175,17 @@ impl Shape {
     }
 }
 
-/// Record words of `program`: the slot, then every op's values.
+/// Words of a record before its ops' values: the frame slot and the kind word.
+pub const RECORD_HEAD: u32 = 2;
+
+/// Record words of `program`: the slot and the kind word, then every op's values.
 fn record_words(program: &Program) -> u32 {
-    1 + program.ops.iter().map(op_values).sum::<u32>()
+    RECORD_HEAD + program.ops.iter().map(op_values).sum::<u32>()
 }
 
-/// Writes `program`'s record (slot `slot`) into `out`, which holds at least
-/// [`Shape::record_words`] words; words past them are zeroed up to `out.len()`.
-pub fn write_record(program: &Program, slot: u32, out: &mut [u32]) {
+/// Writes `program`'s record (frame slot `slot`, kind word `kind`) into `out`, which holds at
+/// least [`Shape::record_words`] words; words past them are zeroed up to `out.len()`.
+pub fn write_record(program: &Program, slot: u32, kind: u32, out: &mut [u32]) {
     out.fill(0);
     let mut words = out.iter_mut();
     let mut put = |w: u32| {
@@ -190,6 +194,7 @@ pub fn write_record(program: &Program, slot: u32, out: &mut [u32]) {
         }
     };
     put(slot);
+    put(kind);
     for o in &program.ops {
         match o.code {
             op::SAMPLE => {
@@ -272,25 +277,24 @@ mod tests {
     fn the_record_holds_the_slot_and_each_ops_values_in_order() {
         let p = layered(3, 0.25, 0.3);
         let shape = Shape::of(&p, |_| REFERENCE);
-        // slot, 3 samples × 2, 2 blend weights, 2 layer weights.
-        assert_eq!(shape.record_words, 1 + 6 + 2 + 2);
+        // slot, kind, 3 samples × 2, 2 blend weights, 2 layer weights.
+        assert_eq!(shape.record_words, 2 + 6 + 2 + 2);
         assert_eq!(shape.record_stride(), 3);
         let mut out = [7u32; 12];
-        write_record(&p, 42, &mut out);
-        assert_eq!(out[0], 42);
-        assert_eq!((out[1], f32::from_bits(out[2])), (3, 0.25));
-        assert_eq!((out[3], f32::from_bits(out[4])), (4, 0.125));
-        assert_eq!((f32::from_bits(out[5]), f32::from_bits(out[6])), (0.3, 0.7));
+        write_record(&p, 42, 5, &mut out);
+        assert_eq!((out[0], out[1]), (42, 5));
+        assert_eq!((out[2], f32::from_bits(out[3])), (3, 0.25));
+        assert_eq!((out[4], f32::from_bits(out[5])), (4, 0.125));
+        assert_eq!((f32::from_bits(out[6]), f32::from_bits(out[7])), (0.3, 0.7));
         assert_eq!(
-            f32::from_bits(out[9]),
+            f32::from_bits(out[10]),
             0.3,
             "override weight after the third sample"
         );
-        assert_eq!(f32::from_bits(out[10]), 0.5);
-        assert_eq!(out[11], 0, "padding is zeroed");
+        assert_eq!(f32::from_bits(out[11]), 0.5);
         // Each op's word points at its values.
         let words: Vec<u32> = shape.ops.iter().map(|o| o.word).collect();
-        assert_eq!(words, [1, 3, 5, 7, 9, 0, 10, 0]);
+        assert_eq!(words, [2, 4, 6, 8, 10, 0, 11, 0]);
         assert_eq!(shape.output(), Some(2));
         assert_eq!(shape.table().len(), 8 * SHAPE_OP_WORDS);
     }

@@ -277,56 +277,37 @@ fn dead_ops_are_not_compiled() {
 #[test]
 fn host_structs_match_naga_layout() {
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
-    let pose = naga::front::wgsl::parse_str(&k.source).unwrap();
-    let skin = naga::front::wgsl::parse_str(&kernel::skinning(&layout(1), false).source).unwrap();
-    let bounds = naga::front::wgsl::parse_str(&kernel::bounds(&layout(1)).source).unwrap();
-    let budget = naga::front::wgsl::parse_str(&kernel::budget().source).unwrap();
-    let partition = naga::front::wgsl::parse_str(&kernel::partition().source).unwrap();
-    let scatter = naga::front::wgsl::parse_str(&kernel::scatter().source).unwrap();
-    let attach = naga::front::wgsl::parse_str(&kernel::attachments(&layout(1)).source).unwrap();
-    let decode = naga::front::wgsl::parse_str(&kernel::decode().source).unwrap();
+    let modules = [
+        k.source,
+        kernel::skinning(&layout(1), false).source,
+        kernel::bounds(&layout(1)).source,
+        kernel::budget().source,
+        kernel::partition().source,
+        kernel::scatter().source,
+        kernel::attachments(&layout(1)).source,
+        kernel::decode().source,
+    ]
+    .map(|s| naga::front::wgsl::parse_str(&s).unwrap());
     let sizes = [
-        (
-            "PoseParams",
-            std::mem::size_of::<throng_shaders::PoseParams>(),
-        ),
-        (
-            "SkinParams",
-            std::mem::size_of::<throng_shaders::SkinParams>(),
-        ),
-        (
-            "BoundsParams",
-            std::mem::size_of::<throng_shaders::BoundsParams>(),
-        ),
-        (
-            "BudgetParams",
-            std::mem::size_of::<throng_shaders::BudgetParams>(),
-        ),
+        ("PoseParams", size_of::<throng_shaders::PoseParams>()),
+        ("KindRow", size_of::<throng_shaders::KindRow>()),
+        ("UnitRow", size_of::<throng_shaders::UnitRow>()),
+        ("SkinParams", size_of::<throng_shaders::SkinParams>()),
+        ("BoundsParams", size_of::<throng_shaders::BoundsParams>()),
+        ("BudgetParams", size_of::<throng_shaders::BudgetParams>()),
         (
             "PartitionParams",
-            std::mem::size_of::<throng_shaders::PartitionParams>(),
+            size_of::<throng_shaders::PartitionParams>(),
         ),
-        (
-            "ScatterParams",
-            std::mem::size_of::<throng_shaders::ScatterParams>(),
-        ),
-        (
-            "AttachParams",
-            std::mem::size_of::<throng_shaders::AttachParams>(),
-        ),
-        (
-            "DecodeParams",
-            std::mem::size_of::<throng_shaders::DecodeParams>(),
-        ),
+        ("ScatterParams", size_of::<throng_shaders::ScatterParams>()),
+        ("AttachParams", size_of::<throng_shaders::AttachParams>()),
+        ("DecodeParams", size_of::<throng_shaders::DecodeParams>()),
     ];
-    for ((name, host), module) in throng_shaders::layout::host_offsets().into_iter().zip([
-        &pose, &skin, &bounds, &budget, &partition, &scatter, &attach, &decode,
-    ]) {
-        let ty = module
-            .types
-            .iter()
+    for (name, host) in throng_shaders::layout::host_offsets() {
+        let ty = (modules.iter())
+            .flat_map(|m| m.types.iter())
             .find(|(_, t)| t.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("{name}"))
+            .unwrap_or_else(|| panic!("no kernel declares {name}"))
             .1;
         let naga::TypeInner::Struct { members, span } = &ty.inner else {
             panic!("{name} is not a struct")

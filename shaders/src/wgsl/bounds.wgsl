@@ -1,32 +1,26 @@
-// Animated bounds (throng-cpu-ref bounds.rs `SkinBounds::instance`): one thread per instance of
-// one skinned batch. Per box b of the skin (palette entry k, the cube [-1, 1]³ onto the box in
-// bind space U), M = P · palette[k] · U, with P the instance's placement; the box of M's cube is
-// centre M.t, half extent |row|·(1, 1, 1) per row; the union over boxes, padded by
-// BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot:
-// two vec4<f32>, min and max in xyz (min > max: the skin influences no vertex).
+// Animated bounds (throng-cpu-ref bounds.rs `SkinBounds::instance`): one thread per frame slot,
+// one dispatch for every slot of every kind. A slot's kind word (`slot_kinds`: kind | level << 24,
+// or NO_KIND for a slot no instance holds) names its kind row; per box b of the kind's skin
+// (palette entry k, the cube [-1, 1]³ onto the box in bind space U), M = P · palette[k] · U, with
+// P the slot's placement; the box of M's cube is centre M.t, half extent |row|·(1, 1, 1) per row;
+// the union over boxes, padded by BOUNDS_PAD × its largest coordinate, is the instance's
+// scene-space box. Output per frame slot: two vec4<f32>, min and max in xyz (min > max: no box,
+// as for a kind without a skin).
 //
-// Then visibility: an instance is seen (never when hidden; else every instance unless `cull`; else one whose box meets
-// the frustum, bounds.rs `Frustum::intersects`), and its rank among the seen instances of its
-// workgroup goes into `marks[slot]` as `1 + group × WORKGROUP + rank` (0: not seen; `group` counts
-// the frame's bounds workgroups from the batch's `group_base`), and each workgroup's count into
+// Then visibility: an instance is seen (never without a skin or when hidden; else every instance
+// unless `cull`; else one whose box meets the frustum, bounds.rs `Frustum::intersects`), and its
+// rank among the seen instances of its workgroup goes into `marks[slot]` as
+// `1 + group × WORKGROUP + rank` (0: not seen), and each workgroup's count into
 // `group_counts[group]`. budget.wgsl turns the counts into offsets, scatter.wgsl the marks into
 // the frame's skinned order: seen instances in frame-slot order, as far as the budget goes.
 
-/// Per-dispatch parameters of one skinned batch (host mirror: `BoundsParams`).
+/// Parameters of the bounds dispatch (host mirror: `BoundsParams`).
 struct BoundsParams {
-    /// Instances of the batch; instance `i` has frame slot `first_slot + i`.
-    count: u32,
-    first_slot: u32,
-    /// First pool vec4 of the skin's boxes (three rows each), first table word of their
-    /// palette entries, and boxes.
-    box_base: u32,
-    entry_base: u32,
-    boxes: u32,
-    /// 1: cull against `planes`; 0: every instance is visible.
+    slots: u32,
+    /// 1: cull against `planes`; 0: every skinned instance is visible.
     cull: u32,
-    /// The frame's bounds workgroup of this dispatch's first workgroup.
-    group_base: u32,
     pad0: u32,
+    pad1: u32,
     /// The frustum: inside where dot(xyz, p) + w >= 0.
     planes: array<vec4<f32>, 6>,
 }
@@ -47,17 +41,18 @@ fn in_frustum(lo: vec3<f32>, hi: vec3<f32>) -> bool {
     return true;
 }
 
-/// The scene-space box of frame slot `slot` (min, max; min > max when the skin has no box).
-fn instance_box(slot: u32) -> array<vec3<f32>, 2> {
+/// The scene-space box of frame slot `slot` of kind `k` (min, max; min > max when its skin has
+/// no box).
+fn instance_box(slot: u32, k: KindRow) -> array<vec3<f32>, 2> {
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
     var lo = vec3<f32>(BOUNDS_EMPTY);
     var hi = vec3<f32>(-BOUNDS_EMPTY);
-    for (var b = 0u; b < params.boxes; b++) {
-        let k = tables[params.entry_base + b];
-        let at = params.box_base + 3u * b;
+    for (var b = 0u; b < k.boxes; b++) {
+        let e = tables[k.entry_base + b];
+        let at = k.box_base + 3u * b;
         let unit = Affine(pool[at], pool[at + 1u], pool[at + 2u]);
-        let m = affine_mul(placement, affine_mul(load_palettes(slot, k), unit));
+        let m = affine_mul(placement, affine_mul(load_palettes(slot, e), unit));
         let centre = vec3<f32>(m.r0.w, m.r1.w, m.r2.w);
         let half = vec3<f32>(
             abs(m.r0.x) + abs(m.r0.y) + abs(m.r0.z),
@@ -67,7 +62,7 @@ fn instance_box(slot: u32) -> array<vec3<f32>, 2> {
         lo = min(lo, centre - half);
         hi = max(hi, centre + half);
     }
-    if params.boxes > 0u {
+    if k.boxes > 0u {
         let extent = max(abs(lo), abs(hi));
         let pad = BOUNDS_PAD * max(extent.x, max(extent.y, extent.z));
         lo -= vec3<f32>(pad);
@@ -83,29 +78,31 @@ fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lane: u32,
 ) {
-    let i = gid.y * groups.x * WORKGROUP + gid.x;
+    let slot = gid.y * groups.x * WORKGROUP + gid.x;
     var seen = false;
-    if i < params.count {
-        let slot = params.first_slot + i;
-        // A hidden slot (frame.rs `Pose::Hidden`, its level byte LOD_HIDDEN) has no box and is
-        // never seen: neither skinned nor drawn.
-        let hidden = ((lods[slot / 4u] >> (8u * (slot % 4u))) & 0xffu) == LOD_HIDDEN;
+    if slot < params.slots {
+        let word = slot_kinds[slot];
         var b = array<vec3<f32>, 2>(vec3<f32>(BOUNDS_EMPTY), vec3<f32>(-BOUNDS_EMPTY));
-        if !hidden {
-            b = instance_box(slot);
+        var skinned = false;
+        // A free slot has no kind; a hidden one (frame.rs `Pose::Hidden`, level LOD_HIDDEN) has
+        // no box and is never seen: neither skinned nor drawn.
+        if word != NO_KIND && (word >> LEVEL_SHIFT) != LOD_HIDDEN {
+            let k = kinds[word & KIND_MASK];
+            skinned = k.unit_base != NO_UNIT;
+            if skinned {
+                b = instance_box(slot, k);
+            }
         }
         bounds[2u * slot] = vec4<f32>(b[0], 0.0);
         bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
-        seen = !hidden && (params.cull == 0u || in_frustum(b[0], b[1]));
+        seen = skinned && (params.cull == 0u || in_frustum(b[0], b[1]));
     }
     let sums = lane_sums(u32(seen), lane);
-    let rank = sums.x;
-    let total = sums.y;
-    let group = params.group_base + wg.y * groups.x + wg.x;
+    let group = wg.y * groups.x + wg.x;
     if lane == 0u {
-        group_counts[group] = total;
+        group_counts[group] = sums.y;
     }
     if seen {
-        marks[params.first_slot + i] = 1u + group * WORKGROUP + rank;
+        marks[slot] = 1u + group * WORKGROUP + sums.x;
     }
 }

@@ -1,20 +1,20 @@
 // The decode cache (docs/gpu.md, "The decode cache"): before the pose pass, the clips a frame
-// samples most (a clip sampled at least half as many times as it has samples: its instances
-// would decode more samples than it holds) are decoded once, every sample of every animated
-// sub-track, into `decoded`; instances then read two vec4s per sub-track (sample.wgsl) instead of
-// each decoding its own pair from the stream. The decode is `codec_sample`, the instances' own.
+// samples most are decoded once, every sample of every animated sub-track, into `decoded`;
+// instances then read two vec4s per sub-track (sample.wgsl) instead of each decoding its own
+// pair from the stream. The decode is `codec_sample`, the instances' own.
 //
-// A package's decode table (`decode_table`, written per frame): per clip its base in `decoded`,
-// or NO_DECODE, then the frame's jobs, two words each: the clip and its decode list in `tables`
-// (per animated sub-track `a`, `(ranges << 1) | rotation`, written at upload). One dispatch per
-// package: workgroup row `y` decodes job `y`, one thread per (animated sub-track, sample),
-// sub-track-major, as the cache holds them.
+// The decode table (`decode_table`, written per frame): per package, per clip its base in
+// `decoded` or NO_DECODE (from the package's `decode_base`, KindRow); then the frame's jobs,
+// three words each: the clip's header in `tables`, its entry in the decode table, and its decode
+// list in `tables` (per animated sub-track `a`, `(ranges << 1) | rotation`, written at upload).
+// One dispatch for every package: workgroup row `y` decodes job `y`, one thread per (animated
+// sub-track, sample), sub-track-major, as the cache holds them.
 
 struct DecodeParams {
-    clip_base: u32,
     jobs_base: u32,
     jobs: u32,
-    pad: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -22,9 +22,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.y >= params.jobs {
         return;
     }
-    let clip = decode_table[params.jobs_base + 2u * gid.y];
-    let list = decode_table[params.jobs_base + 2u * gid.y + 1u];
-    let c = clip_header(clip);
+    let job = params.jobs_base + 3u * gid.y;
+    let c = clip_header_at(decode_table[job]);
+    let entry = decode_table[job + 1u];
+    let list = decode_table[job + 2u];
     let n = max(c.sample_count, 1u);
     let a = gid.x / n;
     if a >= c.animated {
@@ -32,5 +33,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let i = gid.x - a * n;
     let e = tables[list + a];
-    decoded[decode_table[clip] + a * c.sample_count + i] = codec_sample(c, e >> 1u, i, (e & 1u) == 1u);
+    decoded[decode_table[entry] + a * c.sample_count + i] = codec_sample(c, e >> 1u, i, (e & 1u) == 1u);
 }

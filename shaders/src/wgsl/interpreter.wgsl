@@ -47,7 +47,7 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
                 let clip = record_word(rec, p.y);
                 let c = clip_header(clip);
                 let b = bracket(c, bitcast<f32>(record_word(rec, p.y + 1u)));
-                let d = decode_table[clip];
+                let d = decode_entry(clip);
                 if c.encoding == ENCODING_COMPRESSED && d != NO_DECODE {
                     regs[o.y] = sample_decoded(c, b, d, j, rest);
                 } else if c.encoding == ENCODING_COMPRESSED {

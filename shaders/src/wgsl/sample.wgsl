@@ -2,7 +2,8 @@
 // `sample_clip`) in f32, in either encoding. Needs the pose bindings `params`, `tables`, `tracks`
 // and `pool` (docs/gpu.md, "Resident data").
 //
-// A clip's header is CLIP_WORDS words of `tables` at `params.clip_base + CLIP_WORDS * clip`.
+// A clip's header is CLIP_WORDS words of `tables` (pose.wgsl's `clip_header` finds it from the
+// instance's kind).
 // Per clip and joint, `tracks[track_base + joint]` holds the references of its t, q and s
 // sub-tracks: `(index << 2) | kind`. TRACK_DEFAULT: the rest pose's value. TRACK_CONSTANT:
 // `pool[index]`. TRACK_ANIMATED: reference encoding, sample `i` is `pool[index + i]` (t and s
@@ -28,8 +29,8 @@ struct Clip {
     encoding: u32,
 }
 
-fn clip_header(clip: u32) -> Clip {
-    let at = params.clip_base + CLIP_WORDS * clip;
+/// The clip header at word `at` of `tables`.
+fn clip_header_at(at: u32) -> Clip {
     return Clip(
         bitcast<f32>(tables[at]),
         bitcast<f32>(tables[at + 1u]),

@@ -1,0 +1,65 @@
+//! The skinning pass: one indirect dispatch for every skinned instance of every unit, its size
+//! written by the cull pass (skinning.wgsl; docs/gpu.md, "Skinning").
+
+use throng_shaders::{kernel, FrameLayout, SkinParams};
+
+use crate::layout::OFFSET_ALIGNMENT;
+use crate::passes::{missing, Frame, Group, Params};
+use crate::pipelines::{build, Built};
+use crate::{FrameReport, GpuError};
+
+pub(crate) struct SkinPass {
+    built: Built,
+    group: Group,
+    /// This frame's parameter slot (none when nothing is skinned).
+    planned: Option<u32>,
+}
+
+impl SkinPass {
+    pub fn new(
+        device: &wgpu::Device,
+        layout: &FrameLayout,
+        motion: bool,
+    ) -> Result<SkinPass, GpuError> {
+        let built =
+            build(device, &kernel::skinning(layout, motion)).map_err(|reason| GpuError::Wgpu {
+                what: "skinning pipeline",
+                reason,
+            })?;
+        Ok(SkinPass {
+            built,
+            group: Group::default(),
+            planned: None,
+        })
+    }
+
+    /// Plans the dispatch over `units` units when the frame skins (`active`).
+    pub fn prepare(&mut self, frame: &Frame, active: bool, units: u32, params: &mut Params) {
+        self.planned = active.then(|| {
+            self.group.ensure(frame, &self.built);
+            params.push(&SkinParams {
+                units,
+                rows: frame.max_x,
+                total_base: frame.buffers.cull.total_base(),
+                pad: 0,
+            })
+        });
+    }
+
+    pub fn record(
+        &self,
+        frame: &Frame,
+        pass: &mut wgpu::ComputePass,
+        report: &mut FrameReport,
+    ) -> Result<(), GpuError> {
+        let Some(slot) = self.planned else {
+            return Ok(());
+        };
+        pass.set_pipeline(&self.built.pipeline);
+        let group = self.group.get().ok_or_else(missing)?;
+        pass.set_bind_group(0, group, &[slot * OFFSET_ALIGNMENT as u32]);
+        pass.dispatch_workgroups_indirect(&frame.buffers.cull.indirect, 0);
+        report.skinning_dispatches += 1;
+        Ok(())
+    }
+}
