@@ -33,6 +33,7 @@ use crate::interpreter::Evaluator;
 use crate::motion::MotionResets;
 use crate::palette::build_palette;
 use crate::program::op;
+use crate::retained::Instances;
 use crate::skinning::{cofactor, skin_mesh};
 use crate::{Assets, Package, Program, ProgramError, ProgramLimits, SkinBinding, Trs};
 
@@ -506,6 +507,9 @@ pub struct CpuRuntime {
     motion: MotionResets,
     last_palettes: Vec<Vec<Affine3A>>,
     last_placements: Vec<Vec<Affine3A>>,
+    /// [`CpuRuntime::present`]'s runs and presented programs, kept between frames.
+    runs: Vec<(crate::retained::Kind, u32, u32)>,
+    presented: Vec<Program>,
 }
 
 /// Per-instance element counts of a batch's outputs.
@@ -586,6 +590,8 @@ impl CpuRuntime {
             motion: MotionResets::new(),
             last_palettes: Vec::new(),
             last_placements: Vec::new(),
+            runs: Vec::new(),
+            presented: Vec::new(),
         }
         .with_workers(threads.max(1))
     }
@@ -679,6 +685,68 @@ impl CpuRuntime {
     /// contiguous block per worker, over rayon.
     pub fn frame_parallel(&mut self, batches: &[Batch]) -> Result<(), FrameError> {
         self.run(batches, true)
+    }
+
+    /// Presents `instances` at `alpha` of the way from their second-last committed tick to the
+    /// last (`crate::retained`, `crate::present`): one batch per run of consecutive slots of one
+    /// kind ([`Instances::runs`]), each instance posed from its presented program and placed at
+    /// its presented placement, evaluated as [`CpuRuntime::frame`] (`parallel`:
+    /// [`CpuRuntime::frame_parallel`]) evaluates a frame. Outputs are per run, in slot order.
+    /// The frame's instance list is allocated per call (it borrows the presented programs).
+    pub fn present(
+        &mut self,
+        instances: &Instances,
+        alpha: f32,
+        parallel: bool,
+    ) -> Result<(), FrameError> {
+        let mut runs = std::mem::take(&mut self.runs);
+        let mut programs = std::mem::take(&mut self.presented);
+        instances.runs(&mut runs);
+        let total: usize = runs.iter().map(|r| r.2 as usize).sum();
+        programs.resize_with(total, Program::default);
+        let mut placements = Vec::with_capacity(total);
+        let mut k = 0;
+        for &(kind, first, n) in &runs {
+            let clips = self
+                .packages
+                .get(kind.package.0)
+                .map_or(&[][..], |p| &p.clips);
+            for slot in first..first + n {
+                instances.present_program(slot, alpha, clips, &mut programs[k]);
+                placements.push(instances.present_placement(slot, alpha));
+                k += 1;
+            }
+        }
+        let list: Vec<Instance> = (runs.iter())
+            .flat_map(|&(_, first, n)| first..first + n)
+            .zip(programs.iter().zip(&placements))
+            .filter_map(|(slot, (program, &placement))| {
+                let view = instances.view(slot)?;
+                Some(Instance {
+                    pose: Instances::pose(&view, program),
+                    placement,
+                })
+            })
+            .collect();
+        let mut at = 0;
+        let batches: Vec<Batch> = (runs.iter())
+            .map(|&(kind, _, n)| {
+                let b = Batch {
+                    package: kind.package,
+                    skeleton: kind.skeleton,
+                    skin: kind.skin,
+                    instances: &list[at..at + n as usize],
+                };
+                at += n as usize;
+                b
+            })
+            .collect();
+        let result = self.run(&batches, parallel);
+        drop(batches);
+        drop(list);
+        self.runs = runs;
+        self.presented = programs;
+        result
     }
 
     fn run(&mut self, batches: &[Batch], parallel: bool) -> Result<(), FrameError> {

@@ -111,6 +111,37 @@ pub fn set_values(program: &mut Program, values: &[f32]) {
     }
 }
 
+/// Replaces every value of `program` by `f(value index, op index, kind, value)`, in value order.
+pub fn map_values(program: &mut Program, mut f: impl FnMut(usize, usize, ValueKind, f32) -> f32) {
+    let Program { ops, weights } = program;
+    let mut k = 0;
+    for (i, o) in ops.iter_mut().enumerate() {
+        match o.code {
+            op::SAMPLE => {
+                o.time = f(k, i, ValueKind::Time, o.time);
+                k += 1;
+            }
+            op::INERTIALIZE => {
+                o.time = f(k, i, ValueKind::Linear, o.time);
+                k += 1;
+            }
+            op::OVERRIDE | op::ADDITIVE => {
+                o.weight = f(k, i, ValueKind::Linear, o.weight);
+                k += 1;
+            }
+            op::BLEND => {
+                for j in 0..o.b as usize {
+                    if let Some(w) = weights.get_mut(o.c as usize + j) {
+                        *w = f(k, i, ValueKind::Linear, *w);
+                    }
+                    k += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Whether `a` and `b` have the same static part: equal but for their values (times and
 /// weights as [`write_values`] lists them). Blend weights are compared by pool position, so
 /// programs whose blends read the same ranges of their pools qualify.

@@ -48,6 +48,10 @@ pub enum GpuError {
     },
     #[error("package {package}: {what}")]
     BadPackage { package: usize, what: String },
+    #[error("retained instances: {0}")]
+    Retained(String),
+    #[error(transparent)]
+    Instance(#[from] throng_cpu_ref::retained::RetainedError),
     #[error("attachment {attachment}: {what}")]
     Attachment { attachment: usize, what: String },
     #[error(transparent)]

@@ -38,8 +38,6 @@ pub(crate) struct Kinds {
     pub buffer: wgpu::Buffer,
     pub unit_buffer: wgpu::Buffer,
     uploaded: bool,
-    /// Changes whenever the buffers are made anew (bind groups name them).
-    pub generation: u64,
 }
 
 fn storage(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
@@ -72,7 +70,6 @@ impl Kinds {
             buffer: storage(device, "kinds", rows),
             unit_buffer: storage(device, "skinning units", units),
             uploaded: true,
-            generation: 0,
         }
     }
 

@@ -65,6 +65,7 @@ pub mod plan;
 pub mod raster;
 mod readback;
 pub mod resident;
+mod retained;
 pub mod runtime;
 mod shapes;
 mod staging;

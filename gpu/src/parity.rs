@@ -23,7 +23,10 @@ use std::fmt;
 
 use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
 use serde::Serialize;
+use throng_cpu_ref::frame::batch_assets;
 use throng_cpu_ref::program::NO_MASK;
+use throng_cpu_ref::retained::{Instances, Kind};
+use throng_cpu_ref::values::{map_values, ValueKind};
 use throng_cpu_ref::{
     fk::local_to_component, CpuRuntime, Mask, Package, PoseOp, Program, Skeleton, SkinnedVertex,
 };
@@ -96,7 +99,7 @@ impl Path {
 }
 
 /// What [`evaluate`] builds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
     pub seed: u64,
     /// Instances per skeleton (the second one of each skinned batch is a hero).
@@ -107,6 +110,10 @@ pub struct Options {
     /// The GPU runtime's decode cache policy ([`Decode::Never`] checks each instance's own
     /// decoding, [`Decode::Auto`] the decode cache as well).
     pub decode: Decode,
+    /// `Some(alpha)`: the instances are retained (throng-cpu-ref `retained`) and presented at
+    /// `alpha` between two ticks whose programs differ in their values alone
+    /// ([`Runtime::present`], `CpuRuntime::present`); `None`: frames of batches.
+    pub present: Option<f32>,
 }
 
 /// The worst error of one stage.
@@ -165,6 +172,31 @@ pub fn run(
             binding_limit: None,
             path,
             decode: Decode::Auto,
+            present: None,
+        },
+    )?;
+    Ok(compare(&run, path))
+}
+
+/// [`run`] on retained instances presented at `alpha` between two ticks ([`Options::present`]).
+pub fn run_presented(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    seed: u64,
+    instances: u32,
+    path: Path,
+    alpha: f32,
+) -> Result<ParityReport, GpuError> {
+    let run = evaluate(
+        ctx,
+        packages,
+        &Options {
+            seed,
+            instances,
+            binding_limit: None,
+            path,
+            decode: Decode::Auto,
+            present: Some(alpha),
         },
     )?;
     Ok(compare(&run, path))
@@ -286,6 +318,7 @@ pub fn evaluate(
         binding_limit,
         path,
         decode,
+        present,
     } = *options;
     let mut rng = Rng::new(seed);
     let masked: Vec<Package> = packages
@@ -332,13 +365,28 @@ pub fn evaluate(
         }
     }
     let mut frame = FrameReport::default();
-    for f in 0..FRAMES {
-        let mut first = 0;
-        for (_, plan) in &mut plans {
-            plan.reroll(&mut rng, &masked[plan.package], first, f);
-            first += instances;
+    match present {
+        Some(alpha) => {
+            let limits = capacities.program_limits();
+            let mut store = Instances::new(limits, capacities.instances);
+            frame = evaluate_presented(
+                (&mut gpu, &mut cpu, &mut heroes),
+                &mut store,
+                &mut plans,
+                (&masked, &mut rng),
+                alpha,
+            )?;
         }
-        frame = evaluate_frame(&mut gpu, &mut cpu, &mut heroes, &plans, f + 1 == FRAMES)?;
+        None => {
+            for f in 0..FRAMES {
+                let mut first = 0;
+                for (_, plan) in &mut plans {
+                    plan.reroll(&mut rng, &masked[plan.package], first, f);
+                    first += instances;
+                }
+                frame = evaluate_frame(&mut gpu, &mut cpu, &mut heroes, &plans, f + 1 == FRAMES)?;
+            }
+        }
     }
     let ops = op_names(plans.iter().flat_map(|(_, plan)| &plan.programs));
     let gpu_out = gpu.readback()?;
@@ -460,6 +508,113 @@ fn evaluate_frame(
     let frame = gpu.frame(&frame_batches)?;
     cpu.frame(&frame_batches)?;
     Ok(frame)
+}
+
+/// The palettes of `plans`' heroes, from `heroes` posing every instance's program.
+fn hero_palettes(
+    heroes: &mut CpuRuntime,
+    plans: &[(crate::PackageId, BatchPlan)],
+) -> Result<Vec<Vec<Vec<Affine3A>>>, GpuError> {
+    let lists: Vec<Vec<Instance>> = plans.iter().map(|(_, plan)| plan.instances(None)).collect();
+    let batches: Vec<Batch> = (plans.iter().zip(&lists))
+        .map(|((id, plan), list)| Batch {
+            package: *id,
+            skeleton: plan.skeleton,
+            skin: plan.skin,
+            instances: list,
+        })
+        .collect();
+    heroes.frame(&batches)?;
+    Ok((plans.iter().zip(heroes.outputs()))
+        .map(|((_, plan), out)| {
+            (0..plan.programs.len())
+                .map(|i| match plan.hero[i] {
+                    true => out.palettes[i * out.palette_len..(i + 1) * out.palette_len].to_vec(),
+                    false => Vec::new(),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// The retained form of a run: every instance added to `store`, then two ticks, the second
+/// with the first's programs and new values (times stepped, weights changed) and moved
+/// placements, each presented at `alpha` on the GPU and the CPU reference (the first to fill
+/// the history the second reads). Heroes show palettes `heroes` posed.
+fn evaluate_presented(
+    (gpu, cpu, heroes): (&mut Runtime, &mut CpuRuntime, &mut CpuRuntime),
+    store: &mut Instances,
+    plans: &mut [(crate::PackageId, BatchPlan)],
+    (packages, rng): (&[Package], &mut Rng),
+    alpha: f32,
+) -> Result<FrameReport, GpuError> {
+    let mut ids = Vec::new();
+    let mut first = 0;
+    for (id, plan) in plans.iter_mut() {
+        let kind = Kind {
+            package: *id,
+            skeleton: plan.skeleton,
+            skin: plan.skin,
+        };
+        for placement in &plan.placements {
+            ids.push(store.add(kind, placement)?);
+        }
+        plan.reroll(rng, &packages[plan.package], first, 0);
+        first += plan.placements.len() as u32;
+    }
+    let mut frame = FrameReport::default();
+    for tick in 0..2 {
+        if tick == 1 {
+            for (_, plan) in plans.iter_mut() {
+                for p in &mut plan.programs {
+                    step_values(rng, p);
+                }
+                for (i, m) in plan.placements.iter_mut().enumerate() {
+                    let step = Affine3A::from_rotation_translation(
+                        Quat::from_rotation_y(0.1 * rng.unit()),
+                        Vec3::new(0.05, 0.0, 0.02) * (i % 3) as f32,
+                    );
+                    *m *= step;
+                }
+            }
+        }
+        let palettes = hero_palettes(heroes, plans)?;
+        let mut k = 0;
+        for ((id, plan), palettes) in plans.iter().zip(&palettes) {
+            let batch = Batch {
+                package: *id,
+                skeleton: plan.skeleton,
+                skin: plan.skin,
+                instances: &[],
+            };
+            let assets = batch_assets(0, &batch, |p| gpu.package(p).map(|r| &r.package))?;
+            for (i, palette) in palettes.iter().enumerate() {
+                let instance = ids[k];
+                k += 1;
+                if plan.hero[i] {
+                    store.set_hero(instance, Some(palette), &assets)?;
+                } else {
+                    store.set_level(instance, 0, &assets)?;
+                    store.set_program(instance, &plan.programs[i], &assets)?;
+                    store.set_level(instance, plan.lod(i), &assets)?;
+                }
+                store.set_placement(instance, &plan.placements[i], false)?;
+            }
+        }
+        store.commit();
+        frame = gpu.present(store, alpha)?;
+        cpu.present(store, alpha, false)?;
+    }
+    Ok(frame)
+}
+
+/// `program`'s values moved as a tick moves them: times stepped by up to a third of a second
+/// either way, blend weights new, layer weights new within [0, 1], elapsed times stepped on.
+fn step_values(rng: &mut Rng, program: &mut Program) {
+    map_values(program, |_, _, kind, v| match kind {
+        ValueKind::Time => (v + (rng.unit() - 0.5) * 0.6).max(0.0),
+        ValueKind::Linear => (v + (rng.unit() - 0.5) * 0.4).clamp(0.0, 1.0),
+    });
 }
 
 /// Compares every case of `run` stage by stage.

@@ -25,9 +25,10 @@ use glam::Affine3A;
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::motion::MotionResets;
+use throng_cpu_ref::retained::Instances;
 use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
 use throng_shaders::prelude::LOD_TIERS;
-use throng_shaders::Stream;
+use throng_shaders::{PresentParams, Stream};
 
 use crate::attach::{Attachment, Attachments, PlacedProp, PROP_BYTES};
 use crate::capacity::Capacities;
@@ -40,12 +41,14 @@ use crate::passes::attach::AttachPass;
 use crate::passes::cull::CullPass;
 use crate::passes::decode::DecodePass;
 use crate::passes::pose::PosePass;
+use crate::passes::present::PresentPass;
 use crate::passes::skin::SkinPass;
 use crate::passes::{Frame, Params};
 use crate::pipelines::{Mapping, Specialise};
 use crate::plan::{BatchSlots, Plan};
 use crate::readback::SkinnedShare;
 use crate::resident::{Arena, ResidentPackage};
+use crate::retained::Retained;
 use crate::shapes::Shapes;
 use crate::staging::Staging;
 use crate::timing::Timing;
@@ -90,6 +93,10 @@ pub struct FrameReport {
     /// then the skinned order by unit with the indirect arguments) and one for skinning; none
     /// of them grows with the instances, kinds, packages or levels of detail.
     pub dispatches: usize,
+    /// Retained instances ([`Runtime::present`]): one to blend them between their last two
+    /// ticks, and on the first frame after a tick one to patch the instances whose program
+    /// changed.
+    pub present_dispatches: usize,
     /// One when the frame decodes clips into the decode cache, before the pose dispatches.
     pub decode_dispatches: usize,
     pub pose_dispatches: usize,
@@ -196,8 +203,17 @@ pub struct Visibility {
     pub per_level: [(u64, u64); LOD_TIERS as usize],
 }
 
+/// Where a frame's instances come from.
+enum Source<'a, 'b> {
+    /// A frame of batches ([`Runtime::frame`]).
+    Batches(&'a [Batch<'b>]),
+    /// Retained instances ([`Runtime::present`]).
+    Retained(&'a Instances),
+}
+
 /// The frame's passes, in recording order.
 struct Passes {
+    present: PresentPass,
     decode: DecodePass,
     pose: PosePass,
     cull: CullPass,
@@ -240,6 +256,11 @@ pub struct Runtime {
     last: Plan,
     /// The kind of each batch of the frame being built.
     batch_kinds: Vec<u32>,
+    /// The retained instances' GPU mirror ([`Runtime::present`]), the runs of a presented
+    /// frame, and its alpha (`None` for a frame of batches).
+    retained: Retained,
+    kinds_runs: Vec<(throng_cpu_ref::retained::Kind, u32, u32)>,
+    presenting: Option<f32>,
     /// History slots claimed by the frame being validated.
     claims: SlotClaims,
     timing: Timing,
@@ -303,6 +324,7 @@ impl Runtime {
             .mapping
             .unwrap_or(Mapping::for_adapter(ctx.adapter.software));
         let passes = Passes {
+            present: PresentPass::new(device)?,
             decode: DecodePass::new(device)?,
             pose: PosePass::new(ctx, &layout, mapping, options)?,
             cull: CullPass::new(device, &layout)?,
@@ -336,6 +358,9 @@ impl Runtime {
             plan: Plan::default(),
             last: Plan::default(),
             batch_kinds: Vec::new(),
+            retained: Retained::new(capacities.record_stride()),
+            kinds_runs: Vec::new(),
+            presenting: None,
             timing: Timing::new(ctx)?,
             submitted: None,
             buffers,
@@ -485,6 +510,83 @@ impl Runtime {
             &mut self.shapes,
             page,
         );
+        self.presenting = None;
+        self.run(Source::Batches(batches))
+    }
+
+    /// Presents the retained `instances` (throng-cpu-ref `retained`) at `alpha` of the way from
+    /// their second-last committed tick to the last (0: the tick before, 1: the last): one
+    /// frame, whatever the tick and render rates. On the first frame after a tick it uploads the
+    /// tick's values and placements and patches the instances whose program changed; between
+    /// ticks it uploads nothing per instance (but hero palettes). Nothing is read back and
+    /// control is not touched. On error nothing is submitted.
+    pub fn present(&mut self, instances: &Instances, alpha: f32) -> Result<FrameReport, GpuError> {
+        self.ctx.check()?;
+        if instances.tick() == 0 {
+            return Err(GpuError::Retained(
+                "nothing to present: commit a tick of the instances first".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&alpha) {
+            return Err(GpuError::Retained(format!(
+                "alpha {alpha} is outside [0, 1]: a frame presents between the last two ticks"
+            )));
+        }
+        if instances.slots() > self.capacities.instances {
+            return Err(GpuError::Capacity {
+                what: "instances",
+                needed: instances.slots().into(),
+                capacity: self.capacities.instances.into(),
+            });
+        }
+        if !self.options.fk {
+            return Err(GpuError::Retained(
+                "this runtime's pose pass stops before FK; present instances on one with FK".into(),
+            ));
+        }
+        let limits = instances.limits();
+        let c = self.capacities.program_limits();
+        if limits.max_ops > c.max_ops
+            || limits.max_weights > c.max_weights
+            || limits.history_slots > c.history_slots
+        {
+            return Err(GpuError::Retained(format!(
+                "the instances' programs may need {} ops, {} weights and {} history slots; the \
+                 runtime declares {}, {} and {}",
+                limits.max_ops,
+                limits.max_weights,
+                limits.history_slots,
+                c.max_ops,
+                c.max_weights,
+                c.history_slots
+            )));
+        }
+        (self.retained).sync(instances, &self.arena, &mut self.kinds, &mut self.shapes)?;
+        crate::retained::Retained::batches(
+            instances,
+            &self.arena,
+            &mut self.kinds_runs,
+            &mut self.plan.batches,
+            self.retained.kinds_of(),
+        );
+        self.retained.dispatches(&self.shapes, &mut self.plan.poses);
+        self.plan.reset_uses(&self.arena.packages);
+        // The clips a frame samples, approximated by every clip of a package with posed
+        // instances: the decode cache then holds a crowd's package whole.
+        for b in &self.plan.batches {
+            if let Some(uses) = self.plan.uses.get(b.package) {
+                for u in uses {
+                    u.fetch_add(b.count, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        self.presenting = Some(alpha);
+        self.run(Source::Retained(instances))
+    }
+
+    /// Steps 2–7 once the frame's plan is built: decode cache, pose paths, staging, passes,
+    /// uploads and submission.
+    fn run(&mut self, source: Source) -> Result<FrameReport, GpuError> {
         let limits = crate::decode::Limits {
             policy: self.options.decode,
             capacity: self.buffers.decoded_samples,
@@ -502,8 +604,8 @@ impl Runtime {
         let units = if skinned { self.kinds.unit_count() } else { 0 };
         self.plan_runs();
         let mut report = FrameReport {
-            batches: batches.len(),
-            chunks: batches.len(),
+            batches: self.plan.batches.len(),
+            chunks: self.plan.batches.len(),
             instances: self.plan.slots() as usize,
             mapping: Some(self.mapping()),
             decoded_clips: self.decodes.clips,
@@ -512,10 +614,25 @@ impl Runtime {
             decode_cache_samples: self.decodes.in_use(),
             ..FrameReport::default()
         };
-        self.staging
-            .stage(&self.plan, batches, &self.buffers, &mut report);
-        if self.options.outputs.motion {
-            self.upload_resets();
+        match source {
+            Source::Batches(batches) => {
+                self.staging
+                    .stage(&self.plan, batches, &self.buffers, &mut report);
+                if self.options.outputs.motion {
+                    self.upload_resets();
+                }
+            }
+            Source::Retained(instances) => {
+                let heroes =
+                    (0..instances.slots()).filter_map(|s| Some((s, instances.view(s)?.hero?)));
+                (self.staging).stage_heroes(heroes, &self.buffers, &mut report);
+                let top = instances.committed_values().len() as u32;
+                let shapes = self.shapes.entries.len() as u32;
+                let sizes = (self.capacities.instances, top, shapes);
+                scoped(&self.ctx.device, "retained buffer creation", || {
+                    self.retained.ensure_buffers(&self.ctx, sizes)
+                })?;
+            }
         }
         if !self.attachments.is_empty() {
             let kinds = (0..self.kinds.rows.len() as u32)
@@ -524,7 +641,7 @@ impl Runtime {
             self.attachments.stage(kinds);
         }
         self.shapes.upload(&self.ctx)?;
-        self.prepare(units)?;
+        self.prepare(units, &source)?;
         // Every dispatch has one parameter slot.
         let dispatches = self.params.slots();
         if dispatches > self.capacities.dispatches as usize {
@@ -534,7 +651,7 @@ impl Runtime {
                 capacity: self.capacities.dispatches.into(),
             });
         }
-        let submitted = self.submit(units, &mut report);
+        let submitted = self.submit(units, &source, &mut report);
         if submitted.is_ok() {
             self.decodes.commit();
             std::mem::swap(&mut self.plan, &mut self.last);
@@ -547,7 +664,7 @@ impl Runtime {
     }
 
     /// Step 5: every pass's parameters and bind groups.
-    fn prepare(&mut self, units: u32) -> Result<(), GpuError> {
+    fn prepare(&mut self, units: u32, source: &Source) -> Result<(), GpuError> {
         self.params.clear();
         let frame = Frame {
             device: &self.ctx.device,
@@ -556,9 +673,29 @@ impl Runtime {
             arena: &self.arena,
             kinds: &self.kinds,
             shapes: &self.shapes,
+            retained: self.retained.buffers.as_ref(),
         };
         let p = &mut self.passes;
         let pool = self.capacities.skinned_instances;
+        if let (Source::Retained(instances), Some(b), Some(alpha)) =
+            (source, &self.retained.buffers, self.presenting)
+        {
+            let tick = instances.tick();
+            let parity = |t: u64| (t % 2) as u32;
+            let present = PresentParams {
+                slots: instances.slots(),
+                alpha,
+                tick: tick as u32,
+                record_vec4s: self.retained.block() - 1,
+                values_now: parity(tick) * b.value_capacity,
+                values_prev: parity(tick + 1) * b.value_capacity,
+                placements_now: parity(tick) * 2 * self.capacities.instances,
+                placements_prev: parity(tick + 1) * 2 * self.capacities.instances,
+            };
+            let patches = (self.retained.patch_count, self.retained.block());
+            p.present
+                .prepare(&frame, patches, &present, &mut self.params);
+        }
         p.decode.prepare(&frame, &self.decodes, &mut self.params);
         scoped(&self.ctx.device, "bind group creation", || {
             p.pose
@@ -747,9 +884,26 @@ impl Runtime {
     }
 
     /// Step 6: uploads, recording and submission.
-    fn submit(&mut self, units: u32, report: &mut FrameReport) -> Result<(), GpuError> {
+    fn submit(
+        &mut self,
+        units: u32,
+        source: &Source,
+        report: &mut FrameReport,
+    ) -> Result<(), GpuError> {
         let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
         self.staging.upload(&queue, &self.buffers, report);
+        if let Source::Retained(instances) = source {
+            let bytes = self
+                .retained
+                .upload(&queue, instances, &self.buffers.slot_kinds);
+            report.instance_bytes += bytes;
+            report.upload_bytes += bytes;
+            if let Some(b) = &self.retained.buffers {
+                let rows: &[u8] = bytemuck::cast_slice(&self.retained.bin_rows);
+                queue.write_buffer(&b.bins, 0, rows);
+                report.upload_bytes += rows.len() as u64;
+            }
+        }
         let mut write = |buffer: &wgpu::Buffer, bytes: &[u8]| {
             if !bytes.is_empty() {
                 queue.write_buffer(buffer, 0, bytes);
@@ -763,8 +917,9 @@ impl Runtime {
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("throng frame"),
         });
+        let retained = matches!(source, Source::Retained(_));
         let recorded = scoped(&device, "frame recording", || {
-            self.record(&mut encoder, units, report)
+            self.record(&mut encoder, units, retained, report)
         })?;
         recorded?;
         self.timing.resolve(&mut encoder);
@@ -785,6 +940,7 @@ impl Runtime {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         units: u32,
+        retained: bool,
         report: &mut FrameReport,
     ) -> Result<(), GpuError> {
         let frame = Frame {
@@ -794,9 +950,17 @@ impl Runtime {
             arena: &self.arena,
             kinds: &self.kinds,
             shapes: &self.shapes,
+            retained: self.retained.buffers.as_ref(),
         };
         let p = &self.passes;
         p.cull.clear(&frame, encoder);
+        if retained {
+            p.present.clear(&frame, encoder);
+            let (mut pass, query) = self.timing.begin(encoder, "present");
+            report.present_dispatches += p.present.record(&frame, &mut pass)?;
+            drop(pass);
+            self.timing.end(encoder, query);
+        }
         if p.decode.dispatches() > 0 {
             let (mut pass, query) = self.timing.begin(encoder, "decode");
             p.decode.record(&mut pass, report)?;
@@ -835,7 +999,8 @@ impl Runtime {
                 self.keep_for_motion(encoder);
             }
         }
-        report.dispatches = report.decode_dispatches
+        report.dispatches = report.present_dispatches
+            + report.decode_dispatches
             + report.pose_dispatches
             + report.bounds_dispatches
             + report.budget_dispatches

@@ -15,6 +15,9 @@ pub(crate) struct ShapeEntry {
     pub shape: Shape,
     /// vec4 index of its first op in the shape table.
     pub base: u32,
+    /// Word index of its value map in the table ([`Shape::value_map`]), and its values.
+    pub map_base: u32,
+    pub values: u32,
 }
 
 /// The known shapes and their table on the GPU.
@@ -76,7 +79,18 @@ impl Shapes {
         let base = (self.words.len() / 4) as u32;
         self.words.extend(shape.table());
         debug_assert_eq!(self.words.len() % 4, 0, "{SHAPE_OP_WORDS} words per op");
-        self.entries.push(ShapeEntry { shape, base });
+        // The value map after the ops, padded to whole vec4s.
+        let map = shape.value_map();
+        let map_base = self.words.len() as u32;
+        let values = map.len() as u32;
+        self.words.extend(map);
+        self.words.resize(self.words.len().next_multiple_of(4), 0);
+        self.entries.push(ShapeEntry {
+            shape,
+            base,
+            map_base,
+            values,
+        });
         self.by_hash.entry(hash).or_default().push(id);
         id
     }

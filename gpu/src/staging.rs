@@ -128,6 +128,30 @@ impl Staging {
         }
     }
 
+    /// Stages the palettes of the retained heroes `heroes` (frame slot, palette) alone: a frame
+    /// of retained instances uploads nothing else per instance between ticks.
+    pub fn stage_heroes<'a>(
+        &mut self,
+        heroes: impl Iterator<Item = (u32, &'a [glam::Affine3A])>,
+        buffers: &FrameBuffers,
+        report: &mut FrameReport,
+    ) {
+        self.records.clear();
+        self.placements.clear();
+        self.placement_runs.clear();
+        self.heroes.clear();
+        self.palettes.clear();
+        self.slots = 0;
+        let palettes = buffers.stream(Stream::Palettes);
+        for (slot, palette) in heroes {
+            let (page, offset) = palettes.locate(slot, 0);
+            self.heroes
+                .push((page, offset, self.palettes.len(), palette.len()));
+            self.palettes.extend(palette.iter().map(AffineRows::from));
+            report.heroes += 1;
+        }
+    }
+
     /// Writes everything staged.
     pub fn upload(&self, queue: &wgpu::Queue, buffers: &FrameBuffers, report: &mut FrameReport) {
         let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
@@ -140,7 +164,7 @@ impl Staging {
         write(
             &buffers.slot_kinds,
             0,
-            bytemuck::cast_slice(&self.slot_kinds[..self.slots]),
+            bytemuck::cast_slice(&self.slot_kinds[..self.slots.min(self.slot_kinds.len())]),
         );
         for &(slot, first, count) in &self.placement_runs {
             write(

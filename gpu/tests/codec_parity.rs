@@ -62,6 +62,7 @@ fn parity_cached_or_not(
             binding_limit: None,
             path,
             decode,
+            present: None,
         };
         let run = parity::evaluate(ctx, under_test, &options).unwrap();
         let cached = run.frame.decoded_clips + run.frame.cached_clips;

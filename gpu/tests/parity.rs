@@ -54,6 +54,28 @@ fn character_parity_within_tolerances_on_every_path() {
 }
 
 #[test]
+fn retained_instances_presented_between_ticks_match_the_cpu_at_every_fraction_and_path() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let under_test = [PackageUnderTest {
+        name: "character",
+        package: &package,
+    }];
+    for path in PATHS {
+        for alpha in [0.0, 0.25, 0.5, 1.0] {
+            let report = parity::run_presented(&ctx, &under_test, 11, 24, path, alpha).unwrap();
+            println!("alpha {alpha}: {report}");
+            ran_on(&report, path);
+            assert_eq!(
+                report.frame.present_dispatches, 1,
+                "the present pass alone: the second tick changed values, no program"
+            );
+            assert!(report.pass, "alpha {alpha}: {report}");
+        }
+    }
+}
+
+#[test]
 fn shared_assets_parity_within_tolerances_in_one_frame_on_every_path() {
     let files = common::shared_assets();
     if files.is_empty() {
@@ -103,6 +125,7 @@ fn a_perturbation_just_above_tolerance_fails_and_just_below_passes() {
         binding_limit: None,
         path,
         decode: throng_gpu::Decode::Auto,
+        present: None,
     };
     let run = parity::evaluate(&ctx, &packages, &options).unwrap();
     let clean = parity::compare(&run, path);
@@ -203,6 +226,7 @@ fn paged_streams_match_at_the_same_dispatch_count() {
                 binding_limit: None,
                 path,
                 decode: throng_gpu::Decode::Auto,
+                present: None,
             },
         )
         .unwrap(),
@@ -215,6 +239,7 @@ fn paged_streams_match_at_the_same_dispatch_count() {
         binding_limit: Some(2 * vertex_bytes + 1000),
         path,
         decode: throng_gpu::Decode::Auto,
+        present: None,
     };
     let paged = parity::compare(&parity::evaluate(&ctx, &packages, &options).unwrap(), path);
     println!("{paged}");

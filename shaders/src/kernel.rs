@@ -39,6 +39,8 @@ const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
 const KINDS: &str = include_str!("wgsl/kinds.wgsl");
 const DECODE: &str = include_str!("wgsl/decode.wgsl");
+const PRESENT: &str = include_str!("wgsl/present.wgsl");
+const PATCH: &str = include_str!("wgsl/patch.wgsl");
 
 /// Entry point of every compute kernel.
 pub const ENTRY: &str = "main";
@@ -208,6 +210,18 @@ pub enum Resource {
     Props,
     /// Frame: per attachment its indexed indirect draw arguments (5 u32).
     PropDraws,
+    /// Retained: per slot its row and record template (vec4<u32>; present.wgsl).
+    Statics,
+    /// Retained: the two last ticks' value arenas (f32).
+    Values,
+    /// Retained: the two last ticks' placements, two vec4<f32> per slot.
+    PlacementsIn,
+    /// Retained: per program shape its `BinRow`.
+    Bins,
+    /// Retained: per program shape the records present.wgsl took this frame (atomic u32).
+    Fill,
+    /// Retained: the last tick's patches of `Statics` (vec4<u32>; patch.wgsl).
+    Patches,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1264,6 +1278,43 @@ pub fn decode() -> Kernel {
         ]),
         workgroup: WORKGROUP,
     }
+}
+
+/// The present pass: retained instances' placements and records blended between their last
+/// two ticks (present.wgsl), one thread per frame slot.
+pub fn present() -> Kernel {
+    single(
+        "present",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Tables, Access::Read),
+            (Resource::Kinds, Access::Read),
+            (Resource::SlotKinds, Access::Read),
+            (Resource::Statics, Access::Read),
+            (Resource::Values, Access::Read),
+            (Resource::PlacementsIn, Access::Read),
+            (Resource::Placements, Access::ReadWrite),
+            (Resource::Bins, Access::Read),
+            (Resource::Shapes, Access::Read),
+            (Resource::Fill, Access::ReadWrite),
+            (Resource::Records, Access::ReadWrite),
+        ],
+        &[KINDS, PRESENT].join("\n"),
+    )
+}
+
+/// The patch pass: rows and record templates of retained instances whose program changed
+/// (patch.wgsl).
+pub fn patch() -> Kernel {
+    single(
+        "patch",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Patches, Access::Read),
+            (Resource::Statics, Access::ReadWrite),
+        ],
+        PATCH,
+    )
 }
 
 /// The skinned budget: ranks of the seen instances in frame-slot order (one workgroup).

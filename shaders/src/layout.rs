@@ -28,10 +28,16 @@ pub struct PoseParams {
     pub pad: [u32; 2],
 }
 
-/// A record's word 1 and a frame slot's kind word: the instance's kind in the low
-/// [`LEVEL_SHIFT`] bits, its skeleton LOD level above them (pose.wgsl `enter_instance`).
+/// A record's word 1 and a frame slot's kind word: the instance's kind in the low 22 bits
+/// ([`KIND_MASK`]), its skeleton LOD level from bit [`LEVEL_SHIFT`] (pose.wgsl
+/// `enter_instance`), and in a slot's word (never a record's) whether it keeps its last pose
+/// ([`KEEP_BIT`]) or shows a hero's palette ([`HERO_BIT`]).
 pub const LEVEL_SHIFT: u32 = 24;
-pub const KIND_MASK: u32 = (1 << LEVEL_SHIFT) - 1;
+pub const KIND_MASK: u32 = (1 << 22) - 1;
+pub const KEEP_BIT: u32 = 1 << 22;
+pub const HERO_BIT: u32 = 1 << 23;
+/// A retained slot with no program shape (present.wgsl).
+pub const NO_SHAPE: u32 = u32::MAX;
 /// The kind word of a frame slot no instance holds: no box, never seen.
 pub const NO_KIND: u32 = u32::MAX;
 
@@ -183,8 +189,42 @@ pub struct DecodeParams {
     pub pad: [u32; 2],
 }
 
+/// `PresentParams` of present.wgsl (32 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PresentParams {
+    pub slots: u32,
+    pub alpha: f32,
+    pub tick: u32,
+    pub record_vec4s: u32,
+    pub values_now: u32,
+    pub values_prev: u32,
+    pub placements_now: u32,
+    pub placements_prev: u32,
+}
+
+/// `BinRow` of present.wgsl: one program shape's records this frame and its value map (16
+/// bytes, one row of the bin table).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BinRow {
+    pub record_base: u32,
+    pub stride: u32,
+    pub map_base: u32,
+    pub values: u32,
+}
+
+/// `PatchParams` of patch.wgsl (16 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct PatchParams {
+    pub patches: u32,
+    pub block: u32,
+    pub pad: [u32; 2],
+}
+
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 10] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 13] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -221,5 +261,15 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 10] {
             members!(AttachParams: units, pool, attachments, total_base),
         ),
         ("DecodeParams", members!(DecodeParams: jobs_base, jobs)),
+        (
+            "PresentParams",
+            members!(PresentParams: slots, alpha, tick, record_vec4s, values_now, values_prev,
+                placements_now, placements_prev),
+        ),
+        (
+            "BinRow",
+            members!(BinRow: record_base, stride, map_base, values),
+        ),
+        ("PatchParams", members!(PatchParams: patches, block)),
     ]
 }

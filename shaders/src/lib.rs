@@ -19,9 +19,9 @@ pub use kernel::{
     Access, Binding, FrameLayout, Kernel, Outputs, Paging, Resource, Stream, ENTRY, HISTORY_VEC4S,
 };
 pub use layout::{
-    kind_word, AttachParams, BoundsParams, BudgetParams, DecodeParams, KindRow, PartitionParams,
-    PoseParams, ScatterParams, SkinParams, UnitRow, KIND_MASK, LEVEL_SHIFT, NO_DECODE, NO_KIND,
-    NO_LOD, NO_UNIT,
+    kind_word, AttachParams, BinRow, BoundsParams, BudgetParams, DecodeParams, KindRow,
+    PartitionParams, PatchParams, PoseParams, PresentParams, ScatterParams, SkinParams, UnitRow,
+    HERO_BIT, KEEP_BIT, KIND_MASK, LEVEL_SHIFT, NO_DECODE, NO_KIND, NO_LOD, NO_SHAPE, NO_UNIT,
 };
 pub use shape::{write_record, Shape, ShapeOp};
 

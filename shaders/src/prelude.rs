@@ -32,7 +32,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 38] = [
+    let u32s: [(&str, u32); 41] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -71,6 +71,9 @@ pub fn source() -> String {
         ("LEVEL_SHIFT", crate::layout::LEVEL_SHIFT),
         ("NO_KIND", crate::layout::NO_KIND),
         ("NO_UNIT", crate::layout::NO_UNIT),
+        ("KEEP_BIT", crate::layout::KEEP_BIT),
+        ("HERO_BIT", crate::layout::HERO_BIT),
+        ("NO_SHAPE", crate::layout::NO_SHAPE),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {

@@ -166,6 +166,23 @@ impl Shape {
             .map(|o| o.word)
     }
 
+    /// Per value of the shape's programs (throng-cpu-ref `values` order) the record word it
+    /// goes to, bit 31 set for a clip time (the clip's id is the word before): how the present
+    /// pass (present.wgsl) writes a record's values.
+    pub fn value_map(&self) -> Vec<u32> {
+        let mut map = Vec::new();
+        for o in &self.ops {
+            match o.code {
+                op::SAMPLE => map.push((o.word + 1) | TIME_VALUE),
+                op::BLEND => map.extend((0..o.b).map(|k| o.word + k)),
+                op::OVERRIDE | op::ADDITIVE => map.push(o.word),
+                op::INERTIALIZE => map.push(o.word + 1),
+                _ => {}
+            }
+        }
+        map
+    }
+
     /// The interpreter's table form: [`SHAPE_OP_WORDS`] words per op.
     pub fn table(&self) -> Vec<u32> {
         self.ops
@@ -174,6 +191,9 @@ impl Shape {
             .collect()
     }
 }
+
+/// A [`Shape::value_map`] entry's flag for a clip time.
+pub const TIME_VALUE: u32 = 1 << 31;
 
 /// Words of a record before its ops' values: the frame slot and the kind word.
 pub const RECORD_HEAD: u32 = 2;
@@ -296,6 +316,10 @@ mod tests {
         let words: Vec<u32> = shape.ops.iter().map(|o| o.word).collect();
         assert_eq!(words, [2, 4, 6, 8, 10, 0, 11, 0]);
         assert_eq!(shape.output(), Some(2));
+        // The values' words: three times (after their clip words), two blend weights, two
+        // layer weights, as throng-cpu-ref `values` lists them.
+        let t = TIME_VALUE;
+        assert_eq!(shape.value_map(), [3 | t, 5 | t, 6, 7, 9 | t, 10, 11]);
         assert_eq!(shape.table().len(), 8 * SHAPE_OP_WORDS);
     }
 }

@@ -164,13 +164,16 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 }
 
 #[test]
-fn skinning_bounds_budget_decode_and_raster_validate() {
+fn skinning_bounds_budget_decode_present_and_raster_validate() {
     for pages in [1, 4] {
         for k in [
             kernel::bounds(&layout(pages)),
             kernel::decode(),
             kernel::budget(),
             kernel::scatter(),
+            kernel::partition(),
+            kernel::present(),
+            kernel::patch(),
             kernel::attachments(&layout(pages)),
         ] {
             check_bindings(&k, &validate(&k.label, &k.source));
@@ -286,6 +289,8 @@ fn host_structs_match_naga_layout() {
         kernel::scatter().source,
         kernel::attachments(&layout(1)).source,
         kernel::decode().source,
+        kernel::present().source,
+        kernel::patch().source,
     ]
     .map(|s| naga::front::wgsl::parse_str(&s).unwrap());
     let sizes = [
@@ -302,6 +307,9 @@ fn host_structs_match_naga_layout() {
         ("ScatterParams", size_of::<throng_shaders::ScatterParams>()),
         ("AttachParams", size_of::<throng_shaders::AttachParams>()),
         ("DecodeParams", size_of::<throng_shaders::DecodeParams>()),
+        ("PresentParams", size_of::<throng_shaders::PresentParams>()),
+        ("BinRow", size_of::<throng_shaders::BinRow>()),
+        ("PatchParams", size_of::<throng_shaders::PatchParams>()),
     ];
     for (name, host) in throng_shaders::layout::host_offsets() {
         let ty = (modules.iter())

@@ -13,6 +13,7 @@ pub(crate) mod attach;
 pub(crate) mod cull;
 pub(crate) mod decode;
 pub(crate) mod pose;
+pub(crate) mod present;
 pub(crate) mod skin;
 
 use throng_shaders::{Binding, Resource};
@@ -22,6 +23,7 @@ use crate::kinds::Kinds;
 use crate::layout::OFFSET_ALIGNMENT;
 use crate::pipelines::Built;
 use crate::resident::Arena;
+use crate::retained::RetainedBuffers;
 use crate::shapes::Shapes;
 
 /// What every pass of a frame reads.
@@ -33,16 +35,18 @@ pub(crate) struct Frame<'a> {
     pub arena: &'a Arena,
     pub kinds: &'a Kinds,
     pub shapes: &'a Shapes,
+    /// The retained instances' buffers, once a frame has presented them.
+    pub retained: Option<&'a RetainedBuffers>,
 }
 
 impl Frame<'_> {
     /// Changes whenever a buffer some binding names is made anew.
-    pub fn bindings(&self) -> (u64, u64, u64, u64) {
+    pub fn bindings(&self) -> Bindings {
         (
             self.arena.generation,
             self.shapes.generation,
-            self.kinds.generation,
             self.buffers.attach.generation,
+            self.retained.map_or(u64::MAX, |r| r.generation),
         )
     }
 
@@ -82,10 +86,22 @@ impl Frame<'_> {
             Resource::LastPlacements => whole(&frame.last_placements),
             Resource::Resets => whole(&frame.resets),
             Resource::SlotKinds => whole(&frame.slot_kinds),
+            Resource::Statics => whole(self.retained_or(|r| &r.statics)),
+            Resource::Values => whole(self.retained_or(|r| &r.values)),
+            Resource::PlacementsIn => whole(self.retained_or(|r| &r.placements)),
+            Resource::Bins => whole(self.retained_or(|r| &r.bins)),
+            Resource::Fill => whole(self.retained_or(|r| &r.fill)),
+            Resource::Patches => whole(self.retained_or(|r| &r.patches)),
             Resource::AttachTable => whole(&frame.attach.table),
             Resource::Props => whole(&frame.attach.props),
             Resource::PropDraws => whole(&frame.attach.draws),
         }
+    }
+
+    /// A retained buffer; before the first presented frame (when only the patch and present
+    /// passes, which never run then, name them) a frame buffer of the same usage stands in.
+    fn retained_or(&self, pick: impl Fn(&RetainedBuffers) -> &wgpu::Buffer) -> &wgpu::Buffer {
+        self.retained.map_or(&self.buffers.bounds, pick)
     }
 
     /// A bind group of every binding `built` lists.
@@ -135,10 +151,14 @@ impl Params {
     }
 }
 
+/// The generations of everything a bind group may name: the arena, the shape table, the
+/// attachment buffers and the retained buffers.
+pub(crate) type Bindings = (u64, u64, u64, u64);
+
 /// A pipeline's bind group, kept while every buffer it binds stays the same.
 #[derive(Default)]
 pub(crate) struct Group {
-    made: Option<((u64, u64, u64, u64), wgpu::BindGroup)>,
+    made: Option<(Bindings, wgpu::BindGroup)>,
 }
 
 impl Group {
