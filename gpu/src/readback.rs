@@ -218,7 +218,9 @@ pub(crate) fn read(
             normal: Vec3::NAN,
         };
         o.skinned = share.unpack(&pool_out.skinned, stride, o.vertex_count, missing);
-        o.previous = share.unpack(&pool_out.previous, stride, o.vertex_count, Vec3::NAN);
+        if outputs.motion {
+            o.previous = share.unpack(&pool_out.previous, stride, o.vertex_count, Vec3::NAN);
+        }
     }
     Ok(out)
 }
