@@ -128,7 +128,10 @@ fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ti
     };
     let report = parity::compare(&run, ParityPath::Interpreter);
     for stage in &report.batches[0].stages {
-        eprintln!("{}: {:.3e} {} at {}", stage.stage, stage.worst, stage.unit, stage.at);
+        eprintln!(
+            "{}: {:.3e} {} at {}",
+            stage.stage, stage.worst, stage.unit, stage.at
+        );
     }
     assert!(report.pass, "{:#?}", report.batches[0].stages);
     let skinned = report.batches[0]

@@ -18,7 +18,7 @@ fn expected_bytes(shape: Shape) -> Option<f64> {
     let words: u32 = match shape {
         Shape::OneClip => 1 + 2,
         Shape::Blend2 | Shape::Crossfade => 1 + 4 + 2,
-        Shape::Layered => 1 + 8 + 2 + 2,
+        Shape::Layered => 1 + 8 + 2 + 4,
         Shape::Inertialize => 1 + 2 + 3,
         Shape::Storm => return None,
     };

@@ -734,28 +734,27 @@ fn live(nodes: &[Node], output: usize) -> Vec<bool> {
     live
 }
 
-/// Masks the live nodes of a shape name, in order of first use.
-fn used_masks(nodes: &[Node], live: &[bool]) -> Vec<u32> {
-    let mut masks = Vec::new();
-    for (n, node) in nodes.iter().enumerate().filter(|(n, _)| live[*n]) {
-        let _ = n;
-        if let Node::Override { mask, .. } | Node::Additive { mask, .. } = node {
-            if *mask != NO_MASK && !masks.contains(mask) {
-                masks.push(*mask);
-            }
-        }
-    }
-    masks
+/// The live masked layers of a shape (their nodes), in order: each reads its mask id from the
+/// record, after its weight.
+fn masked_layers(nodes: &[Node], live: &[bool]) -> Vec<usize> {
+    (nodes.iter().enumerate())
+        .filter(|&(n, node)| {
+            live[n]
+                && matches!(node, Node::Override { mask, .. } | Node::Additive { mask, .. }
+                    if *mask != NO_MASK)
+        })
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// `hoist(rec)` (per-instance values: clip headers, brackets, weights) and `shape_joint(h, joint,
 /// rest, mask_m...)` (one joint's local pose) of `shape`, straight-line; with `decoded`, its
 /// compressed samples read the decode cache (every clip they sample is in it), else they decode
 /// from the stream. Only one of the two is compiled in: lavapipe runs both sides of a branch.
-fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
+fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
     let (nodes, output) = nodes(shape);
     let live = live(&nodes, output);
-    let masks = used_masks(&nodes, &live);
+    let masks = masked_layers(&nodes, &live);
     let word = |w: u32| format!("r{}.{}", w / 4, ["x", "y", "z", "w"][(w % 4) as usize]);
     let f32_word = |w: u32| format!("bitcast<f32>({})", word(w));
     let mut fields = vec!["pad: u32".to_string()];
@@ -765,11 +764,18 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
     let mut joint = String::new();
     let mut vec4s = std::collections::BTreeSet::new();
     let mut store = None;
-    let mask_arg = |m: u32| {
+    // A masked layer's mask id, the record word after its weight: once per instance.
+    let mut masked_words = Vec::new();
+    let mut hoist_mask = |n: usize, m: u32, w: u32| {
+        if m != NO_MASK {
+            masked_words.push((n, w + 1));
+        }
+    };
+    let mask_arg = |n: usize, m: u32| {
         if m == NO_MASK {
             String::new()
         } else {
-            format!(" * mask_{m}")
+            format!(" * mask_{n}")
         }
     };
     for (n, node) in nodes.iter().enumerate() {
@@ -845,7 +851,11 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
                 values.push(f32_word(*w));
-                format!("override_joint(n{dst}, n{src}, h.w{n}{})", mask_arg(*mask))
+                hoist_mask(n, *mask, *w);
+                format!(
+                    "override_joint(n{dst}, n{src}, h.w{n}{})",
+                    mask_arg(n, *mask)
+                )
             }
             Node::Additive {
                 dst,
@@ -857,9 +867,10 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
                 values.push(f32_word(*w));
+                hoist_mask(n, *mask, *w);
                 format!(
                     "additive_joint(n{dst}, n{src}, n{reference}, h.w{n}{})",
-                    mask_arg(*mask)
+                    mask_arg(n, *mask)
                 )
             }
             Node::Capture {
@@ -904,6 +915,11 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
             let _ = writeln!(joint, "    store_history(h.hs{c}, joint, n{c});");
         }
     }
+    for &(n, w) in &masked_words {
+        vec4s.insert(w / 4);
+        fields.push(format!("k{n}: u32"));
+        values.push(word(w));
+    }
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -921,7 +937,7 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<u32>) {
     s.push_str(&hoist);
     let _ = writeln!(s, "    return Hoisted({});\n}}", values.join(", "));
     s.push_str(&blends);
-    let mask_params: String = masks.iter().map(|m| format!(", mask_{m}: f32")).collect();
+    let mask_params: String = masks.iter().map(|n| format!(", mask_{n}: f32")).collect();
     let _ = writeln!(
         s,
         "fn shape_joint(h: Hoisted, joint: u32, rest: Trs{mask_params}) -> Trs {{"
@@ -939,7 +955,7 @@ pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape, decoded: bo
     let (functions, masks) = shape_functions(shape, decoded);
     let weights: String = masks
         .iter()
-        .map(|m| format!(", mask_weight({m}u, j)"))
+        .map(|n| format!(", mask_weight(h.k{n}, j)"))
         .collect();
     let stride = format!("{}u", shape.record_stride());
     let main = per_thread_main(
@@ -981,7 +997,7 @@ pub fn group(
     let stride = shape.record_stride();
     let weights: String = masks
         .iter()
-        .map(|m| format!(", mask_weight({m}u, j)"))
+        .map(|n| format!(", mask_weight(h.k{n}, j)"))
         .collect();
     let locals = if outputs.locals {
         "        store_locals(slot, j, trs_store(local));\n"
@@ -1045,7 +1061,8 @@ fn main(
     if live {{
         var local: Trs;
         if retained(j) {{
-            local = shape_joint(hoist(rec), j, rest_joint(j){weights});
+            let h = hoist(rec);
+            local = shape_joint(h, j, rest_joint(j){weights});
         }} else {{
             local = held_joint(j);
         }}

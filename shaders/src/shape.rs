@@ -1,18 +1,19 @@
 //! Program shapes: what a pose pipeline specialises on (docs/gpu.md, "Shapes").
 //!
 //! A shape is a program with everything that varies per instance taken out: its op codes,
-//! register wiring, masks and counts, plus the encoding of each clip it samples; not its clip
-//! ids, sample times or weights. Those go into the instance's *record*, a row of u32 words:
+//! register wiring, whether each layer is masked, and counts, plus the encoding of each clip it
+//! samples; not its clip ids, mask ids, sample times or weights. Those go into the instance's *record*, a row of u32 words:
 //! word 0 is the instance's frame slot, word 1 its kind word (kind and skeleton LOD level,
 //! [`crate::layout::kind_word`]), then per op in program order its values (`Sample`: clip
-//! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight; `Capture`:
+//! id and time; `Blend`: its input weights; `Override` / `Additive`: the layer weight and the
+//! mask id (`NO_MASK` without one); `Capture`:
 //! history slot and interval; `Inertialize`: history slot, time since the capture and duration;
 //! times and weights as f32 bits). `Palette` ops are dropped: the GPU builds the batch skin's palette.
 //! Programs of one shape share a pipeline and one dispatch, whatever their kinds.
 
 use std::hash::{Hash, Hasher};
 
-use throng_cpu_ref::program::op;
+use throng_cpu_ref::program::{op, NO_MASK};
 use throng_cpu_ref::{PoseOp, Program};
 
 /// How the clip a `Sample` op names is stored (`throng_cpu_ref::clip::encoding`).
@@ -51,7 +52,7 @@ fn op_values(o: &PoseOp) -> u32 {
     match o.code {
         op::SAMPLE => 2,
         op::BLEND => o.b,
-        op::OVERRIDE | op::ADDITIVE => 1,
+        op::OVERRIDE | op::ADDITIVE => 2,
         op::CAPTURE => 2,
         op::INERTIALIZE => 3,
         _ => 0,
@@ -78,8 +79,8 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
         op::REST => Some(keep(0, 0, 0, 0)),
         op::SAMPLE => Some(keep(0, 0, 0, encoding(o.a))),
         op::BLEND => Some(keep(o.a, o.b, 0, 0)),
-        op::OVERRIDE => Some(keep(o.a, 0, o.c, 0)),
-        op::ADDITIVE => Some(keep(o.a, o.b, o.c, 0)),
+        op::OVERRIDE => Some(keep(o.a, 0, masked(o.c), 0)),
+        op::ADDITIVE => Some(keep(o.a, o.b, masked(o.c), 0)),
         op::TO_COMPONENT => Some(ShapeOp {
             dst: 0,
             ..keep(o.a, 0, 0, 0)
@@ -92,6 +93,20 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
         _ => None,
     }
 }
+
+/// A layer's mask as the shape has it: [`NO_MASK`] or [`MASKED`] (which mask is a value of the
+/// record, so instances of skeletons with masks of their own share the shape).
+fn masked(mask: u32) -> u32 {
+    if mask == NO_MASK {
+        NO_MASK
+    } else {
+        MASKED
+    }
+}
+
+/// A [`ShapeOp::c`] of a masked `Override` or `Additive`: the mask id is in the record, after
+/// the layer weight.
+pub const MASKED: u32 = 0;
 
 /// The shape ops of `program`, in order, without allocating.
 fn shape_ops<'a>(
@@ -227,7 +242,10 @@ pub fn write_record(program: &Program, slot: u32, kind: u32, out: &mut [u32]) {
                     put(w.to_bits());
                 }
             }
-            op::OVERRIDE | op::ADDITIVE => put(o.weight.to_bits()),
+            op::OVERRIDE | op::ADDITIVE => {
+                put(o.weight.to_bits());
+                put(o.c);
+            }
             op::CAPTURE => {
                 put(o.c);
                 put(o.weight.to_bits());
@@ -246,7 +264,6 @@ pub fn write_record(program: &Program, slot: u32, kind: u32, out: &mut [u32]) {
 mod tests {
     use super::*;
     use throng_cpu_ref::clip::encoding::{COMPRESSED, REFERENCE};
-    use throng_cpu_ref::program::NO_MASK;
 
     fn layered(clip: u32, time: f32, w: f32) -> Program {
         Program {
@@ -276,11 +293,17 @@ mod tests {
     }
 
     #[test]
-    fn wiring_masks_counts_and_encodings_are() {
+    fn wiring_whether_a_layer_is_masked_counts_and_encodings_are() {
         let a = layered(0, 0.25, 0.3);
         let shape = Shape::of(&a, |_| REFERENCE);
+        let mut another_mask = a.clone();
+        another_mask.ops[4].c = 1;
+        assert!(
+            shape.matches(&another_mask, |_| REFERENCE),
+            "which mask is a value"
+        );
         let mut masked = a.clone();
-        masked.ops[4].c = 1;
+        masked.ops[4].c = NO_MASK;
         let mut rewired = a.clone();
         rewired.ops[7].a = 3;
         for other in [&masked, &rewired] {
@@ -297,29 +320,29 @@ mod tests {
     fn the_record_holds_the_slot_and_each_ops_values_in_order() {
         let p = layered(3, 0.25, 0.3);
         let shape = Shape::of(&p, |_| REFERENCE);
-        // slot, kind, 3 samples × 2, 2 blend weights, 2 layer weights.
-        assert_eq!(shape.record_words, 2 + 6 + 2 + 2);
-        assert_eq!(shape.record_stride(), 3);
-        let mut out = [7u32; 12];
+        // slot, kind, 3 samples × 2, 2 blend weights, 2 layers × (weight, mask).
+        assert_eq!(shape.record_words, 2 + 6 + 2 + 4);
+        assert_eq!(shape.record_stride(), 4);
+        let mut out = [7u32; 16];
         write_record(&p, 42, 5, &mut out);
         assert_eq!((out[0], out[1]), (42, 5));
         assert_eq!((out[2], f32::from_bits(out[3])), (3, 0.25));
         assert_eq!((out[4], f32::from_bits(out[5])), (4, 0.125));
         assert_eq!((f32::from_bits(out[6]), f32::from_bits(out[7])), (0.3, 0.7));
         assert_eq!(
-            f32::from_bits(out[10]),
-            0.3,
-            "override weight after the third sample"
+            (f32::from_bits(out[10]), out[11]),
+            (0.3, 0),
+            "override weight and mask after the third sample"
         );
-        assert_eq!(f32::from_bits(out[11]), 0.5);
+        assert_eq!((f32::from_bits(out[12]), out[13]), (0.5, NO_MASK));
         // Each op's word points at its values.
         let words: Vec<u32> = shape.ops.iter().map(|o| o.word).collect();
-        assert_eq!(words, [2, 4, 6, 8, 10, 0, 11, 0]);
+        assert_eq!(words, [2, 4, 6, 8, 10, 0, 12, 0]);
         assert_eq!(shape.output(), Some(2));
         // The values' words: three times (after their clip words), two blend weights, two
         // layer weights, as throng-cpu-ref `values` lists them.
         let t = TIME_VALUE;
-        assert_eq!(shape.value_map(), [3 | t, 5 | t, 6, 7, 9 | t, 10, 11]);
+        assert_eq!(shape.value_map(), [3 | t, 5 | t, 6, 7, 9 | t, 10, 12]);
         assert_eq!(shape.table().len(), 8 * SHAPE_OP_WORDS);
     }
 }

@@ -238,13 +238,18 @@ fn specialised_kernels_run_their_shape_without_an_op_switch() {
             "{}",
             k.label
         );
-        // The layered shape: a blend of two samples, an override through mask 1, an additive.
+        // The layered shape: a blend of two samples, an override through a mask whose id each
+        // instance's record holds (so skeletons with masks of their own share it), an additive.
         assert!(
             k.source.contains("fn blend_")
                 && k.source.contains("override_joint(")
                 && k.source.contains("additive_joint(")
         );
-        assert!(k.source.contains("mask_weight(1u, j)"), "{}", k.label);
+        assert!(
+            k.source.contains("mask_weight(h.k") && !k.source.contains("mask_weight(1u, j)"),
+            "{}",
+            k.label
+        );
         assert!(
             !k.source.contains("sample_compressed(h."),
             "reference clips only: {}",

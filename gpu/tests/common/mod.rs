@@ -134,3 +134,31 @@ pub fn chain_package(joints: usize) -> Package {
         impostors: Vec::new(),
     }
 }
+
+/// A package of `n` character types: `n` copies of [`chain_package`]`(10)`, each its own
+/// skeleton with its own skin, mesh and clip (as a glTF file with many skins is cooked).
+pub fn many_skins_package(n: usize) -> Package {
+    let one = chain_package(10);
+    let mut p = Package {
+        skeletons: Vec::new(),
+        skins: Vec::new(),
+        meshes: Vec::new(),
+        clips: Vec::new(),
+        masks: Vec::new(),
+        impostors: Vec::new(),
+    };
+    for k in 0..n as u32 {
+        p.skeletons.push(one.skeletons[0].clone());
+        let mut skin = one.skins[0].clone();
+        skin.skeleton = k;
+        skin.name = format!("chain {k}");
+        p.skins.push(skin);
+        let mut mesh = one.meshes[0].clone();
+        mesh.skin = k;
+        p.meshes.push(mesh);
+        let mut clip = one.clips[0].clone();
+        clip.skeleton = k;
+        p.clips.push(clip);
+    }
+    p
+}

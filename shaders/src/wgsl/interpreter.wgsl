@@ -32,6 +32,15 @@ fn blend(rec: u32, first: u32, count: u32, word: u32, rest: Trs) -> Trs {
     return Trs(t, blend_rotation(q, rest.q), s);
 }
 
+/// A layer's mask: NO_MASK for an unmasked one, else the mask id its record holds after its
+/// weight (`p`: the op's second shape vec4).
+fn layer_mask(rec: u32, p: vec4<u32>) -> u32 {
+    if p.x == NO_MASK {
+        return NO_MASK;
+    }
+    return record_word(rec, p.y + 1u);
+}
+
 /// The shape's final local pose of joint `j` for the instance whose record is at `rec`.
 fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
     var result = rest;
@@ -60,11 +69,11 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
                 regs[o.y] = blend(rec, o.z, o.w, p.y, rest);
             }
             case OP_OVERRIDE: {
-                let a = bitcast<f32>(record_word(rec, p.y)) * mask_weight(p.x, j);
+                let a = bitcast<f32>(record_word(rec, p.y)) * mask_weight(layer_mask(rec, p), j);
                 regs[o.y] = override_joint(regs[o.y], regs[o.z], a);
             }
             case OP_ADDITIVE: {
-                let w = bitcast<f32>(record_word(rec, p.y)) * mask_weight(p.x, j);
+                let w = bitcast<f32>(record_word(rec, p.y)) * mask_weight(layer_mask(rec, p), j);
                 regs[o.y] = additive_joint(regs[o.y], regs[o.z], regs[o.w], w);
             }
             case OP_CAPTURE: {
