@@ -10,7 +10,9 @@ use std::sync::Arc;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Scene};
 use throng::gpu::{wgpu, GpuContext};
-use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions, View};
+use throng::{
+    control::tree::Value, fixtures::Formation, Animator, AnimatorOptions, TickClock, View,
+};
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, EventLoop};
@@ -37,6 +39,7 @@ struct Gpu {
     depth: wgpu::TextureView,
     backdrop: wgpu::RenderPipeline,
     animator: Animator,
+    clock: TickClock,
     crowd: CrowdPass,
     scene: Scene,
 }
@@ -137,12 +140,19 @@ impl Gpu {
         let mut package = throng::builtin_character()?;
         let grid = Formation::new(&mut package, 0, instances)?;
         let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
-        let options = AnimatorOptions::default();
-        let mut animator = Animator::new(&ctx, package, 0, tree, &grid.placements(), options)?;
-        for member in 0..animator.len() {
-            let speed = [0.0, 0.8, 1.4, 2.0][member % 4];
+        let options = AnimatorOptions {
+            capacity: instances as u32,
+            ..AnimatorOptions::default()
+        };
+        let limits = throng::tree_limits(&package, 0, tree)?;
+        let mut animator = Animator::new(&ctx, &[&package], limits, options)?;
+        let character = animator.add_character(package, 0, Some(tree))?;
+        for (k, placement) in grid.placements().iter().enumerate() {
+            let member = animator.spawn(character, placement)?;
+            let speed = [0.0, 0.8, 1.4, 2.0][k % 4];
             animator.set_input(member, "speed", Value::Float(speed))?;
         }
+        animator.tick()?;
         let crowd = CrowdPass::new(&ctx, target)?;
         let aspect = config.width as f32 / config.height as f32;
         let framing = Scene::framing(&grid.bounds(), aspect, grid.spacing);
@@ -163,15 +173,20 @@ impl Gpu {
             depth,
             backdrop,
             animator,
+            clock: TickClock::new(AnimatorOptions::default().hz),
             crowd,
             scene,
         })
     }
 
-    /// Tick, pose, then one render pass of the backdrop and the crowd; `shot` saves the image.
+    /// The ticks due (30 Hz), the frame between the last two (a 60 Hz frame time, so runs are
+    /// repeatable), then one render pass of the backdrop and the crowd; `shot` saves the image.
     fn frame(&mut self, shot: Option<&str>) -> Fallible<()> {
-        self.animator.tick()?;
-        self.animator.pose()?;
+        let (ticks, alpha) = self.clock.advance(1.0 / 60.0);
+        for _ in 0..ticks {
+            self.animator.tick()?;
+        }
+        self.animator.present(alpha)?;
         let size = (self.config.width, self.config.height);
         self.crowd
             .prepare(self.animator.runtime(), &self.scene, size)?;

@@ -1,37 +1,54 @@
-//! Throng inside someone else's renderer: an [`Animator`] ticks one character's crowd on the
-//! CPU (throng-control, the state tree) and poses and skins it on the caller's wgpu device; the
-//! caller draws the skinned output in its own render pass, with [`CrowdPass`] or its own
-//! pipeline (docs/embedding.md).
+//! Throng inside someone else's renderer: an [`Animator`] keeps crowds of one or more characters
+//! (packages), ticks their control on the CPU at a fixed rate (throng-control, state trees) and
+//! presents them on the caller's wgpu device at any rate between ticks (docs/embedding.md).
 //!
-//! A frame, in order:
-//! 1. [`Animator::set_input`] (gameplay: speed, wave, ...), [`Animator::tick`]: one control
-//!    tick of every member (rayon), its root motion composed into the member's placement
-//!    (`placement = placement · delta`, the delta in the component frame at the tick's start,
-//!    DESIGN.md §5), its program copied out; events and failures of the tick are readable;
-//! 2. [`Animator::pose`]: the GPU frame (program, FK, palette, bounds, culling against the
-//!    frustum of [`Animator::set_view`], skinning, each member at its level of detail)
-//!    recorded and submitted to the caller's queue, no wait and no readback;
-//! 3. the caller's pass: [`CrowdPass::prepare`] then [`CrowdPass::render`], or its own draw of
-//!    [`Runtime::skinned_pages`] / [`Runtime::palette_pages`].
+//! The flow, per tick and per rendered frame:
+//! 1. [`Animator::set_input`] (gameplay: speed, wave, ...); [`Animator::tick`]: one control tick
+//!    of every member of every character (rayon), each member's root motion composed into its
+//!    placement (`placement = placement · delta`, the delta in the component frame at the tick's
+//!    start, DESIGN.md §5), and what changed handed to the retained instances
+//!    (throng-cpu-ref `retained`): a program only when its static part changed, else its values
+//!    (times and weights), and the placement. Levels of detail are chosen here, from the view.
+//! 2. [`Animator::present`]`(alpha)`, any number of times between ticks: the GPU frame of the
+//!    crowd at `alpha` of the way from the second-last tick to the last (program, FK, palette,
+//!    bounds, culling against the view, skinning, each member at its level of detail), recorded
+//!    and submitted to the caller's queue; no wait, no readback, and control untouched. Members
+//!    due no pose this frame keep their last (update-rate LOD); members shorter on screen than
+//!    the far tier's height are drawn as impostor cards ([`Animator::cards`]).
+//! 3. The caller's pass: [`CrowdPass::prepare`] then [`CrowdPass::render`] (with
+//!    [`CrowdPass::set_cards`] for the far tier), or its own draw of [`Runtime::skinned_pages`] /
+//!    [`Runtime::palette_pages`].
+//!
+//! Characters come with a state tree (control drives them) or without one (the caller sets each
+//! member's program with [`Animator::set_program`]); heroes show a palette the caller computed
+//! (IK) with [`Animator::set_hero`].
 
-use glam::Affine3A;
+use std::time::{Duration, Instant};
+
+use glam::{Affine3A, Quat, Vec3};
 use throng_control::crowd::Crowd;
 use throng_control::events::Event;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
 use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::frame::{batch_assets, BatchAssets};
 use throng_cpu_ref::lod::LodState;
-use throng_cpu_ref::{Package, Program};
+use throng_cpu_ref::present::Placement;
+use throng_cpu_ref::program::op;
+use throng_cpu_ref::retained::{InstanceId, Instances, Kind, RetainedError, Show};
+use throng_cpu_ref::significance::{Claim, PoseBudget};
+use throng_cpu_ref::stagger::{rate_for_height, Stagger};
+use throng_cpu_ref::{Package, Program, ProgramLimits};
+use throng_gpu::impostor::{bake, BakeOptions, Baked, Card};
 use throng_gpu::raster::Camera;
 use throng_gpu::{
-    Batch, Capacities, FrameReport, GpuContext, GpuError, Instance, PackageId, Pose, Runtime,
-    RuntimeOptions,
+    Batch, Capacities, FrameReport, GpuContext, GpuError, PackageId, Runtime, RuntimeOptions,
 };
 
 #[cfg(doc)]
 use throng_gpu::draw::CrowdPass;
 
-/// Why an [`Animator`] could not be made or could not run a frame; each names what to fix.
+/// Why an [`Animator`] could not be made or could not run; each names what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum AnimatorError {
     #[error(transparent)]
@@ -42,22 +59,43 @@ pub enum AnimatorError {
     Controller(#[from] throng_control::player::PlayerError),
     #[error("member {member}: {source}")]
     Input {
-        member: usize,
+        member: u32,
         source: throng_control::instance::InputError,
     },
     #[error("member {member}'s tick failed and it kept its state: {source}")]
     Tick {
-        member: usize,
+        member: u32,
         source: throng_control::instance::TickError,
     },
     #[error("the tree's initial states cannot start: {0}")]
     Spawn(throng_control::instance::TickError),
     #[error(transparent)]
     Cook(#[from] throng_cook::CookError),
-    #[error("no member {member}: the animator has {members}")]
-    NoMember { member: usize, members: usize },
+    #[error(transparent)]
+    Retained(#[from] RetainedError),
+    #[error("no member {0}: it was never spawned, or it was despawned")]
+    NoMember(u32),
+    #[error("no character {0}")]
+    NoCharacter(usize),
     #[error("the package has no skeleton {0}; cook the character, or pick one of its skeletons")]
     NoSkeleton(u32),
+    #[error("character {0} has a state tree: control sets its programs; set its inputs instead")]
+    Driven(usize),
+    #[error("character {0} has no skin to draw as impostor cards")]
+    NoSkin(usize),
+}
+
+/// How often members are posed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UpdateRate {
+    /// Every member every frame.
+    EveryFrame,
+    /// By projected height: every frame from 96 px, every 2, 3, 4 frames below 96, 48, 24 px
+    /// (throng-cpu-ref `stagger`).
+    Stagger,
+    /// At most `joints` joints posed per frame, the tallest on screen first, none waiting more
+    /// than `max_stale` frames (throng-cpu-ref `significance`).
+    Budget { joints: u64, max_stale: u32 },
 }
 
 /// How an [`Animator`] runs.
@@ -67,16 +105,38 @@ pub struct AnimatorOptions {
     pub hz: f64,
     /// Events one member may deliver per tick.
     pub event_capacity: usize,
-    /// Members skinned per frame at most (the first in member order when culling keeps
-    /// more); `None`: all of them.
+    /// Most members at once.
+    pub capacity: u32,
+    /// Members skinned per frame at most (in slot order when culling keeps more); `None`: all.
     pub skinned_budget: Option<u32>,
     /// With a view ([`Animator::set_view`]), pose and draw each member at the coarsest cooked
     /// skeleton and mesh LOD whose error projects under a pixel (with hysteresis); false: every
     /// member at full detail.
     pub lod: bool,
-    /// The GPU runtime's: the pose mapping (default: the adapter's) and when specialised
-    /// pipelines are built (default: in the background, the interpreter running meanwhile).
+    pub update_rate: UpdateRate,
+    /// With a view, members shorter on screen than this many pixels are drawn as impostor
+    /// cards once [`Animator::bake_far_tier`] baked their character
+    /// (`throng_gpu::impostor::FAR_HEIGHT` is the demo's); `None`: never.
+    pub far_height: Option<f32>,
+    /// The GPU runtime's: the pose mapping (default: the adapter's), when specialised
+    /// pipelines are built (default: in the background, the interpreter running meanwhile),
+    /// outputs.
     pub runtime: RuntimeOptions,
+}
+
+impl Default for AnimatorOptions {
+    fn default() -> Self {
+        AnimatorOptions {
+            hz: 30.0,
+            event_capacity: 64,
+            capacity: 1024,
+            skinned_budget: None,
+            lod: true,
+            update_rate: UpdateRate::EveryFrame,
+            far_height: None,
+            runtime: RuntimeOptions::default(),
+        }
+    }
 }
 
 /// What the members are seen through: a camera and the image it renders.
@@ -87,94 +147,147 @@ pub struct View {
     pub height: u32,
 }
 
-impl Default for AnimatorOptions {
-    fn default() -> Self {
-        AnimatorOptions {
-            hz: 30.0,
-            event_capacity: 64,
-            skinned_budget: None,
-            lod: true,
-            runtime: RuntimeOptions::default(),
-        }
+impl View {
+    /// Pixels per scene unit at distance `d` (focal length in pixels over distance).
+    fn pixels_per_unit(&self, d: f32) -> f32 {
+        self.height as f32 / (2.0 * (self.camera.fov_y * 0.5).tan()) / d.max(1e-3)
     }
 }
 
-/// One character's crowd, ticked on the CPU and posed and skinned on a caller's device.
-pub struct Animator {
-    controller: Controller,
-    crowd: Crowd,
-    programs: Vec<Program>,
-    placements: Vec<Affine3A>,
-    runtime: Runtime,
+/// A character (one package's skeleton and skin) the animator holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CharacterId(pub usize);
+
+/// A member of a crowd: its retained instance's slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemberId(pub u32);
+
+/// One character: its package on the GPU, and its control (a tree and a control crowd) or
+/// none (programs set by the caller).
+struct Character {
     package: PackageId,
-    skeleton: u32,
-    skin: Option<u32>,
+    /// The package as the runtime holds it (for a tree character, the controller's).
+    source: Package,
+    kind: Kind,
+    control: Option<(Controller, Crowd)>,
+    /// Crowd index → member.
+    members: Vec<MemberId>,
+    /// The far tier's bake.
+    far: Option<Baked>,
+    /// Joints of its skeleton, per LOD level (the pose budget's cost).
+    joints: Vec<u32>,
+}
+
+/// One member.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    character: usize,
+    /// Its index in its character's crowd (and members list).
+    index: usize,
+    placement: Placement,
+    /// Its placement jumped since the last tick (no blend).
+    jumped: bool,
+    hero: bool,
+    /// This frame: drawn as a card.
+    far: bool,
+}
+
+/// How long the last tick's parts took.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TickTimes {
+    /// Control's tick of every crowd.
+    pub control: Duration,
+    /// Handing what changed to the retained instances, and choosing levels of detail.
+    pub handoff: Duration,
+}
+
+/// Crowds of characters, ticked on the CPU and presented on a caller's device.
+pub struct Animator {
+    options: AnimatorOptions,
+    runtime: Runtime,
+    store: Instances,
+    characters: Vec<Character>,
+    /// By member id (slot); `None`: free.
+    members: Vec<Option<Member>>,
     view: Option<View>,
-    lod: Option<LodState>,
-    /// Per member the skeleton LOD level of the last [`Animator::pose`].
-    levels: Vec<u8>,
+    lod: LodState,
+    stagger: Stagger,
+    budget: PoseBudget,
+    claims: Vec<Claim>,
+    cards: Vec<Card>,
+    /// Scratch: a presented program (cards, heroes).
+    presented: Program,
+    tick_times: TickTimes,
+    /// Presented frames since the last tick.
+    frames: u64,
 }
 
 impl Animator {
-    /// A crowd of `package`'s skeleton `skeleton` driven by the state tree `tree` (TOML source,
-    /// docs/state-tree.md; `file` names it in errors), one member per placement (component
-    /// space → scene), on `ctx`: make it from the renderer's own device and queue with
-    /// [`GpuContext::from_device`].
+    /// An animator with no characters yet, on `ctx`: make it from the renderer's own device
+    /// and queue with [`GpuContext::from_device`]. `packages` are the packages its characters
+    /// will use (the runtime's capacities are sized for them; more can be added if they fit).
     pub fn new(
+        ctx: &GpuContext,
+        packages: &[&Package],
+        limits: ProgramLimits,
+        options: AnimatorOptions,
+    ) -> Result<Animator, AnimatorError> {
+        let members = options.capacity.max(1);
+        let mut capacities = Capacities::for_packages(packages, members);
+        capacities.skinned_instances = options.skinned_budget.unwrap_or(members).clamp(1, members);
+        capacities.fit_programs(&limits)?;
+        capacities.history_slots = members;
+        capacities.kinds = capacities.kinds.max(16);
+        capacities.check(ctx)?;
+        let runtime = Runtime::with_options(ctx, capacities, options.runtime)?;
+        let mut limits = capacities.program_limits();
+        limits.history_slots = members as usize;
+        Ok(Animator {
+            options,
+            runtime,
+            store: Instances::new(limits, members),
+            characters: Vec::new(),
+            members: Vec::new(),
+            view: None,
+            lod: LodState::new(),
+            stagger: Stagger::new(),
+            budget: PoseBudget::new(),
+            claims: Vec::new(),
+            cards: Vec::new(),
+            presented: Program::default(),
+            tick_times: TickTimes::default(),
+            frames: 0,
+        })
+    }
+
+    /// One character's crowd: skeleton `skeleton` of `package` driven by the state tree `tree`
+    /// (TOML source and its file name), one member per placement (members `0..n` in order),
+    /// ticked once so it can be presented; the options' capacity grows to the placements.
+    pub fn crowd(
         ctx: &GpuContext,
         package: Package,
         skeleton: u32,
-        (tree, file): (&str, &str),
+        tree: (&str, &str),
         placements: &[Affine3A],
-        options: AnimatorOptions,
+        mut options: AnimatorOptions,
     ) -> Result<Animator, AnimatorError> {
         if package.skeletons.get(skeleton as usize).is_none() {
             return Err(AnimatorError::NoSkeleton(skeleton));
         }
-        let tree = throng_control::tree::load(tree, file, &package, skeleton)?;
-        let controller = Controller::new(tree, package, options.hz, options.event_capacity)?;
-        let limits = controller.limits();
-        let package = &controller.package;
-        let members = placements.len() as u32;
-        let mut capacities = Capacities::for_packages(&[package], members.max(1));
-        capacities.skinned_instances = (options.skinned_budget)
-            .unwrap_or(members)
-            .clamp(1, members.max(1));
-        capacities.fit_programs(&limits)?;
-        if controller.tree.inertializes() {
-            capacities.history_slots = members;
+        options.capacity = options.capacity.max(placements.len() as u32);
+        let limits = tree_limits(&package, skeleton, tree)?;
+        let mut animator = Animator::new(ctx, &[&package], limits, options)?;
+        let c = animator.add_character(package, skeleton, Some(tree))?;
+        for p in placements {
+            animator.spawn(c, p)?;
         }
-        // Before the crowd is spawned: a crowd too large for one runtime costs nothing to refuse.
-        capacities.check(ctx)?;
-        let crowd = Crowd::new(&controller, placements.len()).map_err(AnimatorError::Spawn)?;
-        let mut runtime = Runtime::with_options(ctx, capacities, options.runtime)?;
-        let id = runtime.add_package(package)?;
-        let skin = (package.skins.iter())
-            .position(|s| s.skeleton == skeleton)
-            .map(|s| s as u32);
-        let program = Program {
-            ops: Vec::with_capacity(limits.max_ops),
-            weights: Vec::with_capacity(limits.max_weights),
-        };
-        let mut animator = Animator {
-            programs: vec![program; placements.len()],
-            placements: placements.to_vec(),
-            controller,
-            crowd,
-            runtime,
-            package: id,
-            skeleton,
-            skin,
-            view: None,
-            lod: options.lod.then(LodState::new),
-            levels: vec![0; placements.len()],
-        };
-        animator.copy_programs();
+        animator.tick()?;
         Ok(animator)
     }
 
     /// The generated character (cooked with the default profile) and its crowd tree
-    /// (`fixtures/trees/crowd.toml`: idle, walk/run by `speed`, `wave` on the upper body).
+    /// (`fixtures/trees/crowd.toml`: idle, walk/run by `speed`, `wave` on the upper body), one
+    /// member per placement, ticked once so they can be presented.
     pub fn builtin(
         ctx: &GpuContext,
         placements: &[Affine3A],
@@ -182,100 +295,341 @@ impl Animator {
     ) -> Result<Animator, AnimatorError> {
         let package = crate::builtin_character()?;
         let tree = (throng_fixtures::CROWD_TREE, "crowd.toml");
-        Animator::new(ctx, package, 0, tree, placements, options)
+        Animator::crowd(ctx, package, 0, tree, placements, options)
     }
 
-    /// Members, numbered as their placements were given.
-    pub fn len(&self) -> usize {
-        self.placements.len()
+    /// Adds a character: skeleton `skeleton` of `package` (and the skin that binds it, if
+    /// any), driven by the state tree `tree` (TOML source, docs/state-tree.md; its file name
+    /// for errors) or, without one, by programs the caller sets ([`Animator::set_program`]).
+    pub fn add_character(
+        &mut self,
+        package: Package,
+        skeleton: u32,
+        tree: Option<(&str, &str)>,
+    ) -> Result<CharacterId, AnimatorError> {
+        let sk = package
+            .skeletons
+            .get(skeleton as usize)
+            .ok_or(AnimatorError::NoSkeleton(skeleton))?;
+        let joints = std::iter::once(sk.joint_count() as u32)
+            .chain(sk.lods.iter().map(|l| l.joints().len() as u32))
+            .collect();
+        let skin = (package.skins.iter())
+            .position(|s| s.skeleton == skeleton)
+            .map(|s| s as u32);
+        let (control, source) = match tree {
+            Some((text, file)) => {
+                let tree = throng_control::tree::load(text, file, &package, skeleton)?;
+                let ctl =
+                    Controller::new(tree, package, self.options.hz, self.options.event_capacity)?;
+                let crowd = Crowd::new(&ctl, 0).map_err(AnimatorError::Spawn)?;
+                let source = ctl.package.clone();
+                (Some((ctl, crowd)), source)
+            }
+            None => (None, package),
+        };
+        let id = self.runtime.add_package(&source)?;
+        self.characters.push(Character {
+            package: id,
+            source,
+            kind: Kind {
+                package: id,
+                skeleton,
+                skin,
+            },
+            control,
+            members: Vec::new(),
+            far: None,
+            joints,
+        });
+        Ok(CharacterId(self.characters.len() - 1))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.placements.is_empty()
+    /// Member `member`'s character and record, checked.
+    fn member(&self, member: MemberId) -> Result<&Member, AnimatorError> {
+        self.members
+            .get(member.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or(AnimatorError::NoMember(member.0))
+    }
+
+    fn character(&self, c: CharacterId) -> Result<&Character, AnimatorError> {
+        self.characters
+            .get(c.0)
+            .ok_or(AnimatorError::NoCharacter(c.0))
+    }
+
+    /// Adds a member of `character` at `placement` (component space → scene, a rotation, a
+    /// uniform scale and a translation), on its tree's initial states; it shows from the next
+    /// tick on (a character without a tree: once it has a program).
+    pub fn spawn(
+        &mut self,
+        character: CharacterId,
+        placement: &Affine3A,
+    ) -> Result<MemberId, AnimatorError> {
+        let kind = self.character(character)?.kind;
+        let id = self.store.add(kind, placement)?;
+        let member = MemberId(id.0);
+        let c = &mut self.characters[character.0];
+        if let Some((ctl, crowd)) = &mut c.control {
+            if let Err(e) = crowd.add(ctl, id.0) {
+                self.store.remove(id)?;
+                return Err(AnimatorError::Spawn(e));
+            }
+        }
+        let index = c.members.len();
+        c.members.push(member);
+        let slot = id.0 as usize;
+        if self.members.len() <= slot {
+            self.members.resize(slot + 1, None);
+        }
+        self.members[slot] = Some(Member {
+            character: character.0,
+            index,
+            placement: Placement::from_affine(placement).unwrap_or_default(),
+            jumped: true,
+            hero: false,
+            far: false,
+        });
+        Ok(member)
+    }
+
+    /// Removes a member at once.
+    pub fn despawn(&mut self, member: MemberId) -> Result<(), AnimatorError> {
+        let m = *self.member(member)?;
+        let c = &mut self.characters[m.character];
+        if let Some((_, crowd)) = &mut c.control {
+            crowd.remove(m.index);
+        }
+        c.members.swap_remove(m.index);
+        if let Some(&moved) = c.members.get(m.index) {
+            if let Some(x) = self.members[moved.0 as usize].as_mut() {
+                x.index = m.index;
+            }
+        }
+        self.members[member.0 as usize] = None;
+        self.store.remove(InstanceId(member.0))?;
+        Ok(())
+    }
+
+    /// Replaces character `character`'s package by a new generation of it (a re-cook: the
+    /// same skeleton, clips that programs name still there), live: the GPU's copy, and the
+    /// controller over it, members keeping their state.
+    pub fn replace_package(
+        &mut self,
+        character: CharacterId,
+        package: Package,
+    ) -> Result<(), AnimatorError> {
+        let c = self.character(character)?;
+        let (hz, events) = (self.options.hz, self.options.event_capacity);
+        let control = match &c.control {
+            Some((ctl, _)) => Some(Controller::new(
+                ctl.tree.clone(),
+                package.clone(),
+                hz,
+                events,
+            )?),
+            None => None,
+        };
+        let source = control.as_ref().map_or(package, |ctl| ctl.package.clone());
+        self.runtime.replace_package(c.package, &source)?;
+        let c = &mut self.characters[character.0];
+        if let (Some(ctl), Some((old, _))) = (control, &mut c.control) {
+            *old = ctl;
+        }
+        c.source = source;
+        c.far = None;
+        Ok(())
     }
 
     /// Sets input `name` of member `member` for the next ticks (numbers clamped to the tree's
     /// declared range; unknown names, wrong types and non-finite values are refused).
     pub fn set_input(
         &mut self,
-        member: usize,
+        member: MemberId,
         name: &str,
         value: Value,
     ) -> Result<(), AnimatorError> {
-        let members = self.len();
-        let state = (self.crowd.instances.get_mut(member))
-            .ok_or(AnimatorError::NoMember { member, members })?;
-        (self.controller.set_input(state, name, value))
-            .map_err(|source| AnimatorError::Input { member, source })
+        let m = *self.member(member)?;
+        let c = &mut self.characters[m.character];
+        let (ctl, crowd) = c
+            .control
+            .as_mut()
+            .ok_or(AnimatorError::NoCharacter(m.character))?;
+        (ctl.set_input(&mut crowd.instances[m.index], name, value)).map_err(|source| {
+            AnimatorError::Input {
+                member: member.0,
+                source,
+            }
+        })
     }
 
     /// [`Animator::set_input`] by the input's index in the tree
-    /// (`animator.controller().tree.input(name)`, looked up once): no name lookup per member
+    /// (`animator.controller(c).tree.input(name)`, looked up once): no name lookup per member
     /// and tick.
     pub fn set_input_at(
         &mut self,
-        member: usize,
+        member: MemberId,
         input: u16,
         value: Value,
     ) -> Result<(), AnimatorError> {
-        let members = self.len();
-        let state = (self.crowd.instances.get_mut(member))
-            .ok_or(AnimatorError::NoMember { member, members })?;
-        (self.controller.set_input_at(state, input, value))
-            .map_err(|source| AnimatorError::Input { member, source })
+        let m = *self.member(member)?;
+        let c = &mut self.characters[m.character];
+        let (ctl, crowd) = c
+            .control
+            .as_mut()
+            .ok_or(AnimatorError::NoCharacter(m.character))?;
+        (ctl.set_input_at(&mut crowd.instances[m.index], input, value)).map_err(|source| {
+            AnimatorError::Input {
+                member: member.0,
+                source,
+            }
+        })
+    }
+
+    /// Sets the program of a member of a character without a tree, for the next tick (checked
+    /// now: a bad program is refused and changes nothing).
+    pub fn set_program(
+        &mut self,
+        member: MemberId,
+        program: &Program,
+    ) -> Result<(), AnimatorError> {
+        let m = *self.member(member)?;
+        if self.characters[m.character].control.is_some() {
+            return Err(AnimatorError::Driven(m.character));
+        }
+        let assets = assets_of(&self.characters[m.character])?;
+        self.store
+            .set_program(InstanceId(member.0), program, &assets)?;
+        Ok(())
+    }
+
+    /// Moves a member (a teleport: the next frames do not blend from where it was); placed as
+    /// in [`Animator::spawn`].
+    pub fn set_placement(
+        &mut self,
+        member: MemberId,
+        placement: &Affine3A,
+    ) -> Result<(), AnimatorError> {
+        self.member(member)?;
+        let p = Placement::from_affine(placement).ok_or(RetainedError::Bad {
+            instance: member.0,
+            what: "its placement is not a similarity (a rotation, a uniform positive scale and a \
+                   translation, finite)"
+                .into(),
+        })?;
+        if let Some(m) = self.members[member.0 as usize].as_mut() {
+            m.placement = p;
+            m.jumped = true;
+        }
+        Ok(())
+    }
+
+    /// Shows member `member` as a hero from now on: `palette` (one finite entry per entry of
+    /// its skin, computed by the caller, e.g. with IK from [`Animator::presented_program`]) is
+    /// its pose; `None` poses it from its program again.
+    pub fn set_hero(
+        &mut self,
+        member: MemberId,
+        palette: Option<&[Affine3A]>,
+    ) -> Result<(), AnimatorError> {
+        let m = *self.member(member)?;
+        let assets = assets_of(&self.characters[m.character])?;
+        self.store
+            .set_hero(InstanceId(member.0), palette, &assets)?;
+        if let Some(x) = self.members[member.0 as usize].as_mut() {
+            x.hero = palette.is_some();
+        }
+        Ok(())
     }
 
     /// One control tick of every member (step 1 of the module doc). A member whose tick fails
     /// keeps its state, program and placement; the first failure is returned after every
-    /// other member has ticked.
+    /// other member has ticked and the tick is committed.
     pub fn tick(&mut self) -> Result<(), AnimatorError> {
-        self.crowd.tick(&self.controller);
-        for (p, &(t, q)) in self.placements.iter_mut().zip(&self.crowd.motion) {
-            *p *= Affine3A::from_rotation_translation(q, t);
+        let start = Instant::now();
+        for c in &mut self.characters {
+            if let Some((ctl, crowd)) = &mut c.control {
+                crowd.tick(ctl);
+            }
         }
-        self.copy_programs();
-        match self.crowd.failures().next() {
-            Some((member, e)) => Err(AnimatorError::Tick {
-                member: *member as usize,
-                source: e.clone(),
-            }),
-            None => Ok(()),
+        let control = start.elapsed();
+        let mut failure = None;
+        for c in 0..self.characters.len() {
+            let assets = assets_of(&self.characters[c])?;
+            let ch = &self.characters[c];
+            if let Some((_, crowd)) = &ch.control {
+                if failure.is_none() {
+                    failure = crowd
+                        .failures()
+                        .next()
+                        .map(|(member, e)| AnimatorError::Tick {
+                            member: *member,
+                            source: e.clone(),
+                        });
+                }
+                for (k, &member) in ch.members.iter().enumerate() {
+                    let Some(m) = self.members[member.0 as usize].as_mut() else {
+                        continue;
+                    };
+                    let (t, q) = crowd.motion[k];
+                    m.placement = compose(&m.placement, t, q);
+                    let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
+                    let id = InstanceId(member.0);
+                    if let Err(e) = self.store.set_program_parts(id, ops, weights, &assets) {
+                        failure.get_or_insert(e.into());
+                    }
+                }
+            }
         }
-    }
-
-    fn copy_programs(&mut self) {
-        for (i, program) in self.programs.iter_mut().enumerate() {
-            self.crowd.programs.copy_into(i, program);
+        for (slot, m) in self.members.iter_mut().enumerate() {
+            let Some(m) = m else { continue };
+            let id = InstanceId(slot as u32);
+            self.store.set_similarity(id, m.placement, m.jumped)?;
+            m.jumped = false;
         }
+        self.choose_levels()?;
+        self.store.commit();
+        self.frames = 0;
+        self.tick_times = TickTimes {
+            control,
+            handoff: start.elapsed() - control,
+        };
+        failure.map_or(Ok(()), Err)
     }
 
-    /// Events the last tick delivered, in member order.
-    pub fn events(&self) -> impl Iterator<Item = &Event> {
-        self.crowd.events()
+    /// Each member's skeleton LOD level from its distance to the view's eye (a program keeping
+    /// inertialization history stays at level 0: history needs every joint).
+    fn choose_levels(&mut self) -> Result<(), AnimatorError> {
+        let (Some(view), true) = (self.view, self.options.lod) else {
+            return Ok(());
+        };
+        let eye = view.camera.eye;
+        for c in 0..self.characters.len() {
+            let assets = assets_of(&self.characters[c])?;
+            let lods = &assets.assets.skeleton.lods;
+            for &member in &self.characters[c].members {
+                let Some(m) = &self.members[member.0 as usize] else {
+                    continue;
+                };
+                let id = InstanceId(member.0);
+                let d = eye.distance(m.placement.translation);
+                let mut level = self
+                    .lod
+                    .choose(member.0 as usize, view.pixels_per_unit(d), lods);
+                if self.store.history(id) {
+                    level = 0;
+                }
+                self.store.set_level(id, level, &assets)?;
+            }
+        }
+        Ok(())
     }
 
-    /// Member `member`'s socket transforms after the last tick, in the tree's order
-    /// (`controller().tree.sockets`), in its component frame: scene space is
-    /// `placements()[member] * socket`. Every member's sockets advance each tick, seen or
-    /// culled, at any level of detail; empty for an unknown member.
-    pub fn sockets(&self, member: usize) -> &[Affine3A] {
-        self.crowd.sockets(&self.controller, member)
-    }
-
-    /// Placements (component space → scene), by member: root motion moves them each tick;
-    /// the caller may move them too (a teleport, a vehicle).
-    pub fn placements(&self) -> &[Affine3A] {
-        &self.placements
-    }
-
-    pub fn placements_mut(&mut self) -> &mut [Affine3A] {
-        &mut self.placements
-    }
-
-    /// Sees the members through `view` from the next [`Animator::pose`]: only those whose
-    /// animated bounds meet its frustum are skinned and drawn, each (with
-    /// [`AnimatorOptions::lod`]) at the level of detail its projected size asks for. `None`:
-    /// every member, at full detail.
+    /// Sees the members through `view` from the next frame on: only those whose animated
+    /// bounds meet its frustum are skinned and drawn, each (with [`AnimatorOptions::lod`]) at
+    /// the level of detail its projected size asks for, chosen each tick. `None`: every
+    /// member, at full detail.
     pub fn set_view(&mut self, view: Option<View>) {
         self.view = view;
         let frustum = view.map(|v| {
@@ -285,56 +639,258 @@ impl Animator {
         self.runtime.set_frustum(frustum);
     }
 
-    /// Per member its skeleton LOD level in the last [`Animator::pose`] (0: every joint).
-    pub fn levels(&self) -> &[u8] {
-        &self.levels
-    }
-
-    /// Records and submits the GPU frame of the current programs and placements (step 2 of
-    /// the module doc); frame slot `i` is member `i`. Nothing waits for the GPU.
-    pub fn pose(&mut self) -> Result<FrameReport, AnimatorError> {
-        self.choose_levels();
-        let instances: Vec<Instance> = (self.programs.iter())
-            .zip(&self.placements)
-            .zip(&self.levels)
-            .map(|((program, &placement), &level)| Instance {
-                pose: match level {
-                    0 => Pose::Program(program),
-                    level => Pose::Lod(program, level),
-                },
-                placement,
-            })
-            .collect();
-        let batches = [Batch {
-            package: self.package,
-            skeleton: self.skeleton,
-            skin: self.skin,
-            instances: &instances,
-        }];
-        Ok(self.runtime.frame(&batches)?)
-    }
-
-    /// Each member's level from its distance to the view's eye: pixels per scene unit at the
-    /// member's origin, `focal / distance` (a program keeping inertialization history stays at
-    /// level 0: history needs every joint).
-    fn choose_levels(&mut self) {
-        let lods = &self.controller.package.skeletons[self.skeleton as usize].lods;
-        let (Some(view), Some(state)) = (self.view, self.lod.as_mut()) else {
-            self.levels.fill(0);
-            return;
-        };
-        let focal = view.height as f32 / (2.0 * (view.camera.fov_y * 0.5).tan());
-        let eye = view.camera.eye;
-        for (k, (level, (placement, program))) in (self.levels.iter_mut())
-            .zip(self.placements.iter().zip(&self.programs))
-            .enumerate()
-        {
-            let distance = eye.distance(placement.translation.into()).max(1e-3);
-            *level = match program.history_slot() {
-                Some(_) => 0,
-                None => state.choose(k, focal / distance, lods),
-            };
+    /// Bakes character `character`'s far tier (its skin's clips seen from around, with
+    /// Throng's own skinning and raster path): from then on its members shorter on screen
+    /// than [`AnimatorOptions::far_height`] are cards. Returns the bake for the caller's
+    /// [`CrowdPass::set_impostor`].
+    pub fn bake_far_tier(&mut self, character: CharacterId) -> Result<&Baked, AnimatorError> {
+        let c = self.character(character)?;
+        let skin = c.kind.skin.ok_or(AnimatorError::NoSkin(character.0))?;
+        if c.far.is_none() {
+            let options = BakeOptions::far_tier(&c.source, skin);
+            let baked = bake(self.runtime.context(), &c.source, skin, &options, |_, _| {})?;
+            self.characters[character.0].far = Some(baked);
         }
+        Ok(self.characters[character.0]
+            .far
+            .as_ref()
+            .expect("baked above"))
+    }
+
+    /// Presents the crowd at `alpha` of the way from the second-last tick to the last (step 2
+    /// of the module doc): 0 shows the tick before, 1 the last. Nothing waits for the GPU and
+    /// control is not touched.
+    pub fn present(&mut self, alpha: f32) -> Result<FrameReport, AnimatorError> {
+        self.choose_shows(alpha)?;
+        let report = self.runtime.present(&self.store, alpha)?;
+        self.frames += 1;
+        Ok(report)
+    }
+
+    /// This frame's update-rate LOD and far tier: which members keep their last pose, and
+    /// which are cards (and their cards).
+    fn choose_shows(&mut self, alpha: f32) -> Result<(), AnimatorError> {
+        self.cards.clear();
+        let Some(view) = self.view else {
+            return Ok(());
+        };
+        let (rate, far) = (self.options.update_rate, self.options.far_height);
+        if rate == UpdateRate::EveryFrame && far.is_none() {
+            return Ok(());
+        }
+        let eye = view.camera.eye;
+        // Projected height of a member: its skeleton's extent at its distance.
+        self.claims.clear();
+        for slot in 0..self.members.len() {
+            let Some(m) = self.members[slot] else {
+                self.claims.push(Claim {
+                    significance: 0.0,
+                    joints: 0,
+                    must: false,
+                });
+                continue;
+            };
+            let c = &self.characters[m.character];
+            let id = InstanceId(slot as u32);
+            let height = 2.0
+                * m.placement.scale
+                * view.pixels_per_unit(eye.distance(m.placement.translation));
+            let must = self.store.captures(id) || m.hero;
+            let card = far.is_some_and(|h| c.far.is_some() && !must && below(m.far, height, h));
+            if let Some(x) = self.members[slot].as_mut() {
+                x.far = card;
+            }
+            let level = self.store.level(id);
+            self.claims.push(Claim {
+                significance: height,
+                joints: c.joints.get(level as usize).copied().unwrap_or(0),
+                must,
+            });
+        }
+        if let UpdateRate::Budget { joints, max_stale } = rate {
+            self.budget.plan(&self.claims, joints, max_stale);
+        }
+        for slot in 0..self.members.len() {
+            let Some(m) = self.members[slot] else {
+                continue;
+            };
+            let id = InstanceId(slot as u32);
+            let claim = self.claims[slot];
+            let due = match rate {
+                UpdateRate::EveryFrame => true,
+                UpdateRate::Stagger => {
+                    claim.must || self.stagger.due(slot, rate_for_height(claim.significance))
+                }
+                UpdateRate::Budget { .. } => self.budget.due(slot),
+            };
+            let show = if m.far {
+                Show::Hidden
+            } else if due {
+                Show::Posed
+            } else {
+                Show::Keep
+            };
+            self.store.set_show(id, show)?;
+            if m.far {
+                self.push_card(m, slot as u32, alpha);
+            }
+        }
+        Ok(())
+    }
+
+    /// The card of far member `m` (slot `slot`): its presented placement, the frame of its
+    /// program's first sampled clip at its presented time.
+    fn push_card(&mut self, m: Member, slot: u32, alpha: f32) {
+        let c = &self.characters[m.character];
+        let Some(baked) = &c.far else { return };
+        let clip = if self
+            .store
+            .present_program(slot, alpha, &c.source.clips, &mut self.presented)
+        {
+            (self.presented.ops.iter())
+                .find(|o| o.code == op::SAMPLE)
+                .map(|o| (o.a, f64::from(o.time)))
+        } else {
+            None
+        };
+        let impostor = &baked.impostor;
+        let first = clip
+            .and_then(|(c2, t)| impostor.frame_cell(&c.source, c2, t))
+            .unwrap_or(0);
+        let placement = self.store.present_placement(slot, alpha);
+        self.cards
+            .push(Card::new(impostor, &placement, slot, first));
+    }
+
+    /// The far tier's cards of the last presented frame, for [`CrowdPass::set_cards`].
+    pub fn cards(&self) -> &[Card] {
+        &self.cards
+    }
+
+    /// Members, in slot order.
+    pub fn members(&self) -> impl Iterator<Item = MemberId> + '_ {
+        (self.members.iter().enumerate()).filter_map(|(i, m)| m.map(|_| MemberId(i as u32)))
+    }
+
+    /// Live members.
+    pub fn len(&self) -> usize {
+        self.members.iter().flatten().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Member `member`'s placement (component space → scene) after the last tick.
+    pub fn placement(&self, member: MemberId) -> Option<Affine3A> {
+        let m = self.members.get(member.0 as usize)?.as_ref()?;
+        Some(m.placement.to_affine())
+    }
+
+    /// Member `member`'s skeleton LOD level (0: every joint).
+    pub fn level(&self, member: MemberId) -> u8 {
+        self.store.level(InstanceId(member.0))
+    }
+
+    /// Whether member `member` was a card in the last presented frame.
+    pub fn is_card(&self, member: MemberId) -> bool {
+        self.members
+            .get(member.0 as usize)
+            .and_then(|m| m.as_ref())
+            .is_some_and(|m| m.far)
+    }
+
+    /// Events the last tick delivered, character after character, each in member order (an
+    /// event's `instance` is its member's id).
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        (self.characters.iter())
+            .filter_map(|c| c.control.as_ref())
+            .flat_map(|(_, crowd)| crowd.events())
+    }
+
+    /// Member `member`'s socket transforms after the last tick, in its tree's order, in its
+    /// component frame: scene space is `placement(member) * socket`. Every member's sockets
+    /// advance each tick, seen or culled, at any level of detail; empty for an unknown member
+    /// or one without a tree.
+    pub fn sockets(&self, member: MemberId) -> &[Affine3A] {
+        let Some(m) = self.members.get(member.0 as usize).and_then(|m| m.as_ref()) else {
+            return &[];
+        };
+        match &self.characters[m.character].control {
+            Some((ctl, crowd)) => crowd.sockets(ctl, m.index),
+            None => &[],
+        }
+    }
+
+    /// Character `character`'s controller (its package with the tree's masks, its tree, the
+    /// tick rate); `None` without a tree.
+    pub fn controller(&self, character: CharacterId) -> Option<&Controller> {
+        self.characters
+            .get(character.0)?
+            .control
+            .as_ref()
+            .map(|(ctl, _)| ctl)
+    }
+
+    /// Character `character`'s package, as the runtime holds it.
+    pub fn package(&self, character: CharacterId) -> Option<&Package> {
+        Some(&self.characters.get(character.0)?.source)
+    }
+
+    /// Character `character`'s package id in the runtime.
+    pub fn package_id(&self, character: CharacterId) -> Option<PackageId> {
+        Some(self.characters.get(character.0)?.package)
+    }
+
+    /// Member `member`'s character.
+    pub fn character_of(&self, member: MemberId) -> Option<CharacterId> {
+        Some(CharacterId(
+            self.members.get(member.0 as usize)?.as_ref()?.character,
+        ))
+    }
+
+    /// Member `member`'s program at `alpha` between the last two ticks (as the frame presents
+    /// it: for a hero's IK, or a CPU reference); `None` for an unknown member or one without a
+    /// program.
+    pub fn presented_program(&mut self, member: MemberId, alpha: f32) -> Option<&Program> {
+        let m = self.members.get(member.0 as usize)?.as_ref()?;
+        let clips = &self.characters[m.character].source.clips;
+        self.store
+            .present_program(member.0, alpha, clips, &mut self.presented)
+            .then_some(&self.presented)
+    }
+
+    /// The retained instances the frames present (throng-cpu-ref `retained`): for a CPU
+    /// reference (`CpuRuntime::present`) of the same frames.
+    pub fn instances(&self) -> &Instances {
+        &self.store
+    }
+
+    /// A digest of control's last tick: per character every member's program, root motion and
+    /// placement, and the events, in member order (what must not depend on frames presented).
+    pub fn control_digest(&self) -> u64 {
+        let mut d = throng_control::digest::Digest::default();
+        for c in &self.characters {
+            let Some((_, crowd)) = &c.control else {
+                continue;
+            };
+            for (k, (s, motion)) in crowd.instances.iter().zip(&crowd.motion).enumerate() {
+                d.u64(u64::from(s.id));
+                let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
+                d.program(ops, weights);
+                d.motion(*motion);
+                if let Some(p) = self.members.get(s.id as usize).and_then(|m| m.as_ref()) {
+                    d.motion((p.placement.translation, p.placement.rotation));
+                }
+            }
+            crowd.events().for_each(|e| d.event(e));
+        }
+        d.finish()
+    }
+
+    /// How long the last tick's control and hand-off took.
+    pub fn tick_times(&self) -> TickTimes {
+        self.tick_times
     }
 
     /// The GPU runtime: its last frame's buffers ([`Runtime::skinned_pages`],
@@ -347,14 +903,84 @@ impl Animator {
     pub fn runtime_mut(&mut self) -> &mut Runtime {
         &mut self.runtime
     }
+}
 
-    /// The controller: the package it drives (with the tree's masks), the tree, the tick rate.
-    pub fn controller(&self) -> &Controller {
-        &self.controller
+/// A fixed-rate tick clock for a render loop (Fiedler, "Fix Your Timestep!",
+/// https://gafferongames.com/post/fix_your_timestep/): advance it by each frame's time; it says
+/// how many ticks are due, and where between the last two ticks the frame then falls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TickClock {
+    period: f64,
+    pending: f64,
+}
+
+impl Default for TickClock {
+    /// 30 ticks per second, as [`AnimatorOptions::default`].
+    fn default() -> Self {
+        TickClock::new(30.0)
+    }
+}
+
+impl TickClock {
+    /// A clock of `hz` ticks per second (at least one tick a day).
+    pub fn new(hz: f64) -> TickClock {
+        TickClock {
+            period: 1.0 / hz.clamp(1.0 / 86_400.0, 1e6),
+            pending: 0.0,
+        }
     }
 
-    /// Member `member`'s current program (for a CPU reference or a hero).
-    pub fn program(&self, member: usize) -> Option<&Program> {
-        self.programs.get(member)
+    /// Adds `dt` seconds (negative and non-finite ones count as 0): the ticks due now (run
+    /// [`Animator::tick`] that many times), and the frame's `alpha` for [`Animator::present`].
+    pub fn advance(&mut self, dt: f64) -> (u32, f32) {
+        if dt.is_finite() && dt > 0.0 {
+            self.pending += dt;
+        }
+        let ticks = (self.pending / self.period).floor();
+        self.pending -= ticks * self.period;
+        (
+            ticks as u32,
+            (self.pending / self.period).clamp(0.0, 1.0) as f32,
+        )
     }
+}
+
+/// The program capacity of `tree` over skeleton `skeleton` of `package` (for
+/// [`Animator::new`]): what every program control compiles from it fits.
+pub fn tree_limits(
+    package: &Package,
+    skeleton: u32,
+    (text, file): (&str, &str),
+) -> Result<ProgramLimits, AnimatorError> {
+    let tree = throng_control::tree::load(text, file, package, skeleton)?;
+    let skin = package.skins.iter().any(|s| s.skeleton == skeleton);
+    Ok(throng_control::program::limits(&tree, skin))
+}
+
+/// The checked assets of `c`'s kind.
+fn assets_of(c: &Character) -> Result<BatchAssets<'_>, AnimatorError> {
+    let batch = Batch {
+        package: c.package,
+        skeleton: c.kind.skeleton,
+        skin: c.kind.skin,
+        instances: &[],
+    };
+    Ok(batch_assets(0, &batch, |_| Some(&c.source)).map_err(GpuError::Frame)?)
+}
+
+/// `p` moved by root motion `(t, q)` (in its component frame at the tick's start):
+/// `p · delta`, a similarity still.
+fn compose(p: &Placement, t: Vec3, q: Quat) -> Placement {
+    Placement {
+        translation: p.translation + p.rotation * (t * p.scale),
+        scale: p.scale,
+        rotation: (p.rotation * q).normalize(),
+    }
+}
+
+/// Whether a member `height` pixels tall is under the far tier's `limit` (with 20 % hysteresis:
+/// one already there leaves it above `1.2 limit`).
+fn below(was: bool, height: f32, limit: f32) -> bool {
+    let limit = if was { limit * 1.2 } else { limit };
+    height < limit
 }

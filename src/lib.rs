@@ -55,7 +55,10 @@ mod animator;
 
 pub mod sketch;
 
-pub use animator::{Animator, AnimatorError, AnimatorOptions, View};
+pub use animator::{
+    tree_limits, Animator, AnimatorError, AnimatorOptions, CharacterId, MemberId, TickClock,
+    TickTimes, UpdateRate, View,
+};
 pub use throng_control as control;
 pub use throng_cook as cook;
 pub use throng_cpu_ref as cpu_ref;

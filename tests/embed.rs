@@ -1,18 +1,19 @@
-//! Throng in a caller's renderer: the Animator on a caller's device matches the CPU reference,
-//! its frame path never waits for the GPU and allocates nothing that grows with the crowd, and a
-//! device without Throng's limits is refused. (The windowed example: tests/windows.rs.)
+//! Throng in a caller's renderer: the Animator on a caller's device matches the CPU reference
+//! presenting the same retained instances, a rendered frame never touches control, its frame
+//! path never waits for the GPU and allocates nothing that grows with the crowd, and a device
+//! without Throng's limits is refused. (The windowed example: tests/windows.rs.)
 
 use glam::Affine3A;
 use throng::control::instance::InputError;
 use throng::control::tree::Value;
-use throng::cpu_ref::{Batch, CpuRuntime, Evaluator, Instance, Outputs, Pose};
+use throng::cpu_ref::{CpuRuntime, Evaluator, Outputs};
 use throng::fixtures::alloc::{allocations, Counting};
 use throng::fixtures::Formation;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::parity::{self, BatchCase, ParityRun, Path as ParityPath};
 use throng::gpu::raster::{read_texture, Scene, COLOR_FORMAT, DEPTH_FORMAT};
 use throng::gpu::{wgpu, GpuContext, GpuError, PackageId};
-use throng::{Animator, AnimatorError, AnimatorOptions, View};
+use throng::{Animator, AnimatorError, AnimatorOptions, MemberId, View};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -23,32 +24,21 @@ fn animator(ctx: &GpuContext, n: usize) -> (Animator, Formation) {
     let grid = Formation::new(&mut package, 0, n).unwrap();
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
     let options = AnimatorOptions::default();
-    let mut animator = Animator::new(ctx, package, 0, tree, &grid.placements(), options).unwrap();
-    let speed_input = animator.controller().tree.input("speed").unwrap();
+    let mut animator = Animator::crowd(ctx, package, 0, tree, &grid.placements(), options).unwrap();
+    let character = throng::CharacterId(0);
+    let speed_input = (animator.controller(character).unwrap().tree)
+        .input("speed")
+        .unwrap();
     for member in 0..n {
         let speed = [0.0, 0.8, 1.4, 3.0][member % 4];
-        animator
-            .set_input_at(member, speed_input, Value::Float(speed))
-            .unwrap();
+        (animator.set_input_at(MemberId(member as u32), speed_input, Value::Float(speed))).unwrap();
     }
     (animator, grid)
 }
 
-/// The CPU reference's frame of the animator's current programs and placements.
-fn reference(animator: &Animator, cpu: &mut CpuRuntime, id: throng::cpu_ref::PackageId) {
-    let instances: Vec<Instance> = (0..animator.len())
-        .map(|i| Instance {
-            pose: Pose::Lod(animator.program(i).unwrap(), animator.levels()[i]),
-            placement: animator.placements()[i],
-        })
-        .collect();
-    let batch = [Batch {
-        package: id,
-        skeleton: 0,
-        skin: Some(0),
-        instances: &instances,
-    }];
-    cpu.frame(&batch).unwrap();
+/// Every member's skeleton LOD level.
+fn levels(animator: &Animator) -> Vec<u8> {
+    animator.members().map(|m| animator.level(m)).collect()
 }
 
 #[test]
@@ -66,17 +56,23 @@ fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ti
         height,
     };
     animator.set_view(Some(view));
-    let limits = animator.runtime().capacities().program_limits();
+    let limits = *animator.instances().limits();
     let mut cpu = CpuRuntime::new(limits, Outputs::default(), 1);
-    let id = cpu.add_package(&animator.controller().package);
-    let start = animator.placements().to_vec();
+    let character = throng::CharacterId(0);
+    cpu.add_package(animator.package(character).unwrap());
+    let placements =
+        |a: &Animator| -> Vec<Affine3A> { a.members().filter_map(|m| a.placement(m)).collect() };
+    let start = placements(&animator);
+    // Ticks at 30 Hz, frames at 60: the CPU presents the same retained instances each frame.
     for _ in 0..20 {
         animator.tick().unwrap();
-        animator.pose().unwrap();
-        reference(&animator, &mut cpu, id);
+        for alpha in [0.5, 1.0] {
+            animator.present(alpha).unwrap();
+            cpu.present(animator.instances(), alpha, false).unwrap();
+        }
     }
     let mut histogram = [0; 3];
-    for &level in animator.levels() {
+    for level in levels(&animator) {
         histogram[level as usize] += 1;
     }
     eprintln!("members per level: {histogram:?}");
@@ -84,13 +80,13 @@ fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ti
         histogram[0] < 24,
         "some member is posed at a coarser level: {histogram:?}"
     );
-    let moved = (start.iter().zip(animator.placements()))
+    let moved = (start.iter().zip(placements(&animator)))
         .filter(|(a, b)| a.translation.distance(b.translation) > 0.2)
         .count();
     assert!(moved >= 12, "{moved} of 24 members walked off their spot");
     animator.runtime_mut().finish().unwrap();
     let gpu = animator.runtime().readback().unwrap().remove(0);
-    let package = &animator.controller().package;
+    let package = animator.package(character).unwrap();
     let joints = package.skeletons[0].joint_count();
     let vertices: usize = package.meshes.iter().map(|m| m.positions.len()).sum();
     eprintln!(
@@ -116,7 +112,7 @@ fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ti
             skin: Some(0),
             extent: parity::component_extent(&package.skeletons[0]),
             heroes: vec![false; animator.len()],
-            levels: animator.levels().to_vec(),
+            levels: levels(&animator),
             level_vertices: (animator.runtime().package(PackageId(0)).unwrap().skins[0].tiers)
                 .iter()
                 .skip(1)
@@ -141,10 +137,38 @@ fn an_animator_frame_matches_the_cpu_reference_at_every_level_of_detail_after_ti
     assert!(skinned.is_some(), "skinned vertices were compared");
 }
 
-/// One embedded frame: tick, pose, prepare and a render pass into `view`, submitted.
+#[test]
+fn frames_presented_between_ticks_never_change_what_control_computes() {
+    let Some(ctx) = GpuContext::for_tests() else {
+        return;
+    };
+    let (mut quiet, _) = animator(&ctx, 12);
+    let (mut busy, _) = animator(&ctx, 12);
+    for tick in 0..30 {
+        for a in [&mut quiet, &mut busy] {
+            for m in 0..12u32 {
+                let speed = ((m as usize * 7 + tick) % 50) as f64 / 10.0;
+                (a.set_input(MemberId(m), "speed", Value::Float(speed))).unwrap();
+            }
+            a.tick().unwrap();
+        }
+        // One animator renders three frames between ticks, the other none.
+        for alpha in [0.25, 0.5, 1.0] {
+            busy.present(alpha).unwrap();
+        }
+        assert_eq!(
+            quiet.control_digest(),
+            busy.control_digest(),
+            "tick {tick}: presenting frames changed control"
+        );
+    }
+    busy.runtime_mut().finish().unwrap();
+}
+
+/// One embedded frame: tick, present, prepare and a render pass into `view`, submitted.
 fn frame(animator: &mut Animator, crowd: &mut CrowdPass, scene: &Scene, target: &Targets) {
     animator.tick().unwrap();
-    animator.pose().unwrap();
+    animator.present(1.0).unwrap();
     crowd
         .prepare(animator.runtime(), scene, target.size)
         .unwrap();
@@ -258,20 +282,14 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
         "{refused}"
     );
     let (mut animator, _) = animator(&ctx, 2);
-    let no_member = animator.set_input(5, "speed", Value::Float(1.0));
-    assert!(matches!(
-        no_member,
-        Err(AnimatorError::NoMember {
-            member: 5,
-            members: 2
-        })
-    ));
-    let no_input = animator.set_input(1, "jump", Value::Bool(true));
+    let no_member = animator.set_input(MemberId(5), "speed", Value::Float(1.0));
+    assert!(matches!(no_member, Err(AnimatorError::NoMember(5))));
+    let no_input = animator.set_input(MemberId(1), "jump", Value::Bool(true));
     assert!(matches!(
         no_input,
         Err(AnimatorError::Input { member: 1, .. })
     ));
-    let no_index = animator.set_input_at(1, 9, Value::Float(1.0));
+    let no_index = animator.set_input_at(MemberId(1), 9, Value::Float(1.0));
     assert!(matches!(
         no_index,
         Err(AnimatorError::Input {
@@ -282,7 +300,7 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
     let package = throng::builtin_character().unwrap();
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
     let options = AnimatorOptions::default();
-    let no_skeleton = Animator::new(&ctx, package, 3, tree, &[], options);
+    let no_skeleton = Animator::crowd(&ctx, package, 3, tree, &[], options);
     assert!(matches!(no_skeleton, Err(AnimatorError::NoSkeleton(3))));
 }
 
@@ -299,10 +317,13 @@ fn a_member_the_view_culls_is_neither_skinned_nor_drawn_yet_its_sockets_advance_
     );
     let tree = (source.as_str(), "crowd.toml");
     let options = AnimatorOptions::default();
-    let mut animator = Animator::new(&ctx, package, 0, tree, &grid.placements(), options).unwrap();
+    let mut animator =
+        Animator::crowd(&ctx, package, 0, tree, &grid.placements(), options).unwrap();
     for member in 0..2 {
         let speed = Value::Float(1.4);
-        animator.set_input(member, "speed", speed).unwrap();
+        animator
+            .set_input(MemberId(member), "speed", speed)
+            .unwrap();
     }
     let (width, height) = (320, 200);
     let framing = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
@@ -314,30 +335,36 @@ fn a_member_the_view_culls_is_neither_skinned_nor_drawn_yet_its_sockets_advance_
     }));
     // Member 1 far behind the eye: outside the frustum whatever it does.
     let behind = camera.eye + 50.0 * (camera.eye - camera.target);
-    animator.placements_mut()[1] = Affine3A::from_translation(behind);
-    let socket = (animator.controller().tree.sockets.iter())
+    (animator.set_placement(MemberId(1), &Affine3A::from_translation(behind))).unwrap();
+    let controller = animator.controller(throng::CharacterId(0)).unwrap();
+    let socket = (controller.tree.sockets.iter())
         .position(|s| s.name == "hand")
         .expect("the socket is declared");
-    let package = animator.controller().package.clone();
+    let declared = controller.tree.sockets[socket].clone();
+    let package = controller.package.clone();
     let extent = parity::component_extent(&package.skeletons[0]);
     let palette = package.skins.iter().map(|s| s.joints.len()).sum();
     let limits = animator.runtime().capacities().program_limits();
     let mut full = Evaluator::new(limits, package.skeletons[0].joint_count(), palette);
     let (mut moved, mut worst) = (0.0f32, 0.0f32);
-    let mut last = animator.sockets(1)[socket];
+    let mut last = animator.sockets(MemberId(1))[socket];
     for _ in 0..10 {
         animator.tick().unwrap();
-        animator.pose().unwrap();
+        animator.present(1.0).unwrap();
         animator.runtime_mut().finish().unwrap();
         let seen = animator.runtime().visibility();
         assert_eq!((seen.visible, seen.skinned), (1, 1), "member 1 is culled");
-        let now = animator.sockets(1)[socket];
+        let now = animator.sockets(MemberId(1))[socket];
         moved = moved.max(now.translation.distance(last.translation));
         last = now;
         // The full-pose CPU reference of member 1's program is the socket's oracle.
         let assets = package.assets(0).unwrap();
-        full.run(animator.program(1).unwrap(), &assets).unwrap();
-        let declared = &animator.controller().tree.sockets[socket];
+        // The last tick's program: the frame at alpha 1.
+        let program = animator
+            .presented_program(MemberId(1), 1.0)
+            .unwrap()
+            .clone();
+        full.run(&program, &assets).unwrap();
         let want =
             full.component()[declared.joint as usize] * Affine3A::from_translation(declared.offset);
         let error = now.translation.distance(want.translation);
@@ -385,20 +412,14 @@ fn a_tree_needing_more_registers_than_the_gpu_has_is_refused_when_the_animator_i
         let mut package = throng::builtin_character().unwrap();
         let grid = Formation::new(&mut package, 0, 1).unwrap();
         let options = AnimatorOptions::default();
-        Animator::new(
-            &ctx,
-            package,
-            0,
-            (source, "t.toml"),
-            &grid.placements(),
-            options,
-        )
+        let tree = (source, "t.toml");
+        Animator::crowd(&ctx, package, 0, tree, &grid.placements(), options)
     };
     let mut fits = make(&one_d).expect("a 1-D additive layer fits the 8 registers");
     for speed in [0.5, 1.5] {
-        fits.set_input(0, "speed", Value::Float(speed)).unwrap();
+        (fits.set_input(MemberId(0), "speed", Value::Float(speed))).unwrap();
         fits.tick().unwrap();
-        fits.pose().unwrap();
+        fits.present(1.0).unwrap();
     }
     fits.runtime_mut().finish().unwrap();
     let refused = make(&two_d)

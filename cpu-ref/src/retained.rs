@@ -22,7 +22,9 @@ use thiserror::Error;
 use crate::frame::{BatchAssets, PackageId};
 use crate::present::{present_linear, present_time, Placement};
 use crate::program::op;
-use crate::values::{map_values, same_static, set_values, value_count, write_values, ValueKind};
+use crate::values::{
+    map_values, same_static_ops, set_values, value_count, write_values, ValueKind,
+};
 use crate::{Clip, Program, ProgramError, ProgramLimits};
 
 /// A retained instance: its frame slot, stable while it lives.
@@ -165,7 +167,13 @@ pub struct Instances {
     shown: u64,
     /// Slots whose static part changed since the last commit (moved to `changed` by it).
     changing: Vec<u32>,
+    /// Scratch of [`Instances::set_program_parts`].
+    scratch: Program,
 }
+
+/// Most values one program may have (a program's values are its times and weights, so at most
+/// `max_ops + max_weights` of [`ProgramLimits`]).
+pub const MAX_VALUES: usize = 128;
 
 const NO_OWNER: u32 = u32::MAX;
 
@@ -186,6 +194,7 @@ impl Instances {
             changed: Vec::new(),
             shown: 0,
             changing: Vec::new(),
+            scratch: Program::default(),
         }
     }
 
@@ -235,6 +244,26 @@ impl Instances {
             (None, Show::Posed) if view.level > 0 => crate::Pose::Lod(program, view.level),
             (None, Show::Posed) => crate::Pose::Program(program),
         }
+    }
+
+    /// Whether the instance's program (set for the next tick, or committed) names an
+    /// inertialization history slot: it must show at skeleton LOD 0.
+    pub fn history(&self, id: InstanceId) -> bool {
+        self.slot(id).is_ok_and(|s| s.history.is_some())
+    }
+
+    /// Whether the instance's committed program captures inertialization history: a frame must
+    /// pose it (a later one reads what it writes).
+    pub fn captures(&self, id: InstanceId) -> bool {
+        self.slot(id)
+            .ok()
+            .and_then(|s| s.program.as_ref())
+            .is_some_and(|p| p.ops.iter().any(|o| o.code == op::CAPTURE))
+    }
+
+    /// The instance's skeleton LOD level (0 for an unknown one).
+    pub fn level(&self, id: InstanceId) -> u8 {
+        self.slot(id).map_or(0, |s| s.level)
     }
 
     /// The instance's kind.
@@ -328,15 +357,63 @@ impl Instances {
         offset
     }
 
-    /// Sets the instance's program for the next tick, checked against `assets` (its kind's):
-    /// validated as a frame validates it, its history slot its own. Returns whether its static
-    /// part changed (its values alone changing is the common case: only they are stored).
+    /// Sets the instance's program for the next tick, checked against `assets` (its kind's).
+    /// Returns whether its static part changed: when it did not (its values alone changing is
+    /// the common case), only its values are checked and stored; when it did, the program is
+    /// validated as a frame validates it, its history slot its own.
     pub fn set_program(
         &mut self,
         id: InstanceId,
         program: &Program,
         assets: &BatchAssets,
     ) -> Result<bool, RetainedError> {
+        self.set_program_parts(id, &program.ops, &program.weights, assets)
+    }
+
+    /// [`Instances::set_program`] of a program given as its ops and weight pool (as control's
+    /// program buffer holds it), without building one.
+    pub fn set_program_parts(
+        &mut self,
+        id: InstanceId,
+        ops: &[crate::PoseOp],
+        weights: &[f32],
+        assets: &BatchAssets,
+    ) -> Result<bool, RetainedError> {
+        let slot = self.slot(id)?;
+        let current = match slot.pending {
+            Some(p) => Some(&self.pending[p].program),
+            None => slot.program.as_ref(),
+        };
+        if current.is_some_and(|c| same_static_ops(&c.ops, c.weights.len(), ops, weights.len())) {
+            let mut values = [0.0f32; MAX_VALUES];
+            let n = write_values(ops, weights, &mut values);
+            if n == values.len() {
+                return Err(RetainedError::Bad {
+                    instance: id.0,
+                    what: format!("its program has more than {MAX_VALUES} values"),
+                });
+            }
+            self.set_values(id, &values[..n])?;
+            return Ok(false);
+        }
+        let program = &mut self.scratch;
+        program.ops.clear();
+        program.ops.extend_from_slice(ops);
+        program.weights.clear();
+        program.weights.extend_from_slice(weights);
+        let program = std::mem::take(&mut self.scratch);
+        let changed = self.set_new_program(id, &program, assets);
+        self.scratch = program;
+        changed.map(|()| true)
+    }
+
+    /// A program whose static part differs from the instance's: validated, then pending.
+    fn set_new_program(
+        &mut self,
+        id: InstanceId,
+        program: &Program,
+        assets: &BatchAssets,
+    ) -> Result<(), RetainedError> {
         let slot = self.slot(id)?;
         let bad = |what: String| RetainedError::Bad {
             instance: id.0,
@@ -370,28 +447,7 @@ impl Instances {
                 )));
             }
         }
-        let current = match slot.pending {
-            Some(p) => Some(&self.pending[p].program),
-            None => slot.program.as_ref(),
-        };
         let next = ((self.tick + 1) % 3) as usize;
-        if current.is_some_and(|c| same_static(c, program)) {
-            let (offset, count) = match slot.pending {
-                Some(p) => (self.pending[p].offset, self.pending[p].count),
-                None => (slot.offset, slot.count),
-            };
-            let out = &mut self.values[next][offset as usize..(offset + count) as usize];
-            write_values(&program.ops, &program.weights, out);
-            let s = &mut self.slots[id.0 as usize];
-            s.values_set = self.tick + 1;
-            if let Some(p) = s.pending {
-                set_values(
-                    &mut self.pending[p].program,
-                    &self.values[next][offset as usize..(offset + count) as usize],
-                );
-            }
-            return Ok(false);
-        }
         // A new static part: new arena room when the value count changes.
         let count = value_count(&program.ops) as u32;
         let (old_offset, old_count, old_pending, old_history) =
@@ -436,7 +492,7 @@ impl Instances {
         s.values_set = self.tick + 1;
         rules(&program.ops, &mut s.rules);
         self.changing.push(id.0);
-        Ok(true)
+        Ok(())
     }
 
     /// Sets the instance's program values for the next tick (`crate::values` order; as many
@@ -490,6 +546,26 @@ impl Instances {
                    a translation, finite)"
                 .into(),
         })?;
+        self.set_similarity(id, p, jump)
+    }
+
+    /// [`Instances::set_placement`] of a similarity (finite, scale > 0, unit rotation).
+    pub fn set_similarity(
+        &mut self,
+        id: InstanceId,
+        p: Placement,
+        jump: bool,
+    ) -> Result<(), RetainedError> {
+        if !(p.translation.is_finite()
+            && p.rotation.is_finite()
+            && p.scale > 0.0
+            && p.scale.is_finite())
+        {
+            return Err(RetainedError::Bad {
+                instance: id.0,
+                what: "its placement is not finite, or its scale not positive".into(),
+            });
+        }
         let tick = self.tick + 1;
         let slot = self.slot_mut(id)?;
         slot.placement_set = tick;

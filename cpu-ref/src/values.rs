@@ -146,9 +146,14 @@ pub fn map_values(program: &mut Program, mut f: impl FnMut(usize, usize, ValueKi
 /// weights as [`write_values`] lists them). Blend weights are compared by pool position, so
 /// programs whose blends read the same ranges of their pools qualify.
 pub fn same_static(a: &Program, b: &Program) -> bool {
-    a.ops.len() == b.ops.len()
-        && a.weights.len() == b.weights.len()
-        && a.ops.iter().zip(&b.ops).all(|(x, y)| {
+    same_static_ops(&a.ops, a.weights.len(), &b.ops, b.weights.len())
+}
+
+/// [`same_static`] of programs given as ops and weight pool lengths.
+pub fn same_static_ops(a: &[PoseOp], a_weights: usize, b: &[PoseOp], b_weights: usize) -> bool {
+    a.len() == b.len()
+        && a_weights == b_weights
+        && a.iter().zip(b).all(|(x, y)| {
             let (mut x, mut y) = (*x, *y);
             for o in [&mut x, &mut y] {
                 match o.code {

@@ -17,7 +17,7 @@ use throng::fixtures::Formation;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 use throng::gpu::raster::{read_texture, Camera, Scene, BACKGROUND, DEPTH_FORMAT};
 use throng::gpu::{wgpu, GpuContext, Mapping, RuntimeOptions, Specialise, StageTimes, Visibility};
-use throng::{Animator, AnimatorOptions, View};
+use throng::{Animator, AnimatorOptions, TickClock, View};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
@@ -30,6 +30,8 @@ use super::CliError;
 const MAX_INSTANCES: u32 = 20_000;
 /// Seconds per tick, as the demo's.
 const TICK: f64 = 1.0 / 30.0;
+/// Frames rendered per second of crowd time (twice the tick rate).
+const FRAME_HZ: f64 = 60.0;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -220,6 +222,9 @@ struct Panel {
     dispatches: (usize, usize),
     ticks: u64,
     tick_ms: f64,
+    /// The 30 Hz tick clock and where the last frame fell between ticks.
+    clock: TickClock,
+    alpha: f32,
     frame_ms: f64,
     times: StageTimes,
     visibility: Visibility,
@@ -315,6 +320,8 @@ impl Viewer {
             },
             panel: Panel {
                 playing: true,
+                clock: TickClock::new(1.0 / TICK),
+                alpha: 1.0,
                 lod: true,
                 tint: args.lod_tint,
                 instances,
@@ -386,7 +393,15 @@ impl Viewer {
             self.built = asked;
         }
         let p = &mut self.panel;
-        if p.playing || std::mem::take(&mut p.step) {
+        // Control ticks at 30 Hz and the window renders at 60 (a fixed frame time, so
+        // `--frames` runs are repeatable); a single step is one tick, shown at its end.
+        let (ticks, alpha) = match (p.playing, std::mem::take(&mut p.step)) {
+            (true, _) => p.clock.advance(1.0 / FRAME_HZ),
+            (false, true) => (1, 1.0),
+            (false, false) => (0, p.alpha),
+        };
+        p.alpha = alpha;
+        for _ in 0..ticks {
             let tick = Instant::now();
             self.animator
                 .tick()
@@ -402,12 +417,15 @@ impl Viewer {
             width,
             height,
         }));
-        let report = (self.animator.pose()).map_err(|e| CliError::Control(e.to_string()))?;
+        let report =
+            (self.animator.present(p.alpha)).map_err(|e| CliError::Control(e.to_string()))?;
         p.dispatches = (report.specialised_dispatches, report.interpreter_dispatches);
         p.times = self.animator.runtime_mut().finish()?;
         p.visibility = self.animator.runtime().visibility();
         let tiers: Vec<u8> = match p.tint {
-            true => self.animator.levels().iter().map(|l| l + 1).collect(),
+            true => (0..self.animator.runtime().capacities().instances)
+                .map(|m| self.animator.level(throng::MemberId(m)) + 1)
+                .collect(),
             false => Vec::new(),
         };
         self.crowd.set_tiers(&tiers);
@@ -560,18 +578,21 @@ fn crowd_scene(
     let grid = Formation::new(&mut package, 0, n).map_err(|e| CliError::Usage(e.to_string()))?;
     let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
     let options = AnimatorOptions {
+        capacity: n as u32,
         lod,
         runtime: mode.runtime(),
         ..AnimatorOptions::default()
     };
     let control = |e: throng::AnimatorError| CliError::Control(e.to_string());
-    let placements = grid.placements();
-    let mut animator =
-        Animator::new(gpu, package, 0, tree, &placements, options).map_err(control)?;
-    for member in 0..n {
-        let speed = [0.0, 0.8, 1.4, 1.4, 2.4, 3.5][member % 6];
+    let limits = throng::tree_limits(&package, 0, tree).map_err(control)?;
+    let mut animator = Animator::new(gpu, &[&package], limits, options).map_err(control)?;
+    let character = (animator.add_character(package, 0, Some(tree))).map_err(control)?;
+    for (k, placement) in grid.placements().iter().enumerate() {
+        let member = animator.spawn(character, placement).map_err(control)?;
+        let speed = [0.0, 0.8, 1.4, 1.4, 2.4, 3.5][k % 6];
         (animator.set_input(member, "speed", Value::Float(speed))).map_err(control)?;
     }
+    animator.tick().map_err(control)?;
     let aspect = config.width as f32 / config.height.max(1) as f32;
     let scene = Scene::framing(&grid.bounds(), aspect, grid.spacing);
     Ok((animator, scene))
