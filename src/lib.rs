@@ -1,7 +1,8 @@
 //! Throng: crowd animation on the GPU with a scalar CPU reference as its oracle.
 //!
 //! This facade re-exports the workspace crates and adds what a renderer embedding Throng needs:
-//! an [`Animator`] (control ticked on the CPU, posing and skinning on the caller's wgpu device)
+//! an [`Animator`] (control ticked on the CPU at a fixed rate, frames posed and skinned on the
+//! caller's wgpu device at any rate between ticks)
 //! to draw with [`gpu::draw::CrowdPass`] in the caller's own pass (docs/embedding.md). The
 //! `throng` binary is a thin command-line tool over them (`throng --help`).
 //!
@@ -9,6 +10,7 @@
 //! use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
 //! use throng::gpu::{raster::Scene, wgpu, GpuContext};
 //! use throng::{control::tree::Value, fixtures::Formation, Animator, AnimatorOptions};
+//! use throng::{MemberId, TickClock};
 //!
 //! /// The renderer's device and queue, its colour and depth views of `width` × `height`.
 //! fn crowd_in_my_renderer(
@@ -22,15 +24,21 @@
 //! let mut package = throng::builtin_character()?;
 //! let grid = Formation::new(&mut package, 0, 1000)?;
 //! let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
-//! let mut animator = Animator::new(&ctx, package, 0, tree, &grid.placements(), AnimatorOptions::default())?;
+//! let mut animator =
+//!     Animator::crowd(&ctx, package, 0, tree, &grid.placements(), AnimatorOptions::default())?;
+//! let mut clock = TickClock::new(30.0);
 //! let target = Target { color: wgpu::TextureFormat::Bgra8UnormSrgb, depth: wgpu::TextureFormat::Depth32Float, samples: 1 };
 //! let mut crowd = CrowdPass::new(&ctx, target)?;
 //! let scene = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
 //!
-//! // Every frame: gameplay inputs, tick, pose, then the renderer's pass.
-//! animator.set_input(0, "speed", Value::Float(1.4))?;
-//! animator.tick()?;
-//! animator.pose()?;
+//! // Every frame: the 30 Hz ticks due (gameplay inputs first), the frame between the last two
+//! // ticks, then the renderer's pass.
+//! let (ticks, alpha) = clock.advance(1.0 / 60.0);
+//! for _ in 0..ticks {
+//!     animator.set_input(MemberId(0), "speed", Value::Float(1.4))?;
+//!     animator.tick()?;
+//! }
+//! animator.present(alpha)?;
 //! crowd.prepare(animator.runtime(), &scene, (width, height))?;
 //! let mut encoder = ctx.device.create_command_encoder(&Default::default());
 //! let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -51,26 +59,17 @@
 //! }
 //! ```
 
-mod animator;
-
 pub mod sketch;
 
-pub use animator::{
-    tree_limits, Animator, AnimatorError, AnimatorOptions, CharacterId, MemberId, TickClock,
-    TickTimes, UpdateRate, View,
+pub use throng_animator::{
+    builtin_character, tree_limits, Animator, AnimatorError, AnimatorOptions, CharacterId,
+    MemberId, TickClock, TickTimes, UpdateRate, View,
 };
 pub use throng_control as control;
 pub use throng_cook as cook;
 pub use throng_cpu_ref as cpu_ref;
 pub use throng_fixtures as fixtures;
 pub use throng_gpu as gpu;
-
-/// The built-in generated character (throng-fixtures' glTF: 47 joints, idle, walk, run, wave
-/// and breathing clips), cooked with the default profile.
-pub fn builtin_character() -> Result<cpu_ref::Package, cook::CookError> {
-    let imported = cook::import_slice(&fixtures::character_glb(), "generated character")?;
-    Ok(cook::cook(&imported, &cook::Profile::DEFAULT)?.0)
-}
 
 /// The generated character with, instead of its own clips, every CMU clip (`.glb`) in the folder
 /// `mocap` retargeted onto it by `fixtures/retarget/cmu-to-character.toml` (docs/retargeting.md),

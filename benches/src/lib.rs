@@ -19,6 +19,7 @@ pub mod codec;
 pub mod control;
 pub mod cpu;
 pub mod crowd;
+pub mod game;
 pub mod gpu;
 pub mod lod;
 pub mod plot;
@@ -37,6 +38,7 @@ pub use codec::{Codec, CodecRow, Pair};
 pub use control::ControlRow;
 pub use cpu::CpuCrowd;
 pub use crowd::{CrowdRow, FarCost};
+pub use game::GameRow;
 pub use gpu::{GpuCrowd, GpuFrame};
 pub use lod::LodRow;
 pub use report::{CpuTiming, Derived, GpuTiming, MappingPose, Report, Row, Stages};
@@ -235,6 +237,7 @@ pub fn run(
         far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
+        game: Vec::new(),
     })
 }
 

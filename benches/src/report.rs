@@ -9,11 +9,11 @@ use serde::Serialize;
 use throng_gpu::AdapterReport;
 
 use crate::crowd::FarCost;
-use crate::{Codec, ControlRow, CrowdRow, LodRow};
+use crate::{Codec, ControlRow, CrowdRow, GameRow, LodRow};
 use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     /// The GPU adapter measured, `None` when the run had none.
     pub adapter: Option<AdapterReport>,
@@ -38,6 +38,9 @@ pub struct Report {
     /// The control tick per instance beside the pose ([`crate::control::run`]); empty unless
     /// the caller ran it.
     pub control: Vec<ControlRow>,
+    /// The game loop through the embedding API ([`crate::game::run`]); empty unless asked
+    /// (`throng bench --game`).
+    pub game: Vec<GameRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -400,6 +403,7 @@ impl Report {
         s.push_str(&crowd_table(&self.crowd));
         s.push_str(&far_cost_lines(&self.far_cost));
         s.push_str(&control_table(&self.control));
+        s.push_str(&game_table(&self.game));
         s
     }
 
@@ -539,6 +543,44 @@ fn opt(x: Option<f64>) -> String {
 
 fn times(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{}×", num(x)))
+}
+
+/// The game table: the crowd ticked at 30 Hz and presented at 60 through the embedding API.
+fn game_table(rows: &[GameRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\ngame: the crowd tree through throng::Animator, ticked at 30 Hz, frames at 60 Hz (two per tick), culled and at its levels of detail; per instance per rendered frame: the tick's share and the rest of the CPU's work (hand-off and present), ns, bytes uploaded; GPU ms per frame (median); ratios over the CPU reference's one-clip pose of one instance (same run)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<22} {:>7} {:>7} | {:>8} {:>8} {:>7} | {:>8} {:>8} | {:>8} {:>7} {:>7} | {:>8} {:>8}",
+        "subject", "N", "threads", "tick ns", "host ns", "up B", "pose ms", "frame ms", "pose ns",
+        "tick/p", "host/p", "visible", "skinned"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<22} {:>7} {:>7} | {:>8.1} {:>8.1} {:>7.1} | {:>8.2} {:>8.2} | {:>8.0} {:>7.3} {:>7.3} | {:>8} {:>8}",
+            r.subject,
+            r.instances,
+            r.threads,
+            r.tick_ns,
+            r.host_ns,
+            r.upload_bytes,
+            r.gpu_pose_ms,
+            r.gpu_frame_ms,
+            r.cpu_pose_ns,
+            r.tick_over_pose,
+            r.host_over_pose,
+            r.visible,
+            r.skinned
+        );
+    }
+    s
 }
 
 /// The control table: a tick per instance on one thread and on rayon, against the pose.

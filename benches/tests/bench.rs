@@ -300,6 +300,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
         far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
+        game: Vec::new(),
     };
     let table = report.table();
     println!("{table}");
@@ -456,6 +457,7 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         far_cost: Vec::new(),
         lod: Vec::new(),
         control: Vec::new(),
+        game: Vec::new(),
     };
     assert!(report.table().contains("crowd: whole frames with raster"));
     let json = serde_json::to_value(&report).unwrap();
@@ -538,6 +540,7 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
         far_cost: Vec::new(),
         lod: rows,
         control: Vec::new(),
+        game: Vec::new(),
     };
     assert!(report
         .table()
@@ -582,6 +585,7 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         far_cost: Vec::new(),
         lod: Vec::new(),
         control: rows,
+        game: Vec::new(),
     };
     assert!(report
         .table()

@@ -32,8 +32,10 @@ pub fn present_linear(prev: f32, cur: f32, alpha: f32) -> f32 {
 
 /// An instance's placement as the runtimes keep it between ticks: a similarity (rotation,
 /// uniform scale, translation), component space → scene. Root motion composes rigid motions,
-/// so a crowd member's placement stays one.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// so a crowd member's placement stays one. Laid out as the GPU reads it (present.wgsl): the
+/// translation and the scale, then the rotation, 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Placement {
     pub translation: Vec3,
     pub scale: f32,

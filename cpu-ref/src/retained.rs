@@ -23,7 +23,7 @@ use crate::frame::{BatchAssets, PackageId};
 use crate::present::{present_linear, present_time, Placement};
 use crate::program::op;
 use crate::values::{
-    map_values, same_static_ops, set_values, value_count, write_values, ValueKind,
+    map_values, same_static_ops, value_count, write_values, ValueKind,
 };
 use crate::{Clip, Program, ProgramError, ProgramLimits};
 
@@ -66,8 +66,9 @@ pub enum RetainedError {
 }
 
 /// What a value must hold (checked when it is set, as `Program::validate` checks the op).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Rule {
+    #[default]
     /// A clip time: finite.
     Finite,
     /// A blend weight or an elapsed time: finite and >= 0.
@@ -86,9 +87,9 @@ impl Rule {
     }
 }
 
-/// The rule of each value of `ops`, in value order.
-fn rules(ops: &[crate::PoseOp], out: &mut Vec<Rule>) {
-    out.clear();
+/// Writes the rule of each value of `ops`, in value order, into `out` (as long as its values).
+fn rules(ops: &[crate::PoseOp], out: &mut [Rule]) {
+    let mut k = 0;
     for o in ops {
         let (rule, n) = match o.code {
             op::SAMPLE => (Rule::Finite, 1),
@@ -97,12 +98,43 @@ fn rules(ops: &[crate::PoseOp], out: &mut Vec<Rule>) {
             op::INERTIALIZE => (Rule::NonNegative, 1),
             _ => continue,
         };
-        out.extend(std::iter::repeat_n(rule, n));
+        for r in out.iter_mut().skip(k).take(n) {
+            *r = rule;
+        }
+        k += n;
     }
 }
 
 /// No tick: a slot never set.
-const NEVER: u64 = u64::MAX;
+const NEVER: u32 = u32::MAX;
+
+/// What every tick touches of a slot: where the next tick's values go (the pending program's
+/// block, else the committed one's) and the ticks (low 32 bits) its values and placement were
+/// last set for. Kept apart from [`Slot`], so a tick's pass over the crowd reads little.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hot {
+    offset: u32,
+    count: u32,
+    values_set: u32,
+    placement_set: u32,
+    live: bool,
+    /// It has a program (committed or pending) to take values.
+    program: bool,
+}
+
+/// A slot's look word ([`Instances::looks`]): whether a frame shows it at all (live, born,
+/// with a committed program or a hero palette), whether it is a hero, kept or hidden, and its
+/// skeleton LOD level.
+pub mod look {
+    pub const SHOWN: u32 = 1 << 31;
+    pub const HERO: u32 = 1 << 30;
+    pub const KEEP: u32 = 1 << 29;
+    pub const HIDDEN: u32 = 1 << 28;
+    /// It has a committed program (a hero may too).
+    pub const PROGRAM: u32 = 1 << 27;
+    /// The level, in the low byte.
+    pub const LEVEL: u32 = 0xff;
+}
 
 /// One slot.
 #[derive(Clone, Debug, Default)]
@@ -116,8 +148,6 @@ struct Slot {
     program: Option<Program>,
     offset: u32,
     count: u32,
-    /// Rules of its values (committed, or pending when `pending` is set).
-    rules: Vec<Rule>,
     /// A program set for the next tick whose static part differs: its index in
     /// `Instances::pending`.
     pending: Option<usize>,
@@ -128,9 +158,6 @@ struct Slot {
     /// Ticks at which its program's static part last changed and its placement last jumped.
     program_tick: u64,
     placement_tick: u64,
-    /// The ticks its values and placement were last set for.
-    values_set: u64,
-    placement_set: u64,
     /// The history slot its committed or pending program names.
     history: Option<u32>,
 }
@@ -150,11 +177,15 @@ pub struct Instances {
     limits: ProgramLimits,
     capacity: u32,
     slots: Vec<Slot>,
+    hot: Vec<Hot>,
+    looks: Vec<u32>,
     free: Vec<u32>,
     /// Committed ticks.
     tick: u64,
-    /// Value arenas of ticks `t % 3`, and free blocks by value count.
+    /// Value arenas of ticks `t % 3`, the rules of the values of the next tick's layout, and
+    /// free blocks by value count.
     values: [Vec<f32>; 3],
+    rules: Vec<Rule>,
     free_values: Vec<Vec<u32>>,
     /// Placements of ticks `t % 3`, by slot.
     placements: [Vec<Placement>; 3],
@@ -184,9 +215,12 @@ impl Instances {
             limits,
             capacity,
             slots: Vec::new(),
+            hot: Vec::new(),
+            looks: Vec::new(),
             free: Vec::new(),
             tick: 0,
             values: Default::default(),
+            rules: Vec::new(),
             free_values: Vec::new(),
             placements: Default::default(),
             pending: Vec::new(),
@@ -289,6 +323,8 @@ impl Instances {
             }
             None => {
                 self.slots.push(Slot::default());
+                self.hot.push(Hot::default());
+                self.looks.push(0);
                 for ps in &mut self.placements {
                     ps.push(Placement::default());
                 }
@@ -301,10 +337,15 @@ impl Instances {
             born: pending,
             program_tick: pending,
             placement_tick: pending,
-            values_set: NEVER,
-            placement_set: pending,
             ..Slot::default()
         };
+        self.hot[id as usize] = Hot {
+            values_set: NEVER,
+            placement_set: pending as u32,
+            live: true,
+            ..Hot::default()
+        };
+        self.looks[id as usize] = 0;
         self.placements[(pending % 3) as usize][id as usize] = p;
         self.changing.push(id);
         self.shown += 1;
@@ -318,6 +359,8 @@ impl Instances {
         let pending = slot.pending.take();
         let had = slot.program.is_some();
         *slot = Slot::default();
+        self.hot[id.0 as usize] = Hot::default();
+        self.looks[id.0 as usize] = 0;
         if had {
             self.free_block(offset, count);
         }
@@ -354,13 +397,15 @@ impl Instances {
         for v in &mut self.values {
             v.resize(v.len() + count as usize, 0.0);
         }
+        self.rules.resize(self.values[0].len(), Rule::default());
         offset
     }
 
     /// Sets the instance's program for the next tick, checked against `assets` (its kind's).
     /// Returns whether its static part changed: when it did not (its values alone changing is
     /// the common case), only its values are checked and stored; when it did, the program is
-    /// validated as a frame validates it, its history slot its own.
+    /// validated as a frame validates it, its history slot its own, and one that captures or
+    /// inertializes brings the instance to skeleton LOD 0 (history needs every joint).
     pub fn set_program(
         &mut self,
         id: InstanceId,
@@ -431,13 +476,6 @@ impl Instances {
             ));
         }
         let history = program.history_slot();
-        if history.is_some() && slot.level > 0 {
-            return Err(bad(format!(
-                "its program captures or inertializes, which needs every joint, but it shows \
-                 at skeleton LOD {}; give it level 0 first",
-                slot.level
-            )));
-        }
         if let Some(h) = history {
             let owner = self.history[h as usize];
             if owner != NO_OWNER && owner != id.0 {
@@ -489,8 +527,20 @@ impl Instances {
         let s = &mut self.slots[id.0 as usize];
         s.pending = Some(p);
         s.history = history;
-        s.values_set = self.tick + 1;
-        rules(&program.ops, &mut s.rules);
+        // History needs every joint: such a program shows at level 0.
+        if history.is_some() && s.level > 0 {
+            s.level = 0;
+            self.looks[id.0 as usize] &= !look::LEVEL;
+            self.shown += 1;
+        }
+        self.hot[id.0 as usize] = Hot {
+            offset,
+            count,
+            values_set: (self.tick + 1) as u32,
+            program: true,
+            ..self.hot[id.0 as usize]
+        };
+        rules(&program.ops, &mut self.rules[offset as usize..(offset + count) as usize]);
         self.changing.push(id.0);
         Ok(())
     }
@@ -499,36 +549,38 @@ impl Instances {
     /// as its program has, each in its op's range).
     pub fn set_values(&mut self, id: InstanceId, values: &[f32]) -> Result<(), RetainedError> {
         let tick = self.tick + 1;
-        let slot = self.slot(id)?;
-        let (offset, count) = match slot.pending {
-            Some(p) => (self.pending[p].offset, self.pending[p].count),
-            None if slot.program.is_some() => (slot.offset, slot.count),
-            None => {
-                return Err(RetainedError::Bad {
-                    instance: id.0,
-                    what: "it has no program to set values of: set its program first".into(),
-                })
-            }
+        let hot = self
+            .hot
+            .get(id.0 as usize)
+            .filter(|h| h.live)
+            .ok_or(RetainedError::NoInstance(id.0))?;
+        let bad = |what: String| RetainedError::Bad {
+            instance: id.0,
+            what,
         };
-        if values.len() != count as usize {
-            return Err(RetainedError::Bad {
-                instance: id.0,
-                what: format!("{} values given; its program has {count}", values.len()),
-            });
+        if !hot.program {
+            return Err(bad(
+                "it has no program to set values of: set its program first".into(),
+            ));
         }
-        if let Some(k) = (slot.rules.iter().zip(values)).position(|(r, &v)| !r.holds(v)) {
-            return Err(RetainedError::Bad {
-                instance: id.0,
-                what: format!("value {k} is {}, outside its op's range", values[k]),
-            });
+        let (offset, count) = (hot.offset as usize, hot.count as usize);
+        if values.len() != count {
+            return Err(bad(format!(
+                "{} values given; its program has {count}",
+                values.len()
+            )));
         }
-        let pending = slot.pending;
+        let rules = &self.rules[offset..offset + count];
+        if let Some(k) = (rules.iter().zip(values)).position(|(r, &v)| !r.holds(v)) {
+            return Err(bad(format!(
+                "value {k} is {}, outside its op's range",
+                values[k]
+            )));
+        }
         let next = (tick % 3) as usize;
-        self.values[next][offset as usize..(offset + count) as usize].copy_from_slice(values);
-        if let Some(p) = pending {
-            set_values(&mut self.pending[p].program, values);
-        }
-        self.slots[id.0 as usize].values_set = tick;
+        // Only the arena holds values: a program's own are replaced whenever it is presented.
+        self.values[next][offset..offset + count].copy_from_slice(values);
+        self.hot[id.0 as usize].values_set = tick as u32;
         Ok(())
     }
 
@@ -567,10 +619,12 @@ impl Instances {
             });
         }
         let tick = self.tick + 1;
-        let slot = self.slot_mut(id)?;
-        slot.placement_set = tick;
+        let hot = (self.hot.get_mut(id.0 as usize))
+            .filter(|h| h.live)
+            .ok_or(RetainedError::NoInstance(id.0))?;
+        hot.placement_set = tick as u32;
         if jump {
-            slot.placement_tick = tick;
+            self.slots[id.0 as usize].placement_tick = tick;
             self.changing.push(id.0);
         }
         self.placements[(tick % 3) as usize][id.0 as usize] = p;
@@ -605,6 +659,8 @@ impl Instances {
             )));
         }
         self.slots[id.0 as usize].level = level;
+        let l = &mut self.looks[id.0 as usize];
+        *l = (*l & !look::LEVEL) | u32::from(level);
         self.shown += 1;
         Ok(())
     }
@@ -614,6 +670,13 @@ impl Instances {
         let slot = self.slot_mut(id)?;
         if slot.show != show {
             slot.show = show;
+            let l = &mut self.looks[id.0 as usize];
+            *l &= !(look::KEEP | look::HIDDEN);
+            *l |= match show {
+                Show::Posed => 0,
+                Show::Keep => look::KEEP,
+                Show::Hidden => look::HIDDEN,
+            };
             self.shown += 1;
         }
         Ok(())
@@ -663,6 +726,7 @@ impl Instances {
         if was != palette.is_some() {
             self.shown += 1;
         }
+        self.refresh_look(id.0);
         Ok(())
     }
 
@@ -674,15 +738,16 @@ impl Instances {
         let cur = (self.tick % 3) as usize;
         let (from, to) = consecutive(&mut self.values, cur);
         let (pfrom, pto) = consecutive(&mut self.placements, cur);
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            if s.kind.is_none() {
+        let stamp = next as u32;
+        for (i, h) in self.hot.iter().enumerate() {
+            if !h.live {
                 continue;
             }
-            if s.values_set != next && s.pending.is_none() && s.program.is_some() {
-                let r = s.offset as usize..(s.offset + s.count) as usize;
+            if h.values_set != stamp && h.program {
+                let r = h.offset as usize..(h.offset + h.count) as usize;
                 to[r.clone()].copy_from_slice(&from[r]);
             }
-            if s.placement_set != next {
+            if h.placement_set != stamp {
                 pto[i] = pfrom[i];
             }
         }
@@ -715,6 +780,41 @@ impl Instances {
         self.changed.sort_unstable();
         self.changed.dedup();
         self.tick = next;
+        // Born instances and new programs show from this tick.
+        for k in 0..self.changed.len() {
+            self.refresh_look(self.changed[k]);
+        }
+    }
+
+    /// Slot `slot`'s look word from its state.
+    fn refresh_look(&mut self, slot: u32) {
+        let Some(s) = self.slots.get(slot as usize) else {
+            return;
+        };
+        let mut l = u32::from(s.level);
+        if s.kind.is_some() && s.born <= self.tick {
+            if s.program.is_some() {
+                l |= look::PROGRAM;
+            }
+            if s.hero.is_some() {
+                l |= look::HERO;
+            }
+            if l & (look::PROGRAM | look::HERO) != 0 {
+                l |= look::SHOWN;
+            }
+        }
+        l |= match s.show {
+            Show::Posed => 0,
+            Show::Keep => look::KEEP,
+            Show::Hidden => look::HIDDEN,
+        };
+        self.looks[slot as usize] = l;
+    }
+
+    /// Per slot its look word ([`look`]): what a frame shows of it, in one word a runtime
+    /// scans each tick.
+    pub fn looks(&self) -> &[u32] {
+        &self.looks
     }
 
     /// Slots whose static part (program, kind) the last commit changed, ascending.

@@ -154,15 +154,14 @@ pub fn same_static_ops(a: &[PoseOp], a_weights: usize, b: &[PoseOp], b_weights: 
     a.len() == b.len()
         && a_weights == b_weights
         && a.iter().zip(b).all(|(x, y)| {
-            let (mut x, mut y) = (*x, *y);
-            for o in [&mut x, &mut y] {
-                match o.code {
-                    op::SAMPLE | op::INERTIALIZE => o.time = 0.0,
-                    op::OVERRIDE | op::ADDITIVE => o.weight = 0.0,
-                    _ => {}
-                }
-            }
-            bytemuck::bytes_of(&x) == bytemuck::bytes_of(&y)
+            let (x, y): (&[u32; 8], &[u32; 8]) = (bytemuck::cast_ref(x), bytemuck::cast_ref(y));
+            // Words 6 and 7 are the weight and the time: values of some ops.
+            let (weight, time) = match x[0] {
+                op::SAMPLE | op::INERTIALIZE => (true, false),
+                op::OVERRIDE | op::ADDITIVE => (false, true),
+                _ => (true, true),
+            };
+            x[..6] == y[..6] && (!weight || x[6] == y[6]) && (!time || x[7] == y[7])
         })
 }
 

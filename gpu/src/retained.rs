@@ -15,7 +15,7 @@
 //! instance is uploaded between ticks.
 
 use throng_cpu_ref::frame::HIDDEN_LEVEL;
-use throng_cpu_ref::retained::{Instances, Show};
+use throng_cpu_ref::retained::{look, Instances};
 use throng_cpu_ref::Program;
 use throng_shaders::{kind_word, write_record, BinRow, HERO_BIT, KEEP_BIT, NO_KIND, NO_SHAPE};
 
@@ -78,16 +78,19 @@ pub(crate) struct Retained {
     /// Per slot its kind word (kind, level, keep and hero bits, or `NO_KIND`).
     pub slot_kinds: Vec<u32>,
     bins: Vec<Bin>,
-    /// Scratch: the tick's patches, the frame's bin rows, a record.
+    /// The tick's patches (a head per patch, its slot and where its vec4s start and how
+    /// many, then every patch's vec4s), the frame's bin rows, a record.
     patches: Vec<[u32; 4]>,
+    patch_data: Vec<[u32; 4]>,
     pub bin_rows: Vec<BinRow>,
     record: Vec<u32>,
-    /// Scratch: a tick's placements as uploaded (translation, scale, rotation).
-    placements: Vec<[f32; 8]>,
+    /// The frame's batches (runs of consecutive shown slots of one kind) and hero slots, as
+    /// of the last sync.
+    pub batches: Vec<BatchSlots>,
+    pub heroes: Vec<u32>,
     /// What the next upload writes: kind words, values and placements (and the tick before's).
     pub upload_kinds: bool,
     upload_values: Vec<(u64, bool)>,
-    pub patch_count: u32,
 }
 
 impl Retained {
@@ -101,12 +104,13 @@ impl Retained {
             slot_kinds: Vec::new(),
             bins: Vec::new(),
             patches: Vec::new(),
+            patch_data: Vec::new(),
             bin_rows: Vec::new(),
             record: Vec::new(),
-            placements: Vec::new(),
+            batches: Vec::new(),
+            heroes: Vec::new(),
             upload_kinds: false,
             upload_values: Vec::new(),
-            patch_count: 0,
         }
     }
 
@@ -133,8 +137,6 @@ impl Retained {
         let slots = store.slots() as usize;
         self.shapes_of.resize(slots, NO_SHAPE);
         self.kinds_of.resize(slots, NO_KIND);
-        self.patches.clear();
-        self.patch_count = 0;
         if new_tick {
             // A full re-mirror when the runtime never saw the store, else the changed slots.
             let all: Vec<u32>;
@@ -155,8 +157,7 @@ impl Retained {
             }
             self.upload_values.push((tick, false));
         }
-        self.recount(store, kinds);
-        self.upload_kinds = true;
+        self.recount(store, arena, kinds);
         self.synced = Some((tick, shown));
         Ok(())
     }
@@ -204,64 +205,122 @@ impl Retained {
         Ok(())
     }
 
-    /// Queues slot `slot`'s row and record template (zeros without a program).
+    /// Queues slot `slot`'s row and record template (none without a program: its row says it
+    /// has no shape).
     fn patch(&mut self, slot: u32, row: [u32; 4], program: Option<&Program>, kind: u32) {
-        let words = 4 * self.record_vec4s as usize;
+        let vec4s = program.map_or(0, |p| {
+            throng_shaders::Shape::record_words_of(p).div_ceil(4).min(self.record_vec4s)
+        });
         self.record.clear();
-        self.record.resize(words, 0);
+        self.record.resize(4 * vec4s as usize, 0);
         if let Some(program) = program {
             write_record(program, slot, kind_word(kind, 0), &mut self.record);
         }
-        self.patches.push([slot, 0, 0, 0]);
-        self.patches.push(row);
+        let at = self.patch_data.len() as u32;
+        self.patches.push([slot, at, 1 + vec4s, 0]);
+        self.patch_data.push(row);
         let record: &[[u32; 4]] = bytemuck::cast_slice(&self.record);
-        self.patches.extend_from_slice(record);
-        self.patch_count += 1;
+        self.patch_data.extend_from_slice(record);
     }
 
-    /// Every slot's kind word and the bins' counts, from the store's views.
-    fn recount(&mut self, store: &Instances, kinds: &Kinds) {
-        let slots = store.slots() as usize;
-        self.slot_kinds.clear();
+    /// Patches of the tick not uploaded yet.
+    pub fn patch_count(&self) -> u32 {
+        self.patches.len() as u32
+    }
+
+    /// The frame that uploaded and applied the tick's patches was submitted.
+    pub fn patched(&mut self) {
+        self.patches.clear();
+        self.patch_data.clear();
+    }
+
+    /// Every slot's kind word, the bins' counts, the batches and the heroes, from the store's
+    /// look words (one word a slot).
+    fn recount(&mut self, store: &Instances, arena: &Arena, kinds: &Kinds) {
+        let looks = store.looks();
+        let slots = looks.len();
         self.slot_kinds.resize(slots, NO_KIND);
         self.bins.iter_mut().for_each(|b| *b = Bin::default());
-        for slot in 0..slots {
-            let Some(view) = store.view(slot as u32) else {
-                continue;
-            };
+        self.batches.clear();
+        self.heroes.clear();
+        let mut changed = false;
+        for (slot, &l) in looks.iter().enumerate() {
             let kind = self.kinds_of[slot];
-            if kind == NO_KIND || (view.program.is_none() && view.hero.is_none()) {
+            let shown = l & look::SHOWN != 0 && kind != NO_KIND;
+            let word = if shown {
+                let hidden = l & look::HIDDEN != 0;
+                let level = if hidden { HIDDEN_LEVEL } else { (l & look::LEVEL) as u8 };
+                let mut w = kind_word(kind, level);
+                if l & look::KEEP != 0 {
+                    w |= KEEP_BIT;
+                }
+                if l & look::HERO != 0 {
+                    w |= HERO_BIT;
+                }
+                w
+            } else {
+                NO_KIND
+            };
+            changed |= self.slot_kinds[slot] != word;
+            self.slot_kinds[slot] = word;
+            if !shown {
                 continue;
             }
-            let level = if view.show == Show::Hidden {
-                HIDDEN_LEVEL
-            } else {
-                view.level
-            };
-            let mut word = kind_word(kind, level);
-            if view.show == Show::Keep {
-                word |= KEEP_BIT;
+            let hero = l & look::HERO != 0;
+            if hero {
+                self.heroes.push(slot as u32);
             }
-            if view.hero.is_some() {
-                word |= HERO_BIT;
-            }
-            self.slot_kinds[slot] = word;
+            self.extend_batches(slot as u32, kind, hero, arena, kinds);
             let shape = self.shapes_of[slot];
-            let posed = shape != NO_SHAPE && view.hero.is_none() && view.show == Show::Posed;
+            let posed = shape != NO_SHAPE && !hero && l & (look::KEEP | look::HIDDEN) == 0;
             if !posed {
                 continue;
             }
             if self.bins.len() <= shape as usize {
                 self.bins.resize(shape as usize + 1, Bin::default());
             }
-            let row = kinds.rows[kind as usize];
+            let row = &kinds.rows[kind as usize];
             let bin = &mut self.bins[shape as usize];
             bin.count += 1;
             bin.joints = bin.joints.max(row.joint_count);
             bin.max_depth = bin.max_depth.max(row.max_depth);
-            bin.packages |= package_bit(view.kind.package.0);
-            bin.skinned |= view.kind.skin.is_some();
+            if let Some(key) = kinds.key(kind) {
+                bin.packages |= package_bit(key.package);
+                bin.skinned |= key.skin.is_some();
+            }
         }
+        self.upload_kinds |= changed;
+    }
+
+    /// Slot `slot` (shown, of kind `kind`) in the frame's batches: the last one's next slot of
+    /// the same kind extends it, anything else starts one.
+    fn extend_batches(&mut self, slot: u32, kind: u32, hero: bool, arena: &Arena, kinds: &Kinds) {
+        if let Some(b) = self.batches.last_mut() {
+            if b.kind == kind && b.first_slot + b.count == slot {
+                b.count += 1;
+                b.heroes += u32::from(hero);
+                return;
+            }
+        }
+        let Some(key) = kinds.key(kind) else {
+            return;
+        };
+        let Some(package) = arena.packages.get(key.package) else {
+            return;
+        };
+        let skin = key.skin.and_then(|k| package.skins.get(k as usize));
+        self.batches.push(BatchSlots {
+            package: key.package,
+            skeleton: key.skeleton,
+            skin: key.skin,
+            kind,
+            first_slot: slot,
+            count: 1,
+            joints: package.skeleton(key.skeleton).map_or(0, |s| s.joints),
+            palette_len: skin.map_or(0, |s| s.len),
+            vertex_count: skin.map_or(0, |s| s.vertex_count),
+            heroes: u32::from(hero),
+        });
     }
 
     /// The frame's pose dispatches (one per shape with posed instances) and bin table.
@@ -296,48 +355,10 @@ impl Retained {
         }
     }
 
-    /// The frame's batches for readback and drawing: runs of consecutive slots of one kind.
-    pub fn batches(
-        store: &Instances,
-        arena: &Arena,
-        runs: &mut Vec<(throng_cpu_ref::retained::Kind, u32, u32)>,
-        out: &mut Vec<BatchSlots>,
-        kinds_of: &[u32],
-    ) {
-        store.runs(runs);
-        out.clear();
-        for &(kind, first, count) in runs.iter() {
-            let Some(package) = arena.packages.get(kind.package.0) else {
-                continue;
-            };
-            let skin = kind.skin.and_then(|k| package.skins.get(k as usize));
-            let heroes = (first..first + count)
-                .filter(|&s| store.view(s).is_some_and(|v| v.hero.is_some()))
-                .count() as u32;
-            out.push(BatchSlots {
-                package: kind.package.0,
-                skeleton: kind.skeleton,
-                skin: kind.skin,
-                kind: kinds_of.get(first as usize).copied().unwrap_or(0),
-                first_slot: first,
-                count,
-                joints: package.skeleton(kind.skeleton).map_or(0, |s| s.joints),
-                palette_len: skin.map_or(0, |s| s.len),
-                vertex_count: skin.map_or(0, |s| s.vertex_count),
-                heroes,
-            });
-        }
-    }
-
-    /// The per-slot kinds of the last sync.
-    pub fn kinds_of(&self) -> &[u32] {
-        &self.kinds_of
-    }
-
     /// Makes (or grows) the GPU buffers for `slots` slots, `values` arena floats per tick and
     /// `shapes` shapes, keeping what still fits.
     pub fn ensure_buffers(&mut self, ctx: &GpuContext, (slots, values, shapes): (u32, u32, u32)) {
-        let patch_bytes = 16 * self.patches.len() as u64;
+        let patch_bytes = 16 * (self.patches.len() + self.patch_data.len()) as u64;
         let device = &ctx.device;
         let mut grown = false;
         let old = self.buffers.take();
@@ -412,8 +433,8 @@ impl Retained {
         });
     }
 
-    /// Queues this frame's uploads: the tick's patches, values and placements, the kind words;
-    /// returns the bytes.
+    /// Queues this frame's uploads: the tick's patches, values and placements, and the kind
+    /// words when they changed; returns the bytes.
     pub fn upload(
         &mut self,
         queue: &wgpu::Queue,
@@ -431,7 +452,10 @@ impl Retained {
             }
         };
         if !self.patches.is_empty() {
+            // Heads first, data after them: a head's start is relative to the data.
             write(&b.patches, 0, bytemuck::cast_slice(&self.patches));
+            let at = 16 * self.patches.len() as u64;
+            write(&b.patches, at, bytemuck::cast_slice(&self.patch_data));
         }
         for &(tick, before) in &self.upload_values {
             let (values, placements) = if before {
@@ -440,18 +464,10 @@ impl Retained {
                 (store.committed_values(), store.committed_placements())
             };
             let parity = tick % 2;
-            write(
-                &b.values,
-                4 * parity * u64::from(b.value_capacity),
-                bytemuck::cast_slice(values),
-            );
-            self.placements.clear();
-            self.placements.extend(placements.iter().map(|p| {
-                let (t, q) = (p.translation, p.rotation);
-                [t.x, t.y, t.z, p.scale, q.x, q.y, q.z, q.w]
-            }));
+            let at = 4 * parity * u64::from(b.value_capacity);
+            write(&b.values, at, bytemuck::cast_slice(values));
             let at = 32 * parity * u64::from(b.slot_capacity);
-            write(&b.placements, at, bytemuck::cast_slice(&self.placements));
+            write(&b.placements, at, bytemuck::cast_slice(placements));
         }
         self.upload_values.clear();
         if self.upload_kinds {

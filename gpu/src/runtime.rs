@@ -127,6 +127,9 @@ pub struct FrameReport {
     pub hero_bytes: u64,
     /// Everything written to the GPU this frame.
     pub upload_bytes: u64,
+    /// CPU milliseconds of the frame's uploads and recording, and of wgpu's submission.
+    pub record_ms: f64,
+    pub submit_ms: f64,
 }
 
 impl FrameReport {
@@ -256,11 +259,12 @@ pub struct Runtime {
     last: Plan,
     /// The kind of each batch of the frame being built.
     batch_kinds: Vec<u32>,
-    /// The retained instances' GPU mirror ([`Runtime::present`]), the runs of a presented
-    /// frame, and its alpha (`None` for a frame of batches).
+    /// The retained instances' GPU mirror ([`Runtime::present`]), and the alpha of the frame
+    /// being built (`None` for a frame of batches).
     retained: Retained,
-    kinds_runs: Vec<(throng_cpu_ref::retained::Kind, u32, u32)>,
     presenting: Option<f32>,
+    /// Scratch of `plan_runs`: kinds met so far.
+    seen_kinds: Vec<bool>,
     /// History slots claimed by the frame being validated.
     claims: SlotClaims,
     timing: Timing,
@@ -359,7 +363,7 @@ impl Runtime {
             last: Plan::default(),
             batch_kinds: Vec::new(),
             retained: Retained::new(capacities.record_stride()),
-            kinds_runs: Vec::new(),
+            seen_kinds: Vec::new(),
             presenting: None,
             timing: Timing::new(ctx)?,
             submitted: None,
@@ -562,13 +566,7 @@ impl Runtime {
             )));
         }
         (self.retained).sync(instances, &self.arena, &mut self.kinds, &mut self.shapes)?;
-        crate::retained::Retained::batches(
-            instances,
-            &self.arena,
-            &mut self.kinds_runs,
-            &mut self.plan.batches,
-            self.retained.kinds_of(),
-        );
+        self.plan.batches.clone_from(&self.retained.batches);
         self.retained.dispatches(&self.shapes, &mut self.plan.poses);
         self.plan.reset_uses(&self.arena.packages);
         // The clips a frame samples, approximated by every clip of a package with posed
@@ -623,8 +621,8 @@ impl Runtime {
                 }
             }
             Source::Retained(instances) => {
-                let heroes =
-                    (0..instances.slots()).filter_map(|s| Some((s, instances.view(s)?.hero?)));
+                let heroes = (self.retained.heroes.iter())
+                    .filter_map(|&s| Some((s, instances.view(s)?.hero?)));
                 (self.staging).stage_heroes(heroes, &self.buffers, &mut report);
                 let top = instances.committed_values().len() as u32;
                 let shapes = self.shapes.entries.len() as u32;
@@ -653,6 +651,7 @@ impl Runtime {
         }
         let submitted = self.submit(units, &source, &mut report);
         if submitted.is_ok() {
+            self.retained.patched();
             self.decodes.commit();
             std::mem::swap(&mut self.plan, &mut self.last);
             std::mem::swap(&mut self.runs, &mut self.last_runs);
@@ -692,7 +691,7 @@ impl Runtime {
                 placements_now: parity(tick) * 2 * self.capacities.instances,
                 placements_prev: parity(tick + 1) * 2 * self.capacities.instances,
             };
-            let patches = (self.retained.patch_count, self.retained.block());
+            let patches = (self.retained.patch_count(), self.retained.block());
             p.present
                 .prepare(&frame, patches, &present, &mut self.params);
         }
@@ -801,9 +800,12 @@ impl Runtime {
         let cull = &self.buffers.cull;
         let per = stream.paging.page_instances;
         self.runs.clear();
-        for (b, batch) in self.plan.batches.iter().enumerate() {
+        // Each skinned kind of the frame once, in order of first batch.
+        self.seen_kinds.clear();
+        self.seen_kinds.resize(self.kinds.rows.len(), false);
+        for batch in &self.plan.batches {
             let kind = batch.kind;
-            let first = self.plan.batches[..b].iter().any(|x| x.kind == kind);
+            let first = std::mem::replace(&mut self.seen_kinds[kind as usize], true);
             let Some(skin) = batch.skin.filter(|_| !first) else {
                 continue;
             };
@@ -890,6 +892,7 @@ impl Runtime {
         source: &Source,
         report: &mut FrameReport,
     ) -> Result<(), GpuError> {
+        let start = Instant::now();
         let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
         self.staging.upload(&queue, &self.buffers, report);
         if let Source::Retained(instances) = source {
@@ -923,10 +926,13 @@ impl Runtime {
         })?;
         recorded?;
         self.timing.resolve(&mut encoder);
+        let recorded = Instant::now();
         scoped(&device, "frame submission", || {
             queue.submit([encoder.finish()])
         })?;
         self.submitted = Some(Instant::now());
+        report.record_ms = (recorded - start).as_secs_f64() * 1e3;
+        report.submit_ms = recorded.elapsed().as_secs_f64() * 1e3;
         let poses = &self.plan.poses;
         // Distinct shapes, without allocating (a frame has few dispatches).
         report.shapes = (0..poses.len())

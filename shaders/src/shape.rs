@@ -146,6 +146,11 @@ impl Shape {
             && shape_ops(program, &encoding).eq(self.ops.iter().copied())
     }
 
+    /// [`Shape::record_words`] of `program`'s shape, without building it.
+    pub fn record_words_of(program: &Program) -> u32 {
+        record_words(program)
+    }
+
     /// Record vec4s per instance (`record_words` rounded up to whole vec4s).
     pub fn record_stride(&self) -> u32 {
         self.record_words.div_ceil(4)

@@ -21,6 +21,15 @@ pub struct Args {
     /// adapter).
     #[arg(long)]
     crowd: bool,
+    /// Also measure a game's loop through the embedding API at 10,000 and 100,000 instances:
+    /// the crowd tree ticked at 30 Hz, frames presented at 60 Hz, per instance per frame the
+    /// tick's share and the rest of the CPU's work, bytes uploaded, the GPU's frame
+    /// (docs/benchmark.md, "The game table").
+    #[arg(long)]
+    game: bool,
+    /// Measure the game table alone (and the CPU pose it is set beside).
+    #[arg(long, conflicts_with_all = ["crowd", "large"])]
+    game_only: bool,
     /// A glTF (.glb/.gltf) or .throng asset to measure besides the generated character; repeatable.
     #[arg(long = "asset", value_name = "FILE")]
     assets: Vec<PathBuf>,
@@ -77,6 +86,18 @@ pub fn run(a: Args) -> Result<(), CliError> {
         mapping: a.mapping.map(Into::into),
         ..Options::default()
     };
+    if a.game_only {
+        let ctx = throng_gpu::GpuContext::new()?;
+        let mut report = throng_bench::Report::default();
+        report.adapter = Some(ctx.adapter.clone());
+        report.rayon_threads = rayon::current_num_threads();
+        report.game = game(&ctx, &subjects[0], &options)?;
+        print!("{}", report.table());
+        if let Some(path) = &a.json {
+            write_file(path, json(&report).as_bytes())?;
+        }
+        return Ok(());
+    }
     // The control table first: CPU work only, measured before the GPU parts leave lavapipe or
     // pipeline compiles running on the same cores.
     let control = throng_bench::control::run(
@@ -112,6 +133,9 @@ pub fn run(a: Args) -> Result<(), CliError> {
         let n = throng_bench::crowd::CROWD_INSTANCES[0];
         report.far_cost = throng_bench::crowd::far_cost(ctx, &subjects[0], n, &options)?;
     }
+    if let (true, Some(ctx)) = (a.game, gpu.as_ref()) {
+        report.game = game(ctx, &subjects[0], &options)?;
+    }
     print!("{}", report.table());
     if let Some(path) = &a.json {
         write_file(path, json(&report).as_bytes())?;
@@ -136,6 +160,27 @@ fn progress(r: &Row) {
         r.cpu_rayon.frame_ms,
         gpu.map_or("-".into(), |ms| format!("{ms:.2} ms"))
     );
+}
+
+/// The game table, a line on stderr per row as it is measured.
+fn game(
+    ctx: &throng_gpu::GpuContext,
+    subject: &Subject,
+    options: &Options,
+) -> Result<Vec<throng_bench::GameRow>, CliError> {
+    let progress = |r: &throng_bench::GameRow| {
+        eprintln!(
+            "measured game {} × {} on {} thread(s): tick {:.1} ns, host {:.1} ns, {:.1} B per instance per frame",
+            r.subject, r.instances, r.threads, r.tick_ns, r.host_ns, r.upload_bytes
+        );
+    };
+    Ok(throng_bench::game::run(
+        ctx,
+        subject,
+        &throng_bench::game::GAME_INSTANCES,
+        options,
+        progress,
+    )?)
 }
 
 /// One line on stderr per measured crowd row.

@@ -1,6 +1,7 @@
 // Retained instances whose program changed at the last tick (retained.rs): their rows and
-// record templates written into `statics`. One thread per vec4 of a patch: a patch is a vec4
-// naming its slot, then its row and template (`block` vec4s, as `statics` holds them per slot).
+// record templates written into `statics`. One thread per (patch, vec4 of a slot's block): a
+// patch's head is its slot, where its vec4s start after the heads, and how many (its row and
+// its record, as long as its shape's; `statics` holds `block` vec4s per slot).
 
 /// Host mirror: `PatchParams`.
 struct PatchParams {
@@ -18,12 +19,14 @@ struct PatchParams {
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.y * groups.x * WORKGROUP + gid.x;
-    let per = params.block + 1u;
-    let p = i / per;
-    let w = i - p * per;
-    if p >= params.patches || w == 0u {
+    let p = i / params.block;
+    let w = i - p * params.block;
+    if p >= params.patches {
         return;
     }
-    let slot = patches[p * per].x;
-    statics[slot * params.block + w - 1u] = patches[p * per + w];
+    let head = patches[p];
+    if w >= head.z {
+        return;
+    }
+    statics[head.x * params.block + w] = patches[params.patches + head.y + w];
 }

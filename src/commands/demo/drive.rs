@@ -23,106 +23,17 @@ use throng_control::crowd::Crowd as ControlCrowd;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
 use throng_cpu_ref::Program;
+use throng_fixtures::plan::{Area, Plan};
 use throng_fixtures::{Formation as Layout, SplitMix64};
 
 use crate::commands::CliError;
 
-/// Speed targets (input units: m/s at each clip's pace) a plan picks among per segment; walking
-/// is twice as likely as the others.
-const SPEEDS: [f64; 7] = [0.0, 0.8, 1.4, 1.4, 2.4, 3.5, 4.5];
-/// Largest change of the speed input per second (m/s²).
-pub const ACCELERATION: f64 = 2.5;
-/// A plan's segment length is drawn from this range (seconds).
-const SEGMENT: (f64, f64) = (2.0, 5.0);
-/// One member in this many waves at all (in half its segments).
-const WAVERS: usize = 3;
 /// Pre-roll ticks before the first frame: at least the first, fewer than the second.
 const PREROLL: (usize, usize) = (15, 105);
 /// Speed bounds of the mix report: below the first a member stands, from the second it runs
 /// (midway between the tree's walk at 1.4 and run at 3.5).
 const STANDING: f64 = 0.5;
 const RUNNING: f64 = 2.45;
-
-/// The inputs of one member over time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Plan {
-    /// False for members that stay put (heroes): speed 0, no wave, no root motion, no wrap.
-    pub roams: bool,
-    seed: u64,
-    /// Seconds per segment, and seconds added to the member's clock.
-    segment: f64,
-    offset: f64,
-    waver: bool,
-    /// The speed input now (ramped toward the segment's target).
-    pub speed: f64,
-    pub wave: bool,
-}
-
-impl Plan {
-    /// The plan of member `member`; `roams` false keeps it still.
-    pub fn new(member: usize, roams: bool) -> Plan {
-        let mut r = SplitMix64::new(member as u64 ^ 0x005e_ed0f_7407);
-        let segment = r.range_f64(SEGMENT.0, SEGMENT.1);
-        let offset = r.range_f64(0.0, segment);
-        let waver = r.index(WAVERS) == 0;
-        let mut plan = Plan {
-            roams,
-            seed: r.next_u64(),
-            segment,
-            offset,
-            waver,
-            speed: 0.0,
-            wave: false,
-        };
-        (plan.speed, plan.wave) = plan.target(0.0);
-        plan
-    }
-
-    /// Target speed and wave at member clock `t` (seconds): constant over a segment.
-    pub fn target(&self, t: f64) -> (f64, bool) {
-        if !self.roams {
-            return (0.0, false);
-        }
-        let k = ((t + self.offset) / self.segment).floor() as i64;
-        let mut r = SplitMix64::new(self.seed ^ (k as u64).wrapping_mul(0xd134_2543_de82_ef95));
-        let speed = SPEEDS[r.index(SPEEDS.len())];
-        (speed, self.waver && r.index(2) == 0)
-    }
-
-    /// Moves `speed` toward the target at clock `t` by at most `ACCELERATION · dt`.
-    pub fn advance(&mut self, t: f64, dt: f64) {
-        let (speed, wave) = self.target(t);
-        let step = ACCELERATION * dt;
-        self.speed += (speed - self.speed).clamp(-step, step);
-        self.wave = wave;
-    }
-}
-
-/// The rectangle (x, z in scene space) roaming members stay in.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Area {
-    pub min: Vec3,
-    pub max: Vec3,
-}
-
-impl Area {
-    /// The translation that brings `p` back inside (whole widths and depths), if it left.
-    fn wrap(&self, p: Vec3) -> Vec3 {
-        let size = self.max - self.min;
-        let axis = |v: f32, lo: f32, hi: f32, w: f32| {
-            if w <= 0.0 || (lo..=hi).contains(&v) {
-                0.0
-            } else {
-                -((v - lo) / w).floor() * w
-            }
-        };
-        Vec3::new(
-            axis(p.x, self.min.x, self.max.x, size.x),
-            0.0,
-            axis(p.z, self.min.z, self.max.z, size.z),
-        )
-    }
-}
 
 /// What one control step cost and did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -391,60 +302,6 @@ mod tests {
             })
             .collect();
         TreeCrowd::new(ctl, &layout, &still).unwrap()
-    }
-
-    #[test]
-    fn plans_hold_their_targets_per_segment_and_ramp_the_speed() {
-        let mut changes = 0;
-        for i in 0..200 {
-            let mut plan = Plan::new(i, true);
-            assert!((SEGMENT.0..SEGMENT.1).contains(&plan.segment), "{plan:?}");
-            // Constant inside a segment, and it changes between segments for some plans.
-            let start = plan.segment - plan.offset;
-            let (a, b) = (
-                plan.target(start + 0.01),
-                plan.target(start + plan.segment - 0.01),
-            );
-            assert_eq!(a, b);
-            changes += usize::from(plan.target(start + plan.segment + 0.01) != a);
-            assert!(SPEEDS.contains(&a.0));
-            let dt = 1.0 / 30.0;
-            for k in 0..300 {
-                let before = plan.speed;
-                plan.advance(k as f64 * dt, dt);
-                assert!((plan.speed - before).abs() <= ACCELERATION * dt + 1e-12);
-            }
-            let still = Plan::new(i, false);
-            assert_eq!(
-                (still.speed, still.wave, still.target(3.0)),
-                (0.0, false, (0.0, false))
-            );
-        }
-        assert!(
-            changes > 100,
-            "{changes} of 200 plans change at their first segment end"
-        );
-    }
-
-    #[test]
-    fn area_wrap_brings_points_back_by_whole_sizes() {
-        let area = Area {
-            min: Vec3::new(-2.0, 0.0, -1.0),
-            max: Vec3::new(2.0, 0.0, 1.0),
-        };
-        assert_eq!(area.wrap(Vec3::new(0.5, 3.0, -0.5)), Vec3::ZERO);
-        assert_eq!(
-            area.wrap(Vec3::new(2.5, 0.0, 0.0)),
-            Vec3::new(-4.0, 0.0, 0.0)
-        );
-        assert_eq!(
-            area.wrap(Vec3::new(-2.5, 0.0, 1.5)),
-            Vec3::new(4.0, 0.0, -2.0)
-        );
-        assert_eq!(
-            area.wrap(Vec3::new(10.5, 0.0, 0.0)),
-            Vec3::new(-12.0, 0.0, 0.0)
-        );
     }
 
     /// Each roaming member moves by the root motion control asked of it this tick (in the frame

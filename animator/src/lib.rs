@@ -293,7 +293,7 @@ impl Animator {
         placements: &[Affine3A],
         options: AnimatorOptions,
     ) -> Result<Animator, AnimatorError> {
-        let package = crate::builtin_character()?;
+        let package = builtin_character()?;
         let tree = (throng_fixtures::CROWD_TREE, "crowd.toml");
         Animator::crowd(ctx, package, 0, tree, placements, options)
     }
@@ -983,4 +983,12 @@ fn compose(p: &Placement, t: Vec3, q: Quat) -> Placement {
 fn below(was: bool, height: f32, limit: f32) -> bool {
     let limit = if was { limit * 1.2 } else { limit };
     height < limit
+}
+
+/// The built-in generated character (throng-fixtures' glTF: 47 joints, idle, walk, run, wave
+/// and breathing clips), cooked with the default profile.
+pub fn builtin_character() -> Result<Package, throng_cook::CookError> {
+    let imported =
+        throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
+    Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
 }
