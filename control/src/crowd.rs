@@ -9,6 +9,12 @@
 //! its weights at `i * limits.max_weights`; [`ProgramRange`] gives the offsets and counts (in
 //! ops and floats), so an upload is three contiguous arrays. Blend ops index weights relative
 //! to their instance's weight offset.
+//!
+//! What a GPU runtime that keeps programs resident needs each tick is less: every instance's
+//! program values ([`Crowd::values`]: its clip times and weights in `throng_cpu_ref::values`
+//! order) and the programs whose static part changed ([`Crowd::changed`]). The buffer's ops are
+//! rewritten in place each tick, and an op whose static part differs from the one it replaces
+//! lists its instance as changed.
 
 use bytemuck::{Pod, Zeroable};
 use glam::Affine3A;
@@ -17,7 +23,7 @@ use throng_cpu_ref::{PoseOp, Program, ProgramLimits};
 
 use crate::events::Event;
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
-use crate::program::{compile, compile_weighed};
+use crate::program::{compile_weighed, Out, Written};
 use crate::root_motion::{Motion, IDENTITY};
 use crate::socket::SocketEvaluator;
 
@@ -80,6 +86,8 @@ struct Lane {
     /// Where each instance's root-motion steps end in `scratch.motions` (the chunk's steps,
     /// instance by instance).
     pending_ends: Vec<usize>,
+    /// The chunk's instances (crowd indices, ascending) whose program's static part changed.
+    changed: Vec<u32>,
 }
 
 /// Many instances of one controller.
@@ -90,6 +98,12 @@ pub struct Crowd {
     /// Root motion each instance asked for on the last tick (identity where its tick failed).
     pub motion: Vec<Motion>,
     lanes: Vec<Lane>,
+    /// Each instance's program values, `value_stride` apart ([`Crowd::values`]).
+    values: Vec<f32>,
+    value_counts: Vec<u32>,
+    value_stride: usize,
+    /// Instances whose program's static part changed on the last tick, ascending.
+    changed: Vec<u32>,
 }
 
 impl Crowd {
@@ -107,11 +121,16 @@ impl Crowd {
             weights: vec![0.0; count * limits.max_weights],
             ranges: vec![ProgramRange::default(); count],
         };
+        let value_stride = value_stride(limits);
         let mut crowd = Crowd {
             instances,
             programs,
             motion: vec![IDENTITY; count],
             lanes,
+            values: vec![0.0; count * value_stride],
+            value_counts: vec![0; count],
+            value_stride,
+            changed: Vec::with_capacity(count),
         };
         crowd.compile_all(ctl);
         Ok(crowd)
@@ -133,21 +152,13 @@ impl Crowd {
             .resize((i + 1) * limits.max_weights, 0.0);
         self.programs.ranges.push(ProgramRange::default());
         self.motion.push(IDENTITY);
+        self.values.resize((i + 1) * self.value_stride, 0.0);
+        self.value_counts.push(0);
+        self.changed.reserve(1);
         if self.lanes.len() < (i + 1).div_ceil(CHUNK) {
             self.lanes.push(lane(ctl));
         }
-        let mut scratch = ctl.scratch();
-        let ops = &mut self.programs.ops[i * limits.max_ops..];
-        let weights = &mut self.programs.weights[i * limits.max_weights..];
-        let (n, m) = compile(
-            ctl,
-            &self.instances[i],
-            scratch_weights(&mut scratch),
-            ops,
-            weights,
-        );
-        self.programs.ranges[i] = range(i, limits, n, m);
-        self.place_sockets(ctl, i);
+        self.compile_one(ctl, &mut ctl.scratch(), i);
         Ok(())
     }
 
@@ -173,6 +184,11 @@ impl Crowd {
             moved.weight_count as usize,
         );
         self.programs.ranges.truncate(last);
+        let stride = self.value_stride;
+        self.values
+            .copy_within(last * stride..(last + 1) * stride, i * stride);
+        self.values.truncate(last * stride);
+        self.value_counts.swap_remove(i);
         let per = self.lanes[0].sockets.len() / CHUNK;
         for k in 0..per {
             let moved = self.lanes[last / CHUNK].sockets[(last % CHUNK) * per + k];
@@ -184,17 +200,27 @@ impl Crowd {
     }
 
     fn compile_all(&mut self, ctl: &Controller) {
-        let limits = self.programs.limits;
         let mut scratch = ctl.scratch();
         for i in 0..self.instances.len() {
-            let ops = &mut self.programs.ops[i * limits.max_ops..][..limits.max_ops];
-            let weights =
-                &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights];
-            let s = &self.instances[i];
-            let (n, m) = compile(ctl, s, scratch_weights(&mut scratch), ops, weights);
-            self.programs.ranges[i] = range(i, limits, n, m);
-            self.place_sockets(ctl, i);
+            self.compile_one(ctl, &mut scratch, i);
         }
+    }
+
+    /// Compiles instance `i`'s program and values and evaluates its sockets (outside a tick).
+    fn compile_one(&mut self, ctl: &Controller, scratch: &mut Scratch, i: usize) {
+        let limits = self.programs.limits;
+        let s = &self.instances[i];
+        ctl.player_weights(s, &mut scratch.weights);
+        let out = Out {
+            ops: &mut self.programs.ops[i * limits.max_ops..][..limits.max_ops],
+            weights: &mut self.programs.weights[i * limits.max_weights..][..limits.max_weights],
+            values: Some(&mut self.values[i * self.value_stride..][..self.value_stride]),
+            origins: None,
+        };
+        let w = compile_weighed(ctl, s, &scratch.weights, &mut scratch.lists, out);
+        self.programs.ranges[i] = range(i, limits, w.ops, w.weights);
+        self.value_counts[i] = w.values as u32;
+        self.place_sockets(ctl, i);
     }
 
     /// Evaluates instance `i`'s sockets from its program (outside a tick).
@@ -229,6 +255,7 @@ impl Crowd {
         // `program::limits`), so no stride is zero.
         let op_stride = CHUNK * limits.max_ops;
         let weight_stride = CHUNK * limits.max_weights;
+        let value_stride = self.value_stride;
         self.instances
             .par_chunks_mut(CHUNK)
             .zip(self.lanes.par_iter_mut())
@@ -236,10 +263,46 @@ impl Crowd {
             .zip(self.programs.weights.par_chunks_mut(weight_stride))
             .zip(self.programs.ranges.par_chunks_mut(CHUNK))
             .zip(self.motion.par_chunks_mut(CHUNK))
+            .zip(self.values.par_chunks_mut(CHUNK * value_stride))
+            .zip(self.value_counts.par_chunks_mut(CHUNK))
             .enumerate()
-            .for_each(|(c, (((((inst, lane), ops), weights), ranges), motion))| {
-                tick_chunk(ctl, c, inst, lane, ops, weights, ranges, motion, limits)
-            });
+            .for_each(
+                |(c, (((((((inst, lane), ops), weights), ranges), motion), values), counts))| {
+                    let out = ChunkOut {
+                        ops,
+                        weights,
+                        ranges,
+                        motion,
+                        values,
+                        counts,
+                    };
+                    tick_chunk(ctl, c, inst, lane, out, limits, value_stride)
+                },
+            );
+        self.changed.clear();
+        for lane in &self.lanes {
+            self.changed.extend_from_slice(&lane.changed);
+        }
+    }
+
+    /// Instance `i`'s program values after the last tick, in `throng_cpu_ref::values` order:
+    /// bit for bit `write_values` of its program in [`Crowd::programs`] (empty for an unknown
+    /// instance).
+    pub fn values(&self, i: usize) -> &[f32] {
+        let n = self.value_counts.get(i).map_or(0, |&n| n as usize);
+        self.values
+            .get(i * self.value_stride..i * self.value_stride + n)
+            .unwrap_or(&[])
+    }
+
+    /// Instances (ascending) whose program's static part (`throng_cpu_ref::values::same_static`)
+    /// changed on the last tick: a runtime that keeps programs resident uploads these programs
+    /// and every instance's [`Crowd::values`]. Empty when no program's shape changed.
+    /// [`Crowd::add`] and [`Crowd::remove`] leave it as it was: an added instance's program,
+    /// and after `remove(i)` the program of the instance moved to `i`, are the caller's to
+    /// upload.
+    pub fn changed(&self) -> &[u32] {
+        &self.changed
     }
 
     /// Events of the last tick, in instance order.
@@ -264,11 +327,24 @@ fn lane(ctl: &Controller) -> Lane {
         socket_evaluator: SocketEvaluator::new(ctl),
         sockets: vec![Affine3A::IDENTITY; CHUNK * ctl.tree.sockets.len()],
         pending_ends: Vec::with_capacity(CHUNK),
+        changed: Vec::with_capacity(CHUNK),
     }
 }
 
-fn scratch_weights(scratch: &mut Scratch) -> &mut [f32] {
-    &mut scratch.weights
+/// Values one program of `limits` can have: one per op at most, but a blend's, which has one
+/// per weight.
+fn value_stride(limits: ProgramLimits) -> usize {
+    limits.max_ops + limits.max_weights
+}
+
+/// One chunk's part of the crowd's outputs.
+struct ChunkOut<'a> {
+    ops: &'a mut [PoseOp],
+    weights: &'a mut [f32],
+    ranges: &'a mut [ProgramRange],
+    motion: &'a mut [Motion],
+    values: &'a mut [f32],
+    counts: &'a mut [u32],
 }
 
 fn range(i: usize, limits: ProgramLimits, ops: usize, weights: usize) -> ProgramRange {
@@ -281,22 +357,28 @@ fn range(i: usize, limits: ProgramLimits, ops: usize, weights: usize) -> Program
 }
 
 /// Ticks and compiles chunk `c`.
-#[allow(clippy::too_many_arguments)]
 fn tick_chunk(
     ctl: &Controller,
     c: usize,
     instances: &mut [InstanceState],
     lane: &mut Lane,
-    ops: &mut [PoseOp],
-    weights: &mut [f32],
-    ranges: &mut [ProgramRange],
-    motion: &mut [Motion],
+    out: ChunkOut,
     limits: ProgramLimits,
+    value_stride: usize,
 ) {
+    let ChunkOut {
+        ops,
+        weights,
+        ranges,
+        motion,
+        values,
+        counts,
+    } = out;
     lane.events.clear();
     lane.failures.clear();
     lane.scratch.motions.clear();
     lane.pending_ends.clear();
+    lane.changed.clear();
     for k in 0..instances.len() {
         if let Some(next) = instances.get(k + 1) {
             let o = &ops[(k + 1) * limits.max_ops..][..limits.max_ops.min(PREFETCH_OPS)];
@@ -305,24 +387,36 @@ fn tick_chunk(
             prefetch(next, o, w);
         }
         let s = &mut instances[k];
-        let o = &mut ops[k * limits.max_ops..][..limits.max_ops];
-        let w = &mut weights[k * limits.max_weights..][..limits.max_weights];
-        let (n, m) = match ctl.tick_steps(s, &mut lane.scratch, &mut lane.out) {
-            Ok(()) => {
-                lane.events.extend_from_slice(lane.out.events.events());
-                // The tick left the scratch weights those of the committed state.
-                compile_weighed(ctl, s, &mut lane.scratch, o, w)
-            }
+        match ctl.tick_steps(s, &mut lane.scratch, &mut lane.out) {
+            // The tick left the scratch weights those of the committed state.
+            Ok(()) => lane.events.extend_from_slice(lane.out.events.events()),
             Err(e) => {
                 lane.failures.push((s.id, e));
-                compile(ctl, s, scratch_weights(&mut lane.scratch), o, w)
+                ctl.player_weights(s, &mut lane.scratch.weights);
             }
+        }
+        let program = Out {
+            ops: &mut ops[k * limits.max_ops..][..limits.max_ops],
+            weights: &mut weights[k * limits.max_weights..][..limits.max_weights],
+            values: Some(&mut values[k * value_stride..][..value_stride]),
+            origins: None,
         };
+        let scratch = &mut lane.scratch;
+        let w = compile_weighed(ctl, s, &scratch.weights, &mut scratch.lists, program);
         lane.pending_ends.push(lane.scratch.motions.len());
-        ranges[k] = range(c * CHUNK + k, limits, n, m);
+        let i = c * CHUNK + k;
+        if changed(&ranges[k], &w) {
+            lane.changed.push(i as u32);
+        }
+        ranges[k] = range(i, limits, w.ops, w.weights);
+        counts[k] = w.values as u32;
         let per = ctl.tree.sockets.len();
         let out = &mut lane.sockets[k * per..][..per];
-        if let Err(e) = lane.socket_evaluator.run(ctl, &o[..n], &w[..m], out) {
+        let (o, w) = (
+            &ops[k * limits.max_ops..][..w.ops],
+            &weights[k * limits.max_weights..][..w.weights],
+        );
+        if let Err(e) = lane.socket_evaluator.run(ctl, o, w, out) {
             lane.failures.push((s.id, TickError::Socket(e.to_string())));
         }
     }
@@ -335,6 +429,13 @@ fn tick_chunk(
         motion[k] = ctl.root_motion(&mut instances[k], &lane.scratch.motions[start..end]);
         start = end;
     }
+}
+
+/// Whether the program `written` over the one `last` described differs in its static part.
+fn changed(last: &ProgramRange, written: &Written) -> bool {
+    written.changed
+        || written.ops != last.op_count as usize
+        || written.weights != last.weight_count as usize
 }
 
 /// Ops and weights of an instance's program the crowd asks the cache for before compiling it: a
@@ -373,7 +474,9 @@ fn prefetch(s: &InstanceState, ops: &[PoseOp], weights: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::compile;
     use crate::tree::{self, Value};
+    use throng_cpu_ref::Program;
 
     /// A tick's programs reuse the weights the tick computed: they must equal a fresh compile
     /// of the committed state, through blend changes and crossfades.
@@ -460,6 +563,57 @@ mod tests {
             crowd.programs.ranges[3].op_offset as usize,
             3 * ctl.limits().max_ops
         );
+    }
+
+    /// A fresh compile of instance state `s`, as a program.
+    fn fresh(ctl: &Controller, s: &InstanceState) -> Program {
+        let limits = ctl.limits();
+        let mut ops = vec![PoseOp::rest(0); limits.max_ops];
+        let mut pool = vec![0.0; limits.max_weights];
+        let mut player_weights = vec![0.0; ctl.tree.player_slots()];
+        let (n, m) = compile(ctl, s, &mut player_weights, &mut ops, &mut pool);
+        ops.truncate(n);
+        pool.truncate(m);
+        Program { ops, weights: pool }
+    }
+
+    #[test]
+    fn crowd_values_are_a_fresh_compiles_and_changed_lists_every_program_whose_static_part_changed()
+    {
+        use throng_cpu_ref::values::{same_static, write_values};
+        let ctl = controller();
+        let mut crowd = Crowd::new(&ctl, 300).unwrap();
+        let mut last: Vec<Program> = crowd.instances.iter().map(|s| fresh(&ctl, s)).collect();
+        let mut values = vec![0.0; value_stride(ctl.limits())];
+        let (mut changes, mut steady) = (0, 0);
+        for tick in 0..400usize {
+            // Inputs change for 300 ticks, then hold: once the fades and inertializations they
+            // started are over, most ticks change no program's shape (the additive layer still
+            // drops out whenever its clip is at its first sample).
+            drive(&ctl, &mut crowd, tick.min(300));
+            crowd.tick(&ctl);
+            assert_eq!(crowd.failures().count(), 0);
+            let changed = crowd.changed();
+            assert!(changed.windows(2).all(|w| w[0] < w[1]), "ascending");
+            let mut any = false;
+            for (i, s) in crowd.instances.iter().enumerate() {
+                let now = fresh(&ctl, s);
+                let n = write_values(&now.ops, &now.weights, &mut values);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(crowd.values(i)), bits(&values[..n]), "{i} on {tick}");
+                if !same_static(&last[i], &now) {
+                    assert!(changed.contains(&(i as u32)), "{i} on tick {tick}");
+                    (changes, any) = (changes + 1, true);
+                }
+                last[i] = now;
+            }
+            if !any {
+                assert!(changed.is_empty(), "tick {tick}: {changed:?}");
+                steady += 1;
+            }
+        }
+        assert!(changes > 1000, "{changes} static changes");
+        assert!(steady > 30, "{steady} steady ticks");
     }
 
     #[test]

@@ -20,11 +20,10 @@
 //! summed; zero weights are dropped, and a layer with no weight emits nothing. The capacity is
 //! declared up front from the tree ([`limits`]); compiling never exceeds it.
 
+use throng_cpu_ref::program::op;
 use throng_cpu_ref::{PoseOp, ProgramLimits};
 
-use crate::instance::{
-    Controller, FrozenSample, InertialSource, InstanceState, Scratch, When, REST,
-};
+use crate::instance::{Controller, FrozenSample, InertialSource, InstanceState, When, REST};
 use crate::tree::{LayerBlend, TransitionBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
 
 /// Most samples one region can contribute: both player banks, or a bank and a frozen pose.
@@ -82,7 +81,7 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
 /// The origin of the ops no region wrote (`ToComponent`, `Palette`).
 pub const NO_REGION: u16 = u16::MAX;
 
-/// A program being written into fixed-size slices.
+/// A program being written into fixed-size slices over the program they held before.
 struct Writer<'a> {
     ops: &'a mut [PoseOp],
     weights: &'a mut [f32],
@@ -91,15 +90,34 @@ struct Writer<'a> {
     /// Where to note each op's region, when asked ([`compile_explained`]).
     origins: Option<&'a mut [u16]>,
     region: u16,
+    /// Where to write the program's values (`throng_cpu_ref::values` order), when asked.
+    values: Option<&'a mut [f32]>,
+    n_values: usize,
+    /// Some op's static part differs from that of the op it replaced.
+    changed: bool,
 }
 
 impl Writer<'_> {
     fn op(&mut self, op: PoseOp) {
-        self.ops[self.n_ops] = op;
+        let slot = &mut self.ops[self.n_ops];
+        self.changed |= !same_static(slot, &op);
+        *slot = op;
         if let Some(origins) = &mut self.origins {
             origins[self.n_ops] = self.region;
         }
         self.n_ops += 1;
+        match op.code {
+            op::SAMPLE | op::INERTIALIZE => self.value(op.time),
+            op::OVERRIDE | op::ADDITIVE => self.value(op.weight),
+            _ => {}
+        }
+    }
+
+    fn value(&mut self, v: f32) {
+        if let Some(values) = &mut self.values {
+            values[self.n_values] = v;
+            self.n_values += 1;
+        }
     }
 
     /// Samples `list` into registers `first..` and blends them into `first`.
@@ -124,9 +142,44 @@ impl Writer<'_> {
             for x in list {
                 self.weights[self.n_weights] = x.weight;
                 self.n_weights += 1;
+                self.value(x.weight);
             }
         }
     }
+}
+
+/// Whether ops `a` and `b` have the same static part: equal but for their values (a sample's
+/// or inertialization's time, a layer's weight), as `throng_cpu_ref::values::same_static`
+/// compares programs.
+fn same_static(a: &PoseOp, b: &PoseOp) -> bool {
+    let value = |o: &PoseOp| match o.code {
+        op::SAMPLE | op::INERTIALIZE => (o.weight.to_bits(), 0),
+        op::OVERRIDE | op::ADDITIVE => (0, o.time.to_bits()),
+        _ => (o.weight.to_bits(), o.time.to_bits()),
+    };
+    (a.code, a.dst, a.a, a.b, a.c, a.d) == (b.code, b.dst, b.a, b.b, b.c, b.d)
+        && value(a) == value(b)
+}
+
+/// What [`write_program`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub ops: usize,
+    pub weights: usize,
+    /// Values written (0 unless asked).
+    pub values: usize,
+    /// Some op's static part differs from that of the op it replaced (not counting a change
+    /// in the number of ops or weights, which the caller compares).
+    pub changed: bool,
+}
+
+/// Where [`write_program`] writes: ops and weights (the last program's, which it replaces), and
+/// optionally the values and each op's region.
+pub(crate) struct Out<'a> {
+    pub ops: &'a mut [PoseOp],
+    pub weights: &'a mut [f32],
+    pub values: Option<&'a mut [f32]>,
+    pub origins: Option<&'a mut [u16]>,
 }
 
 /// Writes the pose program of `s` into `ops` and `weights` (at least [`limits`] long; the
@@ -141,21 +194,27 @@ pub fn compile(
 ) -> (usize, usize) {
     ctl.player_weights(s, player_weights);
     let mut lists = [FrozenSample::default(); 2 * LIST];
-    write_program(ctl, s, player_weights, &mut lists, ops, weights, None)
+    let out = Out {
+        ops,
+        weights,
+        values: None,
+        origins: None,
+    };
+    let w = write_program(ctl, s, player_weights, &mut lists, out);
+    (w.ops, w.weights)
 }
 
-/// [`compile`] with the player weights in `scratch` already those of `s` (as
-/// [`Controller::player_weights`] writes them; a successful tick leaves them so), its sample
-/// lists as working memory.
+/// [`compile`] with the player weights already those of `s` (as
+/// [`Controller::player_weights`] writes them; a successful tick leaves them so), `lists` (at
+/// least `2 * LIST` long) its working memory, writing the values too.
 pub(crate) fn compile_weighed(
     ctl: &Controller,
     s: &InstanceState,
-    scratch: &mut Scratch,
-    ops: &mut [PoseOp],
-    weights: &mut [f32],
-) -> (usize, usize) {
-    let lists = &mut scratch.lists;
-    write_program(ctl, s, &scratch.weights, lists, ops, weights, None)
+    player_weights: &[f32],
+    lists: &mut [FrozenSample],
+    out: Out,
+) -> Written {
+    write_program(ctl, s, player_weights, lists, out)
 }
 
 /// [`compile`], also writing into `origins` (as long as `ops`) the region each op came from
@@ -171,15 +230,14 @@ pub fn compile_explained(
 ) -> (usize, usize) {
     ctl.player_weights(s, player_weights);
     let mut lists = [FrozenSample::default(); 2 * LIST];
-    write_program(
-        ctl,
-        s,
-        player_weights,
-        &mut lists,
+    let out = Out {
         ops,
         weights,
-        Some(origins),
-    )
+        values: None,
+        origins: Some(origins),
+    };
+    let w = write_program(ctl, s, player_weights, &mut lists, out);
+    (w.ops, w.weights)
 }
 
 /// Room for two sample lists of one region (the region's own and its additive reference):
@@ -192,17 +250,18 @@ fn write_program(
     s: &InstanceState,
     player_weights: &[f32],
     lists: &mut [FrozenSample],
-    ops: &mut [PoseOp],
-    weights: &mut [f32],
-    origins: Option<&mut [u16]>,
-) -> (usize, usize) {
+    out: Out,
+) -> Written {
     let mut w = Writer {
-        ops,
-        weights,
+        ops: out.ops,
+        weights: out.weights,
         n_ops: 0,
         n_weights: 0,
-        origins,
+        origins: out.origins,
         region: NO_REGION,
+        values: out.values,
+        n_values: 0,
+        changed: false,
     };
     let (list, refs) = lists.split_at_mut(LIST);
     for (r, region) in ctl.tree.regions.iter().enumerate() {
@@ -251,7 +310,12 @@ fn write_program(
     if let Some(skin) = ctl.skin {
         w.op(PoseOp::palette(skin));
     }
-    (w.n_ops, w.n_weights)
+    Written {
+        ops: w.n_ops,
+        weights: w.n_weights,
+        values: w.n_values,
+        changed: w.changed,
+    }
 }
 
 /// The base region's inertialization ops after its pose is in register 0 (module doc);
