@@ -377,6 +377,14 @@ impl Animator {
                 return Err(AnimatorError::Spawn(e));
             }
         }
+        let c = &self.characters[character.0];
+        if let Some((_, crowd)) = &c.control {
+            // Its program goes in whole: control lists no change for an added instance.
+            let (ops, weights) = crowd.programs.program(c.members.len()).unwrap_or_default();
+            let assets = assets_of(c)?;
+            self.store.set_program_parts(id, ops, weights, &assets)?;
+        }
+        let c = &mut self.characters[character.0];
         let index = c.members.len();
         c.members.push(member);
         let slot = id.0 as usize;
@@ -568,16 +576,22 @@ impl Animator {
                             source: e.clone(),
                         });
                 }
+                // Control says whose program's static part changed: those go in whole
+                // (validated), every other member's values alone.
+                let mut changed = crowd.changed().iter().copied().peekable();
                 for (k, &member) in ch.members.iter().enumerate() {
                     let Some(m) = self.members[member.0 as usize].as_mut() else {
                         continue;
                     };
                     let (t, q) = crowd.motion[k];
                     m.placement = compose(&m.placement, t, q);
-                    let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
                     let id = InstanceId(member.0);
-                    if let Err(e) = self.store.set_program_parts(id, ops, weights, &assets) {
-                        failure.get_or_insert(e.into());
+                    let whole = changed.next_if_eq(&(k as u32)).is_some();
+                    if whole || self.store.set_values(id, crowd.values(k)).is_err() {
+                        let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
+                        if let Err(e) = self.store.set_program_parts(id, ops, weights, &assets) {
+                            failure.get_or_insert(e.into());
+                        }
                     }
                 }
             }

@@ -148,7 +148,10 @@ fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), Benc
 
 /// The CPU reference's one-clip pose-only frame of [`POSE_INSTANCES`] instances on one
 /// thread, per instance, ns.
-pub(crate) fn pose_ns_per_instance(subject: &Subject, options: &Options) -> Result<f64, BenchError> {
+pub(crate) fn pose_ns_per_instance(
+    subject: &Subject,
+    options: &Options,
+) -> Result<f64, BenchError> {
     let mut set = subject.programs(BenchShape::OneClip, POSE_INSTANCES);
     let mut cpu = CpuCrowd::new(subject, POSE_INSTANCES, 1, 0);
     let timing = time_cpu(subject, &mut set, &mut cpu, options, false, false)?;

@@ -148,8 +148,14 @@ impl Game {
             skinned_budget: Some(SKINNED_BUDGET),
             ..AnimatorOptions::default()
         };
-        let mut animator =
-            Animator::crowd(ctx, package, subject.skeleton, tree, &grid.placements(), options)?;
+        let mut animator = Animator::crowd(
+            ctx,
+            package,
+            subject.skeleton,
+            tree,
+            &grid.placements(),
+            options,
+        )?;
         let aspect = VIEW.0 as f32 / VIEW.1 as f32;
         let scene = Scene::framing(&grid.bounds(), aspect, grid.spacing);
         animator.set_view(Some(View {
@@ -228,7 +234,12 @@ impl Game {
         Ok(cost)
     }
 
-    fn measure(&mut self, options: &Options, pose_ns: f64, threads: usize) -> Result<GameRow, Failure> {
+    fn measure(
+        &mut self,
+        options: &Options,
+        pose_ns: f64,
+        threads: usize,
+    ) -> Result<GameRow, Failure> {
         for _ in 0..WARM_UP_TICKS {
             self.tick()?;
             self.animator.runtime_mut().wait_for_pipelines()?;
@@ -238,7 +249,10 @@ impl Game {
         let mut ticks = 0;
         let start = Instant::now();
         // At least two ticks, at most the options' frames, within the time budget.
-        while ticks < 2 || (ticks * FRAMES_PER_TICK < options.frames as usize && ms_since(start) < options.budget_ms) {
+        while ticks < 2
+            || (ticks * FRAMES_PER_TICK < options.frames as usize
+                && ms_since(start) < options.budget_ms)
+        {
             let cost = self.tick()?;
             sum.control += cost.control;
             sum.host += cost.host;

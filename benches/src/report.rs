@@ -555,7 +555,8 @@ fn game_table(rows: &[GameRow]) -> String {
         s,
         "\ngame: the crowd tree through throng::Animator, ticked at 30 Hz, frames at 60 Hz (two per tick), culled and at its levels of detail; per instance per rendered frame: the tick's share and the rest of the CPU's work (hand-off and present), ns, bytes uploaded; GPU ms per frame (median); ratios over the CPU reference's one-clip pose of one instance (same run)"
     );
-    let _ = writeln!(
+    let _ =
+        writeln!(
         s,
         "{:<22} {:>7} {:>7} | {:>8} {:>8} {:>7} | {:>8} {:>8} | {:>8} {:>7} {:>7} | {:>8} {:>8}",
         "subject", "N", "threads", "tick ns", "host ns", "up B", "pose ms", "frame ms", "pose ns",

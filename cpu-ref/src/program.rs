@@ -143,11 +143,26 @@ impl Default for ProgramLimits {
 }
 
 /// A pose program for one instance.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Program {
     pub ops: Vec<PoseOp>,
     /// Blend weight pool, indexed by `Blend` ops.
     pub weights: Vec<f32>,
+}
+
+impl Clone for Program {
+    fn clone(&self) -> Program {
+        Program {
+            ops: self.ops.clone(),
+            weights: self.weights.clone(),
+        }
+    }
+
+    /// Reuses `self`'s buffers (the derived one would allocate anew).
+    fn clone_from(&mut self, source: &Program) {
+        self.ops.clone_from(&source.ops);
+        self.weights.clone_from(&source.weights);
+    }
 }
 
 /// A per-joint weight in [0, 1] for one skeleton of a package, used by Override and Additive.

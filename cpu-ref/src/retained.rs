@@ -22,9 +22,7 @@ use thiserror::Error;
 use crate::frame::{BatchAssets, PackageId};
 use crate::present::{present_linear, present_time, Placement};
 use crate::program::op;
-use crate::values::{
-    map_values, same_static_ops, value_count, write_values, ValueKind,
-};
+use crate::values::{map_values, same_static_ops, value_count, write_values, ValueKind};
 use crate::{Clip, Program, ProgramError, ProgramLimits};
 
 /// A retained instance: its frame slot, stable while it lives.
@@ -78,12 +76,12 @@ enum Rule {
 }
 
 impl Rule {
+    /// The closed range a value of the rule lies in (NaN lies in none).
+    const RANGES: [(f32, f32); 3] = [(f32::MIN, f32::MAX), (0.0, f32::MAX), (0.0, 1.0)];
+
     fn holds(self, v: f32) -> bool {
-        match self {
-            Rule::Finite => v.is_finite(),
-            Rule::NonNegative => v.is_finite() && v >= 0.0,
-            Rule::Unit => (0.0..=1.0).contains(&v),
-        }
+        let (lo, hi) = Rule::RANGES[self as usize];
+        lo <= v && v <= hi
     }
 }
 
@@ -120,6 +118,8 @@ struct Hot {
     live: bool,
     /// It has a program (committed or pending) to take values.
     program: bool,
+    /// That program names an inertialization history slot.
+    history: bool,
 }
 
 /// A slot's look word ([`Instances::looks`]): whether a frame shows it at all (live, born,
@@ -200,6 +200,8 @@ pub struct Instances {
     changing: Vec<u32>,
     /// Scratch of [`Instances::set_program_parts`].
     scratch: Program,
+    /// Programs replaced at a commit, whose buffers the next pending programs reuse.
+    spare: Vec<Program>,
 }
 
 /// Most values one program may have (a program's values are its times and weights, so at most
@@ -229,6 +231,7 @@ impl Instances {
             shown: 0,
             changing: Vec::new(),
             scratch: Program::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -283,7 +286,7 @@ impl Instances {
     /// Whether the instance's program (set for the next tick, or committed) names an
     /// inertialization history slot: it must show at skeleton LOD 0.
     pub fn history(&self, id: InstanceId) -> bool {
-        self.slot(id).is_ok_and(|s| s.history.is_some())
+        (self.hot.get(id.0 as usize)).is_some_and(|h| h.live && h.history)
     }
 
     /// Whether the instance's committed program captures inertialization history: a frame must
@@ -510,7 +513,11 @@ impl Instances {
         let p = match old_pending {
             Some(p) => p,
             None => {
-                self.pending.push(Pending::default());
+                let program = self.spare.pop().unwrap_or_default();
+                self.pending.push(Pending {
+                    program,
+                    ..Pending::default()
+                });
                 self.pending.len() - 1
             }
         };
@@ -538,9 +545,13 @@ impl Instances {
             count,
             values_set: (self.tick + 1) as u32,
             program: true,
+            history: history.is_some(),
             ..self.hot[id.0 as usize]
         };
-        rules(&program.ops, &mut self.rules[offset as usize..(offset + count) as usize]);
+        rules(
+            &program.ops,
+            &mut self.rules[offset as usize..(offset + count) as usize],
+        );
         self.changing.push(id.0);
         Ok(())
     }
@@ -571,7 +582,13 @@ impl Instances {
             )));
         }
         let rules = &self.rules[offset..offset + count];
-        if let Some(k) = (rules.iter().zip(values)).position(|(r, &v)| !r.holds(v)) {
+        // Every value checked without an early exit (the common case holds), so the loop
+        // has no branch per value.
+        let holds = (rules.iter().zip(values)).fold(true, |ok, (r, &v)| ok & r.holds(v));
+        if let (false, Some(k)) = (
+            holds,
+            (rules.iter().zip(values)).position(|(r, &v)| !r.holds(v)),
+        ) {
             return Err(bad(format!(
                 "value {k} is {}, outside its op's range",
                 values[k]
@@ -638,10 +655,13 @@ impl Instances {
         level: u8,
         assets: &BatchAssets,
     ) -> Result<(), RetainedError> {
-        let slot = self.slot(id)?;
-        if slot.level == level {
+        // The look word holds the level: most calls change nothing and read no more.
+        if (self.hot.get(id.0 as usize)).is_some_and(|h| h.live)
+            && self.looks[id.0 as usize] & look::LEVEL == u32::from(level)
+        {
             return Ok(());
         }
+        let slot = self.slot(id)?;
         let levels = assets.assets.skeleton.lods.len();
         let bad = |what: String| RetainedError::Bad {
             instance: id.0,
@@ -769,7 +789,9 @@ impl Instances {
                     self.free_values[c].push(o);
                 }
             }
-            s.program = Some(p.program);
+            if let Some(old) = s.program.replace(p.program) {
+                self.spare.push(old);
+            }
             s.offset = p.offset;
             s.count = p.count;
             s.pending = None;

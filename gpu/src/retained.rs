@@ -209,7 +209,9 @@ impl Retained {
     /// has no shape).
     fn patch(&mut self, slot: u32, row: [u32; 4], program: Option<&Program>, kind: u32) {
         let vec4s = program.map_or(0, |p| {
-            throng_shaders::Shape::record_words_of(p).div_ceil(4).min(self.record_vec4s)
+            throng_shaders::Shape::record_words_of(p)
+                .div_ceil(4)
+                .min(self.record_vec4s)
         });
         self.record.clear();
         self.record.resize(4 * vec4s as usize, 0);
@@ -249,7 +251,11 @@ impl Retained {
             let shown = l & look::SHOWN != 0 && kind != NO_KIND;
             let word = if shown {
                 let hidden = l & look::HIDDEN != 0;
-                let level = if hidden { HIDDEN_LEVEL } else { (l & look::LEVEL) as u8 };
+                let level = if hidden {
+                    HIDDEN_LEVEL
+                } else {
+                    (l & look::LEVEL) as u8
+                };
                 let mut w = kind_word(kind, level);
                 if l & look::KEEP != 0 {
                     w |= KEEP_BIT;
