@@ -91,6 +91,11 @@ pub(crate) struct Retained {
     /// What the next upload writes: kind words, values and placements (and the tick before's).
     pub upload_kinds: bool,
     upload_values: Vec<(u64, bool)>,
+    /// Motion vectors: slots whose placement jumped at the synced tick (reset by the next
+    /// frame), each slot's kind word of the last frame, and this frame's reset flags.
+    jumped: Vec<u32>,
+    last_words: Vec<u32>,
+    resets: Vec<u32>,
 }
 
 impl Retained {
@@ -111,6 +116,9 @@ impl Retained {
             heroes: Vec::new(),
             upload_kinds: false,
             upload_values: Vec::new(),
+            jumped: Vec::new(),
+            last_words: Vec::new(),
+            resets: Vec::new(),
         }
     }
 
@@ -200,6 +208,9 @@ impl Retained {
         } else {
             tick.wrapping_sub(1)
         };
+        if view.fresh_placement {
+            self.jumped.push(slot);
+        }
         let row = [shape, view.offset, program_tick, placement_tick];
         self.patch(slot, row, view.program, kind);
         Ok(())
@@ -223,6 +234,34 @@ impl Retained {
         self.patch_data.push(row);
         let record: &[[u32; 4]] = bytemuck::cast_slice(&self.record);
         self.patch_data.extend_from_slice(record);
+    }
+
+    /// This frame's motion resets by slot (throng-cpu-ref `motion`'s rules): a slot resets
+    /// when it first shows, when its kind or skeleton LOD level changes (a kept pose keeps its
+    /// level), and on the first frame after its placement jumped.
+    pub fn motion_resets(&mut self) -> &[u32] {
+        let words = &self.slot_kinds;
+        self.last_words.resize(words.len(), NO_KIND);
+        self.resets.clear();
+        let level = |w: u32| {
+            if w == NO_KIND {
+                w
+            } else {
+                w & !(KEEP_BIT | HERO_BIT)
+            }
+        };
+        (self.resets).extend(
+            (words.iter().zip(&self.last_words))
+                .map(|(&now, &was)| u32::from(was == NO_KIND || level(now) != level(was))),
+        );
+        for &slot in &self.jumped {
+            if let Some(r) = self.resets.get_mut(slot as usize) {
+                *r = 1;
+            }
+        }
+        self.jumped.clear();
+        self.last_words.copy_from_slice(words);
+        &self.resets
     }
 
     /// Patches of the tick not uploaded yet.

@@ -624,6 +624,14 @@ impl Runtime {
                 let heroes = (self.retained.heroes.iter())
                     .filter_map(|&s| Some((s, instances.view(s)?.hero?)));
                 (self.staging).stage_heroes(heroes, &self.buffers, &mut report);
+                if self.options.outputs.motion {
+                    let resets = self.retained.motion_resets();
+                    if !resets.is_empty() {
+                        let words: &[u8] = bytemuck::cast_slice(resets);
+                        self.ctx.queue.write_buffer(&self.buffers.resets, 0, words);
+                        report.upload_bytes += words.len() as u64;
+                    }
+                }
                 let top = instances.committed_values().len() as u32;
                 let shapes = self.shapes.entries.len() as u32;
                 let sizes = (self.capacities.instances, top, shapes);

@@ -408,3 +408,82 @@ fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn retained_motion_vectors_are_still_when_first_shown_follow_a_walk_and_reset_at_a_teleport() {
+    use throng_cpu_ref::retained::{Instances, Kind};
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let options = throng_gpu::RuntimeOptions {
+        outputs: throng_cpu_ref::Outputs {
+            motion: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let capacities = Capacities::for_packages(&[&package], 4);
+    let mut runtime = Runtime::with_options(&ctx, capacities, options).unwrap();
+    let id = runtime.add_package(&package).unwrap();
+    let mut raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
+    let scene = scene(3, raster.aspect());
+    let program = sample(&package, "idle", 0.3);
+    let kind = Kind {
+        package: id,
+        skeleton: 0,
+        skin: Some(0),
+    };
+    let mut store = Instances::new(capacities.program_limits(), 4);
+    let members: Vec<_> = (row(3).iter())
+        .map(|p| store.add(kind, p).unwrap())
+        .collect();
+    let batch = Batch {
+        package: id,
+        skeleton: 0,
+        skin: Some(0),
+        instances: &[],
+    };
+    let assets =
+        throng_cpu_ref::frame::batch_assets(0, &batch, |p| runtime.package(p).map(|r| &r.package))
+            .unwrap();
+    for &m in &members {
+        store.set_program(m, &program, &assets).unwrap();
+    }
+    store.commit();
+    // Each tick moves the row `dx` to the right, a jump or a walk; a frame at alpha 1 shows it.
+    let mut tick = |store: &mut Instances, dx: f32, jump: bool| {
+        for (&m, p) in members.iter().zip(row(3)) {
+            let at = Affine3A::from_translation(Vec3::new(dx, 0.0, 0.0)) * p;
+            store.set_placement(m, &at, jump).unwrap();
+        }
+        store.commit();
+        runtime.present(store, 1.0).unwrap();
+        raster
+            .render_motion(&runtime, &scene, &scene.camera)
+            .unwrap();
+        motions(&raster.read_motion().unwrap())
+    };
+    let still = |m: &[f32; 2]| m[0].abs() < 0.2 && m[1].abs() < 0.2;
+    let moving = |ms: &[[f32; 2]]| ms.iter().filter(|m| !still(m)).count();
+    assert_eq!(
+        moving(&tick(&mut store, 0.0, false)),
+        0,
+        "first shown: no motion"
+    );
+    let walked = tick(&mut store, 0.25, false);
+    let right = walked.iter().filter(|m| m[0] > 0.5).count();
+    assert!(moving(&walked) > 50, "{} moving pixels", moving(&walked));
+    assert!(
+        right * 10 >= moving(&walked) * 9,
+        "{right} of {} move right",
+        moving(&walked)
+    );
+    assert_eq!(
+        moving(&tick(&mut store, 0.75, true)),
+        0,
+        "a teleport has no motion"
+    );
+    assert!(
+        moving(&tick(&mut store, 1.0, false)) > 50,
+        "motion again after the teleport"
+    );
+}
