@@ -36,7 +36,7 @@ use throng_cpu_ref::lod::LodState;
 use throng_cpu_ref::present::Placement;
 use throng_cpu_ref::program::op;
 use throng_cpu_ref::retained::{InstanceId, Instances, Kind, RetainedError, Show};
-use throng_cpu_ref::significance::{Claim, PoseBudget};
+use throng_cpu_ref::significance::{BudgetReport, Claim, PoseBudget};
 use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_cpu_ref::{Package, Program, ProgramLimits};
 use throng_gpu::impostor::{bake, BakeOptions, Baked, Card};
@@ -118,6 +118,9 @@ pub struct AnimatorOptions {
     /// cards once [`Animator::bake_far_tier`] baked their character
     /// (`throng_gpu::impostor::FAR_HEIGHT` is the demo's); `None`: never.
     pub far_height: Option<f32>,
+    /// With a view, skin and draw only members whose animated bounds meet its frustum; false:
+    /// every member (levels of detail, update rate and the far tier still follow the view).
+    pub cull: bool,
     /// The GPU runtime's: the pose mapping (default: the adapter's), when specialised
     /// pipelines are built (default: in the background, the interpreter running meanwhile),
     /// outputs.
@@ -134,6 +137,7 @@ impl Default for AnimatorOptions {
             lod: true,
             update_rate: UpdateRate::EveryFrame,
             far_height: None,
+            cull: true,
             runtime: RuntimeOptions::default(),
         }
     }
@@ -149,7 +153,7 @@ pub struct View {
 
 impl View {
     /// Pixels per scene unit at distance `d` (focal length in pixels over distance).
-    fn pixels_per_unit(&self, d: f32) -> f32 {
+    pub fn pixels_per_unit(&self, d: f32) -> f32 {
         self.height as f32 / (2.0 * (self.camera.fov_y * 0.5).tan()) / d.max(1e-3)
     }
 }
@@ -188,8 +192,9 @@ struct Member {
     /// Its placement jumped since the last tick (no blend).
     jumped: bool,
     hero: bool,
-    /// This frame: drawn as a card.
+    /// This frame: drawn as a card; and it was one the frame before.
     far: bool,
+    rejoined: bool,
 }
 
 /// How long the last tick's parts took.
@@ -214,6 +219,8 @@ pub struct Animator {
     stagger: Stagger,
     budget: PoseBudget,
     claims: Vec<Claim>,
+    /// How the last presented frame spent the pose budget ([`UpdateRate::Budget`]).
+    budget_report: Option<BudgetReport>,
     cards: Vec<Card>,
     /// Scratch: a presented program (cards, heroes).
     presented: Program,
@@ -253,6 +260,7 @@ impl Animator {
             stagger: Stagger::new(),
             budget: PoseBudget::new(),
             claims: Vec::new(),
+            budget_report: None,
             cards: Vec::new(),
             presented: Program::default(),
             tick_times: TickTimes::default(),
@@ -398,6 +406,7 @@ impl Animator {
             jumped: true,
             hero: false,
             far: false,
+            rejoined: false,
         });
         Ok(member)
     }
@@ -646,7 +655,7 @@ impl Animator {
     /// member, at full detail.
     pub fn set_view(&mut self, view: Option<View>) {
         self.view = view;
-        let frustum = view.map(|v| {
+        let frustum = view.filter(|_| self.options.cull).map(|v| {
             let aspect = v.width as f32 / v.height.max(1) as f32;
             Frustum::from_view_proj(&v.camera.view_proj(aspect))
         });
@@ -713,6 +722,8 @@ impl Animator {
             let card = far.is_some_and(|h| c.far.is_some() && !must && below(m.far, height, h));
             if let Some(x) = self.members[slot].as_mut() {
                 x.far = card;
+                // Back from the far tier it has no pose to keep: it is posed this frame.
+                x.rejoined = m.far && !card;
             }
             let level = self.store.level(id);
             self.claims.push(Claim {
@@ -721,22 +732,26 @@ impl Animator {
                 must,
             });
         }
-        if let UpdateRate::Budget { joints, max_stale } = rate {
-            self.budget.plan(&self.claims, joints, max_stale);
-        }
+        self.budget_report = match rate {
+            UpdateRate::Budget { joints, max_stale } => {
+                Some(self.budget.plan(&self.claims, joints, max_stale))
+            }
+            _ => None,
+        };
         for slot in 0..self.members.len() {
             let Some(m) = self.members[slot] else {
                 continue;
             };
             let id = InstanceId(slot as u32);
             let claim = self.claims[slot];
-            let due = match rate {
-                UpdateRate::EveryFrame => true,
-                UpdateRate::Stagger => {
-                    claim.must || self.stagger.due(slot, rate_for_height(claim.significance))
-                }
-                UpdateRate::Budget { .. } => self.budget.due(slot),
-            };
+            let due = m.rejoined
+                || match rate {
+                    UpdateRate::EveryFrame => true,
+                    UpdateRate::Stagger => {
+                        claim.must || self.stagger.due(slot, rate_for_height(claim.significance))
+                    }
+                    UpdateRate::Budget { .. } => self.budget.due(slot),
+                };
             let show = if m.far {
                 Show::Hidden
             } else if due {
@@ -774,6 +789,12 @@ impl Animator {
         let placement = self.store.present_placement(slot, alpha);
         self.cards
             .push(Card::new(impostor, &placement, slot, first));
+    }
+
+    /// How the last presented frame spent the pose budget (with [`UpdateRate::Budget`] and a
+    /// view).
+    pub fn pose_budget(&self) -> Option<BudgetReport> {
+        self.budget_report
     }
 
     /// The far tier's cards of the last presented frame, for [`CrowdPass::set_cards`].

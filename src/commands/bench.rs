@@ -88,10 +88,12 @@ pub fn run(a: Args) -> Result<(), CliError> {
     };
     if a.game_only {
         let ctx = throng_gpu::GpuContext::new()?;
-        let mut report = throng_bench::Report::default();
-        report.adapter = Some(ctx.adapter.clone());
-        report.rayon_threads = rayon::current_num_threads();
-        report.game = game(&ctx, &subjects[0], &options)?;
+        let report = throng_bench::Report {
+            adapter: Some(ctx.adapter.clone()),
+            rayon_threads: rayon::current_num_threads(),
+            game: game(&ctx, &subjects[0], &options)?,
+            ..Default::default()
+        };
         print!("{}", report.table());
         if let Some(path) = &a.json {
             write_file(path, json(&report).as_bytes())?;

@@ -1,16 +1,18 @@
-//! `throng demo`: a headless crowd evaluated on the GPU and rendered offscreen to PNG.
+//! `throng demo`: a headless crowd through the embedding API ([`throng::Animator`]), evaluated
+//! on the GPU and rendered offscreen to PNG.
 //!
-//! Per frame: control poses the crowd ([`drive`]: by default the generated character's state
-//! tree `fixtures/trees/crowd.toml`, ticked once per frame at 30 Hz with per-member speed and
-//! wave inputs and root motion moving the placements; `--programs fixed` or `--asset` use
-//! throng-fixtures' formation of fixed per-instance programs instead), the heroes (`--heroes N`, [`hero`]) are
-//! evaluated on the CPU with IK and a spring ponytail into palettes, the runtime uploads programs, palettes and
-//! placements of one batch and runs program → FK → palette → skinning, the raster pass draws
-//! the skinned chunks (heroes in gold), and the image is read back and written as PNG.
+//! Control ticks at 30 Hz and frames render at 60 Hz ([`TickClock`]): before a frame the ticks
+//! due run ([`drive`]: by default the generated character's state tree
+//! `fixtures/trees/crowd.toml` with per-member speed and wave inputs and root motion moving
+//! the placements; `--programs fixed` or `--asset` set throng-fixtures' formation of fixed
+//! per-instance programs instead), then the Animator presents the crowd between the last two
+//! ticks. Heroes (`--heroes N`, [`hero`]) are posed on the CPU with IK and a spring ponytail
+//! from their presented programs and shown as palettes; the raster pass draws the skinned
+//! members (heroes in gold) and the far tier's cards, and the image is read back and written
+//! as PNG.
 
 mod animation;
 mod drive;
-mod far;
 pub(super) mod hero;
 
 use std::path::{Path, PathBuf};
@@ -18,33 +20,39 @@ use std::time::Instant;
 
 use glam::{Affine3A, Vec3};
 use serde_json::json;
-use throng_control::instance::Controller;
-use throng_cpu_ref::bounds::Frustum;
+use throng::{Animator, AnimatorOptions, CharacterId, MemberId, TickClock, UpdateRate, View};
 use throng_cpu_ref::ik::IkResult;
-use throng_cpu_ref::lod::LodState;
-use throng_cpu_ref::significance::{BudgetReport, Claim, PoseBudget};
-use throng_cpu_ref::stagger::{rate_for_height, Stagger};
-use throng_cpu_ref::{Package, Program, ProgramLimits};
+use throng_cpu_ref::retained::look;
+use throng_cpu_ref::significance::BudgetReport;
+use throng_cpu_ref::stagger::rate_for_height;
+use throng_cpu_ref::{ProgramLimits, Skeleton};
 use throng_fixtures::Formation as Crowd;
+use throng_gpu::impostor::FAR_HEIGHT;
 use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{
-    Attachment, Batch, FrameReport, GpuContext, GpuError, Instance, Mapping, Pose, PropMesh,
-    Runtime, RuntimeOptions, StageTimes, Visibility,
+    Attachment, FrameReport, GpuContext, GpuError, Mapping, PropMesh, RuntimeOptions, StageTimes,
+    Visibility,
 };
 
-use self::drive::{ControlStats, FixedCrowd, TreeCrowd};
+use self::drive::{ControlStats, FixedPrograms, Roaming};
 use self::hero::{HeroIk, Heroes};
 use super::{builtin_character, capacities, load_any, print_json, CliError};
 
-/// Seconds between frames of a sequence, and the control tick period (one tick per frame).
-const FRAME_STEP: f64 = 1.0 / 30.0;
-/// Fixed programs: crowd time of the first frame, mid-motion rather than every clip at its offset.
+/// Control ticks per second, and frames rendered per second.
+const TICK_HZ: f64 = 30.0;
+const FRAME_HZ: f64 = 60.0;
+/// Fixed programs: crowd time of the first tick, mid-motion rather than every clip at its offset.
 const START_TIME: f64 = 0.5;
+/// Ticks before the first frame (frames show the time between the last two): the tree's
+/// crowd runs its plans a while first, so the first frame is mid-motion.
+const WARM_UP_TICKS: (u32, u32) = (2, 45);
 /// Events one member may deliver per tick.
 const EVENT_CAPACITY: usize = 64;
 /// Heroes stand this many grid cells apart, and this many in front of the crowd's area.
 const HERO_SPACING: f32 = 1.6;
 const HERO_FRONT: f32 = 1.2;
+/// `Card::tier` of far members under `--lod-tint`: outside 1–4, so blue.
+const FAR_TINT: u32 = 5;
 
 /// Where the crowd's programs come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -173,11 +181,11 @@ struct FrameStats {
     draws: usize,
     /// What culling kept: visible instances, skinned vertices, triangles.
     visibility: Visibility,
-    /// Members evaluated and kept (update-rate LOD) this frame.
+    /// Members posed and kept (update-rate LOD) this frame.
     evaluated: usize,
     kept: usize,
-    /// Members at each skeleton LOD level (heroes and kept members at the level they had), and
-    /// joints the pose pass evaluated the programs of (retained joints of evaluated members).
+    /// Members at each skeleton LOD level (heroes and kept members at the level they have), and
+    /// joints the pose pass evaluated the programs of (retained joints of posed members).
     lod_histogram: [usize; LOD_LEVELS],
     /// Members drawn as impostor cards (the far tier), counted in no LOD level.
     impostors: usize,
@@ -185,85 +193,60 @@ struct FrameStats {
     /// How the pose budget was spent (with --pose-budget).
     pose_budget: Option<BudgetReport>,
     control: ControlStats,
+    /// Where between the last two ticks the frame was presented.
+    alpha: f32,
     /// CPU time of the heroes: program, FK, IK and palette.
     heroes_ms: f64,
     heroes: Vec<HeroIk>,
+    /// CPU time of the Animator's present (planning, uploads, recording, submission).
+    present_ms: f64,
     /// Wall time from control to the PNG on disk.
     total_ms: f64,
     path: PathBuf,
 }
 
-/// The crowd's driver.
+/// What sets the crowd's programs each tick.
 enum Driver {
-    Tree(Box<TreeCrowd>),
-    Fixed(Box<FixedCrowd>),
+    Tree(Box<Roaming>),
+    Fixed(Box<FixedPrograms>),
 }
 
 impl Driver {
-    fn step(&mut self, frame: u32) -> Result<ControlStats, CliError> {
+    /// One tick: the crowd's inputs or programs, then the Animator's tick.
+    fn tick(
+        &mut self,
+        animator: &mut Animator,
+        ids: &[MemberId],
+        tick: u32,
+        stats: &mut ControlStats,
+    ) -> Result<(), CliError> {
         match self {
-            Driver::Tree(c) => c.step(),
-            Driver::Fixed(c) => Ok(c.step(START_TIME + f64::from(frame) * FRAME_STEP)),
-        }
-    }
-
-    /// Heroes first, then the crowd.
-    fn programs(&self) -> &[Program] {
-        match self {
-            Driver::Tree(c) => &c.programs,
-            Driver::Fixed(c) => &c.programs,
-        }
-    }
-
-    /// Members the last step teleported (wrapped around the area): their motion resets.
-    fn teleported(&self) -> &[bool] {
-        match self {
-            Driver::Tree(c) => &c.wrapped,
-            Driver::Fixed(_) => &[],
-        }
-    }
-
-    fn placements(&self) -> &[Affine3A] {
-        match self {
-            Driver::Tree(c) => &c.placements,
-            Driver::Fixed(c) => &c.placements,
-        }
-    }
-
-    /// The package the programs run against (the tree's masks joined it).
-    fn package<'a>(&'a self, fixed: &'a Package) -> &'a Package {
-        match self {
-            Driver::Tree(c) => &c.ctl.package,
-            Driver::Fixed(_) => fixed,
-        }
-    }
-
-    /// Member `k`'s heaviest clip and its clip time: from its tree's players, or a fixed
-    /// program's first sample.
-    fn dominant_clip(&self, k: usize, weights: &mut Vec<f32>) -> Option<(u32, f64)> {
-        match self {
-            Driver::Tree(c) => c.dominant_clip(k, weights),
-            Driver::Fixed(c) => (c.programs.get(k)?.ops.iter())
-                .find(|o| o.code == throng_cpu_ref::program::op::SAMPLE)
-                .map(|o| (o.a, f64::from(o.time))),
-        }
-    }
-
-    fn limits(&self) -> ProgramLimits {
-        match self {
-            Driver::Tree(c) => at_least_default(c.ctl.limits()),
-            Driver::Fixed(_) => ProgramLimits::default(),
+            Driver::Tree(c) => c.tick(animator, ids, stats),
+            Driver::Fixed(c) => {
+                let time = START_TIME + f64::from(tick) / TICK_HZ;
+                c.tick(animator, ids, time, stats)
+            }
         }
     }
 
     fn describe(&self) -> String {
         match self {
-            Driver::Tree(c) => format!(
-                "state tree fixtures/trees/crowd.toml, one tick per frame at {:.0} Hz, root motion moving placements",
-                1.0 / c.ctl.period
+            Driver::Tree(_) => format!(
+                "state tree fixtures/trees/crowd.toml through throng::Animator, ticked at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz, root motion moving placements"
             ),
-            Driver::Fixed(_) => "fixed per-instance programs (throng-gpu crowd)".into(),
+            Driver::Fixed(_) => format!(
+                "fixed per-instance programs through throng::Animator, set at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz"
+            ),
         }
+    }
+}
+
+/// The Animator's view of `scene` in a `width` × `height` image.
+fn view_of(scene: &Scene, width: u32, height: u32) -> View {
+    View {
+        camera: scene.camera,
+        width,
+        height,
     }
 }
 
@@ -283,6 +266,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, false) => Programs::Tree,
         (None, true) => Programs::Fixed,
     };
+    if args.props && programs != Programs::Tree {
+        return Err(CliError::Usage(
+            "--props puts a prop on the state tree's socket: use the tree (the generated character, no --asset, no --programs fixed)".into(),
+        ));
+    }
     let (mut package, name) = match (&args.asset, &args.mocap) {
         (Some(path), _) => (load_any(path)?, path.display().to_string()),
         (None, Some(dir)) => (
@@ -292,93 +280,100 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, None) => (builtin_character()?, "generated character".to_string()),
     };
     let ctx = GpuContext::new().map_err(no_gpu)?;
-    // The crowd's skin is skin 0 (the formation's). A crowd too large for one runtime is
-    // refused before its layout and control are built (a minute and gigabytes at a million).
+    // The crowd's skin is skin 0 (the formation's).
     let skeleton = package.skins.first().map_or(0, |s| s.skeleton);
-    // The controller binds the package as the tree was loaded for (before the formation adds
-    // its mask), so the tree's masks follow the package's.
-    if args.props && programs != Programs::Tree {
-        return Err(CliError::Usage(
-            "--props puts a prop on the state tree's socket: use the tree (the generated character, no --asset, no --programs fixed)".into(),
-        ));
-    }
-    let ctl = match programs {
-        Programs::Tree => {
-            let source = match args.props {
-                true => format!("{}{SWORD_SOCKET}", throng_fixtures::CROWD_TREE),
-                false => throng_fixtures::CROWD_TREE.to_string(),
-            };
-            let tree = throng_control::tree::load(
-                &source,
-                "fixtures/trees/crowd.toml",
-                &package,
-                skeleton,
-            )
-            .map_err(|e| CliError::Control(e.to_string()))?;
-            let ctl = Controller::new(tree, package.clone(), 1.0 / FRAME_STEP, EVENT_CAPACITY)
-                .map_err(|e| CliError::Control(e.to_string()))?;
-            Some(ctl)
+    let tree = (programs == Programs::Tree).then(|| match args.props {
+        true => format!("{}{SWORD_SOCKET}", throng_fixtures::CROWD_TREE),
+        false => throng_fixtures::CROWD_TREE.to_string(),
+    });
+    let tree = tree.as_deref().map(|t| (t, "fixtures/trees/crowd.toml"));
+    let control = |e: throng::AnimatorError| CliError::Control(e.to_string());
+    let limits = match tree {
+        Some(tree) => {
+            at_least_default(throng::tree_limits(&package, skeleton, tree).map_err(control)?)
         }
-        Programs::Fixed => None,
+        None => ProgramLimits::default(),
     };
+    // A crowd too large for one runtime is refused before its layout and control are built
+    // (a minute and gigabytes at a million).
     let members = args.instances.saturating_add(args.heroes);
-    let limits = at_least_default(
-        ctl.as_ref()
-            .map_or_else(ProgramLimits::default, Controller::limits),
-    );
     capacities(&[&package], members, &limits)?.check(&ctx)?;
     let layout = Crowd::new(&mut package, 0, args.instances as usize)
         .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
     let (skin, spacing) = (layout.skin, layout.spacing);
     let hero_placements = front_row(&layout, args.heroes as usize);
-    let mut bounds = hero_bounds(&layout, &hero_placements);
-    let mut driver = match ctl {
-        Some(ctl) => {
-            let crowd = TreeCrowd::new(ctl, &layout, &hero_placements)?;
-            bounds = bounds.union(&area_bounds(&layout, crowd.area.min, crowd.area.max));
-            Driver::Tree(Box::new(crowd))
-        }
-        None => {
-            bounds = bounds.union(&layout.bounds());
-            let hero_programs = Crowd::new(&mut package, 0, args.heroes as usize)
-                .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
-            Driver::Fixed(Box::new(FixedCrowd::new(
-                layout,
-                hero_programs,
-                &hero_placements,
-            )))
-        }
+    let hero_count = hero_placements.len();
+    let hero_layout = match programs {
+        Programs::Fixed => Some(
+            Crowd::new(&mut package, 0, hero_count)
+                .map_err(|e| CliError::Usage(format!("{name}: {e}")))?,
+        ),
+        Programs::Tree => None,
     };
-    let limits = driver.limits();
-    let mut heroes = match args.heroes {
-        0 => None,
-        _ => Some(Heroes::new(&package, skin, limits, hero_placements)?),
-    };
-    let members = driver.programs().len();
-    let package = driver.package(&package).clone();
-    let mut capacities = capacities(&[&package], members as u32, &limits)?;
-    capacities.skinned_instances = args
-        .budget
-        .unwrap_or(DEFAULT_BUDGET)
-        .min(members as u32)
-        .max(1);
-    if let Driver::Tree(c) = &driver {
-        if c.ctl.tree.inertializes() {
-            capacities.history_slots = members as u32;
-        }
-    }
-    let options = RuntimeOptions {
-        mapping: args.mapping.map(Mapping::from),
-        outputs: throng_cpu_ref::Outputs {
-            motion: args.motion_vectors.is_some(),
-            ..throng_cpu_ref::Outputs::default()
+    let options = AnimatorOptions {
+        hz: TICK_HZ,
+        event_capacity: EVENT_CAPACITY,
+        capacity: members,
+        skinned_budget: Some(args.budget.unwrap_or(DEFAULT_BUDGET).min(members).max(1)),
+        lod: !args.no_lod,
+        update_rate: match (args.stagger, args.pose_budget) {
+            (true, _) => UpdateRate::Stagger,
+            (false, Some(joints)) => UpdateRate::Budget {
+                joints,
+                max_stale: args.max_stale,
+            },
+            (false, None) => UpdateRate::EveryFrame,
         },
-        ..RuntimeOptions::default()
+        far_height: (!args.no_far_tier).then_some(FAR_HEIGHT),
+        cull: !args.no_cull,
+        runtime: RuntimeOptions {
+            mapping: args.mapping.map(Mapping::from),
+            outputs: throng_cpu_ref::Outputs {
+                motion: args.motion_vectors.is_some(),
+                ..throng_cpu_ref::Outputs::default()
+            },
+            ..RuntimeOptions::default()
+        },
     };
-    let mut runtime = Runtime::with_options(&ctx, capacities, options)?;
-    let id = runtime.add_package(&package)?;
-    if let Driver::Tree(c) = &driver {
-        let swords: Vec<Attachment> = (c.ctl.tree.sockets.iter())
+    let mut animator = Animator::new(&ctx, &[&package], limits, options).map_err(control)?;
+    let character = (animator.add_character(package.clone(), skeleton, tree)).map_err(control)?;
+    // The package the programs run against (the tree's masks joined it).
+    let package = (animator.package(character).cloned()).ok_or_else(|| no_character(character))?;
+    let mut bounds = hero_bounds(&layout, &hero_placements);
+    let mut raster = Raster::new(&ctx, args.width, args.height)?;
+    // Members spawn heroes first, then the crowd nearest the camera first: slots follow, and the
+    // skinned budget serves slots in order.
+    let crowd_area = match programs {
+        Programs::Tree => {
+            let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
+            let area = drive::area(&layout, anchor);
+            area_bounds(&layout, area.min, area.max)
+        }
+        Programs::Fixed => layout.bounds(),
+    };
+    bounds = bounds.union(&crowd_area);
+    let scene = Scene {
+        highlight: hero_count as u32,
+        ..Scene::framing(&bounds, raster.aspect(), spacing)
+    };
+    let eye = scene.camera.eye;
+    let mut order: Vec<usize> = (0..layout.members.len()).collect();
+    order.sort_by(|&a, &b| {
+        let d = |k: usize| eye.distance_squared(layout.members[k].placement.translation.into());
+        d(a).total_cmp(&d(b))
+    });
+    let mut ids = vec![MemberId(0); members as usize];
+    for (k, p) in hero_placements.iter().enumerate() {
+        ids[k] = animator.spawn(character, p).map_err(control)?;
+    }
+    for &i in &order {
+        let placement = layout.members[i].placement;
+        ids[hero_count + i] = animator.spawn(character, &placement).map_err(control)?;
+    }
+    animator.set_view(Some(view_of(&scene, args.width, args.height)));
+    if let Some(ctl) = animator.controller(character) {
+        let id = (animator.package_id(character)).ok_or_else(|| no_character(character))?;
+        let swords: Vec<Attachment> = (ctl.tree.sockets.iter())
             .map(|socket| Attachment {
                 package: id,
                 skin,
@@ -387,144 +382,112 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 mesh: sword(),
             })
             .collect();
-        runtime.set_attachments(&swords)?;
+        animator.runtime_mut().set_attachments(&swords)?;
     }
-    let mut raster = Raster::new(&ctx, args.width, args.height)?;
-    let hero_count = heroes.as_ref().map_or(0, Heroes::len);
-    let scene = Scene {
-        highlight: hero_count as u32,
-        ..Scene::framing(&bounds, raster.aspect(), spacing)
+    let mut driver = match hero_layout {
+        None => Driver::Tree(Box::new(Roaming::new(
+            &animator,
+            character,
+            &layout,
+            members as usize,
+            hero_count,
+        )?)),
+        Some(heroes) => Driver::Fixed(Box::new(FixedPrograms::new(layout.clone(), heroes))),
+    };
+    let mut heroes = match hero_count {
+        0 => None,
+        _ => Some(Heroes::new(
+            &package,
+            skin,
+            limits,
+            hero_placements.clone(),
+        )?),
     };
     let assets = package
         .assets(skeleton)
         .ok_or_else(|| CliError::Usage(format!("{name}: no skeleton {skeleton}")))?;
-    let frustum = Frustum::from_view_proj(&scene.camera.view_proj(raster.aspect()));
-    runtime.set_frustum((!args.no_cull).then_some(frustum));
-    let mut stagger = Stagger::new();
-    let mut lod = LodState::new();
-    let lods = &assets.skeleton.lods;
-    let focal = args.height as f32 / (2.0 * (scene.camera.fov_y * 0.5).tan());
-    // Frame slots nearest first (heroes first of all), so the budget serves the nearest: fixed
-    // from the first frame's placements, so slots stay the same and kept poses stay valid.
-    let eye = scene.camera.eye;
-    let mut order: Vec<usize> = (0..members).collect();
-    order[hero_count..].sort_by(|&a, &b| {
-        let d = |k: usize| eye.distance_squared(driver.placements()[k].translation.into());
-        d(a).total_cmp(&d(b))
-    });
-    let mut tiers = vec![1u8; members];
-    let mut levels = vec![0u8; members];
-    let mut heights = vec![0f32; members];
-    let mut budget = PoseBudget::new();
-    let mut far = far::FarTier::new(members);
-    let mut rejoined = vec![false; members];
-    let mut weights = Vec::new();
+    let mut ticks = 0;
+    let mut warm = ControlStats::default();
+    let warm_up = match driver {
+        Driver::Tree(_) => WARM_UP_TICKS.1,
+        Driver::Fixed(_) => WARM_UP_TICKS.0,
+    };
+    for _ in 0..warm_up {
+        driver.tick(&mut animator, &ids, ticks, &mut warm)?;
+        ticks += 1;
+    }
+    let view = view_of(&scene, args.width, args.height);
+    let mut clock = TickClock::new(TICK_HZ);
+    let mut far_bake = None;
     let mut frames = Vec::with_capacity(args.frames as usize);
     let mut gif = (args.gif.as_deref())
-        .map(|path| animation::GifWriter::create(path, args.width, args.height, FRAME_STEP))
+        .map(|path| animation::GifWriter::create(path, args.width, args.height, 1.0 / FRAME_HZ))
         .transpose()?;
+    let mut tiers = Vec::new();
     for f in 0..args.frames {
         let start = Instant::now();
-        let control = driver.step(f)?;
+        let (due, alpha) = clock.advance(1.0 / FRAME_HZ);
+        let mut control_stats = ControlStats::default();
+        for _ in 0..due {
+            driver.tick(&mut animator, &ids, ticks, &mut control_stats)?;
+            ticks += 1;
+        }
+        if let Driver::Tree(c) = &driver {
+            c.count(&mut control_stats);
+        } else {
+            control_stats.instances = ids.len();
+        }
+        // Presentation time: `alpha` of the way from the second-last tick to the last.
+        let time = (f64::from(ticks) - 2.0 + f64::from(alpha)) / TICK_HZ;
         let hero_start = Instant::now();
         if let Some(h) = heroes.as_mut() {
-            for (k, program) in driver.programs()[..hero_count].iter().enumerate() {
-                h.pose(k, program, &assets, f64::from(f) * FRAME_STEP)?;
+            for (k, &id) in ids[..hero_count].iter().enumerate() {
+                if let Some(program) = animator.presented_program(id, alpha) {
+                    let program = program.clone();
+                    h.pose(k, &program, &assets, time)?;
+                    animator.set_hero(id, Some(h.palette(k))).map_err(control)?;
+                }
             }
         }
         let heroes_ms = hero_start.elapsed().as_secs_f64() * 1e3;
-        let (programs, placements) = (driver.programs(), driver.placements());
-        for k in hero_count..members {
-            let distance = scene.camera.eye.distance(placements[k].translation.into());
-            let pixels_per_unit = focal / distance.max(1e-3);
-            heights[k] = CHARACTER_HEIGHT * pixels_per_unit;
-            let must = programs[k].capture_slot().is_some() || programs[k].history_slot().is_some();
-            let was = far.far[k];
-            let now = !args.no_far_tier && far.choose(k, heights[k], must);
-            rejoined[k] = was && !now;
-            // History (inertialization) needs every joint.
-            levels[k] = match args.no_lod || programs[k].history_slot().is_some() {
-                true => 0,
-                false => lod.choose(k, pixels_per_unit, lods),
-            };
-            let rate = rate_for_height(heights[k]);
-            tiers[k] = if args.no_lod { rate } else { 1 + levels[k] };
+        // The far tier is baked the first frame a member is short enough for it.
+        if far_bake.is_none()
+            && !args.no_far_tier
+            && needs_far_tier(&animator, &ids[hero_count..], &view)
+        {
+            let bake_start = Instant::now();
+            let baked = animator.bake_far_tier(character).map_err(control)?;
+            raster.set_impostor(&baked.impostor, &baked.atlas)?;
+            let i = &baked.impostor;
+            let atlas = (i.width, i.height, i.first_cell(i.clips.len()));
+            far_bake = Some((atlas, bake_start.elapsed().as_secs_f64()));
         }
-        if far.far.iter().any(|&f| f) {
-            far.ensure_baked(&ctx, &package, skin, &mut raster)?;
-        }
-        let spent = args.pose_budget.map(|joints| {
-            let claims: Vec<Claim> = (0..members)
-                .map(|k| Claim {
-                    significance: heights[k],
-                    joints: joints_at(assets.skeleton, levels[k]) as u32,
-                    must: k < hero_count || programs[k].capture_slot().is_some(),
-                })
-                .collect();
-            budget.plan(&claims, joints, args.max_stale)
-        });
-        let instances: Vec<Instance> = order
-            .iter()
-            .map(|&k| match heroes.as_ref().filter(|_| k < hero_count) {
-                Some(h) => Instance {
-                    pose: Pose::Hero(h.palette(k)),
-                    placement: placements[k],
-                },
-                None if far.far[k] => Instance {
-                    pose: Pose::Hidden,
-                    placement: placements[k],
-                },
-                None => {
-                    let p = &programs[k];
-                    // A program that captures inertialization history must run this tick, and
-                    // a member back from the far tier has no pose to keep.
-                    let due = rejoined[k]
-                        || match args.pose_budget {
-                            Some(_) => budget.due(k),
-                            None => {
-                                let rate = rate_for_height(heights[k]);
-                                !args.stagger || p.capture_slot().is_some() || stagger.due(k, rate)
-                            }
-                        };
-                    Instance {
-                        pose: match (due, levels[k]) {
-                            (false, _) => Pose::Keep,
-                            (true, 0) => Pose::Program(p),
-                            (true, level) => Pose::Lod(p, level),
-                        },
-                        placement: placements[k],
-                    }
-                }
-            })
+        let present_start = Instant::now();
+        let report = animator.present(alpha).map_err(control)?;
+        let present_ms = present_start.elapsed().as_secs_f64() * 1e3;
+        let tint = if args.lod_tint { FAR_TINT } else { 0 };
+        let cards: Vec<_> = (animator.cards().iter())
+            .map(|c| throng_gpu::impostor::Card { tier: tint, ..*c })
             .collect();
-        let batches = [Batch {
-            package: id,
-            skeleton,
-            skin: Some(skin),
-            instances: &instances,
-        }];
-        far.cards.clear();
-        let tint = if args.lod_tint { far::FAR_TINT } else { 0 };
-        for (s, &k) in order.iter().enumerate() {
-            if far.far[k] {
-                let clip = driver.dominant_clip(k, &mut weights);
-                far.push_card(&package, &placements[k], s as u32, clip, tint);
-            }
-        }
-        raster.set_cards(&far.cards);
-        // Waiting between compute and raster keeps each wall time its own.
+        raster.set_cards(&cards);
+        let slots = animator.instances().slots() as usize;
         if args.lod_tint {
-            let by_slot: Vec<u8> = order.iter().map(|&k| tiers[k]).collect();
-            raster.set_tiers(&by_slot);
-        }
-        for (s, &k) in order.iter().enumerate() {
-            if driver.teleported().get(k) == Some(&true) {
-                runtime.reset_motion(0, s);
+            tiers.clear();
+            tiers.resize(slots, 1);
+            for &id in &ids {
+                tiers[id.0 as usize] = match args.no_lod {
+                    false => 1 + animator.level(id),
+                    true => {
+                        let p = animator.placement(id).unwrap_or_default();
+                        let d = eye.distance(p.translation.into());
+                        rate_for_height(CHARACTER_HEIGHT * view.pixels_per_unit(d))
+                    }
+                };
             }
+            raster.set_tiers(&tiers);
         }
-        let report = runtime.frame(&batches)?;
-        let stages = runtime.finish()?;
-        let drawn = raster.render(&runtime, &scene)?;
+        let stages = animator.runtime_mut().finish()?;
+        let drawn = raster.render(animator.runtime(), &scene)?;
         let raster_times = raster.finish()?;
         let image = raster.read_image()?;
         let path = frame_path(&args.out, f, args.frames);
@@ -533,30 +496,27 @@ pub fn run(args: Args) -> Result<(), CliError> {
             gif.push(&image)?;
         }
         if let Some(out) = &args.motion_vectors {
-            raster.render_motion(&runtime, &scene, &scene.camera)?;
+            raster.render_motion(animator.runtime(), &scene, &scene.camera)?;
             write_png(&frame_path(out, f, args.frames), &raster.read_motion()?)?;
         }
+        let shows = Shows::of(&animator, &ids, assets.skeleton);
         frames.push(FrameStats {
             report,
             stages,
             raster: raster_times,
             draws: drawn.draws,
-            visibility: runtime.visibility(),
-            kept: instances
-                .iter()
-                .filter(|x| matches!(x.pose, Pose::Keep))
-                .count(),
-            evaluated: instances
-                .iter()
-                .filter(|x| x.pose.program().is_some())
-                .count(),
-            lod_histogram: histogram(&levels, &far.far),
-            impostors: far.cards.len(),
-            pose_budget: spent,
-            joints_posed: joints_posed(&instances, assets.skeleton),
-            control,
+            visibility: animator.runtime().visibility(),
+            kept: shows.kept,
+            evaluated: shows.posed,
+            lod_histogram: shows.levels,
+            impostors: cards.len(),
+            pose_budget: animator.pose_budget(),
+            joints_posed: shows.joints,
+            control: control_stats,
+            alpha,
             heroes_ms,
             heroes: heroes.as_ref().map_or_else(Vec::new, |h| h.results.clone()),
+            present_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             path,
         });
@@ -564,6 +524,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(gif) = gif {
         gif.finish()?;
     }
+    let runtime = animator.runtime();
     let resident = runtime.resident_bytes();
     let batch = runtime.batches().first().copied().unwrap_or_default();
     // Frame outputs each instance keeps on the GPU: component transforms, palette, skinned vertices.
@@ -573,7 +534,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         name: &name,
         ctx: &ctx,
         driver: driver.describe(),
-        crowd: members - hero_count,
+        tree: matches!(driver, Driver::Tree(_)),
+        crowd: members as usize - hero_count,
         heroes: hero_count,
         spacing,
         args: &args,
@@ -581,7 +543,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         outputs,
         mapping: runtime.mapping(),
         budget: runtime.capacities().skinned_instances,
-        far: far.atlas().map(|a| (a, far.bake_s)),
+        far: far_bake,
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -589,6 +551,64 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// Whether a member of `ids` stands shorter on screen than the far tier's height (the
+/// Animator's measure: twice its scale at its distance).
+fn needs_far_tier(animator: &Animator, ids: &[MemberId], view: &View) -> bool {
+    ids.iter().any(|&id| {
+        animator.placement(id).is_some_and(|p| {
+            let (scale, _, t) = p.to_scale_rotation_translation();
+            let d = view.camera.eye.distance(t);
+            2.0 * scale.x * view.pixels_per_unit(d) < FAR_HEIGHT
+        })
+    })
+}
+
+fn no_character(c: CharacterId) -> CliError {
+    CliError::Control(format!("the demo's character {} is gone", c.0))
+}
+
+/// How the last frame showed the members, from the store's look words.
+struct Shows {
+    /// Members posed from their programs, and keeping their last pose.
+    posed: usize,
+    kept: usize,
+    /// Members per skeleton LOD level (cards left out), and joints posed.
+    levels: [usize; LOD_LEVELS],
+    joints: usize,
+}
+
+impl Shows {
+    fn of(animator: &Animator, ids: &[MemberId], skeleton: &Skeleton) -> Shows {
+        let looks = animator.instances().looks();
+        let mut s = Shows {
+            posed: 0,
+            kept: 0,
+            levels: [0; LOD_LEVELS],
+            joints: 0,
+        };
+        for &id in ids {
+            let Some(&l) = looks.get(id.0 as usize) else {
+                continue;
+            };
+            if l & look::HIDDEN != 0 {
+                continue;
+            }
+            let level = (l & look::LEVEL) as u8;
+            s.levels[usize::from(level).min(LOD_LEVELS - 1)] += 1;
+            if l & look::HERO != 0 || l & look::PROGRAM == 0 {
+                continue;
+            }
+            if l & look::KEEP != 0 {
+                s.kept += 1;
+            } else {
+                s.posed += 1;
+                s.joints += joints_at(skeleton, level);
+            }
+        }
+        s
+    }
 }
 
 /// `--props`: the socket the swords sit on, appended to the crowd tree. The generated
@@ -615,15 +635,6 @@ fn sword() -> PropMesh {
 /// Skeleton LOD levels the report counts: every joint, and the reduced ones a skeleton may have.
 const LOD_LEVELS: usize = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS;
 
-/// Members per skeleton LOD level, but for those in the far tier.
-fn histogram(levels: &[u8], far: &[bool]) -> [usize; LOD_LEVELS] {
-    let mut h = [0; LOD_LEVELS];
-    for (&l, _) in levels.iter().zip(far).filter(|(_, &f)| !f) {
-        h[usize::from(l).min(LOD_LEVELS - 1)] += 1;
-    }
-    h
-}
-
 /// Joints a program runs on at skeleton LOD `level`: every joint at 0, else the retained ones.
 fn joints_at(skeleton: &throng_cpu_ref::Skeleton, level: u8) -> usize {
     match usize::from(level).checked_sub(1) {
@@ -641,14 +652,6 @@ fn at_least_default(l: ProgramLimits) -> ProgramLimits {
         max_weights: l.max_weights.max(d.max_weights),
         history_slots: l.history_slots,
     }
-}
-
-/// Joints whose programs the pose pass evaluates for `instances`.
-fn joints_posed(instances: &[Instance], skeleton: &throng_cpu_ref::Skeleton) -> usize {
-    (instances.iter())
-        .filter_map(|x| x.pose.program())
-        .map(|(_, level)| joints_at(skeleton, level))
-        .sum()
 }
 
 /// Members skinned per frame at most unless `--budget` says otherwise.
@@ -739,6 +742,8 @@ struct Summary<'a> {
     name: &'a str,
     ctx: &'a GpuContext,
     driver: String,
+    /// Control drives the crowd (else fixed programs).
+    tree: bool,
     crowd: usize,
     heroes: usize,
     spacing: f32,
@@ -795,13 +800,19 @@ impl Summary<'_> {
             let r = &f.report;
             let s = &f.stages;
             let c = &f.control;
-            println!("frame -> {}", f.path.display());
-            if c.ticks > 0 {
+            println!(
+                "frame -> {} (presented at {:.2} of the way from the second-last tick to the last)",
+                f.path.display(),
+                f.alpha
+            );
+            if self.tree {
                 println!(
-                    "  control (CPU): {} tick of {} instances in {:.3} ms ({:.2} us per instance); speeds: {} standing, {} walking, {} running; {} waving; root motion moved {:.2} m",
+                    "  control (CPU): {} tick(s) of {} instances in {:.3} ms (control {:.3}, hand-off {:.3}; {:.2} us per instance); speeds: {} standing, {} walking, {} running; {} waving; root motion moved {:.2} m",
                     c.ticks,
                     c.instances,
                     c.ms,
+                    c.control_ms,
+                    c.handoff_ms,
                     c.ms * 1e3 / c.instances.max(1) as f64,
                     c.standing,
                     c.walking,
@@ -811,8 +822,8 @@ impl Summary<'_> {
                 );
             } else {
                 println!(
-                    "  programs (CPU): {} written in {:.3} ms",
-                    c.instances, c.ms
+                    "  programs (CPU): {} set in {} tick(s), {:.3} ms",
+                    c.instances, c.ticks, c.ms
                 );
             }
             if !f.heroes.is_empty() {
@@ -842,8 +853,9 @@ impl Summary<'_> {
                 }
             }
             println!(
-                "  dispatches: {} compute ({} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} budget; {} skinning), {} draw(s)",
+                "  dispatches: {} compute ({} present; {} pose for {} program shape(s): {} specialised, {} interpreter; {} bounds; {} budget; {} skinning), {} draw(s)",
                 r.dispatches,
+                r.present_dispatches,
                 r.pose_dispatches,
                 r.shapes,
                 r.specialised_dispatches,
@@ -910,8 +922,8 @@ impl Summary<'_> {
                 println!("  GPU ms: no timestamp queries on this adapter; wall times only");
             }
             println!(
-                "  wall ms: control (CPU) {:.3}, heroes (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
-                c.ms, f.heroes_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
+                "  wall ms: control (CPU) {:.3}, heroes (CPU) {:.3}, present (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
+                c.ms, f.heroes_ms, f.present_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
             );
         }
         if let Some(((w, h, cells), seconds)) = self.far {
@@ -978,6 +990,8 @@ impl Summary<'_> {
                         "starving": b.starving, "kept": b.kept, "max_wait": b.max_wait,
                     })),
                     "control": f.control,
+                    "alpha": f.alpha,
+                    "present_ms": f.present_ms,
                     "heroes_ms": f.heroes_ms,
                     "heroes": heroes,
                     "total_ms": f.total_ms,

@@ -1,26 +1,22 @@
-//! What poses the demo crowd each frame: the state tree through throng-control's crowd driver
-//! ([`TreeCrowd`], the default for the generated character) or throng-fixtures' formation of
-//! fixed per-instance programs ([`FixedCrowd`], for real assets, which have no tree).
+//! What drives the demo crowd through the [`Animator`]: the state tree ([`Roaming`], the
+//! default for the generated character) or throng-fixtures' formation of fixed per-instance
+//! programs ([`FixedPrograms`], for real assets, which have no tree).
 //!
 //! Members are numbered heroes first (`0..heroes`, posed on the CPU by the caller) and the crowd
-//! after them; both drivers write one [`Program`] and one placement (component space → scene)
-//! per member.
+//! after them; `ids[k]` is member `k`'s [`MemberId`].
 //!
-//! The tree crowd ticks control at the demo's frame rate (one tick per frame). Before each tick
-//! every roaming member's `speed` input moves toward a target that its [`Plan`] changes every
-//! few seconds (standing, strolling, walking, jogging, running, sprinting), at most
-//! [`ACCELERATION`] per second, and a third of the members toggle `wave` with their segments.
-//! After the tick each roaming member's placement composes the root motion control asked for
-//! (`placement = placement · delta`, the delta being in the component frame at the tick's
-//! start, DESIGN.md §5) and wraps around the grid's area, so walkers cross the grid and stay in
-//! frame. Before the first frame each member runs a few seconds of its plan (a different number
-//! of ticks each), so the crowd does not start in step.
+//! Roaming: before each tick every roaming member's `speed` input moves toward a target that
+//! its [`Plan`] changes every few seconds (standing, strolling, walking, jogging, running,
+//! sprinting), at most [`throng_fixtures::plan::ACCELERATION`] per second, and a third of the
+//! members toggle `wave` with their segments. The Animator composes each tick's root motion into
+//! the placements; a member whose anchor left the grid's area is moved back across it (a
+//! teleport, [`Animator::set_placement`]), so walkers cross the grid and stay in frame. Each
+//! member's plan runs on its own clock, a few seconds apart, so the crowd is not in step.
 
 use std::time::Instant;
 
 use glam::{Affine3A, Vec3};
-use throng_control::crowd::Crowd as ControlCrowd;
-use throng_control::instance::Controller;
+use throng::{Animator, MemberId};
 use throng_control::tree::Value;
 use throng_cpu_ref::Program;
 use throng_fixtures::plan::{Area, Plan};
@@ -28,166 +24,137 @@ use throng_fixtures::{Formation as Layout, SplitMix64};
 
 use crate::commands::CliError;
 
-/// Pre-roll ticks before the first frame: at least the first, fewer than the second.
-const PREROLL: (usize, usize) = (15, 105);
+/// Each member's plan clock runs this many ticks ahead: at least the first, fewer than the
+/// second, drawn per member.
+const PLAN_OFFSET: (usize, usize) = (15, 105);
 /// Speed bounds of the mix report: below the first a member stands, from the second it runs
 /// (midway between the tree's walk at 1.4 and run at 3.5).
 const STANDING: f64 = 0.5;
 const RUNNING: f64 = 2.45;
 
-/// What one control step cost and did.
+/// What the ticks of one frame cost and did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ControlStats {
-    /// CPU time of the step: inputs, the tick (rayon), root motion and program copies; for the
-    /// fixed crowd, writing the programs.
+    /// CPU time of the frame's ticks: inputs, control (rayon), the hand-off to the retained
+    /// instances; for fixed programs, writing and setting the programs.
     pub ms: f64,
+    /// Of which control's tick and the hand-off (the Animator's [`throng::TickTimes`]).
+    pub control_ms: f64,
+    pub handoff_ms: f64,
     pub instances: usize,
+    /// Ticks run before this frame (0 or 1 at 30 Hz ticks and 60 Hz frames).
     pub ticks: u32,
-    /// Members by speed input (tree crowd only; zero for the fixed crowd).
+    /// Members by speed input (tree crowd only; zero for fixed programs).
     pub standing: usize,
     pub walking: usize,
     pub running: usize,
     pub waving: usize,
-    /// Scene distance the root motion moved the members this step, summed (metres).
+    /// Scene distance the root motion moved the members in the frame's ticks, summed
+    /// (metres; wraps across the area left out).
     pub travelled: f64,
 }
 
-/// The crowd driven by a state tree.
-pub struct TreeCrowd {
-    pub ctl: Controller,
-    control: ControlCrowd,
+/// The crowd driven by the state tree: plans feeding its inputs, and the area members roam.
+pub struct Roaming {
     pub plans: Vec<Plan>,
-    pub programs: Vec<Program>,
-    pub placements: Vec<Affine3A>,
-    /// Per member, whether the last tick wrapped it around the area (a teleport).
-    pub wrapped: Vec<bool>,
+    /// Per member, its plan clock's head start (seconds).
+    offsets: Vec<f64>,
+    speed: u16,
+    wave: Option<u16>,
     /// Component-space point whose scene position is kept inside `area`.
     anchor: Vec3,
     pub area: Area,
-    inputs: Inputs,
+    /// Scene anchors before the tick, for the distance travelled.
+    before: Vec<Vec3>,
+    /// Ticks run, and the tick period (seconds).
+    ticks: u64,
+    period: f64,
 }
 
-/// The tree inputs the demo drives, by index: `speed`, and `wave` where the tree has it.
-#[derive(Clone, Copy, Debug)]
-struct Inputs {
-    speed: u16,
-    wave: Option<u16>,
-}
-
-impl TreeCrowd {
-    /// `heroes` still members at `hero_placements`, then one roaming member per `layout`
-    /// member at its grid placement; each pre-rolled a few seconds.
+impl Roaming {
+    /// Plans for `members` members of which the first `heroes` stand still, over `layout`'s
+    /// grid; the tree's inputs looked up on `animator`'s character.
     pub fn new(
-        ctl: Controller,
+        animator: &Animator,
+        character: throng::CharacterId,
         layout: &Layout,
-        hero_placements: &[Affine3A],
-    ) -> Result<TreeCrowd, CliError> {
-        let count = hero_placements.len() + layout.members.len();
-        let inputs = Inputs {
-            speed: (ctl.tree.input("speed"))
-                .ok_or_else(|| control("it declares no input 'speed' for the members' pace"))?,
-            wave: ctl.tree.input("wave"),
-        };
-        let control = ControlCrowd::new(&ctl, count).map_err(control)?;
-        let heroes = hero_placements.len();
-        let plans = (0..count).map(|i| Plan::new(i, i >= heroes)).collect();
-        let placements: Vec<Affine3A> = hero_placements
-            .iter()
-            .copied()
-            .chain(layout.members.iter().map(|m| m.placement))
-            .collect();
+        members: usize,
+        heroes: usize,
+    ) -> Result<Roaming, CliError> {
+        let ctl = animator
+            .controller(character)
+            .ok_or_else(|| control("the character has no state tree"))?;
+        let speed = (ctl.tree.input("speed"))
+            .ok_or_else(|| control("it declares no input 'speed' for the members' pace"))?;
         let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
-        let area = area(layout, anchor);
-        let limits = ctl.limits();
-        let program = Program {
-            ops: Vec::with_capacity(limits.max_ops),
-            weights: Vec::with_capacity(limits.max_weights),
-        };
-        let mut crowd = TreeCrowd {
-            ctl,
-            control,
-            plans,
-            programs: vec![program; count],
-            placements,
-            wrapped: vec![false; count],
+        let period = ctl.period;
+        Ok(Roaming {
+            plans: (0..members).map(|i| Plan::new(i, i >= heroes)).collect(),
+            offsets: (0..members)
+                .map(|i| {
+                    let (lo, hi) = PLAN_OFFSET;
+                    (lo + SplitMix64::new(i as u64 ^ 0x009e_e011).index(hi - lo)) as f64 * period
+                })
+                .collect(),
+            speed,
+            wave: ctl.tree.input("wave"),
             anchor,
-            area,
-            inputs,
-        };
-        crowd.preroll()?;
-        Ok(crowd)
+            area: area(layout, anchor),
+            before: vec![Vec3::ZERO; members],
+            ticks: 0,
+            period,
+        })
     }
 
-    /// Ticks member `i` alone `PREROLL.0 + below(..)` times, placements untouched.
-    fn preroll(&mut self) -> Result<(), CliError> {
-        let (mut scratch, mut out) = (self.ctl.scratch(), self.ctl.output());
-        for (i, (s, plan)) in self
-            .control
-            .instances
-            .iter_mut()
-            .zip(&mut self.plans)
-            .enumerate()
-        {
-            let ticks =
-                PREROLL.0 + SplitMix64::new(i as u64 ^ 0x009e_e011).index(PREROLL.1 - PREROLL.0);
-            for _ in 0..ticks {
-                set_inputs(&self.ctl, s, plan, self.inputs)?;
-                self.ctl.tick(s, &mut scratch, &mut out).map_err(control)?;
+    /// One tick: inputs from the plans, members out of the area moved back in, the Animator's
+    /// tick. A failed member is an error.
+    pub fn tick(
+        &mut self,
+        animator: &mut Animator,
+        ids: &[MemberId],
+        stats: &mut ControlStats,
+    ) -> Result<(), CliError> {
+        let start = Instant::now();
+        let period = self.period;
+        let clock = self.ticks as f64 * period;
+        for (k, (plan, &id)) in self.plans.iter_mut().zip(ids).enumerate() {
+            plan.advance(clock + self.offsets[k], period);
+            let set = |a: &mut Animator, input, v| a.set_input_at(id, input, v).map_err(control);
+            set(animator, self.speed, Value::Float(plan.speed))?;
+            if let Some(wave) = self.wave {
+                set(animator, wave, Value::Bool(plan.wave))?;
+            }
+            let Some(p) = animator.placement(id) else {
+                continue;
+            };
+            let at = p.transform_point3(self.anchor);
+            let shift = self.area.wrap(at);
+            if plan.roams && shift != Vec3::ZERO {
+                let moved = Affine3A::from_translation(shift) * p;
+                animator.set_placement(id, &moved).map_err(control)?;
+                self.before[k] = at + shift;
+            } else {
+                self.before[k] = at;
             }
         }
+        animator.tick().map_err(control)?;
+        self.ticks += 1;
+        for (&id, before) in ids.iter().zip(&self.before) {
+            if let Some(p) = animator.placement(id) {
+                stats.travelled += f64::from(p.transform_point3(self.anchor).distance(*before));
+            }
+        }
+        let times = animator.tick_times();
+        stats.control_ms += times.control.as_secs_f64() * 1e3;
+        stats.handoff_ms += times.handoff.as_secs_f64() * 1e3;
+        stats.ms += start.elapsed().as_secs_f64() * 1e3;
+        stats.ticks += 1;
         Ok(())
     }
 
-    /// Member `i`'s heaviest clip player of the tree's first region (its base pose: the other
-    /// regions overlay or add to it): its clip and clip time (`weights`: scratch of the tree's
-    /// player slots), or `None` when no player weighs anything.
-    pub fn dominant_clip(&self, i: usize, weights: &mut Vec<f32>) -> Option<(u32, f64)> {
-        let s = self.control.instances.get(i)?;
-        weights.resize(self.ctl.tree.player_slots(), 0.0);
-        self.ctl.player_weights(s, weights);
-        let base = 2 * self.ctl.tree.regions.first()?.slots as usize;
-        let (k, _) = (weights.iter().enumerate().take(base))
-            .filter(|(k, &w)| w > 0.0 && *k < s.players.len())
-            .max_by(|a, b| a.1.total_cmp(b.1))?;
-        let player = &s.players[k];
-        Some((player.clip, player.clip_time()))
-    }
-
-    /// One control tick of every member: inputs from the plans, the tick, root motion into the
-    /// placements (wrapped into the area), programs copied out. A failed instance is an error.
-    pub fn step(&mut self) -> Result<ControlStats, CliError> {
-        let start = Instant::now();
-        for (s, plan) in self.control.instances.iter_mut().zip(&mut self.plans) {
-            set_inputs(&self.ctl, s, plan, self.inputs)?;
-        }
-        self.control.tick(&self.ctl);
-        if let Some((id, e)) = self.control.failures().next() {
-            return Err(CliError::Control(format!("demo instance {id}: {e}")));
-        }
-        let mut stats = ControlStats {
-            instances: self.plans.len(),
-            ticks: 1,
-            ..ControlStats::default()
-        };
-        for (((p, plan), &(t, q)), wrapped) in self
-            .placements
-            .iter_mut()
-            .zip(&self.plans)
-            .zip(&self.control.motion)
-            .zip(&mut self.wrapped)
-        {
-            if !plan.roams {
-                continue;
-            }
-            let moved = *p * Affine3A::from_rotation_translation(q, t);
-            stats.travelled += f64::from(p.transform_vector3(t).length());
-            let shift = self.area.wrap(moved.transform_point3(self.anchor));
-            *wrapped = shift != Vec3::ZERO;
-            *p = Affine3A::from_translation(shift) * moved;
-        }
-        for (i, program) in self.programs.iter_mut().enumerate() {
-            self.control.programs.copy_into(i, program);
-        }
+    /// The plans' mix into `stats`.
+    pub fn count(&self, stats: &mut ControlStats) {
+        stats.instances = self.plans.len();
         for plan in &self.plans {
             match plan.speed {
                 s if s < STANDING => stats.standing += 1,
@@ -196,26 +163,7 @@ impl TreeCrowd {
             }
             stats.waving += usize::from(plan.wave);
         }
-        stats.ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(stats)
     }
-}
-
-/// Advances `plan` to the instance's clock and writes its inputs.
-fn set_inputs(
-    ctl: &Controller,
-    s: &mut throng_control::instance::InstanceState,
-    plan: &mut Plan,
-    inputs: Inputs,
-) -> Result<(), CliError> {
-    plan.advance(s.tick as f64 * ctl.period, ctl.period);
-    ctl.set_input_at(s, inputs.speed, Value::Float(plan.speed))
-        .map_err(control)?;
-    if let Some(wave) = inputs.wave {
-        ctl.set_input_at(s, wave, Value::Bool(plan.wave))
-            .map_err(control)?;
-    }
-    Ok(())
 }
 
 fn control(e: impl std::fmt::Display) -> CliError {
@@ -223,7 +171,7 @@ fn control(e: impl std::fmt::Display) -> CliError {
 }
 
 /// The grid's area: every member's anchor, grown by half a cell on each side.
-fn area(layout: &Layout, anchor: Vec3) -> Area {
+pub(super) fn area(layout: &Layout, anchor: Vec3) -> Area {
     let half = Vec3::new(0.5, 0.0, 0.5) * layout.spacing;
     let (min, max) =
         layout
@@ -239,47 +187,50 @@ fn area(layout: &Layout, anchor: Vec3) -> Area {
     }
 }
 
-/// The fixed-program crowd: a formation for the members after the heroes, and a second one of
-/// `heroes` members for the heroes' programs; time advances by the frame step.
-pub struct FixedCrowd {
+/// Fixed programs: a formation for the members after the heroes, and a second one of
+/// `heroes` members for the heroes' programs; crowd time advances by the tick period.
+pub struct FixedPrograms {
     layout: Layout,
     heroes: Layout,
-    pub programs: Vec<Program>,
-    pub placements: Vec<Affine3A>,
+    program: Program,
 }
 
-impl FixedCrowd {
-    pub fn new(layout: Layout, heroes: Layout, hero_placements: &[Affine3A]) -> FixedCrowd {
-        let count = heroes.members.len() + layout.members.len();
-        let placements = hero_placements
-            .iter()
-            .copied()
-            .chain(layout.members.iter().map(|m| m.placement))
-            .collect();
-        FixedCrowd {
+impl FixedPrograms {
+    pub fn new(layout: Layout, heroes: Layout) -> FixedPrograms {
+        FixedPrograms {
             layout,
             heroes,
-            programs: vec![Program::default(); count],
-            placements,
+            program: Program::default(),
         }
     }
 
-    /// Writes every member's program at crowd time `time` (seconds).
-    pub fn step(&mut self, time: f64) -> ControlStats {
+    /// Sets every member's program at crowd time `time` (seconds), then ticks.
+    pub fn tick(
+        &mut self,
+        animator: &mut Animator,
+        ids: &[MemberId],
+        time: f64,
+        stats: &mut ControlStats,
+    ) -> Result<(), CliError> {
         let start = Instant::now();
         let h = self.heroes.members.len();
-        let (heroes, crowd) = self.programs.split_at_mut(h);
-        for (i, p) in heroes.iter_mut().enumerate() {
-            self.heroes.program(i, time, p);
+        for (k, &id) in ids.iter().enumerate() {
+            match k.checked_sub(h) {
+                None => self.heroes.program(k, time, &mut self.program),
+                Some(i) => self.layout.program(i, time, &mut self.program),
+            }
+            (animator.set_program(id, &self.program))
+                .map_err(|e| CliError::Control(format!("demo member {k}: {e}")))?;
         }
-        for (i, p) in crowd.iter_mut().enumerate() {
-            self.layout.program(i, time, p);
-        }
-        ControlStats {
-            ms: start.elapsed().as_secs_f64() * 1e3,
-            instances: self.programs.len(),
-            ..ControlStats::default()
-        }
+        animator
+            .tick()
+            .map_err(|e| CliError::Control(e.to_string()))?;
+        let times = animator.tick_times();
+        stats.handoff_ms += times.handoff.as_secs_f64() * 1e3;
+        stats.ms += start.elapsed().as_secs_f64() * 1e3;
+        stats.instances = ids.len();
+        stats.ticks += 1;
+        Ok(())
     }
 }
 
@@ -287,121 +238,22 @@ impl FixedCrowd {
 mod tests {
     use super::*;
     use crate::commands::builtin_character;
-    use throng_cpu_ref::program::op;
 
-    const TREE: &str = throng_fixtures::CROWD_TREE;
-
-    fn tree_crowd(members: usize, heroes: usize) -> TreeCrowd {
+    /// The area holds every member's anchor with half a cell to spare, and wrapping moves an
+    /// anchor that left it back by the area's width or depth.
+    #[test]
+    fn the_area_holds_the_grid_and_wraps_a_member_that_left_it_across() {
         let mut package = builtin_character().unwrap();
-        let layout = Layout::new(&mut package, 0, members).unwrap();
-        let tree = throng_control::tree::load(TREE, "crowd.toml", &package, 0).unwrap();
-        let ctl = Controller::new(tree, package, 30.0, 64).unwrap();
-        let still: Vec<Affine3A> = (0..heroes)
-            .map(|h| {
-                Affine3A::from_translation(Vec3::new(h as f32 * 2.0, 0.0, 20.0)) * layout.ground
-            })
-            .collect();
-        TreeCrowd::new(ctl, &layout, &still).unwrap()
-    }
-
-    /// Each roaming member moves by the root motion control asked of it this tick (in the frame
-    /// of its placement), forward along the way it faces, by a step that grows with its speed
-    /// input (walk 1.4 and run 3.5 m/s at their own pace; a synced blend of the two covers
-    /// less than the input says, and root speed varies within a cycle, so the band is loose);
-    /// a jump is a wrap by the area's width or depth; heroes stay put; everyone stays inside
-    /// the area.
-    #[test]
-    fn roaming_members_follow_root_motion_and_stay_in_the_area() {
-        let mut crowd = tree_crowd(24, 2);
-        let forward = crowd
-            .placements
-            .iter()
-            .map(|p| p.transform_vector3(Vec3::Z).normalize())
-            .collect::<Vec<_>>();
-        let (mut checked, mut wrapped) = (0, 0);
-        for _ in 0..90 {
-            let before_placements = crowd.placements.clone();
-            let before: Vec<Vec3> = crowd
-                .placements
-                .iter()
-                .map(|p| p.transform_point3(crowd.anchor))
-                .collect();
-            let speeds: Vec<f64> = crowd.plans.iter().map(|p| p.speed).collect();
-            let stats = crowd.step().unwrap();
-            assert_eq!(
-                (
-                    stats.instances,
-                    stats.standing + stats.walking + stats.running
-                ),
-                (26, 26)
-            );
-            let area = crowd.area;
-            for (i, p) in crowd.placements.iter().enumerate() {
-                let now = p.transform_point3(crowd.anchor);
-                if i < 2 {
-                    assert_eq!(now, before[i], "hero {i} moved");
-                    continue;
-                }
-                assert!(
-                    now.x >= area.min.x
-                        && now.x <= area.max.x
-                        && now.z >= area.min.z
-                        && now.z <= area.max.z,
-                    "{now} left {area:?}"
-                );
-                let step = now - before[i];
-                let asked = before_placements[i].transform_vector3(crowd.control.motion[i].0);
-                if step.distance(asked) > 1e-4 {
-                    wrapped += 1;
-                    let size = area.max - area.min;
-                    let jump = step - asked;
-                    assert!(
-                        (jump.x.abs() - size.x).abs() < 1e-3
-                            || (jump.z.abs() - size.z).abs() < 1e-3,
-                        "member {i} jumped {jump}"
-                    );
-                    continue;
-                }
-                let slow = speeds[i].min(crowd.plans[i].speed).min(3.5) as f32 / 30.0;
-                let fast = speeds[i].max(crowd.plans[i].speed).min(3.5) as f32 / 30.0;
-                if slow > 0.02 {
-                    assert!(
-                        step.normalize().dot(forward[i]) > 0.99,
-                        "member {i} steps {step} facing {}",
-                        forward[i]
-                    );
-                    assert!(
-                        step.length() > 0.3 * slow && step.length() < 1.5 * fast,
-                        "member {i}: step {step} at speed {}",
-                        speeds[i]
-                    );
-                    checked += 1;
-                }
-            }
+        let layout = Layout::new(&mut package, 0, 24).unwrap();
+        let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
+        let area = area(&layout, anchor);
+        for m in &layout.members {
+            let p = m.placement.transform_point3(anchor);
+            assert_eq!(area.wrap(p), Vec3::ZERO, "{p} is inside {area:?}");
         }
-        assert!(
-            checked > 500 && wrapped > 0,
-            "{checked} steps checked, {wrapped} wraps"
-        );
-    }
-
-    #[test]
-    fn programs_change_between_ticks_and_show_walks_runs_and_waves() {
-        let mut crowd = tree_crowd(40, 0);
-        let mut seen = [false; 3];
-        for _ in 0..60 {
-            let before = crowd.programs.clone();
-            let stats = crowd.step().unwrap();
-            assert_eq!(stats.instances, 40);
-            for (i, p) in crowd.programs.iter().enumerate() {
-                assert_ne!(p, &before[i], "member {i}'s program did not change");
-                let clip = |name: &str| crowd.ctl.package.find_clip(name).unwrap() as u32;
-                let sampled = |c: u32| p.ops.iter().any(|o| o.code == op::SAMPLE && o.a == c);
-                seen[0] |= sampled(clip("walk"));
-                seen[1] |= sampled(clip("run"));
-                seen[2] |= sampled(clip("wave")) && p.ops.iter().any(|o| o.code == op::OVERRIDE);
-            }
-        }
-        assert_eq!(seen, [true; 3], "walk, run, wave sampled");
+        let size = area.max - area.min;
+        let out = Vec3::new(area.max.x + 0.1, 0.0, area.min.z + 0.5 * size.z);
+        let shift = area.wrap(out);
+        assert!((shift.x + size.x).abs() < 1e-4 && shift.z == 0.0, "{shift}");
     }
 }

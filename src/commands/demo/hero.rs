@@ -165,10 +165,6 @@ impl Heroes {
         })
     }
 
-    pub fn len(&self) -> usize {
-        self.placements.len()
-    }
-
     /// Hero `h`'s palette of the last [`Heroes::pose`] (empty when out of range).
     pub fn palette(&self, h: usize) -> &[Affine3A] {
         self.palettes
