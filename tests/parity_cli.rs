@@ -59,13 +59,21 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
     let reports: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
     let reports = reports.as_array().expect("one report per path");
-    let paths: Vec<String> = reports.iter().map(|r| r["path"].to_string()).collect();
+    let paths: Vec<String> = reports
+        .iter()
+        .map(|r| format!("{} {}", r["path"], r["present"]))
+        .collect();
+    // Frames of batches on every path, then retained instances presented between two ticks.
     assert_eq!(
         paths,
         [
-            r#""interpreter""#,
-            r#"{"specialised":"thread"}"#,
-            r#"{"specialised":"workgroup"}"#
+            r#""interpreter" null"#,
+            r#"{"specialised":"thread"} null"#,
+            r#"{"specialised":"workgroup"} null"#,
+            r#""interpreter" 0.0"#,
+            r#""interpreter" 0.25"#,
+            r#""interpreter" 0.5"#,
+            r#""interpreter" 1.0"#,
         ]
     );
     for report in reports {

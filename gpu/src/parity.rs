@@ -147,6 +147,9 @@ pub struct ParityReport {
     pub adapter: AdapterReport,
     pub seed: u64,
     pub path: Path,
+    /// `Some(alpha)`: retained instances presented at `alpha` between two ticks
+    /// ([`run_presented`]); `None`: a frame of batches.
+    pub present: Option<f32>,
     pub frame: FrameReport,
     /// Op names the compared frame's programs contain.
     pub ops: Vec<&'static str>,
@@ -199,7 +202,10 @@ pub fn run_presented(
             present: Some(alpha),
         },
     )?;
-    Ok(compare(&run, path))
+    Ok(ParityReport {
+        present: Some(alpha),
+        ..compare(&run, path)
+    })
 }
 
 /// Program shapes per batch.
@@ -625,6 +631,7 @@ pub fn compare(run: &ParityRun, path: Path) -> ParityReport {
         adapter: run.adapter.clone(),
         seed: run.seed,
         path,
+        present: None,
         frame: run.frame.clone(),
         ops: run.ops.clone(),
         batches,
@@ -989,10 +996,14 @@ impl fmt::Display for ParityReport {
         let fr = &self.frame;
         writeln!(
             f,
-            "parity on {}, {} (seed {}; one frame: {} batches, {} shapes, {} dispatches: {} specialised, {} interpreter)",
+            "parity on {}, {} (seed {}; one frame{}: {} batches, {} shapes, {} dispatches: {} specialised, {} interpreter)",
             self.adapter,
             self.path.name(),
             self.seed,
+            match self.present {
+                Some(alpha) => format!(" of retained instances presented at {alpha} of a tick"),
+                None => String::new(),
+            },
             fr.batches,
             fr.shapes,
             fr.dispatches,

@@ -27,6 +27,10 @@ pub struct Args {
     /// Check only the general interpreter.
     #[arg(long)]
     interpreter: bool,
+    /// Also check retained instances presented at these fractions of a tick (on the first
+    /// path checked), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,1")]
+    present: Vec<f32>,
     /// Print the reports as a JSON array (one per path).
     #[arg(long)]
     json: bool,
@@ -51,9 +55,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Path::Specialised(Mapping::Workgroup),
         ],
     };
+    if let Some(bad) = args.present.iter().find(|a| !(0.0..=1.0).contains(*a)) {
+        return Err(CliError::Usage(format!(
+            "--present {bad}: a presented fraction lies in 0..=1"
+        )));
+    }
     let mut reports = Vec::new();
-    for path in paths {
-        let report = parity::run(&ctx, &under_test, args.seed, args.instances, path)?;
+    let presented = (args.present.iter()).map(|&alpha| (paths[0], Some(alpha)));
+    for (path, present) in paths.iter().map(|&p| (p, None)).chain(presented) {
+        let (seed, n) = (args.seed, args.instances);
+        let report = match present {
+            None => parity::run(&ctx, &under_test, seed, n, path)?,
+            Some(alpha) => parity::run_presented(&ctx, &under_test, seed, n, path, alpha)?,
+        };
         if !args.json {
             println!("{report}");
         }
