@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The hardware-GPU check (docs/benchmark.md, "On a real GPU"): with a built release binary, in at
 # most 8 minutes, prints the adapter, runs `throng parity` on the generated character and every
-# shared asset (interpreter and both mappings), `throng bench` at 1 000, 10 000 and 100 000
-# instances (JSON kept), and the 100 000-instance demo. Build first, then carry the binary:
+# shared asset (interpreter and both mappings, and retained frames presented between ticks),
+# `throng bench` at 1 000, 10 000 and 100 000 instances with the game table (10 000 and
+# 100 000 instances through throng::Animator: host and GPU side by side; JSON kept), and the
+# 100 000-instance demo. Build first, then carry the binary:
 #
 #   cargo build --release -p throng
 #   bash scripts/gpu-bench.sh target/release/throng [ASSETS_DIR] [OUT_DIR]
@@ -41,5 +43,6 @@ step parity 120 "$bin" parity --instances 8 "${assets_args[@]}"
 fox=()
 [ -f "$assets/Fox.glb" ] && fox=(--asset "$assets/Fox.glb")
 step bench 240 "$bin" bench --instances 1000,10000,100000 --frames 5 --budget-ms 1000 "${fox[@]}" --json "$out/bench.json"
+step game 120 "$bin" bench --game-only --frames 20 --budget-ms 2000 --json "$out/game.json"
 step demo 100 "$bin" demo --instances 100000 --out "$out/crowd-100k.png"
 echo "== done in $((SECONDS - start))s; outputs in $out/"

@@ -281,6 +281,24 @@ fn a_device_without_throngs_limits_is_refused_and_bad_inputs_are_errors() {
         matches!(&refused, GpuError::AdapterLimit { what, .. } if what.contains("required_limits")),
         "{refused}"
     );
+    // WebGPU's defaults make a context, but its 8 storage buffers per stage are fewer than the
+    // widest kernel binds: the runtime says how many it needs.
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: wgpu::Limits::default(),
+        ..Default::default()
+    }))
+    .unwrap();
+    let webgpu = GpuContext::from_device(device, queue).unwrap();
+    let package = throng::builtin_character().unwrap();
+    let capacities = throng::gpu::Capacities::for_packages(&[&package], 4);
+    let refused = throng::gpu::Runtime::new(&webgpu, capacities)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(&refused, GpuError::AdapterLimit { what, have: 8, need, .. }
+            if what.contains("storage buffers") && *need > 8),
+        "{refused}"
+    );
     let (mut animator, _) = animator(&ctx, 2);
     let no_member = animator.set_input(MemberId(5), "speed", Value::Float(1.0));
     assert!(matches!(no_member, Err(AnimatorError::NoMember(5))));

@@ -467,18 +467,7 @@ impl Animator {
         name: &str,
         value: Value,
     ) -> Result<(), AnimatorError> {
-        let m = *self.member(member)?;
-        let c = &mut self.characters[m.character];
-        let (ctl, crowd) = c
-            .control
-            .as_mut()
-            .ok_or(AnimatorError::NoCharacter(m.character))?;
-        (ctl.set_input(&mut crowd.instances[m.index], name, value)).map_err(|source| {
-            AnimatorError::Input {
-                member: member.0,
-                source,
-            }
-        })
+        self.with_input(member, |ctl, s| ctl.set_input(s, name, value))
     }
 
     /// [`Animator::set_input`] by the input's index in the tree
@@ -490,17 +479,27 @@ impl Animator {
         input: u16,
         value: Value,
     ) -> Result<(), AnimatorError> {
+        self.with_input(member, |ctl, s| ctl.set_input_at(s, input, value))
+    }
+
+    /// Runs `set` on member `member`'s controller and control state.
+    fn with_input(
+        &mut self,
+        member: MemberId,
+        set: impl FnOnce(
+            &Controller,
+            &mut throng_control::instance::InstanceState,
+        ) -> Result<(), throng_control::instance::InputError>,
+    ) -> Result<(), AnimatorError> {
         let m = *self.member(member)?;
         let c = &mut self.characters[m.character];
         let (ctl, crowd) = c
             .control
             .as_mut()
             .ok_or(AnimatorError::NoCharacter(m.character))?;
-        (ctl.set_input_at(&mut crowd.instances[m.index], input, value)).map_err(|source| {
-            AnimatorError::Input {
-                member: member.0,
-                source,
-            }
+        set(ctl, &mut crowd.instances[m.index]).map_err(|source| AnimatorError::Input {
+            member: member.0,
+            source,
         })
     }
 
@@ -1020,7 +1019,7 @@ fn below(was: bool, height: f32, limit: f32) -> bool {
     height < limit
 }
 
-/// The built-in generated character (throng-fixtures' glTF: 47 joints, idle, walk, run, wave
+/// The built-in generated character (throng-fixtures' glTF: 50 joints, idle, walk, run, wave
 /// and breathing clips), cooked with the default profile.
 pub fn builtin_character() -> Result<Package, throng_cook::CookError> {
     let imported =

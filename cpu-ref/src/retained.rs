@@ -433,14 +433,14 @@ impl Instances {
             None => slot.program.as_ref(),
         };
         if current.is_some_and(|c| same_static_ops(&c.ops, c.weights.len(), ops, weights.len())) {
-            let mut values = [0.0f32; MAX_VALUES];
-            let n = write_values(ops, weights, &mut values);
-            if n == values.len() {
+            if value_count(ops) > MAX_VALUES {
                 return Err(RetainedError::Bad {
                     instance: id.0,
                     what: format!("its program has more than {MAX_VALUES} values"),
                 });
             }
+            let mut values = [0.0f32; MAX_VALUES];
+            let n = write_values(ops, weights, &mut values);
             self.set_values(id, &values[..n])?;
             return Ok(false);
         }

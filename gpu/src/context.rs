@@ -51,7 +51,9 @@ pub struct GpuContext {
     fault: Arc<Mutex<Option<String>>>,
 }
 
-/// Storage buffers a pose kernel binds with one page per output stream (more pages need more).
+/// The fewest storage buffers per shader stage a context accepts: WebGPU's default. A runtime
+/// needs what its widest kernel binds (11 for the generated character's crowd, more when a
+/// stream takes several pages) and refuses a device with fewer ([`crate::Runtime::with_options`]).
 pub const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
 
 impl GpuContext {

@@ -166,19 +166,7 @@ pub fn run(
     instances: u32,
     path: Path,
 ) -> Result<ParityReport, GpuError> {
-    let run = evaluate(
-        ctx,
-        packages,
-        &Options {
-            seed,
-            instances,
-            binding_limit: None,
-            path,
-            decode: Decode::Auto,
-            present: None,
-        },
-    )?;
-    Ok(compare(&run, path))
+    run_with(ctx, packages, seed, instances, path, None)
 }
 
 /// [`run`] on retained instances presented at `alpha` between two ticks ([`Options::present`]).
@@ -190,20 +178,28 @@ pub fn run_presented(
     path: Path,
     alpha: f32,
 ) -> Result<ParityReport, GpuError> {
-    let run = evaluate(
-        ctx,
-        packages,
-        &Options {
-            seed,
-            instances,
-            binding_limit: None,
-            path,
-            decode: Decode::Auto,
-            present: Some(alpha),
-        },
-    )?;
+    run_with(ctx, packages, seed, instances, path, Some(alpha))
+}
+
+fn run_with(
+    ctx: &GpuContext,
+    packages: &[PackageUnderTest],
+    seed: u64,
+    instances: u32,
+    path: Path,
+    present: Option<f32>,
+) -> Result<ParityReport, GpuError> {
+    let options = Options {
+        seed,
+        instances,
+        binding_limit: None,
+        path,
+        decode: Decode::Auto,
+        present,
+    };
+    let run = evaluate(ctx, packages, &options)?;
     Ok(ParityReport {
-        present: Some(alpha),
+        present,
         ..compare(&run, path)
     })
 }

@@ -271,6 +271,22 @@ pub struct Runtime {
     submitted: Option<Instant>,
 }
 
+/// What the passes read of runtime `$r` for a frame (a macro, so the borrow is of those fields
+/// alone and the passes and parameters stay mutable beside it).
+macro_rules! frame_context {
+    ($r:expr) => {
+        Frame {
+            device: &$r.ctx.device,
+            max_x: $r.ctx.limits.max_compute_workgroups_per_dimension,
+            buffers: &$r.buffers,
+            arena: &$r.arena,
+            kinds: &$r.kinds,
+            shapes: &$r.shapes,
+            retained: $r.retained.buffers.as_ref(),
+        }
+    };
+}
+
 impl Runtime {
     /// Pipelines and frame buffers sized from `capacities`, with the default options.
     pub fn new(ctx: &GpuContext, capacities: Capacities) -> Result<Runtime, GpuError> {
@@ -295,20 +311,8 @@ impl Runtime {
             )
         })??;
         let layout = buffers.layout;
-        // The widest kernel's bindings: the skinning pass with motion vectors binds six buffers
-        // and four streams' pages; the interpreter nine and its streams' and history's pages.
-        let pages = |s: Stream| buffers.stream(s).paging.pages;
-        let pose = 10
-            + layout.history.pages
-            + pages(Stream::Locals)
-            + pages(Stream::Components)
-            + pages(Stream::Palettes);
-        let skin = 8
-            + pages(Stream::Palettes)
-            + pages(Stream::Skinned)
-            + pages(Stream::LastPalettes)
-            + pages(Stream::Previous);
-        let streams = pose.max(skin);
+        // Counted from the kernels' own binding lists, pages included.
+        let streams = crate::passes::widest_binding(&layout, &options);
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
@@ -673,15 +677,7 @@ impl Runtime {
     /// Step 5: every pass's parameters and bind groups.
     fn prepare(&mut self, units: u32, source: &Source) -> Result<(), GpuError> {
         self.params.clear();
-        let frame = Frame {
-            device: &self.ctx.device,
-            max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
-            buffers: &self.buffers,
-            arena: &self.arena,
-            kinds: &self.kinds,
-            shapes: &self.shapes,
-            retained: self.retained.buffers.as_ref(),
-        };
+        let frame = frame_context!(self);
         let p = &mut self.passes;
         let pool = self.capacities.skinned_instances;
         if let (Source::Retained(instances), Some(b), Some(alpha)) =
@@ -957,15 +953,7 @@ impl Runtime {
         retained: bool,
         report: &mut FrameReport,
     ) -> Result<(), GpuError> {
-        let frame = Frame {
-            device: &self.ctx.device,
-            max_x: self.ctx.limits.max_compute_workgroups_per_dimension,
-            buffers: &self.buffers,
-            arena: &self.arena,
-            kinds: &self.kinds,
-            shapes: &self.shapes,
-            retained: self.retained.buffers.as_ref(),
-        };
+        let frame = frame_context!(self);
         let p = &self.passes;
         p.cull.clear(&frame, encoder);
         if retained {

@@ -348,10 +348,12 @@ fn motions(image: &Image) -> Vec<[f32; 2]> {
         .collect()
 }
 
-#[test]
-fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
-    let Some(ctx) = common::gpu() else { return };
-    let package = common::character();
+/// A runtime with motion vectors for up to 4 instances of `package`, the package's id in it,
+/// and a raster and scene framing a row of 3.
+fn motion_runtime(
+    ctx: &throng_gpu::GpuContext,
+    package: &Package,
+) -> (Runtime, PackageId, Raster, Scene) {
     let options = throng_gpu::RuntimeOptions {
         outputs: throng_cpu_ref::Outputs {
             motion: true,
@@ -359,11 +361,19 @@ fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
         },
         ..Default::default()
     };
-    let capacities = Capacities::for_packages(&[&package], 4);
-    let mut runtime = Runtime::with_options(&ctx, capacities, options).unwrap();
-    let id = runtime.add_package(&package).unwrap();
-    let mut raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
+    let capacities = Capacities::for_packages(&[package], 4);
+    let mut runtime = Runtime::with_options(ctx, capacities, options).unwrap();
+    let id = runtime.add_package(package).unwrap();
+    let raster = Raster::new(ctx, WIDTH, HEIGHT).unwrap();
     let scene = scene(3, raster.aspect());
+    (runtime, id, raster, scene)
+}
+
+#[test]
+fn motion_vectors_are_still_on_the_first_frame_and_follow_a_move_after_it() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let (mut runtime, id, mut raster, scene) = motion_runtime(&ctx, &package);
     let program = sample(&package, "idle", 0.3);
     let mut frame = |dx: f32| {
         let instances: Vec<Instance> = row(3)
@@ -414,25 +424,14 @@ fn retained_motion_vectors_are_still_when_first_shown_follow_a_walk_and_reset_at
     use throng_cpu_ref::retained::{Instances, Kind};
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let options = throng_gpu::RuntimeOptions {
-        outputs: throng_cpu_ref::Outputs {
-            motion: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let capacities = Capacities::for_packages(&[&package], 4);
-    let mut runtime = Runtime::with_options(&ctx, capacities, options).unwrap();
-    let id = runtime.add_package(&package).unwrap();
-    let mut raster = Raster::new(&ctx, WIDTH, HEIGHT).unwrap();
-    let scene = scene(3, raster.aspect());
+    let (mut runtime, id, mut raster, scene) = motion_runtime(&ctx, &package);
     let program = sample(&package, "idle", 0.3);
     let kind = Kind {
         package: id,
         skeleton: 0,
         skin: Some(0),
     };
-    let mut store = Instances::new(capacities.program_limits(), 4);
+    let mut store = Instances::new(runtime.capacities().program_limits(), 4);
     let members: Vec<_> = (row(3).iter())
         .map(|p| store.add(kind, p).unwrap())
         .collect();

@@ -249,6 +249,15 @@ pub struct Kernel {
     pub workgroup: u32,
 }
 
+impl Kernel {
+    /// Storage buffers the kernel binds (every page of a paged stream is one).
+    pub fn storage_buffers(&self) -> u32 {
+        (self.bindings.iter())
+            .filter(|b| b.access != Access::Uniform)
+            .count() as u32
+    }
+}
+
 /// Which outputs a pose kernel writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Outputs {
@@ -1316,7 +1325,7 @@ pub fn present() -> Kernel {
             (Resource::Fill, Access::ReadWrite),
             (Resource::Records, Access::ReadWrite),
         ],
-        &[KINDS, PRESENT].join("\n"),
+        &[MATH, KINDS, PRESENT].join("\n"),
     )
 }
 

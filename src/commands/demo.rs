@@ -76,7 +76,7 @@ pub struct Args {
     /// with --asset).
     #[arg(long, value_enum)]
     programs: Option<Programs>,
-    /// Frames to render at 30 Hz; with more than one, files are named <out>_0000.png, ...
+    /// Frames to render at 60 Hz (control ticks at 30 Hz); with more than one, files are named <out>_0000.png, ...
     #[arg(long, default_value_t = 1)]
     frames: u32,
     /// Output PNG.

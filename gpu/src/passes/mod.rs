@@ -16,7 +16,10 @@ pub(crate) mod pose;
 pub(crate) mod present;
 pub(crate) mod skin;
 
+use throng_shaders::kernel::{self, FrameLayout, Kernel};
 use throng_shaders::{Binding, Resource};
+
+use crate::RuntimeOptions;
 
 use crate::frame_buffers::FrameBuffers;
 use crate::kinds::Kinds;
@@ -206,6 +209,30 @@ pub(crate) fn missing() -> crate::GpuError {
         what: "frame recording",
         reason: "a dispatch has no bind group".into(),
     }
+}
+
+/// Storage buffers the widest kernel a runtime of `layout` and `options` builds binds: what
+/// the device must allow per shader stage. The specialised pose kernels bind no more than the
+/// interpreter (history only when their shape uses it).
+pub(crate) fn widest_binding(layout: &FrameLayout, options: &RuntimeOptions) -> u32 {
+    let kernels = [
+        kernel::interpreter(layout, pose::outputs(false, options)),
+        kernel::interpreter(layout, pose::outputs(true, options)),
+        kernel::skinning(layout, options.outputs.motion),
+        kernel::bounds(layout),
+        kernel::attachments(layout),
+        kernel::decode(),
+        kernel::present(),
+        kernel::patch(),
+        kernel::budget(),
+        kernel::partition(),
+        kernel::scatter(),
+    ];
+    kernels
+        .iter()
+        .map(Kernel::storage_buffers)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

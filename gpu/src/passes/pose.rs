@@ -211,7 +211,7 @@ impl PosePass {
 }
 
 /// The outputs a pose dispatch writes: palettes when one of its instances has a skin.
-fn outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
+pub(crate) fn outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
     Outputs {
         locals: options.outputs.locals,
         components: options.fk,

@@ -69,22 +69,11 @@ fn present_time(prev: f32, cur: f32, alpha: f32, duration: f32) -> f32 {
 
 /// The three rows of the similarity of rotation `q`, uniform scale `s` and translation `t`.
 fn write_placement(slot: u32, t: vec3<f32>, s: f32, q: vec4<f32>) {
-    let x2 = q.x + q.x;
-    let y2 = q.y + q.y;
-    let z2 = q.z + q.z;
-    let xx = q.x * x2;
-    let xy = q.x * y2;
-    let xz = q.x * z2;
-    let yy = q.y * y2;
-    let yz = q.y * z2;
-    let zz = q.z * z2;
-    let wx = q.w * x2;
-    let wy = q.w * y2;
-    let wz = q.w * z2;
+    let m = trs_to_affine(Trs(t, q, vec3<f32>(s)));
     let at = 3u * slot;
-    placements[at] = vec4<f32>((1.0 - (yy + zz)) * s, (xy - wz) * s, (xz + wy) * s, t.x);
-    placements[at + 1u] = vec4<f32>((xy + wz) * s, (1.0 - (xx + zz)) * s, (yz - wx) * s, t.y);
-    placements[at + 2u] = vec4<f32>((xz - wy) * s, (yz + wx) * s, (1.0 - (xx + yy)) * s, t.z);
+    placements[at] = m.r0;
+    placements[at + 1u] = m.r1;
+    placements[at + 2u] = m.r2;
 }
 
 @compute @workgroup_size(WORKGROUP)
