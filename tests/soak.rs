@@ -1,6 +1,7 @@
-//! `throng soak`: a one-minute run with every disturbance at least twice (package replaced
-//! live by each variant, members added and removed, a frame over the capacity, a malformed
-//! package) passes its own checks and reports what it measured.
+//! `throng soak`: a one-minute run of the embedding API's animator (two frames presented per
+//! control tick) with every disturbance at least twice (package replaced live by each variant,
+//! members spawned and despawned, a spawn past the capacity, a malformed package) passes its
+//! own checks and reports what it measured.
 
 mod support;
 
@@ -52,8 +53,25 @@ fn a_one_minute_soak_survives_every_disturbance_with_parity_and_no_growth() {
         );
     }
     assert!(report["checks"].as_u64() >= Some(5), "{report:#}");
+    let ticks = report["ticks"].as_u64().expect("ticks");
+    assert_eq!(
+        report["frames"].as_u64(),
+        Some(2 * ticks),
+        "two frames a tick"
+    );
+    for at in report["checks_by_alpha"]
+        .as_array()
+        .expect("checks by alpha")
+    {
+        assert!(
+            at["checks"].as_u64() >= Some(2),
+            "frames at each alpha checked: {at}"
+        );
+    }
     let parity = &report["parity"];
     assert!(parity["members_compared"].as_u64() > Some(100), "{parity}");
+    assert!(parity["heroes_compared"].as_u64() >= Some(10), "{parity}");
+    assert_eq!(parity["members_missing_from_frames"], 0, "{parity}");
     assert!(parity["worst_palette"].as_f64() <= Some(1e-4), "{parity}");
     assert!(report["warm_up_s"].as_f64().is_some(), "the warm-up ended");
     assert!(report["resident_bytes"].as_array().map(Vec::len) >= Some(6));

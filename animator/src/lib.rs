@@ -908,16 +908,10 @@ impl Animator {
             let Some((_, crowd)) = &c.control else {
                 continue;
             };
-            for (k, (s, motion)) in crowd.instances.iter().zip(&crowd.motion).enumerate() {
-                d.u64(u64::from(s.id));
-                let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
-                d.program(ops, weights);
-                d.motion(*motion);
-                if let Some(p) = self.members.get(s.id as usize).and_then(|m| m.as_ref()) {
-                    d.motion((p.placement.translation, p.placement.rotation));
-                }
-            }
-            crowd.events().for_each(|e| d.event(e));
+            crowd_digest(&mut d, crowd, |id| {
+                let m = self.members.get(id as usize)?.as_ref()?;
+                Some(m.placement)
+            });
         }
         d.finish()
     }
@@ -1002,9 +996,31 @@ fn assets_of(c: &Character) -> Result<BatchAssets<'_>, AnimatorError> {
     Ok(batch_assets(0, &batch, |_| Some(&c.source)).map_err(GpuError::Frame)?)
 }
 
+/// One character's part of [`Animator::control_digest`]: per member of `crowd`, in its order,
+/// its id, program and root motion, and its placement after the tick (`placement` of its id,
+/// where it has one); then the tick's events. Public so that a replay of the same crowd
+/// outside an animator (`throng soak`'s, on one thread) digests exactly as the animator does.
+pub fn crowd_digest(
+    d: &mut throng_control::digest::Digest,
+    crowd: &Crowd,
+    placement: impl Fn(u32) -> Option<Placement>,
+) {
+    for (k, (s, motion)) in crowd.instances.iter().zip(&crowd.motion).enumerate() {
+        d.u64(u64::from(s.id));
+        let (ops, weights) = crowd.programs.program(k).unwrap_or_default();
+        d.program(ops, weights);
+        d.motion(*motion);
+        if let Some(p) = placement(s.id) {
+            d.motion((p.translation, p.rotation));
+        }
+    }
+    crowd.events().for_each(|e| d.event(e));
+}
+
 /// `p` moved by root motion `(t, q)` (in its component frame at the tick's start):
-/// `p · delta`, a similarity still.
-fn compose(p: &Placement, t: Vec3, q: Quat) -> Placement {
+/// `p · delta`, a similarity still. Public for replays of a tick's placements
+/// ([`crowd_digest`]).
+pub fn compose(p: &Placement, t: Vec3, q: Quat) -> Placement {
     Placement {
         translation: p.translation + p.rotation * (t * p.scale),
         scale: p.scale,

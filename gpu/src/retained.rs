@@ -122,6 +122,13 @@ impl Retained {
         }
     }
 
+    /// Makes the next sync mirror every slot again, as if it had never seen the store: a
+    /// package was replaced, and a slot's shape depends on its package's clip encodings, not
+    /// on its program alone (a re-cook in another encoding changes no program).
+    pub fn resync(&mut self) {
+        self.synced = None;
+    }
+
     /// Words of a slot's block in `statics` (its row and record template), in vec4s.
     pub fn block(&self) -> u32 {
         1 + self.record_vec4s

@@ -434,6 +434,7 @@ impl Runtime {
             .collect();
         self.rebuild(all)?;
         self.generations[id.0] += 1;
+        self.retained.resync();
         Ok(())
     }
 

@@ -1,17 +1,25 @@
-//! `throng soak`: the generated character's crowd, driven by its state tree and posed on the
-//! GPU with CPU heroes (IK), for minutes while things change underneath it. Every
-//! `--disturb-every` seconds the next disturbance of a fixed cycle ([`Disturbance`]) happens:
-//! the package is replaced live by a re-cooked variant (another profile, the reference
-//! encoding, a clip added, then removed again), members are added and removed, a frame over
-//! the capacity is submitted on purpose, and a malformed package is offered; the last two must
+//! `throng soak`: the generated character's crowd in a [`throng::Animator`], the runtime games
+//! embed, driven by its state tree for minutes while things change underneath it. Control ticks
+//! at 30 Hz and two frames are presented after each tick (at 0.5 and 1.0 of the way from the
+//! tick before: rendering at 60 Hz), so the frames present retained instances that get a
+//! program only when its static part changes and values every tick. Heroes are posed on the CPU
+//! with IK from their last tick's program and handed over as palettes (`Animator::set_hero`).
+//!
+//! Every `--disturb-every` seconds the next disturbance of a fixed cycle ([`Disturbance`])
+//! happens: the package is replaced live by a re-cooked variant (another profile, the reference
+//! encoding, a clip added, then removed again), members are despawned and spawned, a member is
+//! spawned past the animator's capacity, and a malformed package is offered; the last two must
 //! be refused with their typed errors, and the crowd must run on.
 //!
-//! Every `--check-every` seconds a frame is checked: the control digest of the crowd (ticked on
-//! the rayon pool) against a replay of the same inputs and disturbances ticked on one thread,
-//! and the GPU's component poses and palettes of a sample of members against the CPU reference
-//! (DESIGN.md §6 tolerances; members whose programs use inertialization history are left to the
-//! parity suite, since the reference would need every frame's history). Resident memory is
-//! sampled every few seconds, allocations and wall time per frame always.
+//! Every `--check-every` seconds a presented frame is checked (alternately one at 0.5 and one at
+//! 1.0): the animator's control digest (its crowd ticked on the rayon pool) against a replay of
+//! the same inputs and disturbances, a control crowd of its own ticked on one thread whose
+//! placements follow root motion as the animator's do ([`Replay`]), and the GPU's component poses
+//! and palettes of a sample of members against the CPU reference evaluating the program that
+//! frame presented (DESIGN.md §6 tolerances; members whose programs use inertialization history
+//! are left to the parity suite, since the reference would need every frame's history), with
+//! the heroes' palettes against the ones handed over. Resident memory is sampled every few
+//! seconds, allocations and wall time per presented frame always.
 //!
 //! The run fails on any divergence, on a disturbance not refused, on resident memory growing
 //! after the warm-up while no pipeline compiles, or on allocations per frame growing; a panic
@@ -21,17 +29,21 @@ use std::time::{Duration, Instant};
 
 use glam::{Affine3A, Vec3};
 use serde_json::json;
+use throng::{Animator, AnimatorError, AnimatorOptions, CharacterId, MemberId};
+use throng_animator::{compose, crowd_digest};
 use throng_control::crowd::Crowd;
 use throng_control::digest::Digest;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
 use throng_cook::Profile;
+use throng_cpu_ref::present::Placement;
 use throng_cpu_ref::program::op;
+use throng_cpu_ref::retained::RetainedError;
 use throng_cpu_ref::{Evaluator, Package, Program, ProgramLimits};
 use throng_gpu::parity::{
     column_angle, component_extent, palette_error, POSITION_TOLERANCE, ROTATION_TOLERANCE,
 };
-use throng_gpu::{Batch, Capacities, GpuContext, GpuError, Instance, PackageId, Pose, Runtime};
+use throng_gpu::{BatchOutput, BatchSlots, GpuContext, GpuError};
 
 use super::demo::hero::Heroes;
 use super::{allocations, print_json, CliError};
@@ -61,8 +73,11 @@ pub struct Args {
     json: bool,
 }
 
-/// Control ticks per second; one tick per frame.
+/// Control ticks per second.
 const TICK_HZ: f64 = 30.0;
+/// The frames presented after each tick, as fractions of the way from the tick before: two
+/// per tick, rendering at twice the tick rate.
+const ALPHAS: [f32; 2] = [0.5, 1.0];
 /// Events one member may deliver per tick.
 const EVENT_CAPACITY: usize = 16;
 /// Members skinned per frame at most: the soak is about the pose path, not fill rate.
@@ -84,17 +99,19 @@ const QUIET_SHARE: f64 = 0.25;
 const CHURN: u32 = 10;
 /// Metres between members on the grid.
 const SPACING: f32 = 1.5;
+/// The state tree every member runs.
+const TREE: (&str, &str) = (throng_fixtures::CROWD_TREE, "crowd.toml");
 
 /// What happens at a disturbance, in this order, round and round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Disturbance {
     /// The package is replaced by the next variant.
     Replace,
-    /// Members are added (with the ids removed members freed).
+    /// Members are spawned (taking the slots despawned members freed).
     Add,
-    /// Members are removed (never a hero).
+    /// Members are despawned (never a hero).
     Remove,
-    /// A frame of more instances than the capacity is submitted: it must be refused.
+    /// Members are spawned until one past the animator's capacity is refused.
     OverCapacity,
     /// A damaged package is read and a malformed one offered: both must be refused.
     Malformed,
@@ -155,15 +172,6 @@ fn variants() -> Result<Vec<Variant>, CliError> {
     ])
 }
 
-/// The crowd tree bound to `package`.
-fn controller(package: &Package) -> Result<Controller, CliError> {
-    let control = |e: String| CliError::Control(e);
-    let tree = throng_control::tree::load(throng_fixtures::CROWD_TREE, "crowd.toml", package, 0)
-        .map_err(|e| control(e.to_string()))?;
-    Controller::new(tree, package.clone(), TICK_HZ, EVENT_CAPACITY)
-        .map_err(|e| control(e.to_string()))
-}
-
 /// Member `id`'s place on a square grid of `side` columns, facing +Z.
 fn placement(id: u32, side: u32) -> Affine3A {
     let (x, z) = ((id % side) as f32, (id / side) as f32);
@@ -178,36 +186,329 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Member inputs for `tick`: each member changes speed and wave every two seconds or so.
-fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), CliError> {
-    let index = |name: &str| {
-        (ctl.tree.input(name))
-            .ok_or_else(|| CliError::Control(format!("the soak's tree has no input '{name}'")))
-    };
-    let (speed_input, wave_input) = (index("speed")?, index("wave")?);
-    for s in crowd.instances.iter_mut() {
-        let r = mix((u64::from(s.id) << 32) | ((tick + u64::from(s.id)) / 60));
-        let speed = (r % 61) as f64 / 10.0;
-        let input = |e: throng_control::instance::InputError| CliError::Control(e.to_string());
-        ctl.set_input_at(s, speed_input, Value::Float(speed))
-            .map_err(input)?;
-        ctl.set_input_at(s, wave_input, Value::Bool((r >> 40) & 7 == 0))
-            .map_err(input)?;
-    }
-    Ok(())
+/// Member `id`'s inputs at tick `tick` (speed, wave): each member changes them every two
+/// seconds or so.
+fn inputs(id: u32, tick: u64) -> (Value, Value) {
+    let r = mix((u64::from(id) << 32) | ((tick + u64::from(id)) / 60));
+    (
+        Value::Float((r % 61) as f64 / 10.0),
+        Value::Bool((r >> 40) & 7 == 0),
+    )
 }
 
-/// The digest of a crowd's last tick: every program, root motion and event.
-fn digest(crowd: &Crowd) -> u64 {
-    let mut d = Digest::default();
-    for (i, (s, motion)) in crowd.instances.iter().zip(&crowd.motion).enumerate() {
-        d.u64(u64::from(s.id));
-        let (ops, weights) = crowd.programs.program(i).unwrap_or_default();
-        d.program(ops, weights);
-        d.motion(*motion);
+/// An animator's error as the command's: GPU errors keep their type, the rest say what failed.
+fn animator_error(e: AnimatorError) -> CliError {
+    match e {
+        AnimatorError::Gpu(e) => CliError::Gpu(e),
+        e => CliError::Control(e.to_string()),
     }
-    crowd.events().for_each(|e| d.event(e));
-    d.finish()
+}
+
+/// The replay the animator's control is checked against: the same tree over the same
+/// packages, the same members spawned and despawned in the same order (so that despawning,
+/// a swap-remove in both, leaves them in the same order), the same inputs, ticked on one
+/// thread, each member's placement following its root motion as the animator's does
+/// ([`compose`]). Its digest is the animator's own function ([`crowd_digest`]), so equal
+/// digests mean the same programs, root motion, placements and events, bit for bit.
+struct Replay {
+    ctl: Controller,
+    crowd: Crowd,
+    /// By member id: its placement after the last tick; `None`: no such member.
+    placements: Vec<Option<Placement>>,
+    one: rayon::ThreadPool,
+}
+
+impl Replay {
+    /// The crowd tree over `package`, bound as `Animator::add_character` binds it.
+    fn new(package: &Package) -> Result<Replay, CliError> {
+        let control = |e: String| CliError::Control(format!("the replay's controller: {e}"));
+        let tree = throng_control::tree::load(TREE.0, TREE.1, package, 0)
+            .map_err(|e| control(e.to_string()))?;
+        let ctl = Controller::new(tree, package.clone(), TICK_HZ, EVENT_CAPACITY)
+            .map_err(|e| control(e.to_string()))?;
+        let crowd = Crowd::new(&ctl, 0).map_err(tick_error)?;
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| CliError::Control(format!("a one-thread pool: {e}")))?;
+        Ok(Replay {
+            ctl,
+            crowd,
+            placements: Vec::new(),
+            one,
+        })
+    }
+
+    /// Member `id`, spawned by the animator at `placement`.
+    fn spawn(&mut self, id: MemberId, placement: &Affine3A) -> Result<(), CliError> {
+        self.crowd.add(&self.ctl, id.0).map_err(tick_error)?;
+        let slot = id.0 as usize;
+        if self.placements.len() <= slot {
+            self.placements.resize(slot + 1, None);
+        }
+        self.placements[slot] = Some(Placement::from_affine(placement).unwrap_or_default());
+        Ok(())
+    }
+
+    /// The member at crowd index `i`, despawned (the last member takes its index).
+    fn despawn(&mut self, i: usize) -> Option<MemberId> {
+        let s = self.crowd.remove(i)?;
+        if let Some(p) = self.placements.get_mut(s.id as usize) {
+            *p = None;
+        }
+        Some(MemberId(s.id))
+    }
+
+    /// The package replaced, as `Animator::replace_package` rebinds its controller.
+    fn replace(&mut self, package: &Package) -> Result<(), CliError> {
+        let tree = self.ctl.tree.clone();
+        self.ctl = Controller::new(tree, package.clone(), TICK_HZ, EVENT_CAPACITY)
+            .map_err(|e| CliError::Control(format!("the replay's controller: {e}")))?;
+        Ok(())
+    }
+
+    /// One tick on the one-thread pool, and the placements moved by its root motion.
+    fn tick(&mut self) -> Result<(), CliError> {
+        let (ctl, crowd) = (&self.ctl, &mut self.crowd);
+        self.one.install(|| crowd.tick(ctl));
+        if let Some((member, e)) = self.crowd.failures().next() {
+            return Err(CliError::Control(format!(
+                "the replay's member {member}: its tick failed: {e}"
+            )));
+        }
+        for (s, &(t, q)) in self.crowd.instances.iter().zip(&self.crowd.motion) {
+            if let Some(Some(p)) = self.placements.get_mut(s.id as usize) {
+                *p = compose(p, t, q);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Animator::control_digest`] of the replay.
+    fn digest(&self) -> u64 {
+        let mut d = Digest::default();
+        crowd_digest(&mut d, &self.crowd, |id| {
+            *self.placements.get(id as usize)?
+        });
+        d.finish()
+    }
+}
+
+/// The animator under test and its replay, with the heroes' CPU side.
+struct Soak {
+    animator: Animator,
+    character: CharacterId,
+    replay: Replay,
+    /// Heroes are the first members (ids `0..n`, which are their history slots in
+    /// [`Heroes`]). Their IK targets are in each hero's own frame, so they walk with it.
+    heroes: Heroes,
+    hero_count: usize,
+    /// The tree's inputs `speed` and `wave`, by index.
+    speed: u16,
+    wave: u16,
+    /// Control ticks so far.
+    ticks: u64,
+    /// Scratch: a program the animator presented.
+    program: Program,
+}
+
+impl Soak {
+    /// A crowd of the first of `packages` (the others are the packages it may be replaced by:
+    /// the runtime is sized for the largest) with one member per placement, the first `heroes`
+    /// of them heroes; the animator's capacity is the placements.
+    fn new(
+        ctx: &GpuContext,
+        packages: &[&Package],
+        placements: &[Affine3A],
+        heroes: usize,
+    ) -> Result<Soak, CliError> {
+        let first = *packages
+            .first()
+            .ok_or_else(|| CliError::Usage("the soak needs a package".into()))?;
+        let limits = throng::tree_limits(first, 0, TREE).map_err(animator_error)?;
+        let options = AnimatorOptions {
+            hz: TICK_HZ,
+            event_capacity: EVENT_CAPACITY,
+            capacity: placements.len() as u32,
+            skinned_budget: Some(SKINNED_BUDGET),
+            ..AnimatorOptions::default()
+        };
+        let mut animator = Animator::new(ctx, packages, limits, options).map_err(animator_error)?;
+        let character =
+            (animator.add_character(first.clone(), 0, Some(TREE))).map_err(animator_error)?;
+        let ctl = animator
+            .controller(character)
+            .ok_or_else(|| CliError::Control("the soak's character has no tree".into()))?;
+        let input = |name: &str| {
+            (ctl.tree.input(name))
+                .ok_or_else(|| CliError::Control(format!("the soak's tree has no input '{name}'")))
+        };
+        let (speed, wave) = (input("speed")?, input("wave")?);
+        let heroes_cpu = Heroes::new(
+            &ctl.package,
+            0,
+            ctl.limits(),
+            vec![Affine3A::IDENTITY; heroes],
+        )?;
+        let mut soak = Soak {
+            animator,
+            character,
+            replay: Replay::new(first)?,
+            heroes: heroes_cpu,
+            hero_count: heroes,
+            speed,
+            wave,
+            ticks: 0,
+            program: Program::default(),
+        };
+        for p in placements {
+            soak.spawn(p)?;
+        }
+        Ok(soak)
+    }
+
+    /// A member spawned at `placement`, in the animator and the replay.
+    fn spawn(&mut self, placement: &Affine3A) -> Result<MemberId, CliError> {
+        let member = (self.animator.spawn(self.character, placement)).map_err(animator_error)?;
+        self.replay.spawn(member, placement)?;
+        Ok(member)
+    }
+
+    /// The member at crowd index `i` despawned, in the animator and the replay.
+    fn despawn(&mut self, i: usize) -> Result<MemberId, CliError> {
+        let member = (self.replay.crowd.instances.get(i))
+            .map(|s| MemberId(s.id))
+            .ok_or_else(|| CliError::Control(format!("no member at crowd index {i}")))?;
+        self.animator.despawn(member).map_err(animator_error)?;
+        self.replay.despawn(i);
+        Ok(member)
+    }
+
+    /// Live members, heroes included.
+    fn members(&self) -> usize {
+        self.replay.crowd.instances.len()
+    }
+
+    /// One control tick: every member's inputs, the animator's tick (the rayon pool), the
+    /// replay's (one thread), and the heroes posed from their programs of the tick.
+    fn tick(&mut self) -> Result<(), CliError> {
+        for s in &mut self.replay.crowd.instances {
+            let (speed, wave) = inputs(s.id, self.ticks);
+            for (input, value) in [(self.speed, speed), (self.wave, wave)] {
+                (self.animator.set_input_at(MemberId(s.id), input, value))
+                    .map_err(animator_error)?;
+                (self.replay.ctl.set_input_at(s, input, value))
+                    .map_err(|e| CliError::Control(format!("the replay's member {}: {e}", s.id)))?;
+            }
+        }
+        self.animator.tick().map_err(animator_error)?;
+        self.replay.tick()?;
+        let time = self.ticks as f64 / TICK_HZ;
+        self.ticks += 1;
+        for h in 0..self.hero_count {
+            let member = MemberId(h as u32);
+            let program = (self.animator.presented_program(member, 1.0))
+                .ok_or_else(|| CliError::Control(format!("hero {h} has no program")))?;
+            self.program.clone_from(program);
+            let package = (self.animator.package(self.character))
+                .ok_or_else(|| CliError::Control("the soak's character is gone".into()))?;
+            let assets = package.assets(0).ok_or_else(no_skeleton)?;
+            self.heroes.pose(h, &self.program, &assets, time)?;
+            (self.animator.set_hero(member, Some(self.heroes.palette(h))))
+                .map_err(animator_error)?;
+        }
+        Ok(())
+    }
+
+    /// Presents a frame at `alpha` and waits for it; whether a pipeline was still compiling.
+    fn present(&mut self, alpha: f32) -> Result<bool, CliError> {
+        let report = self.animator.present(alpha).map_err(animator_error)?;
+        self.animator.runtime_mut().finish()?;
+        Ok(report.pending_pipelines > 0)
+    }
+
+    /// Reads the last frame (presented at `alpha`) back and compares the component poses and
+    /// palettes of up to `sample` members (evenly spread over the live ones; heroes and members
+    /// whose programs use history left out) with the CPU reference's evaluation of the program
+    /// the frame presented, and each hero's palette with the one it was handed. A member is read
+    /// from its own frame slot: retained instances keep theirs, its id, and a frame's batches
+    /// are runs of consecutive shown slots.
+    fn check_parity(&mut self, alpha: f32, sample: usize) -> Result<Worst, CliError> {
+        let gpu = self.animator.runtime().readback()?;
+        let batches = self.animator.runtime().batches().to_vec();
+        let package = (self.animator.package(self.character))
+            .ok_or_else(|| CliError::Control("the soak's character is gone".into()))?;
+        let assets = package.assets(0).ok_or_else(no_skeleton)?;
+        let extent = f64::from(component_extent(assets.skeleton));
+        let joints = assets.skeleton.joint_count();
+        let palette_len = package.skins.first().map_or(0, |s| s.joints.len());
+        let limits = ProgramLimits {
+            history_slots: 0,
+            ..*self.animator.instances().limits()
+        };
+        let mut evaluator = Evaluator::new(limits, joints, palette_len);
+        let mut worst = Worst::default();
+        for h in 0..self.hero_count {
+            let Some((_, palette)) = frame_pose(&gpu, &batches, h as u32) else {
+                worst.missing += 1;
+                continue;
+            };
+            for (g, r) in palette.iter().zip(self.heroes.palette(h)) {
+                worst.palette = worst.palette.max(palette_error(g, r, extent));
+            }
+            worst.heroes += 1;
+        }
+        let members: Vec<MemberId> = (self.animator.members())
+            .filter(|m| m.0 as usize >= self.hero_count)
+            .collect();
+        let step = (members.len() / sample.max(1)).max(1);
+        for &member in members.iter().step_by(step) {
+            let Some(program) = self.animator.presented_program(member, alpha) else {
+                worst.missing += 1;
+                continue;
+            };
+            self.program.clone_from(program);
+            if (self.program.ops.iter()).any(|o| o.code == op::CAPTURE || o.code == op::INERTIALIZE)
+            {
+                worst.skipped += 1;
+                continue;
+            }
+            let Some((components, palette)) = frame_pose(&gpu, &batches, member.0) else {
+                worst.missing += 1;
+                continue;
+            };
+            let package = (self.animator.package(self.character))
+                .ok_or_else(|| CliError::Control("the soak's character is gone".into()))?;
+            let assets = package.assets(0).ok_or_else(no_skeleton)?;
+            evaluator.run(&self.program, &assets)?;
+            for (g, r) in components.iter().zip(evaluator.component()) {
+                let d = (Vec3::from(g.translation) - Vec3::from(r.translation)).length();
+                worst.position = worst.position.max(f64::from(d) / extent);
+                worst.rotation = worst.rotation.max(column_angle(g, r));
+            }
+            for (g, r) in palette.iter().zip(evaluator.palette()) {
+                worst.palette = worst.palette.max(palette_error(g, r, extent));
+            }
+            worst.compared += 1;
+        }
+        Ok(worst)
+    }
+}
+
+/// Frame slot `slot`'s component pose and palette in a frame read back (`gpu`, one output per
+/// batch of `batches`); `None` when the frame did not show the slot.
+fn frame_pose<'a>(
+    gpu: &'a [BatchOutput],
+    batches: &[BatchSlots],
+    slot: u32,
+) -> Option<(&'a [Affine3A], &'a [Affine3A])> {
+    let b = (batches.iter()).position(|b| b.first_slot <= slot && slot - b.first_slot < b.count)?;
+    let (out, i) = (gpu.get(b)?, (slot - batches[b].first_slot) as usize);
+    Some((
+        out.components.get(i * out.joints..(i + 1) * out.joints)?,
+        out.palettes
+            .get(i * out.palette_len..(i + 1) * out.palette_len)?,
+    ))
 }
 
 /// Worst errors of one checked frame.
@@ -215,6 +516,10 @@ fn digest(crowd: &Crowd) -> u64 {
 struct Worst {
     compared: usize,
     skipped: usize,
+    /// Heroes whose palettes were compared.
+    heroes: usize,
+    /// Members (heroes included) the frame should have shown and did not.
+    missing: usize,
     position: f64,
     rotation: f64,
     palette: f64,
@@ -222,7 +527,8 @@ struct Worst {
 
 impl Worst {
     fn pass(&self) -> bool {
-        self.position <= POSITION_TOLERANCE
+        self.missing == 0
+            && self.position <= POSITION_TOLERANCE
             && self.rotation <= ROTATION_TOLERANCE
             && self.palette <= POSITION_TOLERANCE
     }
@@ -230,6 +536,8 @@ impl Worst {
         Worst {
             compared: self.compared + o.compared,
             skipped: self.skipped + o.skipped,
+            heroes: self.heroes + o.heroes,
+            missing: self.missing + o.missing,
             position: self.position.max(o.position),
             rotation: self.rotation.max(o.rotation),
             palette: self.palette.max(o.palette),
@@ -262,16 +570,24 @@ impl MemorySample {
     }
 }
 
-/// Everything the run measured.
+/// Everything the run measured. A frame is a presented frame: two per control tick.
 #[derive(Default)]
 struct Record {
     frames: u64,
+    ticks: u64,
     frame_ms: Vec<f64>,
-    /// Allocations of each undisturbed, unchecked frame, with the frame's time in the run.
+    /// Allocations of each undisturbed, unchecked frame (a tick's, its inputs, the replay's and
+    /// the heroes' included, go with the first frame after it), with the frame's time in the
+    /// run.
     allocations: Vec<(f64, u64)>,
+    /// Of those, the ones made inside the animator's calls (inputs, tick, hero hand-over,
+    /// present) and the runtime's wait for the frame.
+    animator_allocations: Vec<u64>,
     memory: Vec<MemorySample>,
     disturbances: Vec<(f64, String)>,
     checks: u64,
+    /// Checks of frames presented at each of [`ALPHAS`].
+    checks_at: [u64; 2],
     parity: Worst,
     failures: Vec<String>,
     members: (usize, usize),
@@ -292,27 +608,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let ctx = GpuContext::new().map_err(|e| super::no_gpu("throng soak", e))?;
     let heroes = args.heroes as usize;
     let capacity = args.instances.saturating_add(args.heroes);
-    let mut ctl = controller(&variants[0].package)?;
-    let capacities = soak_capacities(&variants, capacity, &ctl.limits())?;
-    capacities.check(&ctx)?;
-    let mut runtime = Runtime::new(&ctx, capacities)?;
-    let id = runtime.add_package(&ctl.package)?;
-    let mut crowd = Crowd::new(&ctl, capacity as usize).map_err(control)?;
-    let mut replay = crowd.clone();
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| CliError::Control(format!("a one-thread pool: {e}")))?;
     let side = (f64::from(capacity).sqrt().ceil() as u32).max(1);
     let placements: Vec<Affine3A> = (0..capacity).map(|i| placement(i, side)).collect();
-    let hero_places = placements[..heroes].to_vec();
-    let mut heroes_cpu = Heroes::new(&ctl.package, 0, ctl.limits(), hero_places)?;
-    let limits = capacities.program_limits();
-    let mut programs = vec![program_with(&limits); capacity as usize + 1];
-    let mut free: Vec<u32> = Vec::new();
+    let packages: Vec<&Package> = variants.iter().map(|v| &v.package).collect();
+    let mut soak = Soak::new(&ctx, &packages, &placements, heroes)?;
+    // Despawned members' grid places, for the members spawned next.
+    let mut vacated: Vec<Affine3A> = Vec::new();
     let mut variant = 0;
     let mut record = Record {
-        members: (crowd.instances.len(), crowd.instances.len()),
+        members: (soak.members(), soak.members()),
         ..Record::default()
     };
     let run_for = Duration::from_secs_f64(args.minutes * 60.0);
@@ -323,57 +627,57 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (mut resident_variants, mut disturbed) = (vec![false; variants.len()], 0);
     resident_variants[0] = true;
     eprintln!(
-        "soak: {} members + {} heroes for {} min on {} (disturbance every {} s, check every {} s)",
+        "soak: {} members + {} heroes for {} min on {}, ticks at {TICK_HZ} Hz, {} frames a tick (disturbance every {} s, check every {} s)",
         args.instances,
         heroes,
         args.minutes,
         ctx.adapter.name,
+        ALPHAS.len(),
         args.disturb_every,
         args.check_every
     );
     while start.elapsed() < run_for {
         let now = start.elapsed().as_secs_f64();
-        let frame_start = Instant::now();
+        let tick_start = Instant::now();
         let allocations_before = allocations::total();
-        let mut quiet = true;
+        let mut disturbance = false;
         if now >= next_disturbance {
             next_disturbance += args.disturb_every;
-            quiet = false;
+            disturbance = true;
             let d = *cycle.next().unwrap_or(&Disturbance::Replace);
             let what = match d {
                 Disturbance::Replace => {
                     variant = (variant + 1) % variants.len();
-                    ctl = controller(&variants[variant].package)?;
-                    runtime.replace_package(id, &ctl.package)?;
+                    let package = variants[variant].package.clone();
+                    soak.replay.replace(&package)?;
+                    (soak.animator.replace_package(soak.character, package))
+                        .map_err(animator_error)?;
                     format!("package replaced by \"{}\"", variants[variant].name)
                 }
                 Disturbance::Add => {
-                    let n = free.len().min((args.instances / CHURN).max(1) as usize);
-                    for id in free.drain(..n) {
-                        crowd.add(&ctl, id).map_err(control)?;
-                        replay.add(&ctl, id).map_err(control)?;
+                    let n = vacated.len().min((args.instances / CHURN).max(1) as usize);
+                    for at in vacated.drain(..n) {
+                        soak.spawn(&at)?;
                     }
                     format!("{n} members added")
                 }
                 Disturbance::Remove => {
                     let n = (args.instances / CHURN).max(1) as usize;
-                    let n = n.min(crowd.instances.len().saturating_sub(heroes + 1));
+                    let n = n.min(soak.members().saturating_sub(heroes + 1));
                     for k in 0..n {
-                        let len = crowd.instances.len() - heroes;
-                        let i = heroes + (mix(record.frames ^ k as u64) % len as u64) as usize;
-                        let gone = crowd.remove(i).map(|s| s.id);
-                        let again = replay.remove(i).map(|s| s.id);
-                        if gone != again {
-                            record.failures.push(format!(
-                                "removal {k} took member {gone:?} from the crowd but {again:?} from the replay"
-                            ));
-                        }
-                        free.extend(gone);
+                        let len = soak.members() - heroes;
+                        let i = heroes + (mix(record.ticks ^ k as u64) % len as u64) as usize;
+                        let gone = soak.despawn(i)?;
+                        vacated.push(placement(gone.0, side));
                     }
                     format!("{n} members removed")
                 }
-                Disturbance::OverCapacity => over_capacity(&mut runtime, id, &mut record),
-                Disturbance::Malformed => malformed(&mut runtime, id, &ctl.package, &mut record),
+                Disturbance::OverCapacity => {
+                    over_capacity(&mut soak, capacity, &placements[0], &mut record)?
+                }
+                Disturbance::Malformed => {
+                    malformed(&mut soak, &variants[variant].package, &mut record)
+                }
             };
             resident_variants[variant] = true;
             disturbed += 1;
@@ -385,93 +689,78 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
             eprintln!("  {now:7.1} s  {what}");
             record.disturbances.push((now, what));
-            let n = crowd.instances.len();
+            let n = soak.members();
             record.members = (record.members.0.min(n), record.members.1.max(n));
         }
-        set_inputs(&ctl, &mut crowd, record.frames)?;
-        set_inputs(&ctl, &mut replay, record.frames)?;
-        crowd.tick(&ctl);
-        one.install(|| replay.tick(&ctl));
-        if let Some((member, e)) = crowd.failures().next() {
-            return Err(CliError::Control(format!(
-                "member {member}'s tick failed: {e}"
-            )));
-        }
-        let n = crowd.instances.len();
-        for (i, program) in programs.iter_mut().enumerate().take(n) {
-            crowd.programs.copy_into(i, program);
-        }
-        let assets = ctl.package.assets(0).ok_or_else(no_skeleton)?;
-        let time = record.frames as f64 / TICK_HZ;
-        for (h, program) in programs.iter().enumerate().take(heroes) {
-            heroes_cpu.pose(h, program, &assets, time)?;
-        }
-        let instances: Vec<Instance> = (0..n)
-            .map(|i| Instance {
-                pose: match i < heroes {
-                    true => Pose::Hero(heroes_cpu.palette(i)),
-                    false => Pose::Program(&programs[i]),
-                },
-                placement: placements[crowd.instances[i].id as usize],
-            })
-            .collect();
-        let batch = Batch {
-            package: id,
-            skeleton: 0,
-            skin: Some(0),
-            instances: &instances,
-        };
-        let compiling = runtime.frame(&[batch])?.pending_pipelines > 0;
-        runtime.finish()?;
-        if now >= next_check {
-            next_check += args.check_every;
-            quiet = false;
-            record.checks += 1;
-            if digest(&crowd) != digest(&replay) {
-                record.failures.push(format!(
-                    "frame {}: the control digest differs from the one-thread replay",
-                    record.frames
-                ));
+        let animator_before = allocations::total();
+        soak.tick()?;
+        let mut animator_allocations = allocations::total() - animator_before;
+        record.ticks += 1;
+        for (k, &alpha) in ALPHAS.iter().enumerate() {
+            // The tick and any disturbance before it belong to the first frame after it.
+            let (frame_start, allocations_before, now) = match k {
+                0 => (tick_start, allocations_before, now),
+                _ => {
+                    animator_allocations = 0;
+                    let at = start.elapsed().as_secs_f64();
+                    (Instant::now(), allocations::total(), at)
+                }
+            };
+            let animator_before = allocations::total();
+            let compiling = soak.present(alpha)?;
+            animator_allocations += allocations::total() - animator_before;
+            let checked = now >= next_check && alpha == ALPHAS[(record.checks % 2) as usize];
+            if checked {
+                next_check += args.check_every;
+                record.checks += 1;
+                record.checks_at[k] += 1;
+                if soak.animator.control_digest() != soak.replay.digest() {
+                    record.failures.push(format!(
+                        "tick {}: the animator's control digest differs from the one-thread replay's",
+                        record.ticks
+                    ));
+                }
+                let worst = soak.check_parity(alpha, args.sample)?;
+                if !worst.pass() {
+                    record.failures.push(format!(
+                        "frame {} (alpha {alpha}): GPU parity out of tolerance (position {:.2e}, rotation {:.2e} rad, palette {:.2e}, {} members not in the frame)",
+                        record.frames, worst.position, worst.rotation, worst.palette, worst.missing
+                    ));
+                }
+                record.parity = record.parity.max(worst);
             }
-            let worst = check_parity(&runtime, &ctl, &programs[..n], heroes, args.sample)?;
-            if !worst.pass() {
-                record.failures.push(format!(
-                    "frame {}: GPU parity out of tolerance (position {:.2e}, rotation {:.2e} rad, palette {:.2e})",
-                    record.frames, worst.position, worst.rotation, worst.palette
-                ));
+            let ms = frame_start.elapsed().as_secs_f64() * 1e3;
+            record.frame_ms.push(ms);
+            if !(checked || disturbance && k == 0) {
+                let allocs = allocations::total() - allocations_before;
+                record.allocations.push((now, allocs));
+                record.animator_allocations.push(animator_allocations);
             }
-            record.parity = record.parity.max(worst);
-        }
-        drop(instances);
-        let ms = frame_start.elapsed().as_secs_f64() * 1e3;
-        record.frame_ms.push(ms);
-        if quiet {
-            let allocs = allocations::total() - allocations_before;
-            record.allocations.push((now, allocs));
-        }
-        if now >= next_memory {
-            next_memory += MEMORY_EVERY;
-            if let Some(bytes) = resident_bytes() {
-                record.memory.push(MemorySample {
-                    at: now,
-                    bytes,
-                    pipelines: runtime.pipelines_built().0,
-                    compiling,
-                });
+            if now >= next_memory {
+                next_memory += MEMORY_EVERY;
+                if let Some(bytes) = resident_bytes() {
+                    record.memory.push(MemorySample {
+                        at: now,
+                        bytes,
+                        pipelines: soak.animator.runtime().pipelines_built().0,
+                        compiling,
+                    });
+                }
             }
-        }
-        record.frames += 1;
-        if record.frames == 1 {
-            // The first frame compiles the shaders (lavapipe compiles at first use: up to a
-            // minute while loaded); the clock starts after it.
-            start = Instant::now();
-            (record.frame_ms, record.allocations, record.memory) = Default::default();
-            next_memory = 0.0;
+            record.frames += 1;
+            if record.frames == 1 {
+                // The first frame compiles the shaders (lavapipe compiles at first use: up to a
+                // minute while loaded); the clock starts after it.
+                start = Instant::now();
+                (record.frame_ms, record.allocations, record.memory) = Default::default();
+                record.animator_allocations.clear();
+                next_memory = 0.0;
+            }
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     judge(&mut record, seconds);
-    report(&args, &record, seconds, &runtime);
+    report(&args, &record, seconds, soak.animator.runtime());
     match record.failures.is_empty() {
         true => Ok(()),
         false => Err(CliError::Control(format!(
@@ -481,7 +770,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
-fn control(e: throng_control::instance::TickError) -> CliError {
+fn tick_error(e: throng_control::instance::TickError) -> CliError {
     CliError::Control(e.to_string())
 }
 
@@ -489,85 +778,49 @@ fn no_skeleton() -> CliError {
     CliError::Usage("the generated character has no skeleton 0".into())
 }
 
-/// Capacities for `capacity` members of the largest variant, programs within `limits`, every
-/// member with a history slot (its id), and a skinned budget.
-fn soak_capacities(
-    variants: &[Variant],
+/// Spawns members at `at` until the animator refuses one past its capacity (`capacity`
+/// members): the refusal must be `RetainedError::Full`, before anything changed. The members
+/// spawned to fill the crowd up are despawned again, last first; the replay does all of it too.
+fn over_capacity(
+    soak: &mut Soak,
     capacity: u32,
-    limits: &ProgramLimits,
-) -> Result<Capacities, GpuError> {
-    let packages: Vec<&Package> = variants.iter().map(|v| &v.package).collect();
-    let mut c = super::capacities(&packages, capacity, limits)?;
-    c.history_slots = capacity;
-    c.skinned_instances = SKINNED_BUDGET.min(capacity);
-    Ok(c)
-}
-
-/// The reference evaluator's limits for a parity check: the tree's programs, without history
-/// (members that use it are left out).
-fn check_limits(ctl: &Controller) -> ProgramLimits {
-    ProgramLimits {
-        history_slots: 0,
-        ..ctl.limits()
-    }
-}
-
-fn program_with(limits: &ProgramLimits) -> Program {
-    Program {
-        ops: Vec::with_capacity(limits.max_ops),
-        weights: Vec::with_capacity(limits.max_weights),
-    }
-}
-
-/// Submits one more instance than the capacity: the frame must be refused with
-/// [`GpuError::Capacity`] before any GPU work.
-fn over_capacity(runtime: &mut Runtime, id: PackageId, record: &mut Record) -> String {
-    let slots = runtime.capacities().instances as usize + 1;
-    let rest = Program {
-        ops: vec![
-            throng_cpu_ref::PoseOp::rest(0),
-            throng_cpu_ref::PoseOp::to_component(0),
-        ],
-        weights: Vec::new(),
-    };
-    let instances = vec![
-        Instance {
-            pose: Pose::Program(&rest),
-            placement: Affine3A::IDENTITY,
-        };
-        slots
-    ];
-    let batch = Batch {
-        package: id,
-        skeleton: 0,
-        skin: Some(0),
-        instances: &instances,
-    };
-    match runtime.frame(&[batch]) {
-        Err(GpuError::Capacity { .. }) => {
-            format!("a frame of {slots} instances refused (over the capacity)")
+    at: &Affine3A,
+    record: &mut Record,
+) -> Result<String, CliError> {
+    let mut filled = 0;
+    let refused = loop {
+        match soak.animator.spawn(soak.character, at) {
+            Ok(member) => {
+                soak.replay.spawn(member, at)?;
+                filled += 1;
+                if filled > capacity {
+                    break Err("accepted".to_string());
+                }
+            }
+            Err(AnimatorError::Retained(RetainedError::Full(n))) => break Ok(n),
+            Err(e) => break Err(format!("refused as {e}")),
         }
-        other => {
-            let got = other
-                .map(|_| "accepted".to_string())
-                .unwrap_or_else(|e| e.to_string());
+    };
+    for _ in 0..filled {
+        soak.despawn(soak.members() - 1)?;
+    }
+    Ok(match refused {
+        Ok(n) => format!(
+            "{filled} members spawned to fill the crowd, then one past the capacity of {n} instances refused (over the capacity)"
+        ),
+        Err(got) => {
             record.failures.push(format!(
-                "a frame of {slots} instances over the capacity was {got}"
+                "a member spawned past the capacity of {capacity} was {got}"
             ));
-            format!("a frame of {slots} instances NOT refused")
+            "a member past the capacity NOT refused".into()
         }
-    }
+    })
 }
 
 /// Reads a damaged copy of `package`'s bytes (one byte flipped in the middle) and offers the
-/// runtime a malformed package (a clip of a skeleton it does not have): both must be refused,
-/// and the resident package stays.
-fn malformed(
-    runtime: &mut Runtime,
-    id: PackageId,
-    package: &Package,
-    record: &mut Record,
-) -> String {
+/// animator a malformed package (a clip of a skeleton it does not have) to replace the
+/// resident one: both must be refused, and the resident package stays.
+fn malformed(soak: &mut Soak, package: &Package, record: &mut Record) -> String {
     let mut bytes = throng_cook::write_package(package);
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x5a;
@@ -576,9 +829,9 @@ fn malformed(
     if let Some(clip) = bad.clips.first_mut() {
         clip.skeleton = u32::MAX;
     }
-    let offered = runtime.replace_package(id, &bad);
+    let offered = soak.animator.replace_package(soak.character, bad);
     match (read, offered) {
-        (Err(_), Err(GpuError::BadPackage { .. })) => {
+        (Err(_), Err(AnimatorError::Gpu(GpuError::BadPackage { .. }))) => {
             "a damaged package read and a malformed one offered: both refused".into()
         }
         (read, offered) => {
@@ -593,57 +846,6 @@ fn malformed(
             "a malformed package NOT refused".into()
         }
     }
-}
-
-/// Reads the last frame back and compares the component poses and palettes of up to `sample`
-/// members (evenly spread, heroes and members whose programs use history left out) with the
-/// CPU reference's evaluation of the same programs.
-fn check_parity(
-    runtime: &Runtime,
-    ctl: &Controller,
-    programs: &[Program],
-    heroes: usize,
-    sample: usize,
-) -> Result<Worst, CliError> {
-    let outputs = runtime.readback()?;
-    let Some(gpu) = outputs.first() else {
-        return Ok(Worst::default());
-    };
-    let assets = ctl.package.assets(0).ok_or_else(no_skeleton)?;
-    let joints = assets.skeleton.joint_count();
-    let extent = f64::from(component_extent(assets.skeleton));
-    let palette = ctl.package.skins.first().map_or(0, |s| s.joints.len());
-    let mut evaluator = Evaluator::new(check_limits(ctl), joints, palette);
-    let mut worst = Worst::default();
-    let candidates = programs.len().saturating_sub(heroes);
-    let step = (candidates / sample.max(1)).max(1);
-    for i in (heroes..programs.len()).step_by(step) {
-        let program = &programs[i];
-        let history = program
-            .ops
-            .iter()
-            .any(|o| o.code == op::CAPTURE || o.code == op::INERTIALIZE);
-        if history {
-            worst.skipped += 1;
-            continue;
-        }
-        evaluator.run(program, &assets)?;
-        let (g, r) = (
-            &gpu.components[i * joints..][..joints],
-            evaluator.component(),
-        );
-        for (g, r) in g.iter().zip(r) {
-            let d = (glam::Vec3::from(g.translation) - glam::Vec3::from(r.translation)).length();
-            worst.position = worst.position.max(f64::from(d) / extent);
-            worst.rotation = worst.rotation.max(column_angle(g, r));
-        }
-        let g = &gpu.palettes[i * gpu.palette_len..][..gpu.palette_len];
-        for (g, r) in g.iter().zip(evaluator.palette()) {
-            worst.palette = worst.palette.max(palette_error(g, r, extent));
-        }
-        worst.compared += 1;
-    }
-    Ok(worst)
 }
 
 /// Resident set size of this process (Linux `/proc/self/statm`); `None` elsewhere.
@@ -733,7 +935,7 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
+fn report(args: &Args, record: &Record, seconds: f64, runtime: &throng_gpu::Runtime) {
     let mut ms: Vec<f64> = record.frame_ms.clone();
     ms.sort_by(f64::total_cmp);
     let at = |p: f64| {
@@ -742,16 +944,22 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
             .unwrap_or(0.0)
     };
     let allocs: Vec<u64> = record.allocations.iter().map(|a| a.1).collect();
+    let inside = &record.animator_allocations;
     let summary = json!({
         "adapter": runtime.context().adapter.name,
         "minutes": seconds / 60.0,
         "frames": record.frames,
+        "ticks": record.ticks,
+        "frame_alphas": ALPHAS,
         "members": { "start": args.instances, "heroes": args.heroes, "min": record.members.0, "max": record.members.1 },
         "disturbances": record.disturbances.iter().map(|(t, w)| json!({ "at_s": t, "what": w })).collect::<Vec<_>>(),
         "checks": record.checks,
+        "checks_by_alpha": ALPHAS.iter().zip(record.checks_at).map(|(a, n)| json!({ "alpha": a, "checks": n })).collect::<Vec<_>>(),
         "parity": {
             "members_compared": record.parity.compared,
             "members_skipped_for_history": record.parity.skipped,
+            "heroes_compared": record.parity.heroes,
+            "members_missing_from_frames": record.parity.missing,
             "worst_position": record.parity.position,
             "worst_rotation_rad": record.parity.rotation,
             "worst_palette": record.parity.palette,
@@ -761,6 +969,10 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
             "frames": allocs.len(),
             "min": allocs.iter().min(), "p50": percentile(&allocs, 0.5),
             "p99": percentile(&allocs, 0.99), "max": allocs.iter().max(),
+            "in_animator": {
+                "min": inside.iter().min(), "p50": percentile(inside, 0.5),
+                "p99": percentile(inside, 0.99), "max": inside.iter().max(),
+            },
         },
         "warm_up_s": record.warm.map(|w| w.max(seconds * WARM_UP)),
         "resident_bytes": record.memory.iter().map(|m| json!({ "at_s": m.at, "bytes": m.bytes, "pipelines": m.pipelines, "compiling": m.compiling })).collect::<Vec<_>>(),
@@ -773,9 +985,11 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
         return;
     }
     println!(
-        "soak: {:.1} min, {} frames on {}; members {}..{} (+{} heroes)",
+        "soak: {:.1} min, {} control ticks and {} presented frames ({} a tick, at alphas {ALPHAS:?}) on {}; members {}..{} (+{} heroes)",
         seconds / 60.0,
+        record.ticks,
         record.frames,
+        ALPHAS.len(),
         runtime.context().adapter.name,
         record.members.0.saturating_sub(args.heroes as usize),
         record.members.1.saturating_sub(args.heroes as usize),
@@ -783,22 +997,25 @@ fn report(args: &Args, record: &Record, seconds: f64, runtime: &Runtime) {
     );
     println!("  disturbances: {}", record.disturbances.len());
     println!(
-        "  checks: {} (control digest vs one-thread replay; GPU vs CPU reference on {} member poses, {} left out for history): worst position {:.2e} x extent, rotation {:.2e} rad, palette {:.2e}",
-        record.checks, record.parity.compared, record.parity.skipped, record.parity.position, record.parity.rotation, record.parity.palette
+        "  checks: {} ({} of frames at alpha {}, {} at {}; control digest vs one-thread replay; GPU vs CPU reference on {} member poses, {} left out for history, {} hero palettes, {} members missing from frames): worst position {:.2e} x extent, rotation {:.2e} rad, palette {:.2e}",
+        record.checks, record.checks_at[0], ALPHAS[0], record.checks_at[1], ALPHAS[1], record.parity.compared, record.parity.skipped, record.parity.heroes, record.parity.missing, record.parity.position, record.parity.rotation, record.parity.palette
     );
     println!(
-        "  frame ms: p50 {:.1}, p99 {:.1}, max {:.1}",
+        "  presented frame ms (a tick's work in the first frame after it): p50 {:.1}, p99 {:.1}, max {:.1}",
         at(0.5),
         at(0.99),
         at(1.0)
     );
     println!(
-        "  allocations per undisturbed frame: min {}, p50 {}, p99 {}, max {} ({} frames)",
+        "  allocations per undisturbed presented frame: min {}, p50 {}, p99 {}, max {} ({} frames); in the animator's calls: p50 {}, p99 {}, max {}",
         allocs.iter().min().unwrap_or(&0),
         percentile(&allocs, 0.5),
         percentile(&allocs, 0.99),
         allocs.iter().max().unwrap_or(&0),
-        allocs.len()
+        allocs.len(),
+        percentile(inside, 0.5),
+        percentile(inside, 0.99),
+        inside.iter().max().unwrap_or(&0),
     );
     let series: Vec<String> = (record.memory.iter())
         .map(|m| format!("{:.0}s {:.1} ({})", m.at, mib(m.bytes), m.pipelines))
@@ -836,6 +1053,46 @@ mod tests {
         };
         judge(&mut record, 60.0);
         record.failures
+    }
+
+    /// The checks can fail: the parity check reads each member from its own frame slot across
+    /// the gaps despawns leave (and the hero's palette), and fails when the reference evaluates
+    /// the programs of another frame than the one presented; the digests differ once the
+    /// animator ticks without its replay.
+    #[test]
+    fn the_checks_pass_across_despawned_slots_and_fail_on_another_frame_or_tick() {
+        let Some(ctx) = GpuContext::for_tests() else {
+            return;
+        };
+        let package = throng::builtin_character().unwrap();
+        let placements: Vec<Affine3A> = (0..12).map(|i| placement(i, 4)).collect();
+        let mut soak = Soak::new(&ctx, &[&package], &placements, 1).unwrap();
+        for _ in 0..3 {
+            soak.tick().unwrap();
+        }
+        // Crowd indices 5 and 2: members 5 and 2 (index 5 first, so 2 has not moved).
+        assert_eq!(soak.despawn(5).unwrap(), MemberId(5));
+        assert_eq!(soak.despawn(2).unwrap(), MemberId(2));
+        for _ in 0..3 {
+            soak.tick().unwrap();
+        }
+        soak.present(0.5).unwrap();
+        let batches = soak.animator.runtime().batches().len();
+        assert!(
+            batches >= 2,
+            "despawned slots split the frame: {batches} batch"
+        );
+        let worst = soak.check_parity(0.5, 64).unwrap();
+        assert!(worst.pass(), "{worst:?}");
+        assert_eq!((worst.compared + worst.skipped, worst.heroes), (9, 1));
+        assert_eq!(soak.animator.control_digest(), soak.replay.digest());
+        let other = soak.check_parity(1.0, 64).unwrap();
+        assert!(
+            !other.pass(),
+            "a frame at 0.5 checked as one at 1.0: {other:?}"
+        );
+        soak.animator.tick().unwrap();
+        assert_ne!(soak.animator.control_digest(), soak.replay.digest());
     }
 
     #[test]
