@@ -14,20 +14,7 @@ fn scratch_dir(name: &str) -> PathBuf {
 }
 
 fn assets() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("THRONG_REQUIRE_ASSETS").as_deref() != Ok("1"),
-        "THRONG_REQUIRE_ASSETS=1 but {} is missing",
-        dir.display()
-    );
-    eprintln!(
-        "skipping: {} not found (real assets live in ../shared/assets)",
-        dir.display()
-    );
-    None
+    throng_fixtures::shared_dir("", "the tests of shared assets")
 }
 
 fn stderr(o: &Output) -> String {
@@ -280,6 +267,38 @@ fn damaged_and_missing_inputs_fail_with_one_line() {
         ]),
         "ultra",
     );
+}
+
+#[test]
+fn a_file_of_the_wrong_kind_is_named_with_the_command_that_takes_it() {
+    let dir = scratch_dir("cli_wrong_kind");
+    let glb = dir.join("character.glb");
+    let pkg = dir.join("character.throng");
+    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
+        .status
+        .success());
+    assert!(
+        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let (glb, pkg) = (glb.to_str().unwrap(), pkg.to_str().unwrap());
+    // A glTF where a package is expected: cook it first.
+    for args in [
+        vec!["inspect", glb],
+        vec!["simulate", "--package", glb, "--ticks", "1"],
+    ] {
+        let o = throng(&args);
+        assert_clean_failure(&o, "is a binary glTF model (.glb), not a Throng package");
+        assert!(stderr(&o).contains("throng cook"), "{}", stderr(&o));
+    }
+    // A glTF or a package where a state tree is expected.
+    let o = throng(&["simulate", glb, "--ticks", "1"]);
+    assert_clean_failure(&o, "not a state tree");
+    assert!(stderr(&o).contains("throng cook"), "{}", stderr(&o));
+    let o = throng(&["simulate", pkg, "--ticks", "1"]);
+    assert_clean_failure(&o, "is a Throng package (.throng), not a state tree");
+    assert!(stderr(&o).contains("--package"), "{}", stderr(&o));
 }
 
 #[test]

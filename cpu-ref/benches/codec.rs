@@ -8,7 +8,6 @@
 //! `cargo bench -p throng-cpu-ref --bench codec`
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use throng_cook::{compress, cook, import_file, import_slice, CookReport, Profile};
@@ -20,10 +19,7 @@ const TIMES: usize = 64;
 
 /// (reference, compressed) packages of the subject, and the clip to sample.
 fn subject() -> (Package, Package, usize) {
-    let mocap = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/assets/mocap/cmu_02_05_punch_strike.glb"
-    ));
+    let mocap = throng_fixtures::shared_assets_path().join("mocap/cmu_02_05_punch_strike.glb");
     let imported = if mocap.exists() {
         import_file(&mocap).expect("mocap imports")
     } else {

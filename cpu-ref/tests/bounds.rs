@@ -1,7 +1,7 @@
 //! Animated bounds (`bounds::SkinBounds`): every skinned vertex of every shared asset lies inside
 //! its instance's box, at many times and placements, and the box is tight.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cook::{cook, import_file, import_slice, Profile};
@@ -13,15 +13,10 @@ use throng_cpu_ref::{
 use throng_fixtures::random::SplitMix64;
 
 fn shared_assets() -> Vec<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    if !dir.is_dir() {
-        if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-            panic!("{} is missing and THRONG_REQUIRE_ASSETS=1", dir.display());
-        }
-        eprintln!("skipping the shared assets: {} not found", dir.display());
+    let Some(dir) = throng_fixtures::shared_dir("", "the shared assets' bounds") else {
         return Vec::new();
-    }
-    let mut files: Vec<PathBuf> = [dir.to_path_buf(), dir.join("mocap")]
+    };
+    let mut files: Vec<PathBuf> = [dir.clone(), dir.join("mocap")]
         .iter()
         .filter_map(|d| std::fs::read_dir(d).ok())
         .flatten()

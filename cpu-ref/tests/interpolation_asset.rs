@@ -10,19 +10,7 @@ use throng_cpu_ref::{
 };
 
 fn asset(name: &str) -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/assets"));
-    let path = dir.join(name);
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("THRONG_REQUIRE_ASSETS").as_deref() == Ok("1") {
-        panic!("THRONG_REQUIRE_ASSETS=1 but {} is missing", path.display());
-    }
-    eprintln!(
-        "skipping: {} is absent (real assets live in ../shared/assets)",
-        path.display()
-    );
-    None
+    throng_fixtures::shared_dir(name, name)
 }
 
 /// The file's channels, one per animation, as (animation name, channel on joint 0).

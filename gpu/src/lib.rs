@@ -8,8 +8,8 @@
 //!   then a CPU one (lavapipe); `WGPU_BACKEND` narrows the backends. `TIMESTAMP_QUERY` is enabled
 //!   when the adapter has it, and [`Runtime::finish`] then returns per-pass GPU times.
 //! - **Resident data** (once per package generation, [`Runtime::add_package`] /
-//!   [`Runtime::replace_package`]): four buffers per package ([`resident`]). Every index the
-//!   shaders follow is checked at upload.
+//!   [`Runtime::replace_package`]): every package in one arena of five shared buffers
+//!   ([`resident`]). Every index the shaders follow is checked at upload.
 //! - **Shapes** ([`throng_shaders::shape`]): instances are binned by program shape; each
 //!   (batch, shape) is one dispatch, so dispatches per frame depend on batches × shapes, never on
 //!   the instance count. A shape's specialised pipeline is built once, off the frame path, and the

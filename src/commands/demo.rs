@@ -53,6 +53,11 @@ const HERO_SPACING: f32 = 1.6;
 const HERO_FRONT: f32 = 1.2;
 /// `Card::tier` of far members under `--lod-tint`: outside 1–4, so blue.
 const FAR_TINT: u32 = 5;
+/// Frames re-presented after the last one, once every dispatch runs its specialised pipeline,
+/// whose median is the steady state ([`SteadyState`]).
+const STEADY_FRAMES: usize = 5;
+/// Frames at most that wait for specialised pipelines before the steady state is measured.
+const STEADY_TRIES: usize = 8;
 
 /// Where the crowd's programs come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -524,6 +529,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(gif) = gif {
         gif.finish()?;
     }
+    let steady = match frames.last() {
+        Some(last) => Some(steady_state(&mut animator, last.alpha)?),
+        None => None,
+    };
     let runtime = animator.runtime();
     let resident = runtime.resident_bytes();
     let batch = runtime.batches().first().copied().unwrap_or_default();
@@ -544,6 +553,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         mapping: runtime.mapping(),
         budget: runtime.capacities().skinned_instances,
         far: far_bake,
+        steady,
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -551,6 +561,64 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary.print(&frames);
     }
     Ok(())
+}
+
+/// The GPU's stage times once the crowd runs on specialised pipelines alone: the frames the demo
+/// rendered may have run the interpreter while those compiled (on a cold shader cache, its first
+/// frames always do), which costs many times more and says nothing about the steady state.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+struct SteadyState {
+    /// Frames re-presented at the last frame's alpha before no pipeline was compiling.
+    waited_frames: usize,
+    /// Whether every requested pipeline was ready for the timed frames (false: one was still
+    /// compiling after [`STEADY_TRIES`] frames, and the interpreter ran its shape).
+    ready: bool,
+    /// Pose dispatches of a timed frame on the interpreter: shapes of too few instances to be
+    /// worth a pipeline (`throng_gpu::pipelines::MIN_INSTANCES`), or not ready.
+    interpreter_dispatches: usize,
+    /// Timed frames; the times are those of the frame with the median pose time.
+    frames: usize,
+    pose_ms: f64,
+    bounds_ms: f64,
+    skinning_ms: f64,
+    /// Wall time from the compute passes' submission to the queue going idle.
+    wall_ms: f64,
+}
+
+/// Presents the last frame again (control does not advance) until no specialised pipeline is
+/// compiling, then [`STEADY_FRAMES`] more, timed: the median by pose time.
+fn steady_state(animator: &mut Animator, alpha: f32) -> Result<SteadyState, CliError> {
+    let control = |e: throng::AnimatorError| CliError::Control(e.to_string());
+    let mut waited_frames = 0;
+    let ready = loop {
+        animator.runtime_mut().wait_for_pipelines()?;
+        let report = animator.present(alpha).map_err(control)?;
+        animator.runtime_mut().finish()?;
+        let done = report.pending_pipelines == 0;
+        if done || waited_frames == STEADY_TRIES {
+            break done;
+        }
+        waited_frames += 1;
+    };
+    let mut times = Vec::with_capacity(STEADY_FRAMES);
+    let mut interpreter_dispatches = 0;
+    for _ in 0..STEADY_FRAMES {
+        let report = animator.present(alpha).map_err(control)?;
+        interpreter_dispatches = report.interpreter_dispatches;
+        times.push(animator.runtime_mut().finish()?);
+    }
+    times.sort_by(|a, b| a.pose_ms.total_cmp(&b.pose_ms));
+    let median = &times[times.len() / 2];
+    Ok(SteadyState {
+        waited_frames,
+        ready,
+        interpreter_dispatches,
+        frames: times.len(),
+        pose_ms: median.pose_ms,
+        bounds_ms: median.bounds_ms,
+        skinning_ms: median.skinning_ms,
+        wall_ms: median.wall_ms,
+    })
 }
 
 /// Whether a member of `ids` stands shorter on screen than the far tier's height (the
@@ -755,6 +823,8 @@ struct Summary<'a> {
     budget: u32,
     /// The far tier's atlas (width, height, cells) and the seconds its bake took, when baked.
     far: Option<((u32, u32, u32), f64)>,
+    /// The GPU's stage times once every dispatch is specialised (none without frames).
+    steady: Option<SteadyState>,
 }
 
 /// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n}`: members per skeleton LOD level, and in
@@ -911,8 +981,14 @@ impl Summary<'_> {
                 r.hero_bytes
             );
             if s.gpu_timestamps {
+                let cold = match r.pending_pipelines {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} specialised pipelines still compiling, their shapes on the interpreter: not the steady state"
+                    ),
+                };
                 println!(
-                    "  GPU ms (timestamps): pose (program, FK, palette) {:.3}, bounds {:.3}, skinning {:.3}, raster {}",
+                    "  GPU ms of this frame (timestamps{cold}): pose (program, FK, palette) {:.3}, bounds {:.3}, skinning {:.3}, raster {}",
                     s.pose_ms,
                     s.bounds_ms,
                     s.skinning_ms,
@@ -924,6 +1000,23 @@ impl Summary<'_> {
             println!(
                 "  wall ms: control (CPU) {:.3}, heroes (CPU) {:.3}, present (CPU) {:.3}, compute submit->idle {:.3}, raster submit->idle {:.3}, frame total {:.3}",
                 c.ms, f.heroes_ms, f.present_ms, s.wall_ms, f.raster.wall_ms, f.total_ms
+            );
+        }
+        if let Some(t) = &self.steady {
+            println!(
+                "GPU ms, steady state (the last frame presented again {} times once its pipelines were ready, {} frames waited; median; {} small shapes on the interpreter): pose (program, FK, palette) {:.3}, bounds {:.3}, skinning {:.3}; submit->idle {:.3}{}",
+                t.frames,
+                t.waited_frames,
+                t.interpreter_dispatches,
+                t.pose_ms,
+                t.bounds_ms,
+                t.skinning_ms,
+                t.wall_ms,
+                match (t.ready, self.ctx.timestamps) {
+                    (false, _) => " (a pipeline was still compiling: not the steady state)",
+                    (true, false) => " (no timestamp queries: wall times only)",
+                    (true, true) => "",
+                }
             );
         }
         if let Some(((w, h, cells), seconds)) = self.far {
@@ -1018,6 +1111,7 @@ impl Summary<'_> {
             "far_tier": self.far.map(|((w, h, cells), seconds)| json!({
                 "atlas_width": w, "atlas_height": h, "cells": cells, "bake_s": seconds,
             })),
+            "steady_state": self.steady,
             "lod_histogram": last.map(lod_histogram),
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),

@@ -154,13 +154,72 @@ fn capacities(
     Ok(c)
 }
 
-/// Reads and checks a .throng package.
+/// What a file's first bytes say it is (a glTF model, a package, an image, a BVH file), for
+/// errors that say which command takes it; `None` for anything else (text, say).
+fn file_kind(bytes: &[u8]) -> Option<&'static str> {
+    let text = bytes.trim_ascii_start();
+    if bytes.starts_with(b"glTF") {
+        Some("a binary glTF model (.glb)")
+    } else if bytes.starts_with(&throng_cook::package::MAGIC) {
+        Some("a Throng package (.throng)")
+    } else if bytes.starts_with(b"\x89PNG") {
+        Some("a PNG image")
+    } else if text.starts_with(b"HIERARCHY") {
+        Some("a BVH motion capture file")
+    } else if text.starts_with(b"{") && bytes.windows(8).any(|w| w == b"\"asset\"") {
+        Some("a glTF model (.gltf)")
+    } else {
+        None
+    }
+}
+
+/// What to do with a file of `kind` ([`file_kind`]) given where something else was expected.
+fn kind_hint(kind: &str, path: &Path) -> String {
+    let name = path.display();
+    match kind {
+        k if k.contains("glTF") => format!(
+            "cook it into a package first: throng cook {name} -o model.throng (throng demo --asset and throng bench --asset take it as it is)"
+        ),
+        k if k.contains("package") => {
+            "commands that read packages: throng inspect, throng simulate --package, throng bake-impostors".into()
+        }
+        k if k.contains("BVH") => {
+            "Throng reads motion capture as glTF (the CMU clips of ../shared/assets/mocap)".into()
+        }
+        _ => "see throng --help for what each command reads".into(),
+    }
+}
+
+/// Reads and checks a .throng package; a file of another kind (a glTF, say) is an error that
+/// says what it is and which command takes it.
 fn load_package(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
     let bytes = read_file(path)?;
-    throng_cook::read_package(&bytes).map_err(|source| CliError::Package {
-        path: path.to_owned(),
-        source,
+    throng_cook::read_package(&bytes).map_err(|source| match file_kind(&bytes) {
+        Some(kind) if !kind.contains("package") => CliError::Usage(format!(
+            "{} is {kind}, not a Throng package: {}",
+            path.display(),
+            kind_hint(kind, path)
+        )),
+        _ => CliError::Package {
+            path: path.to_owned(),
+            source,
+        },
     })
+}
+
+/// Reads a text file that should hold `what` (a state tree, a recording, ...); a binary file is
+/// an error that says what it is instead.
+fn read_text(path: &Path, what: &str) -> Result<String, CliError> {
+    let bytes = read_file(path)?;
+    if let Some(kind) = file_kind(&bytes) {
+        return Err(CliError::Usage(format!(
+            "{} is {kind}, not {what}: {}",
+            path.display(),
+            kind_hint(kind, path)
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| CliError::Usage(format!("{} is not text ({what} is; {e})", path.display())))
 }
 
 /// A package from a .throng file, or cooked from a .glb / .gltf with the default profile.

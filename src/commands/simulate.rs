@@ -16,7 +16,7 @@ use throng_control::script::Script;
 use throng_control::trace::{clause_text, value_text, Trace};
 use throng_cpu_ref::{Package, PoseOp};
 
-use super::{builtin_character, load_package, read_file, write_file, CliError};
+use super::{builtin_character, load_package, read_text, write_file, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -107,16 +107,15 @@ fn replay_error(path: &std::path::Path, e: ReplayError) -> CliError {
     control(format!("replay {}: {e}", path.display()))
 }
 
-fn text(path: &std::path::Path) -> Result<String, CliError> {
-    String::from_utf8(read_file(path)?).map_err(|e| control(format!("{}: {e}", path.display())))
-}
-
 pub fn run(mut args: Args) -> Result<(), CliError> {
     let replay = match &args.replay {
         Some(path) => {
             // A format error names the file itself.
-            let r = Recording::parse(&text(path)?, &path.display().to_string())
-                .map_err(|e| control(format!("replay: {e}")))?;
+            let r = Recording::parse(
+                &read_text(path, "a recording (throng simulate --record)")?,
+                &path.display().to_string(),
+            )
+            .map_err(|e| control(format!("replay: {e}")))?;
             (args.ticks, args.rate) = (r.ticks, r.rate);
             (args.skeleton, args.event_capacity) = (r.skeleton, r.event_capacity);
             Some((path.clone(), r))
@@ -125,7 +124,10 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     };
     let package = package(&args)?;
     let (source, file) = match &args.tree {
-        Some(path) => (text(path)?, path.display().to_string()),
+        Some(path) => (
+            read_text(path, "a state tree (TOML, docs/state-tree.md)")?,
+            path.display().to_string(),
+        ),
         None => (
             throng_fixtures::CROWD_TREE.to_owned(),
             "fixtures/trees/crowd.toml".to_owned(),
@@ -134,9 +136,14 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     let tree =
         throng_control::tree::load(&source, &file, &package, args.skeleton).map_err(control)?;
     let given = match &args.inputs {
-        Some(path) => {
-            Some(Script::parse(&text(path)?, &path.display().to_string(), &tree).map_err(control)?)
-        }
+        Some(path) => Some(
+            Script::parse(
+                &read_text(path, "an inputs script (docs/state-tree.md)")?,
+                &path.display().to_string(),
+                &tree,
+            )
+            .map_err(control)?,
+        ),
         None => None,
     };
     let identity = (args.record.is_some() || replay.is_some()).then(|| {

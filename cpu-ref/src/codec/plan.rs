@@ -2,7 +2,7 @@
 //! translations and scales, animated rotations in batches of [`super::batch::MOST`]. Derived from
 //! the clip's sub-track table once, when the clip is cooked or read, so that a pose does not walk
 //! the table joint by joint to find them (the walk cost about a tenth of the compressed pose on
-//! dense mocap, docs/benchmark.md, "The pose plan").
+//! dense mocap, docs/benchmark.md, "The codec table").
 
 use super::batch::{Batch, Kind};
 use crate::clip::{SubTrack, SubTrackKind};
