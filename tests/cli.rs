@@ -44,6 +44,17 @@ fn assert_clean_failure(o: &Output, expect: &str) {
     );
 }
 
+/// The generated character written to `dir` as `character.glb` and cooked with the default
+/// profile to `character.throng`.
+fn character_files(dir: &Path) -> (PathBuf, PathBuf) {
+    let (glb, pkg) = (dir.join("character.glb"), dir.join("character.throng"));
+    let o = throng(&["character", "-o", glb.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (glb, pkg)
+}
+
 fn pose_json(args: &[&str]) -> serde_json::Value {
     let o = throng(args);
     assert!(o.status.success(), "pose failed: {}", stderr(&o));
@@ -160,16 +171,7 @@ fn main_job_pipeline_character_cook_inspect_pose() {
 #[test]
 fn pose_exact_on_a_package_is_a_clear_error() {
     let dir = scratch_dir("cli_exact_package");
-    let glb = dir.join("character.glb");
-    let pkg = dir.join("character.throng");
-    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
-        .status
-        .success());
-    assert!(
-        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
-            .status
-            .success()
-    );
+    let (_, pkg) = character_files(&dir);
     let o = throng(&[
         "pose",
         pkg.to_str().unwrap(),
@@ -208,16 +210,7 @@ fn pose_exact_on_a_package_is_a_clear_error() {
 #[test]
 fn damaged_and_missing_inputs_fail_with_one_line() {
     let dir = scratch_dir("cli_damaged");
-    let glb = dir.join("character.glb");
-    let pkg = dir.join("character.throng");
-    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
-        .status
-        .success());
-    assert!(
-        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
-            .status
-            .success()
-    );
+    let (glb, pkg) = character_files(&dir);
     let bytes = std::fs::read(&pkg).unwrap();
 
     let truncated = dir.join("truncated.throng");
@@ -272,16 +265,7 @@ fn damaged_and_missing_inputs_fail_with_one_line() {
 #[test]
 fn a_file_of_the_wrong_kind_is_named_with_the_command_that_takes_it() {
     let dir = scratch_dir("cli_wrong_kind");
-    let glb = dir.join("character.glb");
-    let pkg = dir.join("character.throng");
-    assert!(throng(&["character", "-o", glb.to_str().unwrap()])
-        .status
-        .success());
-    assert!(
-        throng(&["cook", glb.to_str().unwrap(), "-o", pkg.to_str().unwrap()])
-            .status
-            .success()
-    );
+    let (glb, pkg) = character_files(&dir);
     let (glb, pkg) = (glb.to_str().unwrap(), pkg.to_str().unwrap());
     // A glTF where a package is expected: cook it first.
     for args in [
