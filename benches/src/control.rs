@@ -65,10 +65,7 @@ pub fn run(
     let ctl = Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
         .map_err(|e| unusable(e.to_string()))?;
     let pose_ns = pose_ns_per_instance(subject, options)?;
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| unusable(format!("a one-thread pool: {e}")))?;
+    let one = one_thread_pool(subject)?;
     let mut rows = Vec::new();
     for &n in counts {
         let mut crowd = Crowd::new(&ctl, n).map_err(|e| unusable(e.to_string()))?;
@@ -98,6 +95,17 @@ pub fn run(
         }
     }
     Ok(rows)
+}
+
+/// A rayon pool of one thread: the tables' one-thread rows.
+pub(crate) fn one_thread_pool(subject: &Subject) -> Result<rayon::ThreadPool, BenchError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| BenchError::Unusable {
+            subject: subject.name.clone(),
+            why: format!("a one-thread pool: {e}"),
+        })
 }
 
 /// One tick of `crowd` under the next tick's inputs, on `pool` (else the current rayon pool):

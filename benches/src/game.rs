@@ -24,7 +24,7 @@ use throng_fixtures::Formation;
 use throng_gpu::raster::Scene;
 use throng_gpu::GpuContext;
 
-use crate::control::pose_ns_per_instance;
+use crate::control::{one_thread_pool, pose_ns_per_instance};
 use crate::timing::{median, ms_since};
 use crate::{BenchError, Options, Subject};
 
@@ -89,10 +89,7 @@ pub fn run(
         why,
     };
     let pose_ns = pose_ns_per_instance(subject, options)?;
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| unusable(format!("a one-thread pool: {e}")))?;
+    let one = one_thread_pool(subject)?;
     let mut rows = Vec::new();
     for &n in counts {
         for threads in [1, rayon::current_num_threads()] {
