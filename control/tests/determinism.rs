@@ -10,20 +10,6 @@ use throng_control::program::compile;
 use throng_control::tree::Value;
 use throng_cpu_ref::PoseOp;
 
-/// Scripted per-instance inputs: speeds sweep 0..6 m/s, waves come and go.
-fn script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
-    for (i, s) in crowd.instances.iter_mut().enumerate() {
-        let speed = ((i as u64 * 37 + tick) % 60) as f64 / 10.0;
-        ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
-        ctl.set_input(
-            s,
-            "wave",
-            Value::Bool((i as u64 + tick / 50).is_multiple_of(3)),
-        )
-        .unwrap();
-    }
-}
-
 fn crowd_hash(ctl: &Controller, threads: usize, instances: usize, ticks: u64) -> u64 {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -32,7 +18,7 @@ fn crowd_hash(ctl: &Controller, threads: usize, instances: usize, ticks: u64) ->
     let mut crowd = Crowd::new(ctl, instances).unwrap();
     let mut d = Digest::default();
     for tick in 0..ticks {
-        script(ctl, &mut crowd, tick);
+        support::script(ctl, &mut crowd, tick);
         pool.install(|| crowd.tick(ctl));
         assert_eq!(crowd.failures().count(), 0);
         crowd.events().for_each(|e| d.event(e));

@@ -4,8 +4,9 @@
 use std::sync::OnceLock;
 
 use glam::{Affine3A, Quat, Vec3};
+use throng_control::crowd::Crowd;
 use throng_control::instance::Controller;
-use throng_control::tree;
+use throng_control::tree::{self, Value};
 use throng_cpu_ref::clip::{ClipEvent, RootMotion, RootMotionPolicy, SyncMarker};
 use throng_cpu_ref::{Clip, LoopPolicy, Package, Skeleton, SubTrack, SubTrackKind, Trs};
 
@@ -28,6 +29,20 @@ pub fn crowd(hz: f64) -> Controller {
     let package = character().clone();
     let tree = tree::load(CROWD_TREE, "crowd.toml", &package, 0).unwrap();
     Controller::new(tree, package, hz, 64).unwrap()
+}
+
+/// Scripted per-instance inputs: speeds sweep 0..6 m/s, waves come and go.
+pub fn script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
+    for (i, s) in crowd.instances.iter_mut().enumerate() {
+        let speed = ((i as u64 * 37 + tick) % 60) as f64 / 10.0;
+        ctl.set_input(s, "speed", Value::Float(speed)).unwrap();
+        ctl.set_input(
+            s,
+            "wave",
+            Value::Bool((i as u64 + tick / 50).is_multiple_of(3)),
+        )
+        .unwrap();
+    }
 }
 
 /// A one-joint skeleton.
