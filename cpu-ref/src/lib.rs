@@ -14,6 +14,7 @@ pub mod curve;
 pub mod error_metric;
 pub mod fk;
 pub mod frame;
+pub mod hero;
 pub mod ik;
 pub mod impostor;
 pub mod inertialize;

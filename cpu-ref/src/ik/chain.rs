@@ -207,6 +207,28 @@ pub fn refresh_path(
     }
 }
 
+/// Moves `joint` by `by` (component space, through its local translation) and rebuilds its
+/// subtree; nothing when `by` is zero or the parent's transform is singular.
+pub fn translate_joint(
+    skeleton: &Skeleton,
+    local: &mut [Trs],
+    component: &mut [Affine3A],
+    joint: usize,
+    by: Vec3,
+) {
+    if by == Vec3::ZERO {
+        return;
+    }
+    let parent = parent_component(skeleton, component, joint);
+    if parent.matrix3.determinant().abs() <= f32::MIN_POSITIVE {
+        return;
+    }
+    if let Some(l) = local.get_mut(joint) {
+        l.translation += Vec3::from(parent.matrix3.inverse() * glam::Vec3A::from(by));
+        rebuild_subtree(skeleton, local, component, joint);
+    }
+}
+
 /// Recomputes the component transforms of `joint` and all its descendants from their parents.
 pub fn rebuild_subtree(
     skeleton: &Skeleton,

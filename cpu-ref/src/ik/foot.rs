@@ -181,12 +181,12 @@ pub fn place_feet(
             rotation_of(&component[leg.foot]),
         );
     }
-    lower(
+    chain::translate_joint(
         skeleton,
         local,
         component,
         s.pelvis,
-        state.pelvis_offset * s.weight,
+        Vec3::Y * (state.pelvis_offset * s.weight),
     );
 
     for (i, leg) in s.legs.iter().enumerate() {
@@ -213,24 +213,4 @@ fn tilt(normal: Vec3, max_tilt: f32) -> Quat {
     } else {
         full
     }
-}
-
-/// Moves `joint` by `dy` along component +Y (through its local translation) and rebuilds its subtree.
-fn lower(
-    skeleton: &Skeleton,
-    local: &mut [Trs],
-    component: &mut [Affine3A],
-    joint: usize,
-    dy: f32,
-) {
-    if dy == 0.0 {
-        return;
-    }
-    let parent = chain::parent_component(skeleton, component, joint);
-    if parent.matrix3.determinant().abs() <= f32::MIN_POSITIVE {
-        return;
-    }
-    local[joint].translation +=
-        Vec3::from(parent.matrix3.inverse() * glam::Vec3A::new(0.0, dy, 0.0));
-    chain::rebuild_subtree(skeleton, local, component, joint);
 }

@@ -84,7 +84,7 @@ pub struct IkResult {
 }
 
 /// Invalid solver input: nothing was changed.
-#[derive(Debug, Error, PartialEq)]
+#[derive(Clone, Debug, Error, PartialEq)]
 pub enum IkError {
     #[error("joint {joint} does not exist: the skeleton has {joints} joints")]
     UnknownJoint { joint: usize, joints: usize },
@@ -120,7 +120,7 @@ fn check_weight(what: &'static str, w: f32) -> Result<(), IkError> {
     in_range(what, w, 0.0, 1.0, "[0, 1]")
 }
 
-fn in_range(
+pub(crate) fn in_range(
     what: &'static str,
     v: f32,
     lo: f32,
