@@ -551,6 +551,53 @@ fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
         "{text}"
     );
     assert_eq!(text.matches("\ntick ").count(), 3, "{text}");
+    assert_eq!(text.matches("\n  feet    foot_l ").count(), 3, "{text}");
+}
+
+/// Walking (ticks 100-250 of the script at 1.4 m/s), each foot goes through its contact cycle
+/// in order, and the trace says why a foot releases.
+#[test]
+fn simulate_trace_shows_each_foot_s_contact_cycle_while_walking() {
+    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    let o = throng(&[
+        "simulate",
+        "--ticks",
+        "250",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--quiet",
+        "--trace",
+        "120",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for foot in ["foot_l", "foot_r"] {
+        let mut phases: Vec<&str> = Vec::new();
+        for line in text.lines().filter_map(|l| l.strip_prefix("  feet    ")) {
+            let phase = line
+                .split(&format!("{foot} "))
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .unwrap_or("?");
+            if phases.last() != Some(&phase) {
+                phases.push(phase);
+            }
+        }
+        let cycle = ["planting", "planted", "releasing", "free"];
+        let at = phases
+            .iter()
+            .position(|p| *p == "planting")
+            .unwrap_or(phases.len());
+        assert!(
+            phases.len() - at >= 5
+                && phases[at..]
+                    .iter()
+                    .enumerate()
+                    .all(|(k, p)| *p == cycle[k % 4]),
+            "{foot}: {phases:?}"
+        );
+    }
+    assert!(text.contains("releasing (lifted)"), "{text}");
 }
 
 #[test]

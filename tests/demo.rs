@@ -289,6 +289,17 @@ fn demo_heroes_report_ik_per_frame_and_join_the_crowd_batch() {
             "{line}"
         );
         assert!(line.contains("spring substeps)"), "no ponytail in {line}");
+        let feet: Vec<&str> = line
+            .split(", feet ")
+            .nth(1)
+            .map_or(vec![], |f| f.split(' ').collect());
+        assert!(
+            feet.len() == 2
+                && feet
+                    .iter()
+                    .all(|f| ["free", "planting", "planted", "releasing"].contains(f)),
+            "no contact phases in {line}"
+        );
         for solve in ["head", "hand_l", "hand_r"] {
             let status = line
                 .split(&format!("{solve} "))

@@ -915,10 +915,12 @@ impl Summary<'_> {
                         })
                         .collect();
                     println!(
-                        "    hero {h}: {}, ponytail {:.1} mm off its animated place ({} spring substeps)",
+                        "    hero {h}: {}, ponytail {:.1} mm off its animated place ({} spring substeps), feet {} {}",
                         parts.join(", "),
                         ik.ponytail_lag * 1e3,
-                        ik.ponytail_substeps
+                        ik.ponytail_substeps,
+                        ik.feet[0].as_str(),
+                        ik.feet[1].as_str()
                     );
                 }
             }
@@ -1057,6 +1059,10 @@ impl Summary<'_> {
                                 "lag": ik.ponytail_lag,
                                 "substeps": ik.ponytail_substeps,
                             }),
+                        );
+                        o.insert(
+                            "feet".into(),
+                            json!([ik.feet[0].as_str(), ik.feet[1].as_str()]),
                         );
                         serde_json::Value::Object(o)
                     })

@@ -4,8 +4,10 @@
 //! `--record` writes the run's asset identity, settings, inputs and digest to a file; `--replay`
 //! reruns such a file and checks it reaches the same digest (throng_control::record).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 
+use glam::Affine3A;
 use serde_json::json;
 use throng_control::digest::Digest;
 use throng_control::events::EventKind;
@@ -14,7 +16,10 @@ use throng_control::program::compile;
 use throng_control::record::{package_hash, tree_hash, Recording, ReplayError};
 use throng_control::script::Script;
 use throng_control::trace::{clause_text, value_text, Trace};
-use throng_cpu_ref::{Package, PoseOp};
+use throng_cpu_ref::hero::{
+    find_legs, ContactPhase, ContactSettings, Contacts, FlatGround, Hero, HeroFrame, ReleaseReason,
+};
+use throng_cpu_ref::{fk, Package, PoseOp, Program, ProgramLimits};
 
 use super::{builtin_character, load_package, read_text, write_file, CliError};
 
@@ -54,7 +59,9 @@ pub struct Args {
     #[arg(long)]
     quiet: bool,
     /// After the run, print the last N ticks from the instance's trace ring: inputs, state
-    /// paths, each transition taken with the clauses that fired it, events and root motion.
+    /// paths, each transition taken with the clauses that fired it, events, root motion and,
+    /// on a rig with two legs, each foot's contact phase (the instance posed as a hero on flat
+    /// ground every tick).
     #[arg(long, value_name = "N")]
     trace: Option<usize>,
     /// Write the run's recording (package and tree identity, settings, inputs, digest) to FILE.
@@ -169,6 +176,9 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     let mut weights = vec![0.0; ctl.tree.player_slots()];
     let mut digest = Digest::default();
     let mut trace = args.trace.map(|n| Trace::new(&ctl, n));
+    let mut feet = args
+        .trace
+        .and_then(|n| Feet::new(&ctl, args.skeleton, n, limits));
     for tick in 0..args.ticks {
         script
             .apply(tick, &ctl, &mut s)
@@ -181,6 +191,15 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         }
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         digest.program(&ops[..n], &pool[..m]);
+        if let Some(feet) = &mut feet {
+            feet.tick(
+                &ctl,
+                s.tick,
+                (&ops[..n], &pool[..m]),
+                out.root_motion,
+                args.rate,
+            )?;
+        }
         ctl.player_weights(&s, &mut weights);
         if args.quiet {
             continue;
@@ -192,7 +211,7 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         }
     }
     if let Some(trace) = &trace {
-        print_trace(&ctl, trace, args.ticks);
+        print_trace(&ctl, trace, args.ticks, feet.as_ref());
     }
     if args.dump {
         print!("{}", throng_control::dump::dump(&ctl, &s));
@@ -389,7 +408,7 @@ fn print_tick(ctl: &Controller, s: &InstanceState, out: &TickOutput, weights: &[
 }
 
 /// The trace ring, oldest tick first.
-fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64) {
+fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64, feet: Option<&Feet>) {
     let tree = &ctl.tree;
     println!("trace: the last {} of {ticks} ticks", trace.len());
     for e in trace.entries() {
@@ -451,5 +470,121 @@ fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64) {
             "  motion  t ({:.5}, {:.5}, {:.5}) q ({:.5}, {:.5}, {:.5}, {:.5})",
             t.x, t.y, t.z, q.x, q.y, q.z, q.w
         );
+        if let Some(line) = feet.and_then(|f| f.line(e.tick)) {
+            println!("  feet    {line}");
+        }
+    }
+}
+
+/// With `--trace`: the instance posed as a hero every tick (its compiled program evaluated, its
+/// root motion accumulated into its placement, its feet's contacts on flat ground at the rest
+/// pose's lowest joint, `throng_cpu_ref::hero::contact`), and the last ticks' contact phases.
+struct Feet {
+    hero: Hero,
+    program: Program,
+    placement: Affine3A,
+    ground: FlatGround,
+    names: [String; 2],
+    ring: VecDeque<(u64, [(ContactPhase, Option<ReleaseReason>); 2])>,
+    capacity: usize,
+}
+
+impl Feet {
+    /// `None` when the skeleton has no pelvis and two legs `find_legs` knows by name.
+    fn new(
+        ctl: &Controller,
+        skeleton: u32,
+        capacity: usize,
+        limits: ProgramLimits,
+    ) -> Option<Feet> {
+        let package = &ctl.package;
+        let rig = package.skeletons.get(skeleton as usize)?;
+        let (pelvis, legs) = find_legs(rig)?;
+        let skin = package.skins.iter().position(|b| b.skeleton == skeleton);
+        let palette = skin.map_or(0, |k| package.skins[k].joints.len());
+        let mut rest = vec![Affine3A::IDENTITY; rig.joint_count()];
+        fk::local_to_component(rig, &rig.rest, &mut rest);
+        let height = |m: &Affine3A| rig.root_transform.transform_point3(m.translation.into()).y;
+        let floor = rest.iter().map(height).fold(f32::INFINITY, f32::min);
+        let ankle = height(&rest[legs[0].foot]) - floor;
+        let settings = ContactSettings::for_ankle_height(ankle);
+        let mut hero = Hero::new(
+            rig,
+            skin.unwrap_or(0),
+            palette,
+            ProgramLimits {
+                history_slots: 1,
+                ..limits
+            },
+        );
+        hero.set_contacts(Some(Contacts::new(rig, pelvis, &legs, settings).ok()?));
+        Some(Feet {
+            hero,
+            program: Program::default(),
+            placement: rig.root_transform,
+            ground: FlatGround(floor),
+            names: legs.map(|l| rig.names[l.foot].clone()),
+            ring: VecDeque::with_capacity(capacity),
+            capacity,
+        })
+    }
+
+    /// Poses tick `tick`'s program, its root motion `motion` applied first.
+    fn tick(
+        &mut self,
+        ctl: &Controller,
+        tick: u64,
+        (ops, weights): (&[PoseOp], &[f32]),
+        motion: throng_control::root_motion::Motion,
+        rate: f64,
+    ) -> Result<(), CliError> {
+        let (t, q) = motion;
+        self.placement *= Affine3A::from_rotation_translation(q, t);
+        self.program.ops.clear();
+        self.program.ops.extend_from_slice(ops);
+        self.program.weights.clear();
+        self.program.weights.extend_from_slice(weights);
+        let assets =
+            (ctl.package.assets(0)).ok_or_else(|| control("the package has no skeleton"))?;
+        self.hero
+            .run(&HeroFrame {
+                program: &self.program,
+                assets: &assets,
+                placement: self.placement,
+                time: tick as f64 / rate,
+                dt: (1.0 / rate) as f32,
+                ground: &self.ground,
+                contact_values: None,
+            })
+            .map_err(|e| control(format!("tick {tick}: the feet: {e}")))?;
+        let feet = self.hero.contacts().map(|c| c.feet()).unwrap_or_default();
+        let phase = |i: usize| {
+            feet.get(i)
+                .map_or((ContactPhase::Free, None), |f| (f.phase, f.reason))
+        };
+        if self.ring.len() == self.capacity {
+            self.ring.pop_front();
+        }
+        if self.capacity > 0 {
+            self.ring.push_back((tick, [phase(0), phase(1)]));
+        }
+        Ok(())
+    }
+
+    /// Tick `tick`'s phases: `foot_l planted  foot_r releasing (lifted)`.
+    fn line(&self, tick: u64) -> Option<String> {
+        let (_, phases) = self.ring.iter().find(|(t, _)| *t == tick)?;
+        let parts: Vec<String> = self
+            .names
+            .iter()
+            .zip(phases)
+            .map(|(name, (phase, reason))| match (phase, reason) {
+                (ContactPhase::Releasing, Some(r)) => {
+                    format!("{name} {} ({})", phase.as_str(), r.as_str())
+                }
+                _ => format!("{name} {}", phase.as_str()),
+            })
+            .collect();
+        Some(parts.join("  "))
     }
 }

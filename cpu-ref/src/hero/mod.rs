@@ -233,6 +233,21 @@ impl Hero {
             .sum()
     }
 
+    /// The registered modifier named `name`, if it is a `T`.
+    pub fn modifier<T: Modifier>(&self, name: &str) -> Option<&T> {
+        let r = self.modifiers.iter().find(|r| r.descriptor.name == name)?;
+        (r.modifier.as_ref() as &dyn std::any::Any).downcast_ref()
+    }
+
+    /// The registered modifier named `name`, if it is a `T`, to change its inputs.
+    pub fn modifier_mut<T: Modifier>(&mut self, name: &str) -> Option<&mut T> {
+        let r = self
+            .modifiers
+            .iter_mut()
+            .find(|r| r.descriptor.name == name)?;
+        (r.modifier.as_mut() as &mut dyn std::any::Any).downcast_mut()
+    }
+
     /// Every registered descriptor, in the order they run.
     pub fn descriptors(&self) -> impl Iterator<Item = &ModifierDescriptor> {
         self.modifiers.iter().map(|r| &r.descriptor)

@@ -118,8 +118,9 @@ impl ModifierError {
     }
 }
 
-/// Code run inside a hero's pose pipeline.
-pub trait Modifier: Send {
+/// Code run inside a hero's pose pipeline. A registered modifier stays reachable by its type
+/// and name ([`crate::hero::Hero::modifier`]) for the game to feed it and read its results.
+pub trait Modifier: Send + std::any::Any {
     /// Its declaration, read once at registration.
     fn descriptor(&self) -> ModifierDescriptor;
     /// Corrects `pose` for this frame.

@@ -1,34 +1,40 @@
-//! The demo's heroes (DESIGN.md §8, docs/ik.md): members posed on the CPU so IK can correct
-//! them, then submitted to the GPU as palettes (`Pose::Hero`) in the crowd's batch.
+//! The demo's heroes (DESIGN.md §8, docs/ik.md): members posed on the CPU by
+//! `throng_cpu_ref::hero::Hero` so IK can correct them, then submitted to the GPU as palettes
+//! (`Pose::Hero`) in the crowd's batch.
 //!
-//! Per hero and frame: its control program → `Evaluator` (local pose and FK) → IK → palette:
-//! 1. the head looks at one target shared by all heroes, sweeping left and right in front of
-//!    their row ([`Heroes::look_target`]): `solve_aim` over spine_03–neck–head with weights
-//!    [`HEAD_WEIGHTS`] and yaw / pitch limits, so the chest and neck share the turn;
-//! 2. each hand reaches for a point circling near its shoulder (the right hand raised, the left
-//!    reaching out to the side): `solve_two_bone` on upperarm–lowerarm–hand, the elbow bending
-//!    toward a pole below, outside and behind it, with a soft reach near full extension;
-//! 3. the ponytail swings: a spring chain (`update_spring`, [`PONYTAIL_SPRING`]) over its three
-//!    joints follows the head's turn with a lag and sags under gravity; its state is each
-//!    hero's own and advances by the time between the hero's frames.
+//! Per hero and frame: its control program → `Evaluator` → the pipeline's stages, each a
+//! modifier with declared reads and writes, and the feet's contacts:
+//! 1. posture ([`UniformScales`]): non-uniform local scales above the head and hands (the
+//!    generated character's breathing scales the chest) made uniform of equal volume, since the
+//!    solvers only work on similarity transforms and would otherwise keep the FK pose
+//!    (`UnsupportedScale`);
+//! 2. contacts: both feet planted on the flat ground while the animation holds them low and slow
+//!    (`throng_cpu_ref::hero::contact`), the pelvis lowered when a leg needs it;
+//! 3. aim ([`LookAt`]): the head looks at one target shared by all heroes, sweeping left and
+//!    right in front of their row ([`Heroes::look_target`]): `solve_aim` over
+//!    spine_03–neck–head with weights [`HEAD_WEIGHTS`] and yaw / pitch limits, so the chest and
+//!    neck share the turn;
+//! 4. reach ([`Reach`]): each hand reaches for a point circling near its shoulder (the right
+//!    hand raised, the left reaching out to the side): `solve_two_bone` on
+//!    upperarm–lowerarm–hand, the elbow bending toward a pole below, outside and behind it, with
+//!    a soft reach near full extension;
+//! 5. secondary ([`Ponytail`]): a spring chain (`update_spring`, [`PONYTAIL_SPRING`]) over the
+//!    ponytail's three joints follows the head's turn with a lag and sags under gravity; its
+//!    state is each hero's own and advances by the time between the hero's frames.
 //!
-//! Before IK, non-uniform local scales above the head and hands (the generated character's
-//! breathing scales the chest) are made uniform of equal volume: the solvers only work on
-//! similarity transforms and would otherwise keep the FK pose (`UnsupportedScale`).
-//!
-//! The aim runs first: spine_03 carries the shoulders, so a later aim would move the hands off
-//! their targets. Targets are built in scene space (metres, +Y up, heroes facing +Z) and mapped
-//! into each hero's component space through the inverse of its placement. After construction
-//! nothing here allocates.
+//! The aim runs before the reach: spine_03 carries the shoulders, so a later aim would move the
+//! hands off their targets. Targets are built in scene space (metres, +Y up, heroes facing +Z)
+//! and mapped into each hero's component space through the inverse of its placement. After
+//! construction nothing here allocates.
 
 use glam::{Affine3A, Vec3};
-use throng_cpu_ref::ik::chain::rotation_of;
-use throng_cpu_ref::ik::{
-    solve_aim, solve_two_bone, update_spring, Aim, IkResult, Spring, SpringState, TwoBone,
+use throng_cpu_ref::hero::{
+    find_legs, ContactPhase, ContactSettings, Contacts, FailurePolicy, Fallback, FlatGround, Hero,
+    HeroFrame, Modifier, ModifierDescriptor, ModifierError, ModifierFrame, ModifierPose, Stage,
 };
-use throng_cpu_ref::inertialize::History;
-use throng_cpu_ref::palette::build_palette;
-use throng_cpu_ref::{fk, Assets, Evaluator, Package, Program, ProgramLimits, Skeleton, Trs};
+use throng_cpu_ref::ik::chain::rotation_of;
+use throng_cpu_ref::ik::{Aim, IkResult, IkStatus, Spring, SpringState, TwoBone};
+use throng_cpu_ref::{fk, Assets, Package, Program, ProgramLimits, Skeleton, Trs};
 
 use crate::commands::CliError;
 
@@ -59,8 +65,12 @@ pub const PONYTAIL_SPRING: Spring = Spring {
     gravity: Vec3::new(0.0, -9.81, 0.0),
     weight: 1.0,
 };
+/// Modifier names (each hero registers one of each, two reaches).
+const LOOK: &str = "look at";
+const REACH: [&str; 2] = ["reach left", "reach right"];
+const PONYTAIL_NAME: &str = "ponytail";
 
-/// IK and spring outcome of one hero's frame.
+/// IK, spring and contact outcome of one hero's frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeroIk {
     pub head: IkResult,
@@ -71,9 +81,11 @@ pub struct HeroIk {
     /// Distance of the ponytail's tip joint from where the animation (and the head's aim) put
     /// it, component units (metres): how far the spring lags and sags.
     pub ponytail_lag: f32,
+    /// Left and right foot's contact phase.
+    pub feet: [ContactPhase; 2],
 }
 
-/// Joint indices and the head's local aim axes.
+/// Joint indices and rest measures.
 struct Rig {
     head: [usize; 3],
     arms: [[usize; 3]; 2],
@@ -83,32 +95,36 @@ struct Rig {
     up: Vec3,
     /// Upper plus lower arm, scene metres (rest pose).
     arm_length: f32,
-    /// Rest head height above the feet, scene metres.
+    /// Rest head and ankle heights above the feet, scene metres.
     head_height: f32,
+    ankle_height: f32,
+    /// Joints on the paths from the root to the head and the hands, root first.
+    paths: Vec<usize>,
 }
 
-/// Every hero's CPU state: evaluator, pose buffers, palettes and last IK results.
+/// Every hero's pipeline, placement and last results.
 pub struct Heroes {
     rig: Rig,
-    skin: u32,
-    evaluator: Evaluator,
-    /// Hero `h`'s inertialization history is slot `h`: heroes are the members of ids `0..n`,
-    /// and a member's slot is its id.
-    history: History,
-    local: Vec<Trs>,
-    component: Vec<Affine3A>,
-    palette_len: usize,
-    palettes: Vec<Affine3A>,
+    heroes: Vec<Hero>,
     placements: Vec<Affine3A>,
-    inverses: Vec<Affine3A>,
-    /// Hero `h`'s ponytail simulation, and the time of its last frame.
-    springs: Vec<(SpringState, Option<f64>)>,
+    /// Hero `h`'s time of its last frame.
+    last: Vec<Option<f64>>,
     pub results: Vec<HeroIk>,
 }
 
+fn idle() -> IkResult {
+    IkResult {
+        status: IkStatus::Reached,
+        position_error: 0.0,
+        angle_error: 0.0,
+        iterations: 0,
+    }
+}
+
 impl Heroes {
-    /// Heroes of skin `skin` of `package` at `placements` (component → scene, facing +Z),
-    /// evaluating programs within `limits`, with a history slot each (hero `h`'s is `h`).
+    /// Heroes of skin `skin` of `package` at `placements` (component → scene, facing +Z, feet on
+    /// y = 0), evaluating programs within `limits`, with a history slot each (hero `h`'s is
+    /// `h`).
     pub fn new(
         package: &Package,
         skin: u32,
@@ -125,51 +141,36 @@ impl Heroes {
             .ok_or_else(|| usage(format!("skin {skin} names a missing skeleton")))?;
         let to_scene = placements.first().copied().unwrap_or(Affine3A::IDENTITY);
         let rig = Rig::new(skeleton, &to_scene)?;
-        let joints = skeleton.joint_count();
-        let palette_len = binding.joints.len();
-        let (n, reached) = (placements.len(), throng_cpu_ref::ik::IkStatus::Reached);
-        let idle = IkResult {
-            status: reached,
-            position_error: 0.0,
-            angle_error: 0.0,
-            iterations: 0,
+        let n = placements.len();
+        let limits = ProgramLimits {
+            history_slots: n,
+            ..limits
         };
+        let heroes = (0..n)
+            .map(|h| rig.hero(skeleton, skin as usize, binding.joints.len(), limits, h))
+            .collect::<Result<_, _>>()?;
+        let idle = idle();
         Ok(Heroes {
             rig,
-            skin,
-            evaluator: Evaluator::new(
-                ProgramLimits {
-                    history_slots: n,
-                    ..limits
-                },
-                joints,
-                palette_len,
-            ),
-            history: History::new(n, joints),
-            local: vec![Trs::IDENTITY; joints],
-            component: vec![Affine3A::IDENTITY; joints],
-            palette_len,
-            palettes: vec![Affine3A::IDENTITY; n * palette_len],
-            inverses: placements.iter().map(Affine3A::inverse).collect(),
-            placements,
-            springs: vec![(SpringState::default(), None); n],
+            heroes,
+            last: vec![None; n],
             results: vec![
                 HeroIk {
                     head: idle,
                     hands: [idle; 2],
                     ponytail_substeps: 0,
                     ponytail_lag: 0.0,
+                    feet: [ContactPhase::Free; 2],
                 };
                 n
             ],
+            placements,
         })
     }
 
     /// Hero `h`'s palette of the last [`Heroes::pose`] (empty when out of range).
     pub fn palette(&self, h: usize) -> &[Affine3A] {
-        self.palettes
-            .get(h * self.palette_len..(h + 1) * self.palette_len)
-            .unwrap_or(&[])
+        self.heroes.get(h).map_or(&[], |x| x.palette())
     }
 
     /// Scene point every head looks at, `time` seconds in: sweeping across the front of the row.
@@ -196,8 +197,8 @@ impl Heroes {
         )
     }
 
-    /// Poses hero `h` from `program` at demo time `time` (seconds): evaluation, IK, the
-    /// ponytail's spring (advanced by the time since the hero's last frame), palette.
+    /// Poses hero `h` from `program` at demo time `time` (seconds): its pipeline advanced by the
+    /// time since the hero's last frame.
     pub fn pose(
         &mut self,
         h: usize,
@@ -205,138 +206,284 @@ impl Heroes {
         assets: &Assets,
         time: f64,
     ) -> Result<(), CliError> {
-        let (Some(&to_scene), Some(&to_component)) = (self.placements.get(h), self.inverses.get(h))
-        else {
+        let target = self.look_target(time);
+        let (Some(hero), Some(&placement), Some(last)) = (
+            self.heroes.get_mut(h),
+            self.placements.get(h),
+            self.last.get_mut(h),
+        ) else {
             return Ok(());
         };
-        self.evaluator
-            .run_with_history(program, assets, &mut self.history)?;
-        let local = self
-            .evaluator
-            .final_local(program)
-            .filter(|l| l.len() == self.local.len())
-            .ok_or_else(|| {
-                usage(format!(
-                    "hero {h}: the program's final pose is not one of the heroes' skeleton"
-                ))
-            })?;
-        self.local.copy_from_slice(local);
-        if self.rig.uniform_scales(assets.skeleton, &mut self.local) {
-            fk::local_to_component(assets.skeleton, &self.local, &mut self.component);
-        } else {
-            self.component.copy_from_slice(self.evaluator.component());
+        if let Some(look) = hero.modifier_mut::<LookAt>(LOOK) {
+            look.target = target;
         }
-        let ik = |e| CliError::Control(format!("hero {h}: IK: {e}"));
-        let target = to_component.transform_point3(self.look_target(time));
-        let rig = &self.rig;
-        let aim = Aim {
-            yaw_limit: YAW_LIMIT,
-            pitch_limit: PITCH_LIMIT,
-            ..Aim::new(target, rig.forward, rig.up)
-        };
-        let head = solve_aim(
-            assets.skeleton,
-            &mut self.local,
-            &mut self.component,
-            &aim,
-            &rig.head,
-            &HEAD_WEIGHTS,
-        )
-        .map_err(ik)?;
-        let mut hands = [head; 2];
-        for (side, hand) in hands.iter_mut().enumerate() {
-            let (target, pole) = self.reach(side, h, &to_scene, time);
-            let [root, mid, tip] = self.rig.arms[side];
-            let solve = TwoBone {
-                pole: Some(to_component.transform_point3(pole)),
-                softness: ARM_SOFTNESS,
-                ..TwoBone::new(root, mid, tip, to_component.transform_point3(target))
-            };
-            *hand = solve_two_bone(
-                assets.skeleton,
-                &mut self.local,
-                &mut self.component,
-                &solve,
-            )
-            .map_err(ik)?;
-        }
-        let tip = self.rig.ponytail[2];
-        let animated = Vec3::from(self.component[tip].translation);
-        let (state, last) = &mut self.springs[h];
         let dt = last.map_or(0.0, |t| (time - t).max(0.0) as f32);
         *last = Some(time);
-        let ponytail_substeps = update_spring(
-            assets.skeleton,
-            &mut self.local,
-            &mut self.component,
-            &self.rig.ponytail,
-            &PONYTAIL_SPRING,
-            state,
+        hero.run(&HeroFrame {
+            program,
+            assets,
+            placement,
+            time,
             dt,
-        )
-        .map_err(ik)?;
-        let ponytail_lag = animated.distance(Vec3::from(self.component[tip].translation));
-        if let (Some(skin), Some(out)) = (
-            assets.skins.get(self.skin as usize),
-            self.palettes
-                .get_mut(h * self.palette_len..(h + 1) * self.palette_len),
-        ) {
-            build_palette(skin, &self.component, out);
+            ground: &FlatGround(0.0),
+            contact_values: None,
+        })
+        .map_err(|e| CliError::Control(format!("hero {h}: {e}")))?;
+        let reach = |side: usize| {
+            hero.modifier::<Reach>(REACH[side])
+                .map_or(idle(), |r| r.result)
+        };
+        let (ponytail_substeps, ponytail_lag) = hero
+            .modifier::<Ponytail>(PONYTAIL_NAME)
+            .map_or((0, 0.0), |p| (p.substeps, p.lag));
+        let mut feet = [ContactPhase::Free; 2];
+        if let Some(c) = hero.contacts() {
+            for (f, foot) in feet.iter_mut().zip(c.feet()) {
+                *f = foot.phase;
+            }
         }
         if let Some(r) = self.results.get_mut(h) {
             *r = HeroIk {
-                head,
-                hands,
+                head: hero.modifier::<LookAt>(LOOK).map_or(idle(), |l| l.result),
+                hands: [reach(0), reach(1)],
                 ponytail_substeps,
                 ponytail_lag,
+                feet,
             };
         }
         Ok(())
     }
+}
 
-    /// Scene-space target and pole of arm `side` (0 left, 1 right) of hero `h`: the left hand
-    /// reaches out to the side at shoulder height, the right up above the shoulder, each
-    /// circling (distances in arm lengths, at most about 0.9).
-    fn reach(&self, side: usize, h: usize, to_scene: &Affine3A, time: f64) -> (Vec3, Vec3) {
-        let at = |j: usize| to_scene.transform_point3(Vec3::from(self.component[j].translation));
-        let [root, mid, _] = self.rig.arms[side];
-        let (shoulder, elbow, chest) = (at(root), at(mid), at(self.rig.head[0]));
-        let sideways = if side == 0 { Vec3::X } else { Vec3::NEG_X };
+/// Posture: each non-uniform local scale on the paths from the root to the head and the hands
+/// replaced by the uniform scale of equal volume. The solvers keep the FK pose of chains under
+/// non-uniform scale (`UnsupportedScale`), and the generated character's breathing layer scales
+/// the chest by up to (1.02, 1, 1.03).
+pub struct UniformScales {
+    paths: Vec<usize>,
+}
+
+impl Modifier for UniformScales {
+    fn descriptor(&self) -> ModifierDescriptor {
+        ModifierDescriptor {
+            name: "uniform scales",
+            stage: Stage::Posture,
+            reads: vec![],
+            writes: self.paths.clone(),
+            // A 3 % scale change moves a vertex 2 m from its joint by 6 cm at most.
+            bounds_expansion: 0.06,
+            failure: FailurePolicy::Visual(Fallback::PassThrough),
+        }
+    }
+
+    fn run(&mut self, pose: &mut ModifierPose, _: &ModifierFrame) -> Result<(), ModifierError> {
+        for &j in &self.paths {
+            let t = pose.local(j)?;
+            let s = t.scale;
+            if s.max_element() - s.min_element() > UNIFORM * s.max_element() {
+                let scale = Vec3::splat((s.x * s.y * s.z).abs().cbrt());
+                pose.set_local(j, Trs { scale, ..t })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Aim: spine_03, neck and head turn toward `target` (scene space), within the limits.
+pub struct LookAt {
+    chain: [usize; 3],
+    forward: Vec3,
+    up: Vec3,
+    /// Set by the caller before each frame.
+    pub target: Vec3,
+    pub result: IkResult,
+}
+
+impl Modifier for LookAt {
+    fn descriptor(&self) -> ModifierDescriptor {
+        ModifierDescriptor {
+            name: LOOK,
+            stage: Stage::Aim,
+            reads: vec![],
+            writes: self.chain.to_vec(),
+            // The head and shoulders swing about the chest: a head's length or so.
+            bounds_expansion: 0.3,
+            failure: FailurePolicy::Visual(Fallback::PassThrough),
+        }
+    }
+
+    fn run(&mut self, pose: &mut ModifierPose, f: &ModifierFrame) -> Result<(), ModifierError> {
+        let target = f.placement.inverse().transform_point3(self.target);
+        let aim = Aim {
+            yaw_limit: YAW_LIMIT,
+            pitch_limit: PITCH_LIMIT,
+            ..Aim::new(target, self.forward, self.up)
+        };
+        self.result = pose.aim(&aim, &self.chain, &HEAD_WEIGHTS)?;
+        Ok(())
+    }
+}
+
+/// Reach: arm `side` (0 left, 1 right) of hero `hero` reaches for a point circling near its
+/// shoulder.
+pub struct Reach {
+    side: usize,
+    arm: [usize; 3],
+    chest: usize,
+    arm_length: f32,
+    /// Phase offset of this hero's circling (radians).
+    phase: f32,
+    /// The last frame's target and pole, scene space.
+    pub target: Vec3,
+    pub result: IkResult,
+}
+
+impl Reach {
+    /// Scene-space target and pole at `time` for the pose in `pose` placed at `to_scene`: the
+    /// left hand reaches out to the side at shoulder height, the right up above the shoulder,
+    /// each circling (distances in arm lengths, at most about 0.9).
+    fn goal(
+        &self,
+        pose: &ModifierPose,
+        to_scene: &Affine3A,
+        time: f64,
+    ) -> Result<(Vec3, Vec3), ModifierError> {
+        let at = |j: usize| -> Result<Vec3, ModifierError> {
+            Ok(to_scene.transform_point3(Vec3::from(pose.component(j)?.translation)))
+        };
+        let [root, mid, _] = self.arm;
+        let (shoulder, elbow, chest) = (at(root)?, at(mid)?, at(self.chest)?);
+        let left = self.side == 0;
+        let sideways = if left { Vec3::X } else { Vec3::NEG_X };
         let out = ((shoulder - chest) * Vec3::new(1.0, 0.0, 1.0))
             .try_normalize()
             .unwrap_or(sideways);
-        let (fwd, up, l) = (Vec3::Z, Vec3::Y, self.rig.arm_length);
-        let a = (if side == 0 { 1.3 } else { 2.1 }) * time as f32 + 1.3 * h as f32;
-        let target = if side == 0 {
+        let (fwd, up, l) = (Vec3::Z, Vec3::Y, self.arm_length);
+        let a = (if left { 1.3 } else { 2.1 }) * time as f32 + self.phase;
+        let target = if left {
             shoulder + l * (out * 0.6 + fwd * (0.35 + 0.15 * a.sin()) + up * 0.25 * a.cos())
         } else {
             shoulder + l * (up * (0.6 + 0.15 * a.sin()) + out * (0.3 + 0.15 * a.cos()) + fwd * 0.2)
         };
-        (target, elbow + l * (out * 0.5 - up * 0.6 - fwd * 0.3))
+        Ok((target, elbow + l * (out * 0.5 - up * 0.6 - fwd * 0.3)))
+    }
+}
+
+impl Modifier for Reach {
+    fn descriptor(&self) -> ModifierDescriptor {
+        ModifierDescriptor {
+            name: REACH[self.side],
+            stage: Stage::Reach,
+            reads: vec![self.chest, self.arm[2]],
+            writes: vec![self.arm[0], self.arm[1]],
+            bounds_expansion: 2.0 * self.arm_length,
+            failure: FailurePolicy::Visual(Fallback::PassThrough),
+        }
+    }
+
+    fn run(&mut self, pose: &mut ModifierPose, f: &ModifierFrame) -> Result<(), ModifierError> {
+        let (target, pole) = self.goal(pose, &f.placement, f.time)?;
+        let to_component = f.placement.inverse();
+        let [root, mid, tip] = self.arm;
+        let solve = TwoBone {
+            pole: Some(to_component.transform_point3(pole)),
+            softness: ARM_SOFTNESS,
+            ..TwoBone::new(root, mid, tip, to_component.transform_point3(target))
+        };
+        self.result = pose.two_bone(&solve)?;
+        self.target = target;
+        Ok(())
+    }
+}
+
+/// Secondary: the ponytail's spring, advanced by the frame's `dt`.
+pub struct Ponytail {
+    chain: [usize; 3],
+    state: SpringState,
+    pub substeps: u32,
+    /// Distance of the tip from where the animation put it (component units).
+    pub lag: f32,
+}
+
+impl Modifier for Ponytail {
+    fn descriptor(&self) -> ModifierDescriptor {
+        ModifierDescriptor {
+            name: PONYTAIL_NAME,
+            stage: Stage::Secondary,
+            reads: vec![],
+            writes: self.chain.to_vec(),
+            bounds_expansion: 0.3,
+            failure: FailurePolicy::Visual(Fallback::PassThrough),
+        }
+    }
+
+    fn run(&mut self, pose: &mut ModifierPose, f: &ModifierFrame) -> Result<(), ModifierError> {
+        let tip = self.chain[2];
+        let animated = Vec3::from(pose.component(tip)?.translation);
+        self.substeps = pose.spring(&self.chain, &PONYTAIL_SPRING, &mut self.state, f.dt)?;
+        self.lag = animated.distance(Vec3::from(pose.component(tip)?.translation));
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.state = SpringState::default();
     }
 }
 
 impl Rig {
-    /// Replaces each non-uniform local scale on the paths from the root to the head and the
-    /// hands by the uniform scale of equal volume; true when it changed one. The solvers keep
-    /// the FK pose of chains under non-uniform scale (`UnsupportedScale`), and the generated
-    /// character's breathing layer scales the chest by up to (1.02, 1, 1.03).
-    fn uniform_scales(&self, skeleton: &Skeleton, local: &mut [Trs]) -> bool {
-        let mut changed = false;
-        for tip in [self.head[2], self.arms[0][2], self.arms[1][2]] {
-            let mut joint = Some(tip);
-            while let Some(j) = joint {
-                if let Some(t) = local.get_mut(j) {
-                    let s = t.scale;
-                    if s.max_element() - s.min_element() > UNIFORM * s.max_element() {
-                        t.scale = Vec3::splat((s.x * s.y * s.z).abs().cbrt());
-                        changed = true;
-                    }
-                }
-                joint = throng_cpu_ref::ik::chain::parent(skeleton, j);
-            }
+    /// Hero `h`'s pipeline: the four modifiers and the feet's contacts.
+    fn hero(
+        &self,
+        skeleton: &Skeleton,
+        skin: usize,
+        palette_len: usize,
+        limits: ProgramLimits,
+        h: usize,
+    ) -> Result<Hero, CliError> {
+        let mut hero = Hero::new(skeleton, skin, palette_len, limits);
+        let modifiers: [Box<dyn Modifier>; 5] = [
+            Box::new(UniformScales {
+                paths: self.paths.clone(),
+            }),
+            Box::new(LookAt {
+                chain: self.head,
+                forward: self.forward,
+                up: self.up,
+                target: Vec3::ZERO,
+                result: idle(),
+            }),
+            Box::new(self.reach(0, h)),
+            Box::new(self.reach(1, h)),
+            Box::new(Ponytail {
+                chain: self.ponytail,
+                state: SpringState::default(),
+                substeps: 0,
+                lag: 0.0,
+            }),
+        ];
+        for m in modifiers {
+            hero.register(skeleton, m)
+                .map_err(|e| usage(format!("--heroes: {e}")))?;
         }
-        changed
+        if let Some((pelvis, legs)) = find_legs(skeleton) {
+            let settings = ContactSettings::for_ankle_height(self.ankle_height);
+            let contacts = Contacts::new(skeleton, pelvis, &legs, settings)
+                .map_err(|e| usage(format!("--heroes: the feet's contacts: {e}")))?;
+            hero.set_contacts(Some(contacts));
+        }
+        Ok(hero)
+    }
+
+    fn reach(&self, side: usize, h: usize) -> Reach {
+        Reach {
+            side,
+            arm: self.arms[side],
+            chest: self.head[0],
+            arm_length: self.arm_length,
+            phase: 1.3 * h as f32,
+            target: Vec3::ZERO,
+            result: idle(),
+        }
     }
 
     /// Finds the joints and measures the rest pose under `to_scene` (a hero's placement).
@@ -361,6 +508,18 @@ impl Rig {
             *arm = [find(names[0])?, find(names[1])?, find(names[2])?];
         }
         let ponytail = [find(PONYTAIL[0])?, find(PONYTAIL[1])?, find(PONYTAIL[2])?];
+        let mut paths = Vec::new();
+        for tip in [head[2], arms[0][2], arms[1][2]] {
+            let mut joint = Some(tip);
+            while let Some(j) = joint {
+                if !paths.contains(&j) {
+                    paths.push(j);
+                }
+                joint = throng_cpu_ref::ik::chain::parent(skeleton, j);
+            }
+        }
+        // Depth-first order puts parents first.
+        paths.sort_unstable();
         let mut rest = vec![Affine3A::IDENTITY; skeleton.joint_count()];
         fk::local_to_component(skeleton, &skeleton.rest, &mut rest);
         let to_component = to_scene.inverse();
@@ -369,6 +528,7 @@ impl Rig {
             |v: Vec3| (head_rotation * to_component.transform_vector3(v)).normalize_or_zero();
         let scene = |j: usize| to_scene.transform_point3(Vec3::from(rest[j].translation));
         let [upper, lower, hand] = arms[0];
+        let ankle_height = find_legs(skeleton).map_or(0.0, |(_, legs)| scene(legs[0].foot).y);
         Ok(Rig {
             head,
             arms,
@@ -378,6 +538,8 @@ impl Rig {
             arm_length: scene(upper).distance(scene(lower)) + scene(lower).distance(scene(hand)),
             // Placements stand the feet on y = 0.
             head_height: scene(head[2]).y,
+            ankle_height,
+            paths,
         })
     }
 }
@@ -437,12 +599,13 @@ mod tests {
                 heroes.pose(h, &program, &assets, time).unwrap();
                 let ik = heroes.results[h];
                 let p = heroes.placements[h];
-                let at = |j: usize| p.transform_point3(Vec3::from(heroes.component[j].translation));
+                let component = heroes.heroes[h].component();
+                let at = |j: usize| p.transform_point3(Vec3::from(component[j].translation));
                 // The head's forward axis, in the scene, points at the look target (within the
                 // limits when the solve was limited).
                 let head = heroes.rig.head[2];
                 let forward = p
-                    .transform_vector3(rotation_of(&heroes.component[head]) * heroes.rig.forward)
+                    .transform_vector3(rotation_of(&component[head]) * heroes.rig.forward)
                     .normalize();
                 let to_target = (heroes.look_target(time) - at(head)).normalize();
                 let miss = forward.angle_between(to_target);
@@ -467,9 +630,10 @@ mod tests {
                         IkStatus::Reached,
                         "hero {h} frame {frame} hand {side}: {r:?}"
                     );
-                    let before = heroes.component.clone();
-                    let (target, _) = heroes.reach(side, h, &p, time);
-                    assert_eq!(before, heroes.component);
+                    let target = heroes.heroes[h]
+                        .modifier::<Reach>(REACH[side])
+                        .unwrap()
+                        .target;
                     let tip = at(heroes.rig.arms[side][2]);
                     assert!(
                         tip.distance(target) < 1e-3,
@@ -478,7 +642,7 @@ mod tests {
                 }
                 // The palette is the corrected pose's: skin joint k's component times its inverse bind.
                 for (k, m) in heroes.palette(h).iter().enumerate() {
-                    let expected = heroes.component[skin.joints[k] as usize] * skin.inverse_bind[k];
+                    let expected = component[skin.joints[k] as usize] * skin.inverse_bind[k];
                     assert!(m.abs_diff_eq(expected, 1e-6), "hero {h} palette entry {k}");
                 }
             }
@@ -511,7 +675,8 @@ mod tests {
             assert!(r.ponytail_lag.is_finite(), "frame {frame}: {r:?}");
             assert_eq!(r.ponytail_substeps, if frame == 0 { 1 } else { 8 });
             most = most.max(r.ponytail_lag);
-            let at = |j: usize| Vec3::from(heroes.component[j].translation);
+            let component = heroes.heroes[0].component();
+            let at = |j: usize| Vec3::from(component[j].translation);
             for (p, j) in [(a, b), (b, c)] {
                 let (got, want) = (at(p).distance(at(j)), rest[j].translation.length());
                 assert!((got - want).abs() < 1e-4, "frame {frame}: {got} vs {want}");
@@ -521,6 +686,43 @@ mod tests {
             most > 0.01,
             "the ponytail never left its animated place: {most} m"
         );
+    }
+
+    /// A hero standing idle plants both feet on the ground within a few frames, and they stay
+    /// where they were planted.
+    #[test]
+    fn a_standing_hero_plants_both_feet() {
+        let (package, mut heroes, _) = setup();
+        let assets = assets(&package);
+        let idle = package.find_clip("idle").unwrap() as u32;
+        let mut program = Program {
+            ops: vec![PoseOp::sample(0, idle, 0.0), PoseOp::to_component(0)],
+            weights: vec![],
+        };
+        let duration = package.clips[idle as usize].duration as f32;
+        for frame in 0..60 {
+            let time = f64::from(frame) / 30.0;
+            program.ops[0] = PoseOp::sample(0, idle, (time as f32).rem_euclid(duration));
+            heroes.pose(0, &program, &assets, time).unwrap();
+            if frame >= 10 {
+                assert_eq!(
+                    heroes.results[0].feet,
+                    [ContactPhase::Planted; 2],
+                    "frame {frame}"
+                );
+                let hero = &heroes.heroes[0];
+                let c = hero.contacts().unwrap();
+                for (leg, f) in c.legs().iter().zip(c.feet()) {
+                    let at = heroes.placements[0]
+                        .transform_point3(Vec3::from(hero.component()[leg.foot].translation));
+                    assert!(
+                        at.distance(f.target) < 1e-3,
+                        "frame {frame}: {at} vs {}",
+                        f.target
+                    );
+                }
+            }
+        }
     }
 
     #[test]
