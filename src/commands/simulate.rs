@@ -476,6 +476,9 @@ fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64, feet: Option<&Feet>)
     }
 }
 
+/// A foot's contact phase and why it last released.
+type FootPhase = (ContactPhase, Option<ReleaseReason>);
+
 /// With `--trace`: the instance posed as a hero every tick (its compiled program evaluated, its
 /// root motion accumulated into its placement, its feet's contacts on flat ground at the rest
 /// pose's lowest joint, `throng_cpu_ref::hero::contact`), and the last ticks' contact phases.
@@ -485,7 +488,7 @@ struct Feet {
     placement: Affine3A,
     ground: FlatGround,
     names: [String; 2],
-    ring: VecDeque<(u64, [(ContactPhase, Option<ReleaseReason>); 2])>,
+    ring: VecDeque<(u64, [FootPhase; 2])>,
     capacity: usize,
 }
 

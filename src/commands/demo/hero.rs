@@ -623,17 +623,13 @@ mod tests {
                     ik.head.angle_error
                 );
                 // Each hand is where the solver was asked to put it.
-                for side in 0..2 {
-                    let r = ik.hands[side];
+                for (side, (r, name)) in ik.hands.iter().zip(REACH).enumerate() {
                     assert_eq!(
                         r.status,
                         IkStatus::Reached,
                         "hero {h} frame {frame} hand {side}: {r:?}"
                     );
-                    let target = heroes.heroes[h]
-                        .modifier::<Reach>(REACH[side])
-                        .unwrap()
-                        .target;
+                    let target = heroes.heroes[h].modifier::<Reach>(name).unwrap().target;
                     let tip = at(heroes.rig.arms[side][2]);
                     assert!(
                         tip.distance(target) < 1e-3,
