@@ -3,6 +3,8 @@
 //! with neither the tests fail, unless THRONG_ALLOW_NO_DISPLAY=1 (then they print why they
 //! skip). A missing GPU adapter skips only with THRONG_ALLOW_NO_GPU=1 (DESIGN.md §9).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -93,25 +95,10 @@ fn screenshot(name: &str, program: &Path, args: &[&str]) -> Option<Shot> {
     })
 }
 
-/// The example's binary, built by `cargo test` next to this test's.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("embed{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo test` builds it, or `cargo build --example embed`",
-        path.display()
-    );
-    path
-}
-
 #[test]
 fn the_embed_example_draws_a_posed_crowd_in_its_own_window() {
     let args = ["--frames", "6", "--instances", "40"];
-    let Some(shot) = screenshot("embed", &example(), &args) else {
+    let Some(shot) = screenshot("embed", &support::example("embed"), &args) else {
         return;
     };
     shot.assert_a_crowd_of(640, 400);

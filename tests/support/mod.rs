@@ -1,7 +1,9 @@
-//! What the command-line tests share: running the binary, and the honest GPU skip.
+//! What the command-line tests share: running the binary and the examples, and the honest GPU
+//! skip.
 
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// Runs the `throng` binary with `args`.
@@ -23,4 +25,19 @@ pub fn skipped_for_no_gpu(out: &Output) -> bool {
         eprintln!("skipping: {stderr} (THRONG_ALLOW_NO_GPU=1)");
     }
     skip
+}
+
+/// Example `name`'s binary, built by `cargo test` next to the test's.
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(std::path::Path::parent).unwrap();
+    let path = dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds it, or `cargo build --example {name}`",
+        path.display()
+    );
+    path
 }
