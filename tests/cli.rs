@@ -600,6 +600,74 @@ fn simulate_trace_shows_each_foot_s_contact_cycle_while_walking() {
     assert!(text.contains("releasing (lifted)"), "{text}");
 }
 
+/// A raw CMU BVH walk cooks into a package with its one clip, and retargets onto the generated
+/// character within the bars; the BVH flags are refused on glTF input, and a malformed BVH file
+/// is one error line naming its line.
+#[test]
+fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
+    let dir = scratch_dir("bvh");
+    let bad = dir.join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n}\n").unwrap();
+    let o = throng(&["cook", bad.to_str().unwrap(), "-o", "unused.throng"]);
+    assert_clean_failure(&o, "bad.bvh:5: not a BVH file Throng reads");
+    let character = dir.join("character.glb");
+    assert!(throng(&["character", "-o", character.to_str().unwrap()])
+        .status
+        .success());
+    let o = throng(&[
+        "cook",
+        character.to_str().unwrap(),
+        "--bvh-skip",
+        "1",
+        "--report",
+    ]);
+    assert_clean_failure(&o, "--bvh-scale and --bvh-skip are for BVH input");
+    let Some(assets) = assets() else { return };
+    let bvh = assets.join("mocap/bvh/02_01.bvh");
+    let package = dir.join("walk.throng");
+    let o = throng(&[
+        "cook",
+        bvh.to_str().unwrap(),
+        "--bvh-skip",
+        "1",
+        "-o",
+        package.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let inspect = throng(&["inspect", package.to_str().unwrap(), "--json"]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    let report: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("\"02_01\""), "{text}");
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/retarget/cmu-to-character.toml");
+    let o = throng(&[
+        "retarget",
+        bvh.to_str().unwrap(),
+        "--bvh-skip",
+        "1",
+        "--bvh-scale",
+        "0.0564444",
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--report",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let clip = &report["clips"][0];
+    assert_eq!(clip["name"], "02_01");
+    assert!(
+        clip["foot_slide_cm"].as_f64().is_some_and(|s| s <= 1.0)
+            && clip["direction_error_deg"]["mean"]
+                .as_f64()
+                .is_some_and(|d| d <= 2.0),
+        "{clip}"
+    );
+}
+
 #[test]
 fn retarget_writes_the_character_with_the_mocap_clip_and_reports_it_as_json() {
     let Some(assets) = assets() else { return };

@@ -28,7 +28,10 @@ pub mod retarget;
 pub mod root_motion;
 
 pub use codec::{compress, encode_clip, Encoded};
-pub use import::{import_file, import_slice, sidecar_path, ClipMeta, CookError, Imported};
+pub use import::{
+    import_bvh, import_bvh_file, import_file, import_slice, sidecar_path, BvhOptions, ClipMeta,
+    CookError, Imported,
+};
 pub use package::{read_package, write_package, PackageError};
 pub use profile::Profile;
 pub use report::CookReport;

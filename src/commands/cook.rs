@@ -1,16 +1,19 @@
-//! `throng cook`: glTF in, checked package out, with the cook report; `--report` adds the
+//! `throng cook`: glTF or BVH in, checked package out, with the cook report; `--report` adds the
 //! codec's report (sizes against 40 bytes per joint-sample, error against the uncompressed clip).
 
 use std::path::PathBuf;
 
 use throng_cook::Profile;
 
-use super::{print_json, write_file, CliError};
+use super::{import_any, print_json, write_file, BvhArgs, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Source glTF file (.glb or .gltf).
+    /// Source: a glTF file (.glb or .gltf), or a BVH motion capture file (.bvh: one skeleton and
+    /// one clip, no skin).
     input: PathBuf,
+    #[command(flatten)]
+    bvh: BvhArgs,
     /// Output package path (optional with --report).
     #[arg(short, long)]
     out: Option<PathBuf>,
@@ -46,7 +49,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--report describes the codec; it needs --codec compressed".into(),
         ));
     }
-    let imported = throng_cook::import_file(&args.input)?;
+    let imported = import_any(&args.input, &args.bvh)?;
     let (mut package, mut report) = throng_cook::cook(&imported, &profile)?;
     if !args.lod_pins.is_empty() {
         let mut pins: Vec<String> = imported.lod_pins.iter().map(|p| p.value.clone()).collect();

@@ -183,9 +183,9 @@ fn kind_hint(kind: &str, path: &Path) -> String {
         k if k.contains("package") => {
             "commands that read packages: throng inspect, throng simulate --package, throng bake-impostors".into()
         }
-        k if k.contains("BVH") => {
-            "Throng reads motion capture as glTF (the CMU clips of ../shared/assets/mocap)".into()
-        }
+        k if k.contains("BVH") => format!(
+            "cook it (throng cook {name} -o clip.throng) or retarget it onto a character (throng retarget {name} --onto CHARACTER.glb ...), with --bvh-scale and --bvh-skip"
+        ),
         _ => "see throng --help for what each command reads".into(),
     }
 }
@@ -231,6 +231,42 @@ fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
         return load_package(path);
     }
     Ok(throng_cook::cook_file(path, &throng_cook::Profile::DEFAULT)?.0)
+}
+
+/// How the commands that read BVH read it (`--bvh-scale`, `--bvh-skip`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct BvhArgs {
+    /// BVH input: metres per BVH unit (default: CMU's, 0.0564444 = (1/0.45) * 2.54 / 100; a
+    /// file in centimetres takes 0.01).
+    #[arg(long = "bvh-scale", value_name = "METRES_PER_UNIT")]
+    scale: Option<f32>,
+    /// BVH input: frames dropped from the start (CMU's first frame is a T-pose: 1).
+    #[arg(long = "bvh-skip", value_name = "FRAMES")]
+    skip: Option<usize>,
+}
+
+fn is_bvh(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
+}
+
+/// A glTF or BVH file, imported (a `.bvh` as `bvh` says); `--bvh-*` with a glTF is refused.
+fn import_any(path: &Path, bvh: &BvhArgs) -> Result<throng_cook::Imported, CliError> {
+    if is_bvh(path) {
+        let defaults = throng_cook::BvhOptions::default();
+        let options = throng_cook::BvhOptions {
+            scale: bvh.scale.unwrap_or(defaults.scale),
+            skip: bvh.skip.unwrap_or(defaults.skip),
+        };
+        return Ok(throng_cook::import_bvh_file(path, options)?);
+    }
+    if bvh.scale.is_some() || bvh.skip.is_some() {
+        return Err(CliError::Usage(format!(
+            "--bvh-scale and --bvh-skip are for BVH input; {} is not a .bvh file",
+            path.display()
+        )));
+    }
+    Ok(throng_cook::import_file(path)?)
 }
 
 /// The generated character, cooked with the default profile.

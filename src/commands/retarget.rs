@@ -14,13 +14,15 @@ use throng_cpu_ref::palette::build_palette;
 use throng_cpu_ref::skinning::skin_mesh;
 use throng_cpu_ref::{Package, Skeleton, Trs};
 
-use super::{load_package, print_json, write_file, CliError};
+use super::{import_any, load_package, print_json, write_file, BvhArgs, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Source of the clips: a .glb / .gltf, or a .throng package whose clips keep their motion
-    /// (no root motion extracted).
+    /// Source of the clips: a .glb / .gltf, a .bvh (one clip named after the file), or a .throng
+    /// package whose clips keep their motion (no root motion extracted).
     source: PathBuf,
+    #[command(flatten)]
+    bvh: BvhArgs,
     /// Target character (.glb or .gltf): its skeleton, skins and meshes, and its own clips.
     #[arg(long)]
     onto: PathBuf,
@@ -70,7 +72,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             &args.source.display().to_string(),
         )?
     } else {
-        Source::from_imported(&throng_cook::import_file(&args.source)?)
+        Source::from_imported(&import_any(&args.source, &args.bvh)?)
     };
     let target = throng_cook::import_file(&args.onto)?;
     let (imported, binding) = retarget::retarget(&profile, &source, &target, &args.clips)?;

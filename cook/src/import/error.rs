@@ -13,6 +13,12 @@ pub enum CookError {
     Io { file: String, message: String },
     #[error("{file}: not a valid glTF 2.0 file: {message}")]
     Parse { file: String, message: String },
+    #[error("{file}:{line}: not a BVH file Throng reads: {message}")]
+    Bvh {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{file} has no skin: nothing to cook (Throng cooks skinned characters)")]
     NoSkin { file: String },
     #[error("{file}: {node} is the child of both node {first} and node {second}; glTF nodes form a strict tree")]

@@ -52,6 +52,7 @@
 
 mod accessor;
 mod animation;
+pub mod bvh;
 mod error;
 mod hierarchy;
 mod mesh;
@@ -63,6 +64,7 @@ use std::path::Path;
 use throng_cpu_ref::{Package, SourceClip};
 
 use accessor::Buffers;
+pub use bvh::{import_bvh, BvhOptions};
 pub use error::CookError;
 pub use meta::{sidecar_path, ClipMeta, Origin, Placed, RootMotionRequest};
 pub use rig::SYNTHETIC_ROOT_NAME;
@@ -81,6 +83,19 @@ pub struct Imported {
     /// Joints the sidecar's `[lod] pins` keep at every skeleton LOD level (throng-cook `lod`).
     pub lod_pins: Vec<Placed<String>>,
     pub warnings: Vec<String>,
+}
+
+/// Imports a `.bvh` file ([`bvh`]): one skeleton and one clip named after the file's stem.
+pub fn import_bvh_file(path: &Path, options: BvhOptions) -> Result<Imported, CookError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| CookError::Io {
+        file: source.clone(),
+        message: e.to_string(),
+    })?;
+    let name = path
+        .file_stem()
+        .map_or_else(|| "clip".to_owned(), |s| s.to_string_lossy().into_owned());
+    import_bvh(&text, &source, &name, options)
 }
 
 /// Imports a `.gltf` (buffers may be external files next to it) or `.glb` file, with the clip
