@@ -668,6 +668,58 @@ fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
     );
 }
 
+/// A motion database from three raw CMU BVH files (a walk, a slow walk, a run) onto the
+/// generated character: every clip's frames, walk and run tags, the fast search agreeing with the
+/// exhaustive one on every query, and the database in the written package.
+#[test]
+fn motion_database_builds_from_bvh_and_its_fast_search_agrees() {
+    let Some(assets) = assets() else { return };
+    let dir = scratch_dir("motion-database");
+    let character = dir.join("character.glb");
+    assert!(throng(&["character", "-o", character.to_str().unwrap()])
+        .status
+        .success());
+    let out = dir.join("db.throng");
+    let bvh = |name: &str| assets.join("mocap/bvh").join(name);
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/retarget/cmu-to-character.toml");
+    let (walk, slow, run) = (bvh("02_01.bvh"), bvh("07_04.bvh"), bvh("09_01.bvh"));
+    let o = throng(&[
+        "motion-database",
+        walk.to_str().unwrap(),
+        slow.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "--bvh-skip",
+        "1",
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let clips = report["clips"].as_array().unwrap();
+    let names: Vec<&str> = clips.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["02_01", "07_04", "09_01"]);
+    let frames: u64 = clips.iter().map(|c| c["frames"].as_u64().unwrap()).sum();
+    assert_eq!(report["frames"].as_u64(), Some(frames));
+    assert!(report["tags"]["walk"].as_u64().unwrap() > 0, "{report}");
+    assert!(report["tags"]["run"].as_u64().unwrap() > 0, "{report}");
+    let search = &report["search"];
+    assert_eq!(search["disagreements"], 0, "{search}");
+    assert!(search["queries"].as_u64().unwrap() > 100, "{search}");
+    let inspect = throng(&["inspect", out.to_str().unwrap(), "--json"]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    let package: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!(
+        package["motion_databases"][0]["frames"].as_u64(),
+        Some(frames)
+    );
+}
+
 #[test]
 fn retarget_writes_the_character_with_the_mocap_clip_and_reports_it_as_json() {
     let Some(assets) = assets() else { return };

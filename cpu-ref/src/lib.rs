@@ -21,6 +21,7 @@ pub mod inertialize;
 pub mod interpreter;
 pub mod lod;
 pub mod motion;
+pub mod motion_db;
 pub mod package;
 pub mod palette;
 pub mod present;

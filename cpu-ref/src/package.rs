@@ -16,6 +16,9 @@ pub struct Package {
     /// Baked far-tier impostors, at most one per skin, ascending by skin
     /// ([`crate::impostor`]).
     pub impostors: Vec<Impostor>,
+    /// Motion-matching databases, at most one per skeleton, ascending by skeleton
+    /// ([`crate::motion_db`]).
+    pub motion_databases: Vec<crate::motion_db::MotionDatabase>,
 }
 
 impl Package {

@@ -150,6 +150,16 @@ fn print_text(path: &std::path::Path, p: &Package) {
             c.events.len() + c.markers.len()
         );
     }
+    for d in &p.motion_databases {
+        println!(
+            "motion database: skeleton {}, {} frames at {} Hz from {} clips, horizons {:?} s",
+            d.skeleton,
+            d.rows.len(),
+            d.rate,
+            d.clips.len(),
+            d.horizons
+        );
+    }
 }
 
 fn to_json(p: &Package) -> serde_json::Value {
@@ -174,5 +184,9 @@ fn to_json(p: &Package) -> serde_json::Value {
                 "events": c.events.len(), "markers": c.markers.len(),
             })
         }).collect::<Vec<_>>(),
+        "motion_databases": p.motion_databases.iter().map(|d| json!({
+            "skeleton": d.skeleton, "frames": d.rows.len(), "rate": d.rate, "horizons_s": d.horizons,
+            "clips": d.clips.iter().map(|c| json!({"clip": c.clip, "frames": c.frames, "playable": c.playable})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     })
 }

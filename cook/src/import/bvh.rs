@@ -290,6 +290,7 @@ pub fn import_bvh(
             clips: Vec::new(),
             masks: Vec::new(),
             impostors: Vec::new(),
+            motion_databases: Vec::new(),
         },
         source_clips: vec![SourceClip {
             name: name.to_owned(),

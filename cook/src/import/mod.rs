@@ -174,6 +174,7 @@ fn import(
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
     };
     Ok(Imported {
         source: file.to_string(),

@@ -288,6 +288,7 @@ pub fn sample_package() -> Package {
         clips: vec![walk, pose],
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
     }
 }
 

@@ -132,6 +132,7 @@ pub fn chain_package(joints: usize) -> Package {
         clips: vec![clip],
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
     }
 }
 
@@ -146,6 +147,7 @@ pub fn many_skins_package(n: usize) -> Package {
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
     };
     for k in 0..n as u32 {
         p.skeletons.push(one.skeletons[0].clone());
