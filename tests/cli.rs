@@ -525,21 +525,28 @@ fn a_recorded_run_replays_bit_for_bit_and_refuses_what_differs() {
     );
 }
 
-#[test]
-fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
+/// `throng simulate` of the crowd tree under its scripted inputs for `ticks` ticks, printing the
+/// last `trace` of them.
+fn simulate_trace(ticks: u32, trace: u32) -> String {
     let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    let (ticks, trace) = (ticks.to_string(), trace.to_string());
     let o = throng(&[
         "simulate",
         "--ticks",
-        "503",
+        &ticks,
         "--inputs",
         inputs.to_str().unwrap(),
         "--quiet",
         "--trace",
-        "3",
+        &trace,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
+    let text = simulate_trace(503, 3);
     assert!(
         text.starts_with("trace: the last 3 of 503 ticks\ntick 501  speed=5.0 wave=true"),
         "{text}"
@@ -558,19 +565,7 @@ fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
 /// in order, and the trace says why a foot releases.
 #[test]
 fn simulate_trace_shows_each_foot_s_contact_cycle_while_walking() {
-    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
-    let o = throng(&[
-        "simulate",
-        "--ticks",
-        "250",
-        "--inputs",
-        inputs.to_str().unwrap(),
-        "--quiet",
-        "--trace",
-        "120",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = simulate_trace(250, 120);
     for foot in ["foot_l", "foot_r"] {
         let mut phases: Vec<&str> = Vec::new();
         for line in text.lines().filter_map(|l| l.strip_prefix("  feet    ")) {
@@ -610,10 +605,7 @@ fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
     std::fs::write(&bad, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n}\n").unwrap();
     let o = throng(&["cook", bad.to_str().unwrap(), "-o", "unused.throng"]);
     assert_clean_failure(&o, "bad.bvh:5: not a BVH file Throng reads");
-    let character = dir.join("character.glb");
-    assert!(throng(&["character", "-o", character.to_str().unwrap()])
-        .status
-        .success());
+    let (character, _) = character_files(&dir);
     let o = throng(&[
         "cook",
         character.to_str().unwrap(),
@@ -675,10 +667,7 @@ fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
 fn motion_database_builds_from_bvh_and_its_fast_search_agrees() {
     let Some(assets) = assets() else { return };
     let dir = scratch_dir("motion-database");
-    let character = dir.join("character.glb");
-    assert!(throng(&["character", "-o", character.to_str().unwrap()])
-        .status
-        .success());
+    let (character, _) = character_files(&dir);
     let out = dir.join("db.throng");
     let bvh = |name: &str| assets.join("mocap/bvh").join(name);
     let profile =
