@@ -285,6 +285,29 @@ fn a_file_of_the_wrong_kind_is_named_with_the_command_that_takes_it() {
     assert!(stderr(&o).contains("--package"), "{}", stderr(&o));
 }
 
+/// A reader that stops early closes the pipe: throng stops quietly (status 141, as for SIGPIPE),
+/// not with an internal error.
+#[test]
+fn a_closed_output_pipe_is_not_an_internal_error() {
+    let dir = scratch_dir("closed-pipe");
+    let (_, package) = character_files(&dir);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["inspect", package.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(
+        out.status.success() || out.status.code() == Some(141),
+        "{:?}: {err}",
+        out.status
+    );
+}
+
 #[test]
 fn bench_refuses_zero_instances_and_zero_frames_with_one_line() {
     for instances in ["0", "100,0"] {
