@@ -58,7 +58,7 @@ use throng_cpu_ref::{Skeleton, SourceClip};
 use crate::import::{ClipMeta, Origin, Placed as MetaPlaced, RootMotionRequest};
 use crate::{CookError, Imported};
 pub use binding::Binding;
-pub use pose::{Plant, Scratch, PLANT_EASE_S};
+pub use pose::{Plan, Plant, Scratch, Shift, PLANT_EASE_S, TWIST_RELAX_S};
 pub use profile::{Reference, RetargetProfile, Scale, TranslationPolicy};
 pub use source::{Motion, Source};
 
@@ -94,10 +94,10 @@ pub fn retarget_clip(
     let mut scratch = Scratch::default();
     let mut rotations = vec![Vec::with_capacity(times.len() * 4); n];
     let mut translations = vec![Vec::with_capacity(times.len() * 3); n];
-    let plants = binding.plants(source, motion, target, &times);
-    let mut plant = vec![Plant::default(); plants.len()];
+    let plan = binding.plants(source, motion, target, &times);
+    let mut plant = vec![Plant::default(); plan.legs.len()];
     for (i, &time) in times.iter().enumerate() {
-        for (p, w) in plant.iter_mut().zip(&plants) {
+        for (p, w) in plant.iter_mut().zip(&plan.legs) {
             *p = w[i];
         }
         motion.sample(source, time, &mut source_local);
@@ -106,7 +106,7 @@ pub fn retarget_clip(
             &source_local,
             target,
             &mut target_local,
-            &plant,
+            (&plant, plan.hips[i]),
             &mut scratch,
         );
         for j in 0..n {
