@@ -28,9 +28,11 @@
 //! of straight-legged standing hip heights), and its height puts the legs' roots at the source's
 //! leg-root height, scaled; other joints keep their rest translation, except joints that follow
 //! another (an IK foot bone under the root keeps its reference offset from the shin). A chain's
-//! twist moves part of its last joint's roll about the bone onto the joint before it, and feet
-//! marked for IK reach the source's feet while these are planted (moved by each contact's mean
-//! ground-plane distance between the two rigs' feet, [`Plant`]). Root motion is then extracted
+//! twist moves part of its last joint's roll about the bone onto the joint before it. Feet
+//! marked for IK are planted during the source's contacts: the translation joint follows them
+//! (a ground-plane offset and a twist about its own bone, which turn no bone, and a lift to the
+//! floor, [`Shift`]), and IK reaches each contact's landing place for what that leaves
+//! ([`Binding::plants`]). Root motion is then extracted
 //! on the target by the ordinary cook (the profile's `[root_motion]`), from motion already scaled.
 //!
 //! Modules: [`profile`] parses the TOML, [`binding`] resolves it against the two skeletons,
