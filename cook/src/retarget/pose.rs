@@ -171,7 +171,7 @@ impl Binding {
     /// either side. A first pass poses the clip without IK and takes, per leg and time, `D`:
     /// the target's own foot less the source foot's goal. The two rigs' legs swing their feet
     /// alike in direction, not in length, so while a foot is planted its `D` drifts on the
-    /// ground plane: the hips' shift takes that drift out ([`Binding::follow`]), so the legs keep
+    /// ground plane: the hips' shift takes that drift out (`follow`), so the legs keep
     /// the source's bone directions. IK then reaches, per contact, for the source foot's goal
     /// plus where the shift put the target's foot on the contact's first frame: it only takes
     /// out what the shift could not (the feet's drift against each other in double support,
@@ -287,6 +287,7 @@ impl Binding {
     /// [`TWIST_RELAX_S`]. With one foot planted the offset holds it exactly; with two the twist
     /// takes out their drift about each other, as far as a turn of the hips can. Vertically the
     /// offset lifts the hips so the planted feet's (weighted) mean stands at its goal height.
+    /// Under translation policy `none` the hips keep their rest translation: no shift.
     fn follow(
         &self,
         free: &Free,
@@ -297,6 +298,10 @@ impl Binding {
         let legs = contacts.len();
         let mut hips = vec![Shift::default(); n];
         let mut turned = vec![vec![DVec3::ZERO; n]; legs];
+        if self.policy == TranslationPolicy::None {
+            // The translation joint keeps its rest translation: nothing to shift.
+            return (hips, turned);
+        }
         let turn = |i: usize, k: usize, twist: f64| {
             let r = free.roots[k][i];
             flat(DQuat::from_axis_angle(free.axes[i], twist) * r - r)
