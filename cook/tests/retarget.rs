@@ -3,13 +3,14 @@
 //! (bone directions 2° mean, feet sliding 1 cm during still contacts, no NaN, codec within its
 //! threshold), and bad profiles fail with the line and what to do.
 
+mod asset_support;
+
 use std::path::{Path, PathBuf};
 
-use glam::Vec3A;
+use asset_support::{extent, positions};
 use throng_cook::retarget::{self, report, Binding, RetargetError, RetargetProfile, Source};
 use throng_cook::{import_file, Imported, Profile};
 use throng_cpu_ref::curve::sample_exact;
-use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::Skeleton;
 
 fn fixture(name: &str) -> PathBuf {
@@ -35,22 +36,6 @@ fn knight() -> Option<Imported> {
         return None;
     }
     Some(import_file(path).unwrap())
-}
-
-/// Scene positions of every joint of `skeleton` posed by `local`.
-fn positions(skeleton: &Skeleton, local: &[throng_cpu_ref::Trs]) -> Vec<Vec3A> {
-    let mut component = vec![glam::Affine3A::IDENTITY; skeleton.joint_count()];
-    local_to_component(skeleton, local, &mut component);
-    component
-        .iter()
-        .map(|c| (skeleton.root_transform * *c).translation)
-        .collect()
-}
-
-fn extent(points: &[Vec3A]) -> f32 {
-    let lo = points.iter().fold(Vec3A::splat(f32::MAX), |a, p| a.min(*p));
-    let hi = points.iter().fold(Vec3A::splat(f32::MIN), |a, p| a.max(*p));
-    (hi - lo).length()
 }
 
 /// A profile mapping every joint of `skeleton` onto itself, translations copied.

@@ -28,7 +28,8 @@
 //! the lowest cost, ties to the lowest row (a bound prunes a block only when it is above the best
 //! cost, or equal to it with every row of the block after the best's). Each row's cost is summed
 //! in the same order by both, and a bound is a sum of terms each at most the row's, so rounding
-//! keeps it below the row's cost.
+//! keeps it below the row's cost. The fast search stops summing a bound or a row's cost once the
+//! partial sum passes the best cost: the terms are never negative, so neither could win or tie.
 
 use thiserror::Error;
 
@@ -121,19 +122,23 @@ impl Blocks {
         b
     }
 
-    /// The least cost any searchable row of block `k` can have (∞ for an empty block).
-    fn bound(&self, k: usize, query: &[f32; FEATURES]) -> f32 {
+    /// The least cost any searchable row of block `k` can have (∞ for an empty block), or any
+    /// value above `limit` once the partial sum passes it (the terms are never negative, so the
+    /// whole sum would too).
+    fn bound(&self, k: usize, query: &[f32; FEATURES], limit: f32) -> f32 {
         let (lo, hi) = (&self.lo[k], &self.hi[k]);
+        if lo[0] > hi[0] {
+            return f32::INFINITY;
+        }
         let mut sum = 0.0f32;
         for f in 0..FEATURES {
             let d = (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0);
             sum += d * d;
+            if sum > limit {
+                break;
+            }
         }
-        if lo[0] > hi[0] {
-            f32::INFINITY
-        } else {
-            sum
-        }
+        sum
     }
 }
 
@@ -267,11 +272,19 @@ impl MotionDatabase {
 
     /// The squared distance of row `row` from `query`, summed in float order.
     pub fn cost(&self, row: usize, query: &[f32; FEATURES]) -> f32 {
+        self.cost_up_to(row, query, f32::INFINITY)
+    }
+
+    /// [`MotionDatabase::cost`], or any value above `limit` once the partial sum passes it.
+    fn cost_up_to(&self, row: usize, query: &[f32; FEATURES], limit: f32) -> f32 {
         let r = &self.rows[row];
         let mut sum = 0.0f32;
         for f in 0..FEATURES {
             let d = r[f] - query[f];
             sum += d * d;
+            if sum > limit {
+                break;
+            }
         }
         sum
     }
@@ -316,7 +329,12 @@ impl MotionDatabase {
             if tags != 0 && self.large.tags[big] & tags == 0 {
                 continue;
             }
-            if !open(self.large.bound(big, query), big * LARGE_BLOCK, &best) {
+            let limit = best.map_or(f32::INFINITY, |b| b.cost);
+            if !open(
+                self.large.bound(big, query, limit),
+                big * LARGE_BLOCK,
+                &best,
+            ) {
                 continue;
             }
             let smalls = big * (LARGE_BLOCK / SMALL_BLOCK)
@@ -325,14 +343,19 @@ impl MotionDatabase {
                 if tags != 0 && self.small.tags[small] & tags == 0 {
                     continue;
                 }
-                if !open(self.small.bound(small, query), small * SMALL_BLOCK, &best) {
+                let limit = best.map_or(f32::INFINITY, |b| b.cost);
+                if !open(
+                    self.small.bound(small, query, limit),
+                    small * SMALL_BLOCK,
+                    &best,
+                ) {
                     continue;
                 }
                 for row in small * SMALL_BLOCK..((small + 1) * SMALL_BLOCK).min(n) {
                     if !self.eligible(row, tags) {
                         continue;
                     }
-                    let cost = self.cost(row, query);
+                    let cost = self.cost_up_to(row, query, best.map_or(f32::INFINITY, |b| b.cost));
                     let better = match best {
                         None => true,
                         Some(b) => cost < b.cost || (cost == b.cost && row < b.row as usize),

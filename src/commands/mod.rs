@@ -255,7 +255,8 @@ fn is_bvh(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
 }
 
-/// A glTF or BVH file, imported (a `.bvh` as `bvh` says); `--bvh-*` with a glTF is refused.
+/// A glTF or BVH file, imported (a `.bvh` as `bvh` says, its import warnings printed to stderr);
+/// `--bvh-*` with a glTF is refused.
 fn import_any(path: &Path, bvh: &BvhArgs) -> Result<throng_cook::Imported, CliError> {
     if is_bvh(path) {
         let defaults = throng_cook::BvhOptions::default();
@@ -263,7 +264,11 @@ fn import_any(path: &Path, bvh: &BvhArgs) -> Result<throng_cook::Imported, CliEr
             scale: bvh.scale.unwrap_or(defaults.scale),
             skip: bvh.skip.unwrap_or(defaults.skip),
         };
-        return Ok(throng_cook::import_bvh_file(path, options)?);
+        let imported = throng_cook::import_bvh_file(path, options)?;
+        for w in &imported.warnings {
+            eprintln!("warning: {w}");
+        }
+        return Ok(imported);
     }
     if bvh.scale.is_some() || bvh.skip.is_some() {
         return Err(CliError::Usage(format!(

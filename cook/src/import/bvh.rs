@@ -194,6 +194,7 @@ pub fn import_bvh(
         .map(|_| Vec::with_capacity(keys * 4))
         .collect();
     let mut values = vec![0.0f32; per_frame];
+    let mut first_kept_is_zero = false;
     for frame in 0..frames {
         let line = w.line();
         for (k, v) in values.iter_mut().enumerate() {
@@ -211,6 +212,9 @@ pub fn import_bvh(
         }
         if frame < options.skip {
             continue;
+        }
+        if frame == options.skip {
+            first_kept_is_zero = values.iter().all(|&v| v == 0.0);
         }
         let mut at = 0;
         for (j, joint) in joints.iter().enumerate() {
@@ -240,6 +244,18 @@ pub fn import_bvh(
         return Err(w.error(format!(
             "`{extra}` after the {frames} frame(s) the header declares"
         )));
+    }
+    // Some CMU files hold a second calibration frame of zeros (07_12.bvh): the root at the
+    // origin, every joint unrotated. Kept, it stands the character in the floor for a frame and
+    // skews every measure taken over the clip; say so and how to drop it.
+    let mut warnings = Vec::new();
+    if first_kept_is_zero {
+        warnings.push(format!(
+            "{file}: frame {} (the first kept) is all zeros, a calibration frame rather than \
+             motion: --bvh-skip {} drops it",
+            options.skip,
+            options.skip + 1
+        ));
     }
     let times: Vec<f32> = (0..keys).map(|k| k as f32 * frame_time).collect();
     let mut channels = Vec::new();
@@ -300,7 +316,7 @@ pub fn import_bvh(
         }],
         clip_meta: Vec::new(),
         lod_pins: Vec::new(),
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -510,6 +526,23 @@ Frame Time: 0.5
             b.abs_diff_eq(Quat::from_rotation_z(std::f32::consts::PI), 1e-6)
                 || b.abs_diff_eq(-Quat::from_rotation_z(std::f32::consts::PI), 1e-6)
         );
+    }
+
+    #[test]
+    fn a_first_kept_frame_of_zeros_is_named_with_the_skip_that_drops_it() {
+        let two = BvhOptions {
+            scale: 1.0,
+            skip: 0,
+        };
+        let zeros = import(TWO_JOINTS, two).unwrap();
+        assert_eq!(zeros.warnings.len(), 1);
+        assert!(
+            zeros.warnings[0].contains("--bvh-skip 1"),
+            "{:?}",
+            zeros.warnings
+        );
+        let moving = import(TWO_JOINTS, BvhOptions { skip: 1, ..two }).unwrap();
+        assert!(moving.warnings.is_empty(), "{:?}", moving.warnings);
     }
 
     fn bvh_error(text: &str) -> (usize, String) {
