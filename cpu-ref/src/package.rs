@@ -2,6 +2,7 @@
 //! `throng-cook` writes and reads the binary form (docs/package-format.md).
 
 use crate::impostor::Impostor;
+use crate::morph::Scene;
 use crate::{Assets, Clip, Mask, Skeleton, SkinBinding, SkinnedMesh};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -16,6 +17,9 @@ pub struct Package {
     /// Baked far-tier impostors, at most one per skin, ascending by skin
     /// ([`crate::impostor`]).
     pub impostors: Vec<Impostor>,
+    /// Mesh nodes (skinned or not) with their default morph weights, the primitives of unskinned
+    /// mesh nodes, and the clips' morph-weight tracks ([`crate::morph`]).
+    pub scene: Scene,
 }
 
 impl Package {

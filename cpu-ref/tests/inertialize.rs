@@ -146,6 +146,7 @@ mod frames {
             clips,
             masks: vec![],
             impostors: vec![],
+            scene: Default::default(),
         }
     }
 

@@ -161,6 +161,7 @@ fn package() -> Package {
         clips: vec![clip],
         masks: vec![],
         impostors: vec![],
+        scene: Default::default(),
     }
 }
 

@@ -132,5 +132,6 @@ pub fn package(clips: Vec<Clip>) -> Package {
         clips,
         masks: Vec::new(),
         impostors: Vec::new(),
+        scene: Default::default(),
     }
 }

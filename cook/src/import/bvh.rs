@@ -290,6 +290,7 @@ pub fn import_bvh(
             clips: Vec::new(),
             masks: Vec::new(),
             impostors: Vec::new(),
+            scene: Default::default(),
         },
         source_clips: vec![SourceClip {
             name: name.to_owned(),
@@ -297,6 +298,7 @@ pub fn import_bvh(
             channels,
             duration,
         }],
+        source_weight_clips: Vec::new(),
         clip_meta: Vec::new(),
         lod_pins: Vec::new(),
         warnings: Vec::new(),

@@ -61,6 +61,7 @@ mod rig;
 
 use std::path::Path;
 
+use throng_cpu_ref::morph::SourceWeightClip;
 use throng_cpu_ref::{Package, SourceClip};
 
 use accessor::Buffers;
@@ -77,6 +78,9 @@ pub struct Imported {
     pub source: String,
     pub package: Package,
     pub source_clips: Vec<SourceClip>,
+    /// The morph-weight channels of each animation that has some, exact (glTF) form; the cook
+    /// samples them into the package's `scene.clips`.
+    pub source_weight_clips: Vec<SourceWeightClip>,
     /// Events, markers and root-motion request of each source clip, in the same order; a clip
     /// past the end of this list (a hand-built import) has none.
     pub clip_meta: Vec<ClipMeta>,
@@ -150,7 +154,12 @@ fn import(
     check_position_indices(&root).map_err(parse)?;
     let doc = &gltf::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
     let data = gltf::import_buffers(doc, base, gltf.blob).map_err(|e| parse(e.to_string()))?;
-    if doc.skins().len() == 0 {
+    // Without a skin only morph targets give something to pose; a file with neither (static
+    // props, node animation alone) is refused as before.
+    let morphs = doc
+        .meshes()
+        .any(|m| m.primitives().any(|p| p.morph_targets().len() > 0));
+    if doc.skins().len() == 0 && !morphs {
         return Err(CookError::NoSkin {
             file: file.to_string(),
         });
@@ -159,8 +168,9 @@ fn import(
     let tree = hierarchy::Hierarchy::new(doc, file)?;
     let rig = rig::build(doc, &tree, &buffers)?;
     let mut warnings = Vec::new();
-    let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
-    let clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
+    let meshes = mesh::read(doc, &rig, &tree, &buffers, &mut warnings)?;
+    let (clips, source_weight_clips) =
+        animation::read(doc, &rig, &meshes.scene, &buffers, &mut warnings)?;
     let (metas, lod_pins) = meta::read(doc, file, sidecar)?;
     let clip_meta = clips
         .iter()
@@ -170,15 +180,17 @@ fn import(
     let package = Package {
         skeletons: rig.skeletons,
         skins: rig.skins,
-        meshes,
+        meshes: meshes.skinned,
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
+        scene: meshes.scene,
     };
     Ok(Imported {
         source: file.to_string(),
         package,
         source_clips,
+        source_weight_clips,
         clip_meta,
         lod_pins,
         warnings,

@@ -50,6 +50,7 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
         masks: Vec::new(),
         impostors: Vec::new(),
+        scene: Default::default(),
     };
     if let Some(lods) = lods {
         read_lods(lods, &mut package.skeletons)?;
@@ -609,6 +610,7 @@ fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedM
         weights,
         indices,
         lods: Vec::new(),
+        targets: Vec::new(),
     })
 }
 
