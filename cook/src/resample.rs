@@ -402,7 +402,7 @@ fn resample_weights(
         let width = channel.width as usize;
         let mut values = vec![0.0f32; n * width];
         for (i, out) in values.chunks_exact_mut(width).enumerate() {
-            if !channel.sample(clip.sample_time(i as u32) as f32, out) {
+            if !channel.sample(clip.sample_time(i as u32), out) {
                 return Err(format!(
                     "the weights channel of mesh node {} does not hold {} keys of {width} weights",
                     channel.node,
@@ -426,7 +426,7 @@ fn resample_weights(
             let t1 = clip.sample_time((i + 1).min(n as u32 - 1));
             for k in 0..steps {
                 let t = t0 + (t1 - t0) * f64::from(k) / f64::from(steps);
-                channel.sample(t as f32, &mut exact);
+                channel.sample(t, &mut exact);
                 clip.sample(channel.node, t, &mut cooked);
                 for (a, b) in exact.iter().zip(&cooked) {
                     if (a - b).abs() > max_error {

@@ -217,11 +217,12 @@ impl WeightChannel {
         }
     }
 
-    /// The weights at absolute clip `time`, glTF semantics, into `out` (`width` floats); before
-    /// the first key the first value holds, after the last the last. Returns false, leaving
-    /// `out` as it was, when the channel has no keys, its values do not hold `times.len()` keys
-    /// or `out` is not `width` long.
-    pub fn sample(&self, time: f32, out: &mut [f32]) -> bool {
+    /// The weights at absolute clip `time` (seconds, f64: the interpolation fraction is taken in
+    /// f64, so a late clip time loses no precision to f32), glTF semantics, into `out` (`width`
+    /// floats); before the first key the first value holds, after the last the last. Returns
+    /// false, leaving `out` as it was, when the channel has no keys, its values do not hold
+    /// `times.len()` keys or `out` is not `width` long.
+    pub fn sample(&self, time: f64, out: &mut [f32]) -> bool {
         let w = self.width as usize;
         let n = self.times.len();
         let stride = self.key_stride();
@@ -233,41 +234,44 @@ impl WeightChannel {
             Interpolation::CubicSpline => k * stride + w,
             _ => k * stride,
         };
-        let after = self.times.partition_point(|&k| k <= time);
+        // Keys at or before `time`; NaN compares false, so it holds the first key.
+        let after = self.times.partition_point(|&k| f64::from(k) <= time);
         if after == 0 || after == n {
             let at = value(if after == 0 { 0 } else { n - 1 });
             out.copy_from_slice(&self.values[at..at + w]);
             return true;
         }
         let k = after - 1;
-        let dt = self.times[k + 1] - self.times[k];
-        let u = (time - self.times[k]) / dt;
+        let t0 = f64::from(self.times[k]);
+        let dt = f64::from(self.times[k + 1]) - t0;
+        let u = (time - t0) / dt;
+        let v = |i: usize| f64::from(self.values[i]);
         match self.interpolation {
             Interpolation::Step => {
                 out.copy_from_slice(&self.values[value(k)..value(k) + w]);
             }
             Interpolation::Linear => {
+                // glTF 2.0 Appendix C: LINEAR on weights is a plain lerp (only rotations slerp).
                 let (a, b) = (value(k), value(k + 1));
                 for (i, o) in out.iter_mut().enumerate() {
-                    let (x, y) = (self.values[a + i], self.values[b + i]);
-                    *o = x + (y - x) * u;
+                    *o = (v(a + i) + (v(b + i) - v(a + i)) * u) as f32;
                 }
             }
             Interpolation::CubicSpline => {
                 // glTF 2.0 Appendix C "Cubic Spline Interpolation": p(t) = h00·v_k + h10·Δ·b_k +
-                // h01·v_k+1 + h11·Δ·a_k+1 with b_k the out-tangent of key k and a_k+1 the
-                // in-tangent of key k + 1.
+                // h01·v_k+1 + h11·Δ·a_k+1 with b_k the out-tangent of key k, a_k+1 the in-tangent
+                // of key k + 1 and Δ the key interval.
                 let (u2, u3) = (u * u, u * u * u);
                 let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
                 let h10 = (u3 - 2.0 * u2 + u) * dt;
                 let h01 = -2.0 * u3 + 3.0 * u2;
                 let h11 = (u3 - u2) * dt;
                 for (i, o) in out.iter_mut().enumerate() {
-                    let v0 = self.values[k * stride + w + i];
-                    let b0 = self.values[k * stride + 2 * w + i];
-                    let a1 = self.values[(k + 1) * stride + i];
-                    let v1 = self.values[(k + 1) * stride + w + i];
-                    *o = h00 * v0 + h10 * b0 + h01 * v1 + h11 * a1;
+                    let v0 = v(k * stride + w + i);
+                    let b0 = v(k * stride + 2 * w + i);
+                    let a1 = v((k + 1) * stride + i);
+                    let v1 = v((k + 1) * stride + w + i);
+                    *o = (h00 * v0 + h10 * b0 + h01 * v1 + h11 * a1) as f32;
                 }
             }
         }
@@ -329,7 +333,7 @@ mod tests {
         }
     }
 
-    fn at(c: &WeightChannel, t: f32) -> [f32; 2] {
+    fn at(c: &WeightChannel, t: f64) -> [f32; 2] {
         let mut out = [f32::NAN; 2];
         assert!(c.sample(t, &mut out));
         out

@@ -284,7 +284,7 @@ fn pose_skeleton(
 
 /// The morph weights of scene node `k` at `time` in `clip`: its track (exact or cooked), else
 /// its default weights.
-fn node_weights(src: &Source, k: usize, clip: Option<&str>, time: f32, exact: bool) -> Vec<f32> {
+fn node_weights(src: &Source, k: usize, clip: Option<&str>, time: f64, exact: bool) -> Vec<f32> {
     let node = &src.package.scene.nodes[k];
     let mut w = node.weights.clone();
     let Some(name) = clip else { return w };
@@ -297,7 +297,7 @@ fn node_weights(src: &Source, k: usize, clip: Option<&str>, time: f32, exact: bo
             channel.sample(time, &mut w);
         }
     } else if let Some(c) = src.package.scene.clips.iter().find(|c| c.name == name) {
-        c.sample(k as u32, f64::from(time), &mut w);
+        c.sample(k as u32, time, &mut w);
     }
     w
 }
@@ -455,7 +455,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut morph_weights = Vec::new();
     let mut mesh_vertices = Vec::new();
     for (k, node) in p.scene.nodes.iter().enumerate() {
-        let weights = node_weights(&src, k, clip.as_deref(), time, args.exact);
+        let weights = node_weights(&src, k, clip.as_deref(), args.time, args.exact);
         if !weights.is_empty() {
             morph_weights.push(json!({"node": node.node, "weights": weights}));
         }
