@@ -67,7 +67,9 @@ pub struct NodePrimitive {
     pub mesh: MeshRef,
 }
 
-/// A glTF node that instantiates a mesh: where its primitives went and its default weights.
+/// A glTF node that instantiates a mesh: where its primitives went and its default weights. A
+/// package lists every unskinned mesh node it cooked and every skinned one whose mesh has morph
+/// targets (a skinned node without targets is fully described by its skinned meshes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshNode {
     /// The glTF node index.

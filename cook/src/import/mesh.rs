@@ -27,7 +27,8 @@ pub(super) struct Meshes {
 
 /// Every primitive of every (mesh, skin) pair that some node instantiates, in node order; the
 /// primitives of every unskinned mesh node that hangs under no skeleton joint (once per mesh);
-/// and one [`MeshNode`] per mesh node kept, with its world transform and default weights.
+/// and one [`MeshNode`], with its world transform and default weights, per such unskinned node
+/// and per skinned node whose mesh has morph targets.
 pub(super) fn read(
     doc: &Document,
     rig: &Rig,
@@ -112,6 +113,11 @@ pub(super) fn read(
                 (None, static_of[&mesh.index()].clone())
             }
         };
+        // A skinned node without targets needs nothing beyond its skinned meshes: it is not
+        // listed, so a package without morph targets has no SCENE section.
+        if skin.is_some() && targets == 0 {
+            continue;
+        }
         let mut world = Affine3A::IDENTITY;
         for n in tree.path_from_root(node.index()) {
             if let Some(n) = doc.nodes().nth(n) {
