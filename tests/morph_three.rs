@@ -93,7 +93,10 @@ fn state(meshes: &Value, weights: &Value) -> State {
                     [v[0], v[1], v[2]]
                 })
                 .collect();
-            let key = (m["node"].as_u64().unwrap(), m["primitive"].as_u64().unwrap());
+            let key = (
+                m["node"].as_u64().unwrap(),
+                m["primitive"].as_u64().unwrap(),
+            );
             (key, vertices)
         })
         .collect();
@@ -114,7 +117,12 @@ fn pose(file: &Path, clip: Option<&str>, time: f64) -> State {
         "--json".into(),
     ];
     if let Some(clip) = clip {
-        args.extend(["--clip".into(), clip.into(), "--time".into(), format!("{time}")]);
+        args.extend([
+            "--clip".into(),
+            clip.into(),
+            "--time".into(),
+            format!("{time}"),
+        ]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = throng(&args);
@@ -190,7 +198,11 @@ fn compare(
     }
     for (node, want) in &three.weights {
         let got = &ours.weights[node];
-        assert_eq!(want.len(), got.len(), "{at} node {node}: weight counts differ");
+        assert_eq!(
+            want.len(),
+            got.len(),
+            "{at} node {node}: weight counts differ"
+        );
         for (i, (a, b)) in want.iter().zip(got).enumerate() {
             let e = (a - b).abs();
             if e > worst.weight || e.is_nan() {
@@ -255,7 +267,13 @@ fn pose_exact_matches_three_js_on_every_morph_asset() {
                 let t = frame["time"].as_f64().expect("time");
                 let want = state(&frame["meshes"], &frame["weights"]);
                 let got = pose(file, Some(&clip), t);
-                compare(&mut worst, &format!("'{clip}' at {t} s"), &want, &got, &diagonal);
+                compare(
+                    &mut worst,
+                    &format!("'{clip}' at {t} s"),
+                    &want,
+                    &got,
+                    &diagonal,
+                );
             }
         }
         eprintln!(

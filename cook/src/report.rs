@@ -278,7 +278,9 @@ impl CookReport {
                         .iter()
                         .map(|p| {
                             let targets = match p.mesh {
-                                MeshRef::Skinned(m) => package.meshes.get(m as usize).map(|m| &m.targets),
+                                MeshRef::Skinned(m) => {
+                                    package.meshes.get(m as usize).map(|m| &m.targets)
+                                }
                                 MeshRef::Static(m) => {
                                     package.scene.meshes.get(m as usize).map(|m| &m.targets)
                                 }
@@ -439,7 +441,14 @@ impl fmt::Display for CookReport {
         table(
             f,
             "mesh nodes",
-            &["node", "name", "skin", "primitives", "targets", "morphed vertices"],
+            &[
+                "node",
+                "name",
+                "skin",
+                "primitives",
+                "targets",
+                "morphed vertices",
+            ],
             rows.collect(),
         )?;
         let rows = self.weight_clips.iter().map(|c| {
@@ -459,7 +468,14 @@ impl fmt::Display for CookReport {
             f,
             "morph weight clips (uncompressed)",
             &[
-                "clip", "dur (s)", "Hz", "samples", "tracks", "weights", "bytes", "max error",
+                "clip",
+                "dur (s)",
+                "Hz",
+                "samples",
+                "tracks",
+                "weights",
+                "bytes",
+                "max error",
                 "worst",
             ],
             rows.collect(),

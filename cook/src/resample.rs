@@ -21,6 +21,11 @@
 //! travel is extracted as root motion, and one that still travels in its pose does not; else
 //! `Once`. Control may override it. Events and markers are then checked and put in canonical
 //! form ([`crate::metadata`]).
+//!
+//! Morph-weight channels (docs/morph-targets.md) become one uncompressed `WeightClip` per
+//! animation, sampled on the grid of the animation's skeleton clip when it has one (else at
+//! [`clip_rate`]'s rule applied to its own keys), lerped between samples; its error against the
+//! exact curves is measured inside every sample interval and reported.
 
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
@@ -366,15 +371,13 @@ fn resample_weights(
     let (rate, duration) = match skeleton_clip {
         Some(c) => (f64::from(c.sample_rate), c.duration),
         None => (
-            f64::from(
-                grid_rate(
-                    source
-                        .channels
-                        .iter()
-                        .map(|c| (c.interpolation, c.times.as_slice())),
-                    profile,
-                ) as f32,
-            ),
+            f64::from(grid_rate(
+                source
+                    .channels
+                    .iter()
+                    .map(|c| (c.interpolation, c.times.as_slice())),
+                profile,
+            ) as f32),
             f64::from(source.duration),
         ),
     };

@@ -171,7 +171,10 @@ fn sparse_targets_with_and_without_a_base_view_are_read_sparsely() {
     assert!(targets[0].normals.is_empty());
     // A base view with vertex 2 replaced; vertex 1 stays zero and is not stored.
     assert_eq!(targets[1].vertices, vec![0, 2]);
-    assert_eq!(targets[1].positions, vec![Vec3::X, Vec3::new(0.0, 0.0, 2.0)]);
+    assert_eq!(
+        targets[1].positions,
+        vec![Vec3::X, Vec3::new(0.0, 0.0, 2.0)]
+    );
     let node = &scene.nodes[0];
     assert_eq!(node.node, 0);
     assert_eq!(node.skin, None);
@@ -194,7 +197,14 @@ fn default_weights_come_from_the_node_then_the_mesh() {
     // base + 0.25 · t0 + 0.5 · t1 (glTF 2.0 §3.7.2.2).
     let mesh = &import(&doc()).unwrap().package.scene.meshes[0];
     let mut p = vec![Vec3::ZERO; 3];
-    morph(&mesh.positions, &[], &mesh.targets, &[0.25, 0.5], &mut p, &mut []);
+    morph(
+        &mesh.positions,
+        &[],
+        &mesh.targets,
+        &[0.25, 0.5],
+        &mut p,
+        &mut [],
+    );
     assert_eq!(
         p,
         vec![
@@ -221,10 +231,18 @@ fn step_linear_and_cubic_spline_weights_follow_gltf() {
     assert_eq!(clip.name, "a");
     assert_eq!(clip.duration, 2.5);
     assert_eq!(clip.channels[0].interpolation, Interpolation::Step);
-    assert_eq!(exact(&imported, 0.0), [0.0, 1.0], "the first key holds before it");
+    assert_eq!(
+        exact(&imported, 0.0),
+        [0.0, 1.0],
+        "the first key holds before it"
+    );
     assert_eq!(exact(&imported, 2.4), [0.0, 1.0]);
     assert_eq!(exact(&imported, 2.5), [1.0, 0.0]);
-    assert_eq!(exact(&imported, 9.0), [1.0, 0.0], "the last key holds after it");
+    assert_eq!(
+        exact(&imported, 9.0),
+        [1.0, 0.0],
+        "the last key holds after it"
+    );
 
     let mut d = doc();
     weights_animation(&mut d, "LINEAR", &[0.5, 2.5], &[0.0, 1.0, 1.0, 0.0]);
@@ -249,7 +267,10 @@ fn step_linear_and_cubic_spline_weights_follow_gltf() {
     );
     let w = exact(&imported, 2.0);
     let want = [0.5 * 0.0 + 0.25 * 1.0 + 0.5 * 1.0 - 0.25 * 3.0, 1.0];
-    assert!((w[0] - want[0]).abs() < 1e-6 && (w[1] - want[1]).abs() < 1e-6, "{w:?}");
+    assert!(
+        (w[0] - want[0]).abs() < 1e-6 && (w[1] - want[1]).abs() < 1e-6,
+        "{w:?}"
+    );
     assert_eq!(exact(&imported, 3.0), [1.0, 1.0]);
 
     // Cooked: uniform samples lerped, within the reported error of the exact curve.
@@ -257,7 +278,10 @@ fn step_linear_and_cubic_spline_weights_follow_gltf() {
     let clip = &package.scene.clips[0];
     assert_eq!(clip.name, "a");
     assert_eq!(clip.duration, 3.0);
-    assert_eq!(clip.sample_rate, 30.0, "CUBICSPLINE clips sample at the profile's rate");
+    assert_eq!(
+        clip.sample_rate, 30.0,
+        "CUBICSPLINE clips sample at the profile's rate"
+    );
     assert_eq!(clip.sample_count, 91);
     let r = &report.weight_clips[0];
     assert!(r.max_error > 0.0 && r.max_error < 1e-3, "{}", r.max_error);
@@ -295,7 +319,10 @@ fn morph_packages_round_trip_and_older_versions_are_refused() {
         }
     );
     let text = err.to_string();
-    assert!(text.contains("re-cook") && text.contains("throng cook"), "{text}");
+    assert!(
+        text.contains("re-cook") && text.contains("throng cook"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -309,7 +336,11 @@ fn bad_targets_and_weights_are_typed_errors_that_name_the_place() {
         matches!(&err, CookError::MorphTarget { place, .. } if place.contains("mesh face/0 target 0 POSITION")),
         "{err:?}"
     );
-    assert!(err.to_string().contains("has 2 elements, but the primitive has 3 vertices"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("has 2 elements, but the primitive has 3 vertices"),
+        "{err}"
+    );
 
     // Weights that do not match the targets.
     let mut d = doc();
@@ -343,4 +374,61 @@ fn a_file_with_no_skin_and_no_targets_is_still_refused() {
     d.mesh_weights = String::new();
     let err = import(&d).unwrap_err();
     assert!(matches!(err, CookError::NoSkin { .. }), "{err:?}");
+}
+
+/// Offset and size of the section of `kind` in a written package.
+fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
+    let at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let at64 = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    (0..at(12) as usize)
+        .map(|i| 32 + 24 * i)
+        .find(|&e| at(e) == kind)
+        .map(|e| (at64(e + 8), at64(e + 16)))
+        .expect("section present")
+}
+
+#[test]
+fn every_byte_of_the_scene_section_rewritten_is_read_or_refused_never_a_panic() {
+    let mut d = doc();
+    weights_animation(&mut d, "LINEAR", &[0.0, 1.0], &[0.0, 1.0, 1.0, 0.0]);
+    let (package, _) = cook(&import(&d).unwrap(), &Profile::DEFAULT).unwrap();
+    let bytes = write_package(&package);
+    let (offset, size) = section(&bytes, 9);
+    assert!(size > 0, "the SCENE section is written");
+    let (mut refused, mut read) = (0, 0);
+    for at in offset..offset + size {
+        for value in [0u8, 0xff, bytes[at] ^ 1, bytes[at].wrapping_add(8)] {
+            if value == bytes[at] {
+                continue;
+            }
+            let mut damaged = bytes.clone();
+            damaged[at] = value;
+            let hash = xxhash_rust::xxh3::xxh3_64(&damaged[32..]);
+            damaged[16..24].copy_from_slice(&hash.to_le_bytes());
+            match read_package(&damaged) {
+                Ok(_) => read += 1,
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    eprintln!("SCENE rewrites: {refused} refused, {read} read (values still valid)");
+    assert!(refused > 0 && read > 0);
+    // Counts and kinds are checked: a target set naming a static mesh that does not exist.
+    let mut damaged = bytes.clone();
+    let set = offset + 16 + 20 + 12 * 3 + 4 * 3; // after the one static mesh (3 vertices, 3 indices)
+    damaged[set + 4..set + 8].copy_from_slice(&7u32.to_le_bytes());
+    let hash = xxhash_rust::xxh3::xxh3_64(&damaged[32..]);
+    damaged[16..24].copy_from_slice(&hash.to_le_bytes());
+    let err = read_package(&damaged).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            PackageError::Invalid {
+                section: "SCENE",
+                field: "target set mesh",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }

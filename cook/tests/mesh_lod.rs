@@ -145,6 +145,11 @@ fn mesh_lods_keep_every_vertex_a_morph_target_moves() {
             lod.indices.len() / 3,
             moved.len()
         );
-        assert_eq!(kept, moved.len(), "level {}: a morphed vertex was collapsed away", k + 1);
+        assert_eq!(
+            kept,
+            moved.len(),
+            "level {}: a morphed vertex was collapsed away",
+            k + 1
+        );
     }
 }

@@ -357,7 +357,10 @@ mod tests {
             vec![0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0],
         );
         let v = at(&cubic, 2.0);
-        assert!((v[0] - (0.5 * 0.0 + 0.25 * 1.0 + 0.5 * 1.0)).abs() < 1e-6, "{v:?}");
+        assert!(
+            (v[0] - (0.5 * 0.0 + 0.25 * 1.0 + 0.5 * 1.0)).abs() < 1e-6,
+            "{v:?}"
+        );
         assert!((v[1] - 1.0).abs() < 1e-6, "{v:?}");
         let mut wrong = [0.0; 3];
         assert!(!cubic.sample(2.0, &mut wrong));
@@ -382,7 +385,14 @@ mod tests {
         let mut p = [Vec3::NAN; 3];
         let mut n = [Vec3::NAN; 3];
         morph(&base, &normals, &targets, &[0.5, 0.25], &mut p, &mut n);
-        assert_eq!(p, [Vec3::splat(0.25), Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.25, 1.25, 0.25)]);
+        assert_eq!(
+            p,
+            [
+                Vec3::splat(0.25),
+                Vec3::new(1.0, 1.0, 0.0),
+                Vec3::new(0.25, 1.25, 0.25)
+            ]
+        );
         assert_eq!(n[0], Vec3::Z);
         assert_eq!(n[1], Vec3::ZERO, "z + 0.5 · (-2z) is zero and stays zero");
     }

@@ -140,15 +140,20 @@ fn print_text(path: &std::path::Path, p: &Package) {
         print_targets(&m.targets);
     }
     for n in &p.scene.nodes {
-        let prims: Vec<String> = n.primitives.iter().map(|q| match q.mesh {
-            MeshRef::Skinned(m) => format!("{}: mesh {m}", q.primitive),
-            MeshRef::Static(m) => format!("{}: static mesh {m}", q.primitive),
-        }).collect();
+        let prims: Vec<String> = n
+            .primitives
+            .iter()
+            .map(|q| match q.mesh {
+                MeshRef::Skinned(m) => format!("{}: mesh {m}", q.primitive),
+                MeshRef::Static(m) => format!("{}: static mesh {m}", q.primitive),
+            })
+            .collect();
         println!(
             "mesh node {} '{}': {}, primitives [{}], default weights {:?}",
             n.node,
             n.name,
-            n.skin.map_or("no skin".to_string(), |s| format!("skin {s}")),
+            n.skin
+                .map_or("no skin".to_string(), |s| format!("skin {s}")),
             prims.join(", "),
             n.weights
         );
@@ -183,7 +188,12 @@ fn print_text(path: &std::path::Path, p: &Package) {
         }
     }
     // Morph-weight clips of animations that move no joint (files without skins).
-    for w in p.scene.clips.iter().filter(|w| p.find_clip(&w.name).is_none()) {
+    for w in p
+        .scene
+        .clips
+        .iter()
+        .filter(|w| p.find_clip(&w.name).is_none())
+    {
         println!(
             "weights clip '{}': {:.3}s, {:.1} Hz, {} samples",
             w.name, w.duration, w.sample_rate, w.sample_count
@@ -198,7 +208,11 @@ fn print_targets(targets: &[MorphTarget]) {
         println!(
             "  morph target {t}: {} vertices moved, normal deltas {}",
             target.vertices.len(),
-            if target.normals.is_empty() { "no" } else { "yes" }
+            if target.normals.is_empty() {
+                "no"
+            } else {
+                "yes"
+            }
         );
     }
 }

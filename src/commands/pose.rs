@@ -9,8 +9,8 @@ use glam::{Affine3A, Mat4, Vec3};
 use serde_json::json;
 use throng_cpu_ref::bounds::SkinBounds;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
-use throng_cpu_ref::transform::mean_column_scale;
 use throng_cpu_ref::morph::{self, MeshRef, SourceWeightClip};
+use throng_cpu_ref::transform::mean_column_scale;
 use throng_cpu_ref::{
     clip::{root_motion_affine, sample_clip},
     curve::sample_exact,
@@ -350,11 +350,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let (Some(name), Some(skin)) = (&clip, skin) {
         // A clip that animates no joint of this skeleton (weights alone) has no source curves
         // to check here; one that does must have them for --exact.
-        let cooked = p.clips.iter().any(|c| c.skeleton == skin.skeleton && &c.name == name);
+        let cooked = p
+            .clips
+            .iter()
+            .any(|c| c.skeleton == skin.skeleton && &c.name == name);
         let exact_found = (src.source_clips.iter().flatten())
             .any(|c| c.skeleton == skin.skeleton && &c.name == name);
         if args.exact && cooked && !exact_found {
-            return Err(CliError::Usage(format!("clip '{name}' has no source curves")));
+            return Err(CliError::Usage(format!(
+                "clip '{name}' has no source curves"
+            )));
         }
     }
 
@@ -364,8 +369,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut ik = Vec::new();
     for (s, skeleton) in p.skeletons.iter().enumerate() {
         let mut local = vec![Trs::IDENTITY; skeleton.joint_count()];
-        let trajectory =
-            pose_skeleton(&src, s as u32, clip.as_deref(), time, args.exact, &mut local);
+        let trajectory = pose_skeleton(
+            &src,
+            s as u32,
+            clip.as_deref(),
+            time,
+            args.exact,
+            &mut local,
+        );
         let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
         fk::local_to_component(skeleton, &local, &mut component);
         // Cooked clips carry extracted root motion as a separate trajectory; the pose printed is
@@ -420,8 +431,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 })
             })
             .collect();
-        let vertices: Vec<[f32; 3]> = match p.meshes.iter().find(|m| m.skin as usize == args.skin)
-        {
+        let vertices: Vec<[f32; 3]> = match p.meshes.iter().find(|m| m.skin as usize == args.skin) {
             Some(mesh) => {
                 let mut positions = vec![Vec3::ZERO; mesh.positions.len()];
                 let mut normals = vec![Vec3::ZERO; mesh.normals.len()];

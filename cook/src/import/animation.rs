@@ -25,6 +25,9 @@ pub(super) fn animation_name(anim: &gltf::Animation) -> String {
         .unwrap_or_else(|| format!("animation{}", anim.index()))
 }
 
+/// Source clips with the index of their animation, and the weight clips.
+pub(super) type Clips = (Vec<(usize, SourceClip)>, Vec<SourceWeightClip>);
+
 /// The source clips of every animation: per skeleton it touches, each with the index of the
 /// animation it comes from; and the morph-weight channels of each animation that has some.
 pub(super) fn read(
@@ -33,7 +36,7 @@ pub(super) fn read(
     scene: &Scene,
     buffers: &Buffers,
     warnings: &mut Vec<String>,
-) -> Result<(Vec<(usize, SourceClip)>, Vec<SourceWeightClip>), CookError> {
+) -> Result<Clips, CookError> {
     let file = buffers.file;
     check_targets(doc, file)?;
     let mut clips = Vec::new();

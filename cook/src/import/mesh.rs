@@ -2,6 +2,7 @@
 //! space for static ones), `JOINTS_0` / `WEIGHTS_0` with weights normalised to sum 1 on skinned
 //! ones, triangle-list indices, and morph targets; and the mesh nodes that instantiate them.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use glam::{Affine3A, Vec3};
@@ -59,13 +60,12 @@ pub(super) fn read(
         let (skin, primitives) = match node.skin() {
             Some(skin) => {
                 let key = (mesh.index(), skin.index());
-                if !skinned_of.contains_key(&key) {
+                if let Entry::Vacant(slot) = skinned_of.entry(key) {
                     let palette = rig.skins.get(skin.index()).map_or(0, |s| s.joints.len());
                     let mut refs = Vec::new();
                     for prim in triangle_primitives(&mesh, &mesh_name, warnings) {
                         let name = format!("{mesh_name}/{}", prim.index());
-                        let mut m =
-                            read_primitive(&prim, &name, Some(palette), buffers, warnings)?;
+                        let mut m = read_primitive(&prim, &name, Some(palette), buffers, warnings)?;
                         m.skin = skin.index() as u32;
                         refs.push(NodePrimitive {
                             primitive: prim.index() as u32,
@@ -73,7 +73,7 @@ pub(super) fn read(
                         });
                         out.skinned.push(m);
                     }
-                    skinned_of.insert(key, refs);
+                    slot.insert(refs);
                 }
                 (Some(skin.index() as u32), skinned_of[&key].clone())
             }
@@ -91,7 +91,7 @@ pub(super) fn read(
                     ));
                     continue;
                 }
-                if !static_of.contains_key(&mesh.index()) {
+                if let Entry::Vacant(slot) = static_of.entry(mesh.index()) {
                     let mut refs = Vec::new();
                     for prim in triangle_primitives(&mesh, &mesh_name, warnings) {
                         let name = format!("{mesh_name}/{}", prim.index());
@@ -108,7 +108,7 @@ pub(super) fn read(
                             targets: m.targets,
                         });
                     }
-                    static_of.insert(mesh.index(), refs);
+                    slot.insert(refs);
                 }
                 (None, static_of[&mesh.index()].clone())
             }
@@ -173,9 +173,9 @@ fn target_count(mesh: &gltf::Mesh, mesh_name: &str, file: &str) -> Result<usize,
                     file: file.to_string(),
                     place: format!("mesh {mesh_name}/{}", prim.index()),
                     reason: format!(
-                        "has {n} morph targets, but primitive 0 has {c}; glTF 2.0 §3.7.2.2 requires \
+                    "has {n} morph targets, but primitive 0 has {c}; glTF 2.0 §3.7.2.2 requires \
                          the same number on every primitive of a mesh"
-                    ),
+                ),
                 })
             }
             Some(_) => {}
@@ -480,7 +480,10 @@ fn read_targets(
             if v.len() != n {
                 return Err(CookError::MorphTarget {
                     file: file.to_string(),
-                    place: format!("mesh {name} target {t} {what} (accessor {})", accessor.index()),
+                    place: format!(
+                        "mesh {name} target {t} {what} (accessor {})",
+                        accessor.index()
+                    ),
                     reason: format!(
                         "has {} elements, but the primitive has {n} vertices",
                         v.len()

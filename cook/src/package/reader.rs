@@ -16,9 +16,9 @@ use throng_cpu_ref::{
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::codec::CodecFault;
-use super::writer::{MESH_SKINNED, MESH_STATIC, NO_SKIN};
 use super::cursor::Cursor;
 use super::validate::validate_package;
+use super::writer::{MESH_SKINNED, MESH_STATIC, NO_SKIN};
 use super::{
     PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE,
     FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE,
@@ -42,8 +42,7 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, [lods, mesh_lods, impostors, scene]) =
-        read_section_table(bytes, section_count)?;
+    let (sections, [lods, mesh_lods, impostors, scene]) = read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
     let mut package = Package {
@@ -267,7 +266,11 @@ fn read_scene(
     let clip_count = c.u32("clip count")?;
     if [mesh_count, set_count, node_count, clip_count] == [0; 4] {
         // The writer leaves the section out when it would be empty: one byte string per package.
-        return Err(invalid(0, "counts", "an empty SCENE section is written as none".into()));
+        return Err(invalid(
+            0,
+            "counts",
+            "an empty SCENE section is written as none".into(),
+        ));
     }
     let vec3 = |c: &mut Cursor, _| c.f32s("vector").map(Vec3::from_array);
     package.scene.meshes = c.vec(mesh_count, 20, "static meshes", |c, i| {
@@ -278,7 +281,9 @@ fn read_scene(
             return Err(invalid(
                 i,
                 "normal_count",
-                format!("{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"),
+                format!(
+                    "{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"
+                ),
             ));
         }
         let index_count = c.u32("index_count")?;
@@ -332,8 +337,15 @@ fn read_scene(
             })
         })?;
         let slot = match kind {
-            MESH_SKINNED => package.meshes.get_mut(mesh as usize).map(|m| &mut m.targets),
-            _ => package.scene.meshes.get_mut(mesh as usize).map(|m| &mut m.targets),
+            MESH_SKINNED => package
+                .meshes
+                .get_mut(mesh as usize)
+                .map(|m| &mut m.targets),
+            _ => package
+                .scene
+                .meshes
+                .get_mut(mesh as usize)
+                .map(|m| &mut m.targets),
         };
         match slot {
             Some(slot) => *slot = targets,

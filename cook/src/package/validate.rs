@@ -36,16 +36,27 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
     let err = |index, field, what| invalid("SCENE", index, field, what);
     for (i, m) in p.scene.meshes.iter().enumerate() {
         if let Some(v) = m.positions.iter().position(|x| !x.is_finite()) {
-            return Err(err(i, "static mesh positions", format!("vertex {v} is not finite")));
+            return Err(err(
+                i,
+                "static mesh positions",
+                format!("vertex {v} is not finite"),
+            ));
         }
         if let Some(v) = m.normals.iter().position(|x| !x.is_finite()) {
-            return Err(err(i, "static mesh normals", format!("vertex {v} is not finite")));
+            return Err(err(
+                i,
+                "static mesh normals",
+                format!("vertex {v} is not finite"),
+            ));
         }
         if m.indices.len() % 3 != 0 {
             return Err(err(
                 i,
                 "static mesh indices",
-                format!("{} indices is not a whole number of triangles", m.indices.len()),
+                format!(
+                    "{} indices is not a whole number of triangles",
+                    m.indices.len()
+                ),
             ));
         }
         if let Some(x) = m.indices.iter().find(|&&x| x as usize >= m.positions.len()) {
@@ -56,13 +67,20 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
             ));
         }
     }
-    let sets = (p.meshes.iter().map(|m| (&m.targets, m.positions.len())))
-        .chain(p.scene.meshes.iter().map(|m| (&m.targets, m.positions.len())));
+    let sets = (p.meshes.iter().map(|m| (&m.targets, m.positions.len()))).chain(
+        p.scene
+            .meshes
+            .iter()
+            .map(|m| (&m.targets, m.positions.len())),
+    );
     for (i, (targets, n)) in sets.enumerate() {
         for (t, target) in targets.iter().enumerate() {
             let bad = |what: String| err(i, "morph target", format!("target {t}: {what}"));
             if let Some(w) = target.vertices.windows(2).find(|w| w[0] >= w[1]) {
-                return Err(bad(format!("vertex {} follows {}; vertices are strictly increasing", w[1], w[0])));
+                return Err(bad(format!(
+                    "vertex {} follows {}; vertices are strictly increasing",
+                    w[1], w[0]
+                )));
             }
             if let Some(v) = target.vertices.last().filter(|&&v| v as usize >= n) {
                 return Err(bad(format!("vertex {v} is past the mesh's {n} vertices")));
@@ -76,7 +94,10 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
     for (i, node) in p.scene.nodes.iter().enumerate() {
         let bad = |field, what: String| err(i, field, format!("mesh node {}: {what}", node.node));
         if i > 0 && p.scene.nodes[i - 1].node >= node.node {
-            return Err(bad("node", "mesh nodes are strictly ascending by glTF node".into()));
+            return Err(bad(
+                "node",
+                "mesh nodes are strictly ascending by glTF node".into(),
+            ));
         }
         if !node.world.is_finite() {
             return Err(bad("world", "is not finite".into()));
@@ -91,17 +112,27 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
             let (targets, skin) = match prim.mesh {
                 MeshRef::Skinned(m) => match p.meshes.get(m as usize) {
                     Some(mesh) => (mesh.targets.len(), Some(mesh.skin)),
-                    None => return Err(bad("primitives", format!("skinned mesh {m} does not exist"))),
+                    None => {
+                        return Err(bad(
+                            "primitives",
+                            format!("skinned mesh {m} does not exist"),
+                        ))
+                    }
                 },
                 MeshRef::Static(m) => match p.scene.meshes.get(m as usize) {
                     Some(mesh) => (mesh.targets.len(), None),
-                    None => return Err(bad("primitives", format!("static mesh {m} does not exist"))),
+                    None => {
+                        return Err(bad("primitives", format!("static mesh {m} does not exist")))
+                    }
                 },
             };
             if skin != node.skin {
                 return Err(bad(
                     "primitives",
-                    format!("primitive {} is bound to skin {skin:?}, the node to {:?}", prim.primitive, node.skin),
+                    format!(
+                        "primitive {} is bound to skin {skin:?}, the node to {:?}",
+                        prim.primitive, node.skin
+                    ),
                 ));
             }
             if targets != node.weights.len() {
@@ -119,7 +150,10 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
     for (i, c) in p.scene.clips.iter().enumerate() {
         let bad = |field, what: String| err(i, field, format!("weight clip '{}': {what}", c.name));
         if !(c.sample_rate.is_finite() && c.sample_rate > 0.0) {
-            return Err(bad("sample_rate", format!("{} Hz is not a positive rate", c.sample_rate)));
+            return Err(bad(
+                "sample_rate",
+                format!("{} Hz is not a positive rate", c.sample_rate),
+            ));
         }
         if !(c.duration.is_finite() && c.duration >= 0.0) || c.sample_count == 0 {
             return Err(bad(
@@ -127,13 +161,20 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
                 format!("{} s with {} samples", c.duration, c.sample_count),
             ));
         }
-        grid(c.duration, c.sample_rate, c.sample_count).map_err(|what| bad("sample_count", what))?;
+        grid(c.duration, c.sample_rate, c.sample_count)
+            .map_err(|what| bad("sample_count", what))?;
         for (k, t) in c.tracks.iter().enumerate() {
             if k > 0 && c.tracks[k - 1].node >= t.node {
-                return Err(bad("tracks", "tracks are strictly ascending by mesh node".into()));
+                return Err(bad(
+                    "tracks",
+                    "tracks are strictly ascending by mesh node".into(),
+                ));
             }
             let Some(node) = p.scene.nodes.get(t.node as usize) else {
-                return Err(bad("tracks", format!("mesh node {} does not exist", t.node)));
+                return Err(bad(
+                    "tracks",
+                    format!("mesh node {} does not exist", t.node),
+                ));
             };
             let expected = c.sample_count as usize * node.weights.len();
             if node.weights.is_empty() || t.values.len() != expected {
@@ -149,7 +190,10 @@ fn validate_scene(p: &Package) -> Result<(), PackageError> {
                 ));
             }
             if t.values.iter().any(|v| !v.is_finite()) {
-                return Err(bad("tracks", format!("a weight of mesh node {} is not finite", t.node)));
+                return Err(bad(
+                    "tracks",
+                    format!("a weight of mesh node {} is not finite", t.node),
+                ));
             }
         }
     }
