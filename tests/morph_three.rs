@@ -295,3 +295,105 @@ fn pose_exact_matches_three_js_on_every_morph_asset() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `throng pose` on a cooked package (the weight tracks sampled at the profile's rate, lerped)
+/// against `--exact` on its source, on every morph asset: the same nodes and primitives, weights
+/// within the cook's measured error (the standard profile's worst here is 2.5e-6; the bar is
+/// 1e-5) and vertices within 1e-5 of the diagonal.
+#[test]
+fn packages_pose_their_cooked_weight_tracks() {
+    let Some(dir) = throng_fixtures::shared_dir("morph", "the morph package poses") else {
+        return;
+    };
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("morph_packages");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "glb" || e == "gltf"))
+        .collect();
+    files.sort();
+    for file in &files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let package = scratch.join(format!("{name}.throng"));
+        let o = throng(&[
+            "cook",
+            file.to_str().unwrap(),
+            "-o",
+            package.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = throng(&["inspect", package.to_str().unwrap(), "--json"]);
+        assert!(o.status.success());
+        let inspect: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let clips: Vec<String> = inspect["weight_clips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_owned())
+            .collect();
+        let pose_of = |input: &Path, clip: Option<&str>, t: f64, exact: bool| {
+            let mut args = vec![
+                "pose".to_owned(),
+                input.display().to_string(),
+                "--json".into(),
+            ];
+            if exact {
+                args.push("--exact".into());
+            }
+            if let Some(c) = clip {
+                args.extend(["--clip".into(), c.into(), "--time".into(), format!("{t}")]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = throng(&args);
+            assert!(
+                o.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            state(&v["mesh_vertices"], &v["morph_weights"])
+        };
+        let rest = pose_of(&package, None, 0.0, false);
+        let diagonal = diagonals(&rest);
+        let mut worst = Worst::default();
+        compare(
+            &mut worst,
+            "rest",
+            &pose_of(file, None, 0.0, true),
+            &rest,
+            &diagonal,
+        );
+        for clip in &clips {
+            for k in 0..7 {
+                let t = 0.37 * f64::from(k);
+                let want = pose_of(file, Some(clip), t, true);
+                let got = pose_of(&package, Some(clip), t, false);
+                compare(
+                    &mut worst,
+                    &format!("'{clip}' at {t} s"),
+                    &want,
+                    &got,
+                    &diagonal,
+                );
+            }
+        }
+        eprintln!(
+            "{name}.throng: {} states; worst vertex {:.2e} of the diagonal, worst weight {:.2e}",
+            worst.states, worst.vertex, worst.weight
+        );
+        assert!(
+            worst.vertex <= 1e-5 && worst.weight <= 1e-5,
+            "{name}: vertex {:.2e} at {}; weight {:.2e} at {}",
+            worst.vertex,
+            worst.vertex_at,
+            worst.weight,
+            worst.weight_at
+        );
+    }
+}
