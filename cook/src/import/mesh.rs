@@ -53,7 +53,7 @@ pub(super) fn read(
             .unwrap_or_else(|| format!("mesh{}", mesh.index()));
         let label = node_label(doc, node.index());
         let targets = target_count(&mesh, &mesh_name, file)?;
-        let weights = default_weights(&node, &mesh, &mesh_name, targets, file)?;
+        let weights = default_weights(&node, &mesh, &mesh_name, targets, &label, file)?;
         if targets > 0 && tangents_warned.insert(mesh.index()) {
             tangent_warning(&mesh, &mesh_name, warnings);
         }
@@ -192,10 +192,11 @@ fn default_weights(
     mesh: &gltf::Mesh,
     mesh_name: &str,
     targets: usize,
+    node_label: &str,
     file: &str,
 ) -> Result<Vec<f32>, CookError> {
     let (weights, whose) = match (node.weights(), mesh.weights()) {
-        (Some(w), _) => (w, format!("{} weights", node_label_of(node))),
+        (Some(w), _) => (w, format!("{node_label} weights")),
         (None, Some(w)) => (w, format!("mesh {mesh_name} weights")),
         (None, None) => return Ok(vec![0.0; targets]),
     };
@@ -216,13 +217,6 @@ fn default_weights(
         });
     }
     Ok(weights.to_vec())
-}
-
-fn node_label_of(node: &gltf::Node) -> String {
-    match node.name() {
-        Some(name) => format!("node {} '{name}'", node.index()),
-        None => format!("node {}", node.index()),
-    }
 }
 
 /// Throng cooks no tangents, so TANGENT deltas of targets are not read: say so once per mesh.
