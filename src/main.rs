@@ -10,6 +10,12 @@ fn main() -> ExitCode {
     // Input errors are typed and printed as one line; a panic is a bug, and even then the user
     // gets one line rather than a backtrace dump.
     std::panic::set_hook(Box::new(|info| {
+        // A reader that stops early (`throng inspect … | head`) closes the pipe: stop quietly
+        // with the status a shell gives SIGPIPE, as Unix tools do, instead of calling it a bug.
+        let text = info.to_string();
+        if text.contains("failed printing to stdout") && text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
         eprintln!("error: internal error ({info}); please report this with the command you ran");
     }));
     quiet_mesa_without_a_session();

@@ -285,6 +285,29 @@ fn a_file_of_the_wrong_kind_is_named_with_the_command_that_takes_it() {
     assert!(stderr(&o).contains("--package"), "{}", stderr(&o));
 }
 
+/// A reader that stops early closes the pipe: throng stops quietly (status 141, as for SIGPIPE),
+/// not with an internal error.
+#[test]
+fn a_closed_output_pipe_is_not_an_internal_error() {
+    let dir = scratch_dir("closed-pipe");
+    let (_, package) = character_files(&dir);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["inspect", package.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(
+        out.status.success() || out.status.code() == Some(141),
+        "{:?}: {err}",
+        out.status
+    );
+}
+
 #[test]
 fn bench_refuses_zero_instances_and_zero_frames_with_one_line() {
     for instances in ["0", "100,0"] {
@@ -525,21 +548,28 @@ fn a_recorded_run_replays_bit_for_bit_and_refuses_what_differs() {
     );
 }
 
-#[test]
-fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
+/// `throng simulate` of the crowd tree under its scripted inputs for `ticks` ticks, printing the
+/// last `trace` of them.
+fn simulate_trace(ticks: u32, trace: u32) -> String {
     let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
+    let (ticks, trace) = (ticks.to_string(), trace.to_string());
     let o = throng(&[
         "simulate",
         "--ticks",
-        "503",
+        &ticks,
         "--inputs",
         inputs.to_str().unwrap(),
         "--quiet",
         "--trace",
-        "3",
+        &trace,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
+    let text = simulate_trace(503, 3);
     assert!(
         text.starts_with("trace: the last 3 of 503 ticks\ntick 501  speed=5.0 wave=true"),
         "{text}"
@@ -558,19 +588,7 @@ fn simulate_trace_shows_the_sprint_transition_and_the_clause_that_fired_it() {
 /// in order, and the trace says why a foot releases.
 #[test]
 fn simulate_trace_shows_each_foot_s_contact_cycle_while_walking() {
-    let inputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/crowd-inputs.toml");
-    let o = throng(&[
-        "simulate",
-        "--ticks",
-        "250",
-        "--inputs",
-        inputs.to_str().unwrap(),
-        "--quiet",
-        "--trace",
-        "120",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = simulate_trace(250, 120);
     for foot in ["foot_l", "foot_r"] {
         let mut phases: Vec<&str> = Vec::new();
         for line in text.lines().filter_map(|l| l.strip_prefix("  feet    ")) {
@@ -610,10 +628,7 @@ fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
     std::fs::write(&bad, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n}\n").unwrap();
     let o = throng(&["cook", bad.to_str().unwrap(), "-o", "unused.throng"]);
     assert_clean_failure(&o, "bad.bvh:5: not a BVH file Throng reads");
-    let character = dir.join("character.glb");
-    assert!(throng(&["character", "-o", character.to_str().unwrap()])
-        .status
-        .success());
+    let (character, _) = character_files(&dir);
     let o = throng(&[
         "cook",
         character.to_str().unwrap(),
@@ -665,6 +680,55 @@ fn bvh_cooks_and_retargets_with_its_scale_and_skip() {
                 .as_f64()
                 .is_some_and(|d| d <= 2.0),
         "{clip}"
+    );
+}
+
+/// A motion database from three raw CMU BVH files (a walk, a slow walk, a run) onto the
+/// generated character: every clip's frames, walk and run tags, the fast search agreeing with the
+/// exhaustive one on every query, and the database in the written package.
+#[test]
+fn motion_database_builds_from_bvh_and_its_fast_search_agrees() {
+    let Some(assets) = assets() else { return };
+    let dir = scratch_dir("motion-database");
+    let (character, _) = character_files(&dir);
+    let out = dir.join("db.throng");
+    let bvh = |name: &str| assets.join("mocap/bvh").join(name);
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/retarget/cmu-to-character.toml");
+    let (walk, slow, run) = (bvh("02_01.bvh"), bvh("07_04.bvh"), bvh("09_01.bvh"));
+    let o = throng(&[
+        "motion-database",
+        walk.to_str().unwrap(),
+        slow.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "--bvh-skip",
+        "1",
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let clips = report["clips"].as_array().unwrap();
+    let names: Vec<&str> = clips.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["02_01", "07_04", "09_01"]);
+    let frames: u64 = clips.iter().map(|c| c["frames"].as_u64().unwrap()).sum();
+    assert_eq!(report["frames"].as_u64(), Some(frames));
+    assert!(report["tags"]["walk"].as_u64().unwrap() > 0, "{report}");
+    assert!(report["tags"]["run"].as_u64().unwrap() > 0, "{report}");
+    let search = &report["search"];
+    assert_eq!(search["disagreements"], 0, "{search}");
+    assert!(search["queries"].as_u64().unwrap() > 100, "{search}");
+    let inspect = throng(&["inspect", out.to_str().unwrap(), "--json"]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    let package: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!(
+        package["motion_databases"][0]["frames"].as_u64(),
+        Some(frames)
     );
 }
 

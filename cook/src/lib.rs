@@ -20,6 +20,7 @@ pub mod import;
 pub mod lod;
 pub mod mesh_lod;
 pub mod metadata;
+pub mod motion_db;
 pub mod package;
 pub mod profile;
 pub mod report;

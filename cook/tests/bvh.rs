@@ -2,29 +2,13 @@
 //! skipped, CMU's scale) matches `cmu_02_01_walk.glb`, converted from it independently, within
 //! 1e-5 of the pose's extent at every frame; its clip cooks.
 
+mod asset_support;
+
 use std::path::Path;
 
-use glam::{Affine3A, Vec3A};
+use asset_support::{extent, positions};
 use throng_cook::{import_bvh_file, import_file, BvhOptions, Profile};
 use throng_cpu_ref::curve::sample_exact;
-use throng_cpu_ref::fk::local_to_component;
-use throng_cpu_ref::{Skeleton, Trs};
-
-/// Scene positions of every joint of `skeleton` posed by `local`.
-fn positions(skeleton: &Skeleton, local: &[Trs]) -> Vec<Vec3A> {
-    let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
-    local_to_component(skeleton, local, &mut component);
-    component
-        .iter()
-        .map(|c| (skeleton.root_transform * *c).translation)
-        .collect()
-}
-
-fn extent(points: &[Vec3A]) -> f32 {
-    let lo = points.iter().fold(Vec3A::splat(f32::MAX), |a, p| a.min(*p));
-    let hi = points.iter().fold(Vec3A::splat(f32::MIN), |a, p| a.max(*p));
-    (hi - lo).length()
-}
 
 const CMU: BvhOptions = BvhOptions {
     scale: throng_cook::import::bvh::CMU_SCALE,

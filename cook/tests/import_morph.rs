@@ -393,7 +393,7 @@ fn every_byte_of_the_scene_section_rewritten_is_read_or_refused_never_a_panic() 
     weights_animation(&mut d, "LINEAR", &[0.0, 1.0], &[0.0, 1.0, 1.0, 0.0]);
     let (package, _) = cook(&import(&d).unwrap(), &Profile::DEFAULT).unwrap();
     let bytes = write_package(&package);
-    let (offset, size) = section(&bytes, 9);
+    let (offset, size) = section(&bytes, 10);
     assert!(size > 0, "the SCENE section is written");
     let (mut refused, mut read) = (0, 0);
     for at in offset..offset + size {

@@ -22,6 +22,7 @@ pub mod interpreter;
 pub mod lod;
 pub mod morph;
 pub mod motion;
+pub mod motion_db;
 pub mod package;
 pub mod palette;
 pub mod present;

@@ -17,6 +17,9 @@ pub struct Package {
     /// Baked far-tier impostors, at most one per skin, ascending by skin
     /// ([`crate::impostor`]).
     pub impostors: Vec<Impostor>,
+    /// Motion-matching databases, at most one per skeleton, ascending by skeleton
+    /// ([`crate::motion_db`]).
+    pub motion_databases: Vec<crate::motion_db::MotionDatabase>,
     /// Mesh nodes (skinned or not) with their default morph weights, the primitives of unskinned
     /// mesh nodes, and the clips' morph-weight tracks ([`crate::morph`]).
     pub scene: Scene,

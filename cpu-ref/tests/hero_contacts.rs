@@ -33,6 +33,17 @@ struct Platform {
 const PLATFORM: u32 = 7;
 
 impl Platform {
+    /// Generation 1, at time 0.
+    fn new(start: Vec3, speed: f32, turn: f32) -> Platform {
+        Platform {
+            start,
+            speed,
+            turn,
+            time: 0.0,
+            generation: 1,
+        }
+    }
+
     fn transform(&self) -> Affine3A {
         Affine3A::from_rotation_translation(
             Quat::from_rotation_y(self.turn * self.time),
@@ -180,13 +191,7 @@ fn in_order(phases: &[ContactPhase]) -> bool {
 fn a_planted_foot_rides_a_moving_turning_platform_within_half_a_centimetre() {
     let package = character();
     let mut walker = Walker::new(package);
-    let mut platform = Platform {
-        start: Vec3::new(0.0, 0.0, 1.2),
-        speed: 0.15,
-        turn: 0.2,
-        time: 0.0,
-        generation: 1,
-    };
+    let mut platform = Platform::new(Vec3::new(0.0, 0.0, 1.2), 0.15, 0.2);
     let mut changes = [vec![ContactPhase::Free], vec![ContactPhase::Free]];
     let (mut worst, mut planted_on_platform, mut cycles_on_platform) = (0.0f32, 0, 0);
     for k in 0..(5.0 * HZ) as u32 {
@@ -236,13 +241,7 @@ fn a_foot_releases_when_the_platform_carries_it_out_of_reach() {
     let package = character();
     let mut walker = Walker::new(package);
     // Under the hero from the start and sliding sideways at 2 m/s.
-    let mut platform = Platform {
-        start: Vec3::new(0.0, 0.0, -5.0),
-        speed: 2.0,
-        turn: 0.0,
-        time: 0.0,
-        generation: 1,
-    };
+    let mut platform = Platform::new(Vec3::new(0.0, 0.0, -5.0), 2.0, 0.0);
     let mut reasons = Vec::new();
     let mut changes = [vec![ContactPhase::Free], vec![ContactPhase::Free]];
     for k in 0..(3.0 * HZ) as u32 {
@@ -270,13 +269,7 @@ fn a_foot_releases_when_the_platform_carries_it_out_of_reach() {
 fn a_platform_that_is_gone_releases_its_feet_and_the_game_can_release_a_foot() {
     let package = character();
     let mut walker = Walker::new(package);
-    let mut platform = Platform {
-        start: Vec3::new(0.0, 0.0, -5.0),
-        speed: 0.0,
-        turn: 0.0,
-        time: 0.0,
-        generation: 1,
-    };
+    let mut platform = Platform::new(Vec3::new(0.0, 0.0, -5.0), 0.0, 0.0);
     let mut seen = Vec::new();
     for k in 0..(3.0 * HZ) as u32 {
         platform.time = k as f32 / HZ;
@@ -351,13 +344,7 @@ fn the_pelvis_drops_only_to_let_a_foot_reach_and_flat_ground_keeps_the_feet_stil
 fn a_hero_frame_with_contacts_allocates_nothing_after_the_first() {
     let package = character();
     let mut walker = Walker::new(package);
-    let mut platform = Platform {
-        start: Vec3::new(0.0, 0.0, 1.2),
-        speed: 0.15,
-        turn: 0.2,
-        time: 0.0,
-        generation: 1,
-    };
+    let mut platform = Platform::new(Vec3::new(0.0, 0.0, 1.2), 0.15, 0.2);
     walker.frame(0, &platform);
     let made = allocations(|| {
         for k in 1..120 {

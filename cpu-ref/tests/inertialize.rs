@@ -146,6 +146,7 @@ mod frames {
             clips,
             masks: vec![],
             impostors: vec![],
+            motion_databases: Vec::new(),
             scene: Default::default(),
         }
     }

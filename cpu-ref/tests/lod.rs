@@ -161,6 +161,7 @@ fn package() -> Package {
         clips: vec![clip],
         masks: vec![],
         impostors: vec![],
+        motion_databases: Vec::new(),
         scene: Default::default(),
     }
 }

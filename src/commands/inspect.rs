@@ -200,6 +200,16 @@ fn print_text(path: &std::path::Path, p: &Package) {
         );
         print_weight_channels(p, w);
     }
+    for d in &p.motion_databases {
+        println!(
+            "motion database: skeleton {}, {} frames at {} Hz from {} clips, horizons {:?} s",
+            d.skeleton,
+            d.rows.len(),
+            d.rate,
+            d.clips.len(),
+            d.horizons
+        );
+    }
 }
 
 /// One line per morph target: vertices moved, and whether it moves normals.
@@ -291,6 +301,10 @@ fn to_json(p: &Package) -> serde_json::Value {
                 "channels": channels_json(p, &c.name, Some(c)),
             })
         }).collect::<Vec<_>>(),
+        "motion_databases": p.motion_databases.iter().map(|d| json!({
+            "skeleton": d.skeleton, "frames": d.rows.len(), "rate": d.rate, "horizons_s": d.horizons,
+            "clips": d.clips.iter().map(|c| json!({"clip": c.clip, "frames": c.frames, "playable": c.playable})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
         "static_meshes": p.scene.meshes.iter().map(|m| json!({"name": m.name, "vertices": m.positions.len(),
             "triangles": m.indices.len() / 3, "targets": targets(&m.targets)})).collect::<Vec<_>>(),
         "mesh_targets": p.meshes.iter().map(|m| targets(&m.targets)).collect::<Vec<_>>(),

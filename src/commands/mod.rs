@@ -8,6 +8,7 @@ mod codec_profiles;
 mod cook;
 mod demo;
 mod inspect;
+mod motion_database;
 mod parity;
 mod pose;
 mod retarget;
@@ -40,6 +41,9 @@ enum Command {
     CodecProfiles(codec_profiles::Args),
     /// Retarget clips from one rig onto another character at cook time and write its package.
     Retarget(retarget::Args),
+    /// Build a motion-matching database from clips (BVH or glTF) retargeted onto a character
+    /// and write it into the character's package (docs/motion-matching.md).
+    MotionDatabase(motion_database::Args),
     /// Print what a .throng package holds.
     Inspect(inspect::Args),
     /// Pose one skin at one clip time on the CPU reference and print joints, palette and vertices.
@@ -69,6 +73,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Cook(a) => cook::run(a),
         Command::CodecProfiles(a) => codec_profiles::run(a),
         Command::Retarget(a) => retarget::run(a),
+        Command::MotionDatabase(a) => motion_database::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),

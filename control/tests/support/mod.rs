@@ -132,6 +132,7 @@ pub fn package(clips: Vec<Clip>) -> Package {
         clips,
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: Default::default(),
     }
 }

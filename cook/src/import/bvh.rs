@@ -290,6 +290,7 @@ pub fn import_bvh(
             clips: Vec::new(),
             masks: Vec::new(),
             impostors: Vec::new(),
+            motion_databases: Vec::new(),
             scene: Default::default(),
         },
         source_clips: vec![SourceClip {

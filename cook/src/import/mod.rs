@@ -197,6 +197,7 @@ fn import(
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: meshes.scene,
     };
     Ok(Imported {

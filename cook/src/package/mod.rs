@@ -49,6 +49,9 @@ pub const EVENT_REVERSIBLE: u32 = 1;
 /// refuses any other. 2: the atlas's rgb bytes hold `0.5 + 0.5 · n` as they are (1 stored
 /// them sRGB-encoded).
 pub const IMPOSTOR_VERSION: u32 = 2;
+/// Version of a MOTION_DATABASE record's layout (throng-cpu-ref `motion_db`: its feature layout
+/// included); the reader refuses any other.
+pub const MOTION_DATABASE_VERSION: u32 = 1;
 
 /// The section kinds this version knows. Each required kind appears exactly once in a package,
 /// an optional one at most once.
@@ -69,15 +72,17 @@ pub enum SectionKind {
     /// Baked far-tier impostors per skin (optional: a reader that skips it draws every instance
     /// skinned).
     Impostors = 8,
+    /// Motion-matching databases per skeleton (optional: only motion matching reads it).
+    MotionDatabases = 9,
     /// Mesh nodes, static meshes, morph targets and morph-weight tracks (docs/morph-targets.md).
     /// Not optional (a reader that skipped it would pose the wrong shapes), but absent when the
     /// package has none of them, so packages without morphs keep their five-section layout.
-    Scene = 9,
+    Scene = 10,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 9] = [
+    pub const ALL: [SectionKind; 10] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
@@ -86,6 +91,7 @@ impl SectionKind {
         SectionKind::Lods,
         SectionKind::MeshLods,
         SectionKind::Impostors,
+        SectionKind::MotionDatabases,
         SectionKind::Scene,
     ];
 
@@ -98,7 +104,10 @@ impl SectionKind {
     pub fn optional(self) -> bool {
         matches!(
             self,
-            SectionKind::Lods | SectionKind::MeshLods | SectionKind::Impostors
+            SectionKind::Lods
+                | SectionKind::MeshLods
+                | SectionKind::Impostors
+                | SectionKind::MotionDatabases
         )
     }
 
@@ -116,6 +125,7 @@ impl SectionKind {
             SectionKind::Lods => "LODS",
             SectionKind::MeshLods => "MESH_LODS",
             SectionKind::Impostors => "IMPOSTORS",
+            SectionKind::MotionDatabases => "MOTION_DATABASES",
             SectionKind::Scene => "SCENE",
         }
     }

@@ -8,6 +8,7 @@ use throng_cpu_ref::lod::check_levels;
 use throng_cpu_ref::morph::{
     MeshNode, MeshRef, MorphTarget, NodePrimitive, StaticMesh, WeightClip, WeightTrack,
 };
+use throng_cpu_ref::motion_db::{DatabaseClip, MotionDatabase, FEATURES, GROUPS, HORIZONS};
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
     RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind,
@@ -21,8 +22,8 @@ use super::validate::validate_package;
 use super::writer::{MESH_SKINNED, MESH_STATIC, NO_SKIN};
 use super::{
     PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE,
-    FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE,
-    SECTION_OPTIONAL,
+    FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, MOTION_DATABASE_VERSION, SECTION_ALIGN,
+    SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Bytes of a skeleton record before its joint arrays.
@@ -42,7 +43,8 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, [lods, mesh_lods, impostors, scene]) = read_section_table(bytes, section_count)?;
+    let (sections, [lods, mesh_lods, impostors, databases, scene]) =
+        read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
     let mut package = Package {
@@ -54,6 +56,7 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         clips: read_items(clips, CLIP_HEADER, |c, i| read_clip(c, i, &mut names))?,
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: Default::default(),
     };
     if let Some(lods) = lods {
@@ -64,6 +67,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     }
     if let Some(section) = impostors {
         package.impostors = read_impostors(section, &package)?;
+    }
+    if let Some(section) = databases {
+        package.motion_databases = read_motion_databases(section, &package)?;
     }
     if let Some(section) = scene {
         read_scene(section, &mut package, &mut names)?;
@@ -120,11 +126,12 @@ struct Section<'a> {
 
 /// Reads the table and checks that sections are aligned, in bounds, packed in table order with
 /// zero padding, and that each required kind appears exactly once and an optional one at most
-/// once. Returns the required ones in kind order, and LODS, MESH_LODS and IMPOSTORS if present.
+/// once. Returns the required ones in kind order, and LODS, MESH_LODS, IMPOSTORS and
+/// MOTION_DATABASES if present.
 fn read_section_table(
     bytes: &[u8],
     count: u32,
-) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 4]), PackageError> {
+) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 5]), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -140,7 +147,7 @@ fn read_section_table(
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 9] = [None; 9];
+    let mut found: [Option<Section>; 10] = [None; 10];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -238,6 +245,7 @@ fn read_section_table(
         SectionKind::Lods,
         SectionKind::MeshLods,
         SectionKind::Impostors,
+        SectionKind::MotionDatabases,
         SectionKind::Scene,
     ]
     .map(|k| found[k as usize - 1]);
@@ -631,6 +639,87 @@ fn read_impostors(section: Section, package: &Package) -> Result<Vec<Impostor>, 
         Ok(impostor)
     })?;
     non_empty(records, "IMPOSTORS")
+}
+
+/// The MOTION_DATABASES section: at least one record, skeletons ascending, each of layout
+/// version [`MOTION_DATABASE_VERSION`], naming clips of its skeleton, and consistent
+/// (throng-cpu-ref `MotionDatabase::new`).
+fn read_motion_databases(
+    section: Section,
+    package: &Package,
+) -> Result<Vec<MotionDatabase>, PackageError> {
+    let invalid = |index: usize, field: &'static str, what: String| PackageError::Invalid {
+        section: "MOTION_DATABASES",
+        index,
+        field,
+        what,
+    };
+    let mut next = 0usize;
+    let records = read_items(section, 268, |c, index| {
+        let skeleton = next_target(
+            c,
+            index,
+            &mut next,
+            package.skeletons.len(),
+            "MOTION_DATABASES",
+            "skeleton",
+        )?;
+        let version = c.u32("version")?;
+        if version != MOTION_DATABASE_VERSION {
+            return Err(invalid(
+                index,
+                "version",
+                format!("{version} is not supported (this build reads version {MOTION_DATABASE_VERSION}); build the database again (throng motion-database)"),
+            ));
+        }
+        let rate = c.f32("rate")?;
+        let horizons = c.f32s::<HORIZONS>("horizons")?;
+        let weights = c.f32s::<{ GROUPS.len() }>("weights")?;
+        let clip_count = c.u32("clip count")?;
+        let row_count = c.u32("row count")?;
+        let mean = c.f32s::<FEATURES>("mean")?;
+        let scale = c.f32s::<FEATURES>("scale")?;
+        let clips = c.vec(clip_count, 16, "clips", |c, k| {
+            let clip = c.u32("clip")?;
+            let valid = package
+                .clips
+                .get(clip as usize)
+                .is_some_and(|x| x.skeleton as usize == skeleton);
+            if !valid {
+                return Err(invalid(
+                    index,
+                    "clips",
+                    format!(
+                        "entry {k} names clip {clip}, which is not a clip of skeleton {skeleton}"
+                    ),
+                ));
+            }
+            Ok(DatabaseClip {
+                clip,
+                first: c.u32("first row")?,
+                frames: c.u32("frames")?,
+                playable: c.u32("playable")?,
+            })
+        })?;
+        let rows = c.vec(row_count, FEATURES as u64 * 4, "rows", |c, _| {
+            c.f32s::<FEATURES>("row")
+        })?;
+        let tags = c.take(u64::from(row_count), "tags")?.to_vec();
+        c.align(4)?;
+        MotionDatabase::new(
+            skeleton as u32,
+            rate,
+            horizons,
+            weights,
+            clips,
+            mean,
+            scale,
+            rows,
+            tags,
+        )
+        .map_err(|e| invalid(index, "database", e.to_string()))
+    })?;
+    non_empty(records, "MOTION_DATABASES")
 }
 
 fn slice(bytes: &[u8], start: u64, end: u64) -> Option<&[u8]> {

@@ -6,6 +6,7 @@ use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
 use throng_cpu_ref::codec::{CompressedClip, COMPRESSED_CODEC_VERSION};
 use throng_cpu_ref::impostor::Impostor;
 use throng_cpu_ref::morph::{MeshRef, MorphTarget};
+use throng_cpu_ref::motion_db::MotionDatabase;
 use throng_cpu_ref::{
     Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
 };
@@ -13,7 +14,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
     SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE, FORMAT_VERSION,
-    HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, SECTION_ALIGN, SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
+    HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, MOTION_DATABASE_VERSION, SECTION_ALIGN,
+    SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
 
 /// Serialises `package`. The output depends only on the package: equal packages give equal bytes.
@@ -43,6 +45,10 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     if !package.impostors.is_empty() {
         kinds.push(SectionKind::Impostors);
         bodies.push(impostors(&package.impostors).0);
+    }
+    if !package.motion_databases.is_empty() {
+        kinds.push(SectionKind::MotionDatabases);
+        bodies.push(motion_databases(&package.motion_databases).0);
     }
     if let Some(body) = scene_body {
         kinds.push(SectionKind::Scene);
@@ -242,6 +248,35 @@ fn impostors(impostors: &[Impostor]) -> Out {
             out.u32(c.clip);
             out.u32(c.frames);
         }
+    }
+    out
+}
+
+/// One record per database, in package order: skeleton, layout version, rate, horizons,
+/// weights, clip and row counts, mean and scale, then per clip its index, first row, frames and
+/// playable frames, the rows, and the tags (one byte a row, padded to 4).
+fn motion_databases(databases: &[MotionDatabase]) -> Out {
+    let mut out = Out::table(databases.len());
+    for d in databases {
+        out.u32(d.skeleton);
+        out.u32(MOTION_DATABASE_VERSION);
+        out.f32(d.rate);
+        out.f32s(&d.horizons);
+        out.f32s(&d.weights);
+        out.u32(len32(d.clips.len()));
+        out.u32(len32(d.rows.len()));
+        out.f32s(&d.mean);
+        out.f32s(&d.scale);
+        for c in &d.clips {
+            for word in [c.clip, c.first, c.frames, c.playable] {
+                out.u32(word);
+            }
+        }
+        for r in &d.rows {
+            out.f32s(r);
+        }
+        out.0.extend_from_slice(&d.tags);
+        out.0.resize(out.0.len().next_multiple_of(4), 0);
     }
     out
 }

@@ -64,6 +64,8 @@ pub(super) struct Leg {
     /// Source joints of the `[[feet]]` entries on this foot (itself, its toe): the foot is
     /// planted while any of them is in contact.
     pub(super) watch: Vec<usize>,
+    /// IK reaches the floor height too, not only the planted ground-plane position.
+    pub(super) height: bool,
 }
 
 /// A chain's twist share: part of its last joint's roll moved onto the joint before it.
@@ -365,6 +367,7 @@ impl Resolver<'_> {
                 foot: t,
                 source_foot: s,
                 watch: Vec::new(),
+                height: foot.height,
             };
             let follows_calf = follow
                 .iter()

@@ -28,9 +28,11 @@
 //! of straight-legged standing hip heights), and its height puts the legs' roots at the source's
 //! leg-root height, scaled; other joints keep their rest translation, except joints that follow
 //! another (an IK foot bone under the root keeps its reference offset from the shin). A chain's
-//! twist moves part of its last joint's roll about the bone onto the joint before it, and feet
-//! marked for IK reach the source's feet while these are planted (moved by each contact's mean
-//! ground-plane distance between the two rigs' feet, [`Plant`]). Root motion is then extracted
+//! twist moves part of its last joint's roll about the bone onto the joint before it. Feet
+//! marked for IK are planted during the source's contacts: the translation joint follows them
+//! (a ground-plane offset and a twist about its own bone, which turn no bone, and a lift to the
+//! floor, [`Shift`]), and IK reaches each contact's landing place for what that leaves
+//! ([`Binding::plants`]). Root motion is then extracted
 //! on the target by the ordinary cook (the profile's `[root_motion]`), from motion already scaled.
 //!
 //! Modules: [`profile`] parses the TOML, [`binding`] resolves it against the two skeletons,
@@ -58,7 +60,7 @@ use throng_cpu_ref::{Skeleton, SourceClip};
 use crate::import::{ClipMeta, Origin, Placed as MetaPlaced, RootMotionRequest};
 use crate::{CookError, Imported};
 pub use binding::Binding;
-pub use pose::{Plant, Scratch, PLANT_EASE_S};
+pub use pose::{Plan, Plant, Scratch, Shift, PLANT_EASE_S, TWIST_RELAX_S};
 pub use profile::{Reference, RetargetProfile, Scale, TranslationPolicy};
 pub use source::{Motion, Source};
 
@@ -94,10 +96,10 @@ pub fn retarget_clip(
     let mut scratch = Scratch::default();
     let mut rotations = vec![Vec::with_capacity(times.len() * 4); n];
     let mut translations = vec![Vec::with_capacity(times.len() * 3); n];
-    let plants = binding.plants(source, motion, target, &times);
-    let mut plant = vec![Plant::default(); plants.len()];
+    let plan = binding.plants(source, motion, target, &times);
+    let mut plant = vec![Plant::default(); plan.legs.len()];
     for (i, &time) in times.iter().enumerate() {
-        for (p, w) in plant.iter_mut().zip(&plants) {
+        for (p, w) in plant.iter_mut().zip(&plan.legs) {
             *p = w[i];
         }
         motion.sample(source, time, &mut source_local);
@@ -106,7 +108,7 @@ pub fn retarget_clip(
             &source_local,
             target,
             &mut target_local,
-            &plant,
+            (&plant, plan.hips[i]),
             &mut scratch,
         );
         for j in 0..n {

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DMat3, DQuat, DVec3};
 use throng_cpu_ref::{Skeleton, Trs};
 
 use super::binding::{Leg, Twist, NONE};
@@ -14,6 +14,15 @@ use super::{Binding, Motion, TranslationPolicy};
 /// How long a planted foot's IK eases in before a contact and out after it, seconds.
 pub const PLANT_EASE_S: f64 = 0.1;
 
+/// How fast the hips' twist ([`Shift::twist`]) returns to the source's turn where the feet
+/// leave it free (single support, no contact): its time constant, seconds.
+pub const TWIST_RELAX_S: f64 = 0.5;
+
+/// How strongly the hips' twist keeps its course against the planted feet, as a length: the
+/// fraction of the leg roots' mean ground-plane distance from the translation joint that one
+/// radian of twist counts for against a foot's drift.
+const TWIST_STIFFNESS: f64 = 0.1;
+
 /// One IK leg's plant at one time: how far (0 to 1) its foot reaches for its goal, and the
 /// ground-plane offset (target scene space; y is 0) added to the source foot's position to make
 /// that goal.
@@ -21,6 +30,26 @@ pub const PLANT_EASE_S: f64 = 0.1;
 pub struct Plant {
     pub weight: f64,
     pub offset: DVec3,
+}
+
+/// How the translation joint moves off the source's at one time to keep the planted feet in
+/// place ([`Binding::plants`]). Neither turns a bone: the offset moves the joint, the twist turns
+/// it about its own bone (the legs keep their scene rotations, so only their roots move).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shift {
+    /// Target scene space.
+    pub offset: DVec3,
+    /// Radians, about the joint's bone (to the next joint of its chain; +Y without one).
+    pub twist: f64,
+}
+
+/// Per time of a clip: each IK leg's [`Plant`] and the translation joint's [`Shift`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Per IK leg of the profile, per time.
+    pub legs: Vec<Vec<Plant>>,
+    /// Per time.
+    pub hips: Vec<Shift>,
 }
 
 /// Reusable per-pose buffers of [`Binding::pose`].
@@ -33,15 +62,16 @@ pub struct Scratch {
 impl Binding {
     /// Retargets one source local pose onto the target: `target_local` gets every joint's local
     /// transform (rest scale everywhere).
-    /// `plant`: per IK leg of the profile, how far its foot reaches for the source's, offset
-    /// ([`Binding::plants`]); missing entries do not plant.
+    /// `plant`: per IK leg of the profile, how far its foot reaches for the source's, offset;
+    /// missing entries do not plant. `hips`: the translation joint's shift ([`Binding::plants`]
+    /// gives both).
     pub fn pose(
         &self,
         source: &Skeleton,
         source_local: &[Trs],
         target: &Skeleton,
         target_local: &mut [Trs],
-        plant: &[Plant],
+        (plant, hips): (&[Plant], Shift),
         scratch: &mut Scratch,
     ) {
         scratch.source.compute(source, source_local);
@@ -70,13 +100,19 @@ impl Binding {
                     let want = self.facing * (s.position(sn as usize) - s.position(src));
                     goal = arc(goal * self.bone_local[j], want) * goal;
                 }
+                if j == tj && hips.twist != 0.0 {
+                    let axis = (goal * self.bone_local[j])
+                        .try_normalize()
+                        .unwrap_or(DVec3::Y);
+                    goal = DQuat::from_axis_angle(axis, hips.twist) * goal;
+                }
                 rotation = (pq.inverse() * goal).normalize();
                 if self.policy == TranslationPolicy::All && j != tj {
                     translation = source_local[src].translation.as_dvec3() * self.scale;
                 }
             }
             if j == tj && self.policy != TranslationPolicy::None {
-                let position = self.hips(s, pq * rotation);
+                let position = self.hips(s, pq * rotation) + hips.offset;
                 translation = pa.inverse().transform_point3(position);
             }
             if let Some(&Twist {
@@ -106,7 +142,10 @@ impl Binding {
         if !self.legs.is_empty() {
             for (leg, plant) in self.legs.iter().zip(plant) {
                 if plant.weight > 0.0 {
-                    let goal = self.foot_goal(leg, s, t) + plant.offset;
+                    let mut goal = self.foot_goal(leg, s, t) + plant.offset;
+                    if !leg.height {
+                        goal.y = t.position(leg.foot).y;
+                    }
                     self.reach(leg, plant.weight, goal, target, t, target_local);
                 }
             }
@@ -124,31 +163,45 @@ impl Binding {
         }
     }
 
-    /// Per IK leg, per time of `times`, its [`Plant`]: the weight is 1 while the source foot
-    /// or its toe (the `[[feet]]` on it) is in contact (the report's detector,
-    /// [`report::contact_runs`]), easing to 0 over [`PLANT_EASE_S`] either side; the offset is
-    /// the nearest contact's mean ground-plane distance from the source foot's goal to where the
-    /// target's own foot is without IK. So IK takes out only how the target's foot drifts
-    /// against the source's during the contact, not the steady offset that the two rigs'
-    /// different leg proportions put between them, which would bend the legs off the source's
-    /// for nothing (a foot is as planted a few centimetres further out).
+    /// The plan of every time of `times`: per IK leg its [`Plant`], and the translation joint's
+    /// [`Shift`].
+    ///
+    /// A leg's weight is 1 while the source foot or its toe (the `[[feet]]` on it) is in contact
+    /// (the report's detector, [`report::contact_runs`]), easing to 0 over [`PLANT_EASE_S`]
+    /// either side. A first pass poses the clip without IK and takes, per leg and time, `D`:
+    /// the target's own foot less the source foot's goal. The two rigs' legs swing their feet
+    /// alike in direction, not in length, so while a foot is planted its `D` drifts on the
+    /// ground plane: the hips' shift takes that drift out (`follow`), so the legs keep
+    /// the source's bone directions. IK then reaches, per contact, for the source foot's goal
+    /// plus where the shift put the target's foot on the contact's first frame: it only takes
+    /// out what the shift could not (the feet's drift against each other in double support,
+    /// and the floor height the lift leaves; a foot whose `height` is off reaches on the ground
+    /// plane only).
     pub fn plants(
         &self,
         source: &Skeleton,
         motion: &Motion,
         target: &Skeleton,
         times: &[f64],
-    ) -> Vec<Vec<Plant>> {
+    ) -> Plan {
+        let n = times.len();
         if self.legs.is_empty() {
-            return Vec::new();
+            return Plan {
+                legs: Vec::new(),
+                hips: vec![Shift::default(); n],
+            };
         }
         let mut source_local = source.rest.clone();
         let mut target_local = target.rest.clone();
         let mut scratch = Scratch::default();
         let watched: Vec<usize> = self.legs.iter().flat_map(|l| l.watch.clone()).collect();
-        let mut paths = vec![Vec::with_capacity(times.len()); watched.len()];
-        // Per leg and time: the target foot without IK, less the source foot's goal.
-        let mut apart = vec![Vec::with_capacity(times.len()); self.legs.len()];
+        let mut paths = vec![Vec::with_capacity(n); watched.len()];
+        let tj = self.translation_joint.0;
+        let mut free = Free {
+            apart: vec![Vec::with_capacity(n); self.legs.len()],
+            roots: vec![Vec::with_capacity(n); self.legs.len()],
+            axes: Vec::with_capacity(n),
+        };
         for &time in times {
             motion.sample(source, time, &mut source_local);
             self.pose(
@@ -156,57 +209,165 @@ impl Binding {
                 &source_local,
                 target,
                 &mut target_local,
-                &[],
+                (&[], Shift::default()),
                 &mut scratch,
             );
             let (s, t) = (&scratch.source, &scratch.target);
             for (&joint, path) in watched.iter().zip(&mut paths) {
                 path.push(s.position(joint));
             }
-            for (leg, apart) in self.legs.iter().zip(&mut apart) {
-                let d = t.position(leg.foot) - self.foot_goal(leg, s, t);
-                apart.push(DVec3::new(d.x, 0.0, d.z));
+            for (k, leg) in self.legs.iter().enumerate() {
+                free.apart[k].push(t.position(leg.foot) - self.foot_goal(leg, s, t));
+                free.roots[k].push(t.position(leg.thigh) - t.position(tj));
             }
+            let axis = t.rotation[tj] * self.bone_local[tj];
+            free.axes.push(axis.try_normalize().unwrap_or(DVec3::Y));
         }
-        self.legs
+        // Per leg and time: the weight and the contact nearest.
+        let contacts: Vec<Vec<Contact>> = self
+            .legs
             .iter()
-            .zip(&apart)
-            .map(|(leg, apart)| {
+            .map(|leg| {
                 let runs: Vec<_> = watched
                     .iter()
                     .zip(&paths)
                     .filter(|(j, _)| leg.watch.contains(j))
                     .flat_map(|(_, path)| report::contact_runs(path, times))
                     .collect();
-                let runs: Vec<_> = merged(runs)
-                    .into_iter()
-                    .map(|r| {
-                        let mean = apart[r.clone()].iter().sum::<DVec3>() / r.len() as f64;
-                        (r, mean)
-                    })
-                    .collect();
+                let runs = merged(runs);
                 times
                     .iter()
                     .map(|&t| {
                         let gap = |r: &Range<usize>| {
                             (times[r.start] - t).max(t - times[r.end - 1]).max(0.0)
                         };
-                        let nearest = runs
+                        let Some((gap, run)) = runs
                             .iter()
-                            .map(|(r, mean)| (gap(r), *mean))
-                            .min_by(|a, b| a.0.total_cmp(&b.0));
-                        let Some((gap, offset)) = nearest else {
-                            return Plant::default();
+                            .map(|r| (gap(r), r))
+                            .min_by(|a, b| a.0.total_cmp(&b.0))
+                        else {
+                            return (0.0, None);
                         };
                         let x = (1.0 - gap / PLANT_EASE_S).clamp(0.0, 1.0);
-                        Plant {
-                            weight: x * x * (3.0 - 2.0 * x),
-                            offset,
-                        }
+                        (x * x * (3.0 - 2.0 * x), Some(run.clone()))
                     })
                     .collect()
             })
-            .collect()
+            .collect();
+        let (hips, turned) = self.follow(&free, &contacts, times);
+        let legs = contacts
+            .iter()
+            .enumerate()
+            .map(|(k, leg)| {
+                leg.iter()
+                    .enumerate()
+                    .map(|(i, (weight, run))| match run {
+                        Some(r) if *weight > 0.0 => {
+                            let at =
+                                free.apart[k][r.start] + turned[k][r.start] + hips[r.start].offset
+                                    - hips[i].offset;
+                            Plant {
+                                weight: *weight,
+                                offset: flat(at),
+                            }
+                        }
+                        _ => Plant::default(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Plan { legs, hips }
+    }
+
+    /// The hips' [`Shift`] per time, and per leg and time the ground-plane displacement of its
+    /// foot by the shift's twist. Integrated frame by frame: each step solves, in least
+    /// squares, for the change of offset (on the ground plane) and twist that cancels the step
+    /// of every planted foot's `D` (a foot counts while its source is in contact), with the
+    /// twist held to its course by [`TWIST_STIFFNESS`] and returning to 0 over
+    /// [`TWIST_RELAX_S`]. With one foot planted the offset holds it exactly; with two the twist
+    /// takes out their drift about each other, as far as a turn of the hips can. Vertically the
+    /// offset lifts the hips so the planted feet's (weighted) mean stands at its goal height.
+    /// Under translation policy `none` the hips keep their rest translation: no shift.
+    fn follow(
+        &self,
+        free: &Free,
+        contacts: &[Vec<Contact>],
+        times: &[f64],
+    ) -> (Vec<Shift>, Vec<Vec<DVec3>>) {
+        let n = times.len();
+        let legs = contacts.len();
+        let mut hips = vec![Shift::default(); n];
+        let mut turned = vec![vec![DVec3::ZERO; n]; legs];
+        if self.policy == TranslationPolicy::None {
+            // The translation joint keeps its rest translation: nothing to shift.
+            return (hips, turned);
+        }
+        let turn = |i: usize, k: usize, twist: f64| {
+            let r = free.roots[k][i];
+            flat(DQuat::from_axis_angle(free.axes[i], twist) * r - r)
+        };
+        let reach = free
+            .roots
+            .iter()
+            .flatten()
+            .map(|r| flat(*r).length())
+            .sum::<f64>()
+            / (legs * n).max(1) as f64;
+        let reach = reach.max(1e-9);
+        let planted = |k: usize, i: usize| match &contacts[k][i].1 {
+            Some(r) => r.contains(&i) && r.contains(&(i - 1)),
+            None => false,
+        };
+        for i in 1..n {
+            let twist = hips[i - 1].twist;
+            let dt = times[i] - times[i - 1];
+            // Rows (unknowns: the offset's x and z steps, the twist's step) of the weighted
+            // least squares, accumulated into its normal equations.
+            let mut m = DMat3::ZERO;
+            let mut b = DVec3::ZERO;
+            let mut row = |a: DVec3, rhs: f64, w: f64| {
+                m += DMat3::from_cols(a * a.x, a * a.y, a * a.z) * (w * w);
+                b += a * rhs * (w * w);
+            };
+            // The offset holds where no foot is planted; the twist relaxes.
+            row(DVec3::X, 0.0, 1e-6 * reach);
+            row(DVec3::Y, 0.0, 1e-6 * reach);
+            row(
+                DVec3::Z,
+                -twist * dt / TWIST_RELAX_S,
+                TWIST_STIFFNESS * reach,
+            );
+            for (k, turned) in turned.iter().enumerate() {
+                if !planted(k, i) {
+                    continue;
+                }
+                let step =
+                    free.apart[k][i] - free.apart[k][i - 1] + turn(i, k, twist) - turned[i - 1];
+                let root = DQuat::from_axis_angle(free.axes[i], twist) * free.roots[k][i];
+                let j = free.axes[i].cross(root);
+                row(DVec3::new(1.0, 0.0, j.x), -step.x, 1.0);
+                row(DVec3::new(0.0, 1.0, j.z), -step.z, 1.0);
+            }
+            let x = m.inverse() * b;
+            let offset = hips[i - 1].offset + DVec3::new(x.x, 0.0, x.y);
+            hips[i] = Shift {
+                offset,
+                twist: twist + x.z,
+            };
+            for (k, turned) in turned.iter_mut().enumerate() {
+                turned[i] = turn(i, k, hips[i].twist);
+            }
+        }
+        for (i, h) in hips.iter_mut().enumerate() {
+            let (mut sum, mut total) = (0.0, 0.0);
+            for (contacts, apart) in contacts.iter().zip(&free.apart) {
+                let w = contacts[i].0;
+                sum += w * apart[i].y;
+                total += w;
+            }
+            h.offset.y = -sum / total.max(1.0);
+        }
+        (hips, turned)
     }
 
     /// The source foot's position on the target (scene space): horizontally relative to the
@@ -300,6 +461,23 @@ impl Binding {
         };
         DVec3::new(t_ref.x + moved.x, height, t_ref.z + moved.z)
     }
+}
+
+/// A leg's plant weight at one time and the contact nearest (frames), if it has any.
+type Contact = (f64, Option<Range<usize>>);
+
+/// Per IK leg and time of the first pass ([`Binding::plants`]), what the hips' shift works with.
+struct Free {
+    /// The target's foot less the source foot's goal (`D`).
+    apart: Vec<Vec<DVec3>>,
+    /// The leg's root less the translation joint.
+    roots: Vec<Vec<DVec3>>,
+    /// Per time: the translation joint's bone direction, the axis of its twist.
+    axes: Vec<DVec3>,
+}
+
+fn flat(v: DVec3) -> DVec3 {
+    DVec3::new(v.x, 0.0, v.z)
 }
 
 /// `runs` sorted, with the ones that overlap or touch joined: a foot's contact and its toe's are

@@ -121,6 +121,10 @@ pub struct Foot {
     /// Reach the source's foot position (relative to the hips, turned and scaled) on every
     /// sample with two-bone IK on the last three joints of the chain that ends at `target`.
     pub ik: bool,
+    /// With `ik`: IK also reaches the floor height (what the hips' lift leaves of it); without,
+    /// it reaches the planted position on the ground plane only and the foot's height is where
+    /// the leg's bones put it.
+    pub height: bool,
     pub line: usize,
 }
 
@@ -199,6 +203,12 @@ struct RawFoot {
     target: String,
     #[serde(default)]
     ik: bool,
+    #[serde(default = "yes")]
+    height: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -400,6 +410,7 @@ impl RetargetProfile {
                     source: f.source,
                     target: f.target,
                     ik: f.ik,
+                    height: f.height,
                     line: at,
                 }
             })

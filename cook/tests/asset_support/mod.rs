@@ -37,3 +37,29 @@ pub fn cooked_skinned_assets() -> Vec<(String, throng_cpu_ref::Package)> {
         })
         .collect()
 }
+
+/// Scene positions of every joint of `skeleton` posed by `local` (`root_transform` applied).
+#[allow(dead_code)]
+pub fn positions(
+    skeleton: &throng_cpu_ref::Skeleton,
+    local: &[throng_cpu_ref::Trs],
+) -> Vec<glam::Vec3A> {
+    let mut component = vec![glam::Affine3A::IDENTITY; skeleton.joint_count()];
+    throng_cpu_ref::fk::local_to_component(skeleton, local, &mut component);
+    component
+        .iter()
+        .map(|c| (skeleton.root_transform * *c).translation)
+        .collect()
+}
+
+/// The diagonal of the points' bounding box.
+#[allow(dead_code)]
+pub fn extent(points: &[glam::Vec3A]) -> f32 {
+    let lo = points
+        .iter()
+        .fold(glam::Vec3A::splat(f32::MAX), |a, p| a.min(*p));
+    let hi = points
+        .iter()
+        .fold(glam::Vec3A::splat(f32::MIN), |a, p| a.max(*p));
+    (hi - lo).length()
+}

@@ -290,6 +290,7 @@ pub fn sample_package() -> Package {
         clips: vec![walk, pose],
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: Default::default(),
     }
 }

@@ -133,6 +133,7 @@ pub fn chain_package(joints: usize) -> Package {
         clips: vec![clip],
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: Default::default(),
     }
 }
@@ -148,6 +149,7 @@ pub fn many_skins_package(n: usize) -> Package {
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
+        motion_databases: Vec::new(),
         scene: Default::default(),
     };
     for k in 0..n as u32 {

@@ -1,0 +1,474 @@
+//! A cooked motion-matching database: per frame of its clips, a feature vector describing where
+//! the character is going and how its feet and hips move, normalised so that one distance
+//! compares them; and the search that finds the frame best matching a query.
+//!
+//! Features (all in the frame's *trajectory space*: the clip's root-motion trajectory at that
+//! frame, +Z forward, +Y up, metres and seconds), [`FEATURES`] floats in five groups:
+//!
+//! | group | floats | what |
+//! |---|---|---|
+//! | trajectory positions | 6 | where the trajectory is `horizons[k]` seconds later (x, z), k = 0..3 |
+//! | trajectory directions | 6 | which way it faces then (unit x, z) |
+//! | foot positions | 6 | left, right ankle (x, y, z) |
+//! | foot velocities | 6 | left, right ankle (x, y, z), m/s |
+//! | hip velocity | 3 | the root-motion joint's velocity (x, y, z), m/s |
+//!
+//! Normalisation follows Clavet's and Holden's motion matching: each float has its mean over the
+//! database subtracted, then is divided by its group's standard deviation (the mean of the
+//! group's per-float deviations, so a group's floats keep their relative sizes) and multiplied by
+//! the group's weight. The cost of a frame is the squared distance between its row and the
+//! query. Simon Clavet, "Motion Matching and The Road to Next-Gen Animation", GDC 2016
+//! (https://www.gdcvault.com/play/1023280/); Daniel Holden et al., "Learned Motion Matching",
+//! SIGGRAPH 2020, and its companion code's bounding-volume search
+//! (https://github.com/orangeduck/Motion-Matching).
+//!
+//! Search: [`MotionDatabase::search_exhaustive`] is the oracle, every searchable row in order;
+//! [`MotionDatabase::search`] skips blocks of rows whose axis-aligned bounds cannot beat the best
+//! so far, at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]). Both return the same frame:
+//! the lowest cost, ties to the lowest row (a bound prunes a block only when it is above the best
+//! cost, or equal to it with every row of the block after the best's). Each row's cost is summed
+//! in the same order by both, and a bound is a sum of terms each at most the row's, so rounding
+//! keeps it below the row's cost.
+
+use thiserror::Error;
+
+/// Floats per frame.
+pub const FEATURES: usize = 27;
+/// Horizons of the trajectory features.
+pub const HORIZONS: usize = 3;
+/// Feature groups: name and the floats they span, in row order.
+pub const GROUPS: [(&str, std::ops::Range<usize>); 5] = [
+    ("trajectory_positions", 0..6),
+    ("trajectory_directions", 6..12),
+    ("foot_positions", 12..18),
+    ("foot_velocities", 18..24),
+    ("hip_velocity", 24..27),
+];
+/// Rows per small and per large block of the search's bounds.
+pub const SMALL_BLOCK: usize = 16;
+pub const LARGE_BLOCK: usize = 64;
+
+/// Frame tags (bits of [`MotionDatabase::tags`]).
+pub mod tag {
+    pub const IDLE: u8 = 1;
+    pub const WALK: u8 = 2;
+    pub const RUN: u8 = 4;
+    pub const START: u8 = 8;
+    pub const STOP: u8 = 16;
+    pub const TURN: u8 = 32;
+    /// Names in bit order.
+    pub const NAMES: [&str; 6] = ["idle", "walk", "run", "start", "stop", "turn"];
+
+    /// The bit of a tag name.
+    pub fn of(name: &str) -> Option<u8> {
+        NAMES.iter().position(|n| *n == name).map(|b| 1 << b)
+    }
+}
+
+/// One clip's rows: `frames` rows from `first`, the first `playable` searchable (the rest are too
+/// close to the clip's end to play until the next query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DatabaseClip {
+    /// Package clip index.
+    pub clip: u32,
+    pub first: u32,
+    pub frames: u32,
+    pub playable: u32,
+}
+
+/// The best row of a search and its cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Match {
+    pub row: u32,
+    pub cost: f32,
+}
+
+/// A database that does not hold together.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum DatabaseError {
+    #[error("motion database: {0}")]
+    Invalid(String),
+}
+
+/// Per-block bounds of the rows: lower and upper corner and the union of the rows' tags, over
+/// the searchable rows of the block (an empty block has `lo > hi` and no tags).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Blocks {
+    lo: Vec<[f32; FEATURES]>,
+    hi: Vec<[f32; FEATURES]>,
+    tags: Vec<u8>,
+}
+
+impl Blocks {
+    fn new(rows: &[[f32; FEATURES]], tags: &[u8], searchable: &[bool], size: usize) -> Blocks {
+        let n = rows.len().div_ceil(size);
+        let mut b = Blocks {
+            lo: vec![[f32::INFINITY; FEATURES]; n],
+            hi: vec![[f32::NEG_INFINITY; FEATURES]; n],
+            tags: vec![0; n],
+        };
+        for (r, row) in rows.iter().enumerate() {
+            if !searchable[r] {
+                continue;
+            }
+            let k = r / size;
+            for (f, &v) in row.iter().enumerate() {
+                b.lo[k][f] = b.lo[k][f].min(v);
+                b.hi[k][f] = b.hi[k][f].max(v);
+            }
+            b.tags[k] |= tags[r];
+        }
+        b
+    }
+
+    /// The least cost any searchable row of block `k` can have (∞ for an empty block).
+    fn bound(&self, k: usize, query: &[f32; FEATURES]) -> f32 {
+        let (lo, hi) = (&self.lo[k], &self.hi[k]);
+        let mut sum = 0.0f32;
+        for f in 0..FEATURES {
+            let d = (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0);
+            sum += d * d;
+        }
+        if lo[0] > hi[0] {
+            f32::INFINITY
+        } else {
+            sum
+        }
+    }
+}
+
+/// A motion-matching database of one skeleton's clips.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MotionDatabase {
+    pub skeleton: u32,
+    /// Rows per second of clip time.
+    pub rate: f32,
+    /// Seconds ahead of the trajectory features.
+    pub horizons: [f32; HORIZONS],
+    /// Weight of each of [`GROUPS`].
+    pub weights: [f32; GROUPS.len()],
+    pub clips: Vec<DatabaseClip>,
+    /// Subtracted from a raw feature vector...
+    pub mean: [f32; FEATURES],
+    /// ... which is then multiplied by this (group weight / group deviation).
+    pub scale: [f32; FEATURES],
+    /// Normalised rows, clip after clip.
+    pub rows: Vec<[f32; FEATURES]>,
+    /// Tag bits per row ([`tag`]).
+    pub tags: Vec<u8>,
+    searchable: Vec<bool>,
+    small: Blocks,
+    large: Blocks,
+}
+
+impl MotionDatabase {
+    /// Checks the parts and builds the search's bounds.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        skeleton: u32,
+        rate: f32,
+        horizons: [f32; HORIZONS],
+        weights: [f32; GROUPS.len()],
+        clips: Vec<DatabaseClip>,
+        mean: [f32; FEATURES],
+        scale: [f32; FEATURES],
+        rows: Vec<[f32; FEATURES]>,
+        tags: Vec<u8>,
+    ) -> Result<MotionDatabase, DatabaseError> {
+        let bad = |m: String| Err(DatabaseError::Invalid(m));
+        if !(rate.is_finite() && rate > 0.0) {
+            return bad(format!("rate {rate} is not positive"));
+        }
+        if horizons.iter().any(|h| !(h.is_finite() && *h > 0.0)) {
+            return bad(format!("horizons {horizons:?} are not positive"));
+        }
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+            return bad(format!("weights {weights:?} are not finite and >= 0"));
+        }
+        if mean.iter().chain(&scale).any(|v| !v.is_finite()) {
+            return bad("the normalisation is not finite".into());
+        }
+        if tags.len() != rows.len() {
+            return bad(format!("{} tags for {} rows", tags.len(), rows.len()));
+        }
+        if rows.iter().flatten().any(|v| !v.is_finite()) {
+            return bad("a row is not finite".into());
+        }
+        let mut next = 0u32;
+        let mut searchable = vec![false; rows.len()];
+        for (k, c) in clips.iter().enumerate() {
+            if c.first != next || c.playable > c.frames {
+                return bad(format!(
+                    "clip entry {k} covers rows {}..{} ({} playable) after row {next}",
+                    c.first,
+                    c.first as u64 + c.frames as u64,
+                    c.playable
+                ));
+            }
+            next = c.first.saturating_add(c.frames);
+            if next as usize > rows.len() {
+                return bad(format!("clip entry {k} ends past the {} rows", rows.len()));
+            }
+            for s in &mut searchable[c.first as usize..(c.first + c.playable) as usize] {
+                *s = true;
+            }
+        }
+        if next as usize != rows.len() {
+            return bad(format!("the clips cover {next} of {} rows", rows.len()));
+        }
+        let small = Blocks::new(&rows, &tags, &searchable, SMALL_BLOCK);
+        let large = Blocks::new(&rows, &tags, &searchable, LARGE_BLOCK);
+        Ok(MotionDatabase {
+            skeleton,
+            rate,
+            horizons,
+            weights,
+            clips,
+            mean,
+            scale,
+            rows,
+            tags,
+            searchable,
+            small,
+            large,
+        })
+    }
+
+    /// A raw feature vector normalised as the rows are.
+    pub fn normalize(&self, raw: &[f32; FEATURES]) -> [f32; FEATURES] {
+        std::array::from_fn(|f| (raw[f] - self.mean[f]) * self.scale[f])
+    }
+
+    /// The raw feature vector of row `row` (the normalisation undone where its scale is not 0).
+    pub fn raw(&self, row: usize) -> Option<[f32; FEATURES]> {
+        let r = self.rows.get(row)?;
+        Some(std::array::from_fn(|f| {
+            if self.scale[f] != 0.0 {
+                r[f] / self.scale[f] + self.mean[f]
+            } else {
+                self.mean[f]
+            }
+        }))
+    }
+
+    /// The clip entry and clip time (seconds) of row `row`.
+    pub fn locate(&self, row: u32) -> Option<(&DatabaseClip, f32)> {
+        let c = self
+            .clips
+            .iter()
+            .find(|c| row >= c.first && row < c.first + c.frames)?;
+        Some((c, (row - c.first) as f32 / self.rate))
+    }
+
+    /// Whether row `row` may be matched (playable, and carrying one of `tags` unless it is 0).
+    fn eligible(&self, row: usize, tags: u8) -> bool {
+        self.searchable[row] && (tags == 0 || self.tags[row] & tags != 0)
+    }
+
+    /// The squared distance of row `row` from `query`, summed in float order.
+    pub fn cost(&self, row: usize, query: &[f32; FEATURES]) -> f32 {
+        let r = &self.rows[row];
+        let mut sum = 0.0f32;
+        for f in 0..FEATURES {
+            let d = r[f] - query[f];
+            sum += d * d;
+        }
+        sum
+    }
+
+    /// The oracle: every eligible row (tags: any of these bits, or 0 for all), lowest cost, ties
+    /// to the lowest row; `None` when no row is eligible.
+    pub fn search_exhaustive(&self, query: &[f32; FEATURES], tags: u8) -> Option<Match> {
+        let mut best: Option<Match> = None;
+        for row in 0..self.rows.len() {
+            if !self.eligible(row, tags) {
+                continue;
+            }
+            let cost = self.cost(row, query);
+            if best.is_none_or(|b| cost < b.cost) {
+                best = Some(Match {
+                    row: row as u32,
+                    cost,
+                });
+            }
+        }
+        best
+    }
+
+    /// The same answer as [`MotionDatabase::search_exhaustive`], skipping blocks whose bounds
+    /// cannot beat the best so far. `start`, when given, is tried first (the frame the character
+    /// plays now, usually: its cost makes the first bound).
+    pub fn search(&self, query: &[f32; FEATURES], tags: u8, start: Option<u32>) -> Option<Match> {
+        let mut best: Option<Match> = start
+            .filter(|&r| (r as usize) < self.rows.len() && self.eligible(r as usize, tags))
+            .map(|r| Match {
+                row: r,
+                cost: self.cost(r as usize, query),
+            });
+        // A block can hold the answer if its bound is below the best cost, or equal to it with a
+        // row before the best's.
+        let open = |bound: f32, first: usize, best: &Option<Match>| match best {
+            None => bound.is_finite(),
+            Some(b) => bound < b.cost || (bound == b.cost && first < b.row as usize),
+        };
+        let n = self.rows.len();
+        for big in 0..self.large.lo.len() {
+            if tags != 0 && self.large.tags[big] & tags == 0 {
+                continue;
+            }
+            if !open(self.large.bound(big, query), big * LARGE_BLOCK, &best) {
+                continue;
+            }
+            let smalls = big * (LARGE_BLOCK / SMALL_BLOCK)
+                ..((big + 1) * (LARGE_BLOCK / SMALL_BLOCK)).min(self.small.lo.len());
+            for small in smalls {
+                if tags != 0 && self.small.tags[small] & tags == 0 {
+                    continue;
+                }
+                if !open(self.small.bound(small, query), small * SMALL_BLOCK, &best) {
+                    continue;
+                }
+                for row in small * SMALL_BLOCK..((small + 1) * SMALL_BLOCK).min(n) {
+                    if !self.eligible(row, tags) {
+                        continue;
+                    }
+                    let cost = self.cost(row, query);
+                    let better = match best {
+                        None => true,
+                        Some(b) => cost < b.cost || (cost == b.cost && row < b.row as usize),
+                    };
+                    if better {
+                        best = Some(Match {
+                            row: row as u32,
+                            cost,
+                        });
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database of `n` rows from a hashed sequence, in clips of 100 rows (90 playable), with
+    /// duplicated rows so that ties occur.
+    fn database(n: usize) -> MotionDatabase {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+        };
+        let mut rows: Vec<[f32; FEATURES]> = (0..n)
+            .map(|r| std::array::from_fn(|f| next() + (r as f32 * 0.01 + f as f32).sin()))
+            .collect();
+        for r in (50..n).step_by(97) {
+            rows[r] = rows[r - 40];
+        }
+        let tags = (0..n).map(|r| 1u8 << (r / 100 % 6)).collect();
+        let clips = (0..n.div_ceil(100))
+            .map(|k| {
+                let frames = (n - k * 100).min(100) as u32;
+                DatabaseClip {
+                    clip: k as u32,
+                    first: (k * 100) as u32,
+                    frames,
+                    playable: frames.saturating_sub(10),
+                }
+            })
+            .collect();
+        MotionDatabase::new(
+            0,
+            60.0,
+            [0.33, 0.67, 1.0],
+            [1.0; 5],
+            clips,
+            [0.0; FEATURES],
+            [1.0; FEATURES],
+            rows,
+            tags,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_fast_search_returns_the_exhaustive_answer_with_ties_to_the_lowest_row() {
+        let db = database(2_000);
+        let mut disagreements = 0;
+        let mut q = 0x1234_5678u64;
+        for k in 0..500 {
+            q = q
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let base = (q >> 33) as usize % db.rows.len();
+            // Queries near rows (noise of several sizes) and exact copies of duplicated rows.
+            let noise = [0.0, 0.01, 0.3, 2.0][k % 4];
+            let query: [f32; FEATURES] =
+                std::array::from_fn(|f| db.rows[base][f] + noise * ((k * 31 + f) as f32).sin());
+            let tags = [0, tag::WALK, tag::RUN | tag::IDLE][k % 3];
+            let start = (k % 2 == 0).then_some(((q >> 13) as usize % db.rows.len()) as u32);
+            let want = db.search_exhaustive(&query, tags);
+            if db.search(&query, tags, start) != want {
+                disagreements += 1;
+            }
+        }
+        assert_eq!(disagreements, 0);
+        // A duplicated row ties with its original: the earlier row wins.
+        let query = db.rows[147];
+        assert_eq!(db.rows[147], db.rows[107]);
+        let m = db.search(&query, 0, Some(147)).unwrap();
+        assert_eq!((m.row, m.cost), (107, 0.0));
+        assert_eq!(db.search_exhaustive(&query, 0), Some(m));
+    }
+
+    #[test]
+    fn rows_past_the_playable_part_and_other_tags_are_never_returned() {
+        let db = database(300);
+        let query = db.rows[95];
+        let m = db.search(&query, 0, None).unwrap();
+        assert!(m.row % 100 < 90, "{m:?}");
+        let m = db.search(&query, tag::RUN, None).unwrap();
+        assert_eq!(db.tags[m.row as usize], tag::RUN);
+        assert_eq!(db.search(&query, tag::TURN, None), None);
+        assert_eq!(db.search_exhaustive(&query, tag::TURN), None);
+    }
+
+    #[test]
+    fn inconsistent_parts_are_refused() {
+        let db = database(300);
+        let mut clips = db.clips.clone();
+        clips[1].first += 1;
+        let err = MotionDatabase::new(
+            0,
+            60.0,
+            db.horizons,
+            db.weights,
+            clips,
+            db.mean,
+            db.scale,
+            db.rows.clone(),
+            db.tags.clone(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("clip entry 1"), "{err}");
+        let mut rows = db.rows.clone();
+        rows[3][4] = f32::NAN;
+        assert!(MotionDatabase::new(
+            0,
+            60.0,
+            db.horizons,
+            db.weights,
+            db.clips.clone(),
+            db.mean,
+            db.scale,
+            rows,
+            db.tags.clone()
+        )
+        .is_err());
+    }
+}
