@@ -95,11 +95,6 @@ impl SectionKind {
         SectionKind::Scene,
     ];
 
-    /// Whether the kind must appear in every package (the first five).
-    pub fn required(self) -> bool {
-        (self as u32) <= SectionKind::Clips as u32
-    }
-
     /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
     pub fn optional(self) -> bool {
         matches!(
