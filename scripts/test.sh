@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need when it is missing (lavapipe, Mesa's CPU Vulkan
-# driver, for the GPU tests; Xvfb for the windowed example's screenshot test), then runs every
+# driver, for the GPU tests; Xvfb for the windowed example's screenshot test; Node and npm for the
+# three.js morph-target comparison, tests/morph_three.rs, which installs three.js itself with
+# `npm ci` into scripts/three-peer/node_modules), then runs every
 # test of the workspace, not stopping at the first failing test binary. Arguments go to
 # `cargo test` (e.g. `scripts/test.sh -p throng-gpu`).
 #
@@ -15,6 +17,9 @@ if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1 || ! ldconfig -p | grep -
 fi
 if [ -z "${DISPLAY:-}" ] && { ! command -v xvfb-run >/dev/null || ! command -v xauth >/dev/null; }; then
   missing+=(xvfb xauth)
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then

@@ -12,6 +12,11 @@
 //!   the vertex follows at that level (a dropped joint replaced by its nearest retained ancestor), so an
 //!   edge between vertices that follow different joints collapses only where the signatures
 //!   agree, and a limb never fuses with the body it bends against.
+//!
+//! Morph targets are kept at every level: a level's triangles index the full mesh's vertices,
+//! whose sparse deltas ([`throng_cpu_ref::morph`]) apply unchanged, and every vertex a target
+//! moves is locked in the simplifier, so no morphed vertex is collapsed away. The simplification
+//! error is measured at rest (all weights zero).
 
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::fk::local_to_component;
@@ -119,7 +124,15 @@ fn simplify(
         SKIN_WEIGHT,
         SKIN_WEIGHT,
     ];
-    let locks = vec![false; mesh.positions.len()];
+    // Every vertex a morph target moves is locked: the simplifier never collapses it away, so
+    // each level keeps the morphed shapes (its indices address the same vertices, and so the same
+    // sparse deltas). Other vertices may still collapse onto locked ones.
+    let mut locks = vec![false; mesh.positions.len()];
+    for &v in mesh.targets.iter().flat_map(|t| &t.vertices) {
+        if let Some(lock) = locks.get_mut(v as usize) {
+            *lock = true;
+        }
+    }
     let run = |indices: &[u32]| {
         let mut error = 0f32;
         let simplified = meshopt::simplify_with_attributes_and_locks(

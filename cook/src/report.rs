@@ -7,6 +7,7 @@ use glam::{Affine3A, Vec3};
 use serde::Serialize;
 use throng_cpu_ref::error_metric::ClipError;
 use throng_cpu_ref::fk::local_to_component;
+use throng_cpu_ref::morph::MeshRef;
 use throng_cpu_ref::{Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SubTrackKind};
 
 use crate::lod::LodReport;
@@ -28,6 +29,10 @@ pub struct CookReport {
     pub skins: Vec<SkinReport>,
     pub meshes: Vec<MeshReport>,
     pub clips: Vec<ClipReport>,
+    /// Mesh nodes kept (skinned or static) with their morph targets (docs/morph-targets.md).
+    pub mesh_nodes: Vec<MeshNodeReport>,
+    /// Morph-weight tracks per animation, stored uncompressed, with their measured error.
+    pub weight_clips: Vec<WeightClipReport>,
     /// Import warnings (skipped channels and primitives, normalised weights, ignored sets).
     pub warnings: Vec<String>,
     /// Sum of the clips' `bytes`.
@@ -61,6 +66,39 @@ pub struct MeshReport {
     pub skin: u32,
     pub vertices: usize,
     pub triangles: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshNodeReport {
+    /// glTF node index.
+    pub node: u32,
+    pub name: String,
+    /// The skin binding, when skinned.
+    pub skin: Option<u32>,
+    /// Cooked triangle primitives.
+    pub primitives: usize,
+    /// Morph targets (the node's weight count).
+    pub targets: usize,
+    /// Vertices moved by some target, over the node's primitives.
+    pub morphed_vertices: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WeightClipReport {
+    pub name: String,
+    pub duration_s: f64,
+    pub sample_rate: f32,
+    pub samples: u32,
+    /// Mesh nodes with a weight track.
+    pub tracks: usize,
+    /// Weights per sample over the tracks.
+    pub weights: usize,
+    /// f32 samples stored.
+    pub bytes: usize,
+    /// Largest |cooked − exact| of any weight, at evenly spaced times inside every sample
+    /// interval (the cooked track lerps between samples).
+    pub max_error: f32,
+    pub worst_time_s: f32,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -225,6 +263,41 @@ impl CookReport {
                 .collect(),
             total_clip_bytes: clips.iter().map(|c| c.bytes).sum(),
             clips,
+            mesh_nodes: package
+                .scene
+                .nodes
+                .iter()
+                .map(|n| MeshNodeReport {
+                    node: n.node,
+                    name: n.name.clone(),
+                    skin: n.skin,
+                    primitives: n.primitives.len(),
+                    targets: n.weights.len(),
+                    morphed_vertices: n
+                        .primitives
+                        .iter()
+                        .map(|p| {
+                            let targets = match p.mesh {
+                                MeshRef::Skinned(m) => {
+                                    package.meshes.get(m as usize).map(|m| &m.targets)
+                                }
+                                MeshRef::Static(m) => {
+                                    package.scene.meshes.get(m as usize).map(|m| &m.targets)
+                                }
+                            };
+                            let mut moved: Vec<u32> = targets
+                                .into_iter()
+                                .flatten()
+                                .flat_map(|t| t.vertices.iter().copied())
+                                .collect();
+                            moved.sort_unstable();
+                            moved.dedup();
+                            moved.len()
+                        })
+                        .sum(),
+                })
+                .collect(),
+            weight_clips: Vec::new(),
             warnings: imported.warnings.clone(),
             codec: None,
         }
@@ -355,6 +428,58 @@ impl fmt::Display for CookReport {
             )?;
         }
         writeln!(f, "total clip bytes: {}", self.total_clip_bytes)?;
+        let rows = self.mesh_nodes.iter().map(|n| {
+            vec![
+                n.node.to_string(),
+                n.name.clone(),
+                n.skin.map_or("-".into(), |s| s.to_string()),
+                n.primitives.to_string(),
+                n.targets.to_string(),
+                n.morphed_vertices.to_string(),
+            ]
+        });
+        table(
+            f,
+            "mesh nodes",
+            &[
+                "node",
+                "name",
+                "skin",
+                "primitives",
+                "targets",
+                "morphed vertices",
+            ],
+            rows.collect(),
+        )?;
+        let rows = self.weight_clips.iter().map(|c| {
+            vec![
+                c.name.clone(),
+                format!("{:.3}", c.duration_s),
+                format!("{}", c.sample_rate),
+                c.samples.to_string(),
+                c.tracks.to_string(),
+                c.weights.to_string(),
+                c.bytes.to_string(),
+                format!("{:.2e}", c.max_error),
+                format!("{:.3} s", c.worst_time_s),
+            ]
+        });
+        table(
+            f,
+            "morph weight clips (uncompressed)",
+            &[
+                "clip",
+                "dur (s)",
+                "Hz",
+                "samples",
+                "tracks",
+                "weights",
+                "bytes",
+                "max error",
+                "worst",
+            ],
+            rows.collect(),
+        )?;
         if !self.warnings.is_empty() {
             writeln!(f, "warnings:")?;
             for w in &self.warnings {

@@ -21,16 +21,22 @@
 //! travel is extracted as root motion, and one that still travels in its pose does not; else
 //! `Once`. Control may override it. Events and markers are then checked and put in canonical
 //! form ([`crate::metadata`]).
+//!
+//! Morph-weight channels (docs/morph-targets.md) become one uncompressed `WeightClip` per
+//! animation, sampled on the grid of the animation's skeleton clip when it has one (else at
+//! [`clip_rate`]'s rule applied to its own keys), lerped between samples; its error against the
+//! exact curves is measured inside every sample interval and reported.
 
 use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
+use throng_cpu_ref::morph::{SourceWeightClip, WeightClip, WeightTrack};
 use throng_cpu_ref::{
     Clip, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip, SubTrack,
     SubTrackKind, Trs,
 };
 
 use crate::import::ClipMeta;
-use crate::report::{rest_extent, ClipReport, CookReport};
+use crate::report::{rest_extent, ClipReport, CookReport, WeightClipReport};
 use crate::{metadata, root_motion, CookError, Imported, Profile};
 
 /// Relative tolerance for comparing translations and scales: `|a − b| ≤ tol · max(|a|, |b|, 1e-3)`.
@@ -97,12 +103,24 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
             return Err(pin.origin.error(reason));
         }
     }
+    let mut weight_reports = Vec::with_capacity(imported.source_weight_clips.len());
+    for source in &imported.source_weight_clips {
+        let (clip, report) =
+            resample_weights(source, &package, profile).map_err(|reason| CookError::Clip {
+                file: imported.source.clone(),
+                clip: source.name.clone(),
+                reason,
+            })?;
+        package.scene.clips.push(clip);
+        weight_reports.push(report);
+    }
     let pins: Vec<String> = imported.lod_pins.iter().map(|p| p.value.clone()).collect();
     let lods = crate::lod::build_lods(&mut package, &pins)?;
     let mut report = CookReport::new(imported, profile, &package, reports);
     for (skeleton, levels) in report.skeletons.iter_mut().zip(lods) {
         skeleton.lods = levels;
     }
+    report.weight_clips = weight_reports;
     report.warnings.extend(warnings);
     Ok((package, report))
 }
@@ -283,22 +301,27 @@ const GRID_TOLERANCE: f64 = 0.01;
 /// factor that reaches `profile.sample_rate`. Otherwise (STEP or CUBICSPLINE channels, irregular
 /// keys) the rate is `profile.sample_rate`.
 pub fn clip_rate(source: &SourceClip, profile: &Profile) -> f64 {
+    grid_rate(
+        source
+            .channels
+            .iter()
+            .map(|c| (c.interpolation, c.times.as_slice())),
+        profile,
+    )
+}
+
+/// [`clip_rate`] over any channels' interpolations and key times.
+fn grid_rate<'a>(
+    channels: impl Iterator<Item = (Interpolation, &'a [f32])> + Clone,
+    profile: &Profile,
+) -> f64 {
     let fallback = f64::from(profile.sample_rate);
-    if source
-        .channels
-        .iter()
-        .any(|c| c.interpolation != Interpolation::Linear)
-    {
+    if channels.clone().any(|(i, _)| i != Interpolation::Linear) {
         return fallback;
     }
-    let period = source
-        .channels
-        .iter()
-        .flat_map(|c| {
-            c.times
-                .windows(2)
-                .map(|w| f64::from(w[1]) - f64::from(w[0]))
-        })
+    let period = channels
+        .clone()
+        .flat_map(|(_, times)| times.windows(2).map(|w| f64::from(w[1]) - f64::from(w[0])))
         .fold(f64::INFINITY, f64::min);
     if !(period.is_finite() && period >= MIN_GRID_PERIOD) {
         return fallback;
@@ -314,10 +337,9 @@ pub fn clip_rate(source: &SourceClip, profile: &Profile) -> f64 {
         let k = (f64::from(t) * grid_rate).round();
         (f64::from(t) - k / grid_rate).abs() <= GRID_TOLERANCE / grid_rate
     };
-    if !source
-        .channels
-        .iter()
-        .all(|c| c.times.iter().all(|&t| on_grid(t)))
+    if !channels
+        .clone()
+        .all(|(_, times)| times.iter().all(|&t| on_grid(t)))
     {
         return fallback;
     }
@@ -329,6 +351,107 @@ pub fn clip_rate(source: &SourceClip, profile: &Profile) -> f64 {
     } else {
         grid_rate * (fallback / grid_rate - 1e-9).ceil()
     }
+}
+
+/// Samples per clip test interval when measuring a weight clip's error: the cooked lerp is
+/// compared with the exact curves at this many evenly spaced times inside each sample interval
+/// (and at every sample).
+const WEIGHT_ERROR_STEPS: u32 = 8;
+
+/// One cooked weight clip from its source channels: at the rate and sample times of the skeleton
+/// clip of the same animation when there is one (so both sample on one grid), else at
+/// [`grid_rate`] of its own keys; with its measured error (largest |cooked − exact| over every
+/// weight, at [`WEIGHT_ERROR_STEPS`] times per sample interval).
+fn resample_weights(
+    source: &SourceWeightClip,
+    package: &Package,
+    profile: &Profile,
+) -> Result<(WeightClip, WeightClipReport), String> {
+    let skeleton_clip = package.clips.iter().find(|c| c.name == source.name);
+    let (rate, duration) = match skeleton_clip {
+        Some(c) => (f64::from(c.sample_rate), c.duration),
+        None => (
+            f64::from(grid_rate(
+                source
+                    .channels
+                    .iter()
+                    .map(|c| (c.interpolation, c.times.as_slice())),
+                profile,
+            ) as f32),
+            f64::from(source.duration),
+        ),
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!("profile '{}' has sample rate {rate}", profile.name));
+    }
+    if !(duration.is_finite() && duration >= 0.0 && duration * rate < MAX_SAMPLES) {
+        return Err(format!(
+            "duration {duration} s cannot be sampled at {rate} Hz"
+        ));
+    }
+    let n = match skeleton_clip {
+        Some(c) => c.sample_count as usize,
+        None if duration > 0.0 => (duration * rate - 1e-6).ceil().max(0.0) as usize + 1,
+        None => 1,
+    };
+    let mut clip = WeightClip {
+        name: source.name.clone(),
+        duration,
+        sample_rate: rate as f32,
+        sample_count: n as u32,
+        tracks: Vec::with_capacity(source.channels.len()),
+    };
+    for channel in &source.channels {
+        let width = channel.width as usize;
+        let mut values = vec![0.0f32; n * width];
+        for (i, out) in values.chunks_exact_mut(width).enumerate() {
+            if !channel.sample(clip.sample_time(i as u32), out) {
+                return Err(format!(
+                    "the weights channel of mesh node {} does not hold {} keys of {width} weights",
+                    channel.node,
+                    channel.times.len()
+                ));
+            }
+        }
+        clip.tracks.push(WeightTrack {
+            node: channel.node,
+            values,
+        });
+    }
+    // Measure: the cooked lerp against the exact curves, inside every sample interval.
+    let (mut max_error, mut worst_time) = (0.0f32, 0.0f64);
+    let steps = if n > 1 { WEIGHT_ERROR_STEPS } else { 1 };
+    for channel in &source.channels {
+        let width = channel.width as usize;
+        let (mut exact, mut cooked) = (vec![0.0f32; width], vec![0.0f32; width]);
+        for i in 0..n as u32 {
+            let t0 = clip.sample_time(i);
+            let t1 = clip.sample_time((i + 1).min(n as u32 - 1));
+            for k in 0..steps {
+                let t = t0 + (t1 - t0) * f64::from(k) / f64::from(steps);
+                channel.sample(t, &mut exact);
+                clip.sample(channel.node, t, &mut cooked);
+                for (a, b) in exact.iter().zip(&cooked) {
+                    if (a - b).abs() > max_error {
+                        max_error = (a - b).abs();
+                        worst_time = t;
+                    }
+                }
+            }
+        }
+    }
+    let report = WeightClipReport {
+        name: clip.name.clone(),
+        duration_s: clip.duration,
+        sample_rate: clip.sample_rate,
+        samples: clip.sample_count,
+        tracks: clip.tracks.len(),
+        weights: source.channels.iter().map(|c| c.width as usize).sum(),
+        bytes: clip.tracks.iter().map(|t| 4 * t.values.len()).sum(),
+        max_error,
+        worst_time_s: worst_time as f32,
+    };
+    Ok((clip, report))
 }
 
 /// Classifies one sub-track's samples (each padded to 4 floats, `width` used) and appends it.

@@ -395,6 +395,7 @@ fn zero_duration_import(meta: ClipMeta) -> Imported {
             channels: vec![channel],
             duration: 0.0,
         }],
+        source_weight_clips: Vec::new(),
         clip_meta: vec![meta],
         lod_pins: Vec::new(),
         warnings: Vec::new(),

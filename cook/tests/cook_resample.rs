@@ -59,6 +59,7 @@ fn imported(channels: Vec<Channel>, duration: f32) -> Imported {
             channels,
             duration,
         }],
+        source_weight_clips: Vec::new(),
         clip_meta: Vec::new(),
         lod_pins: Vec::new(),
         warnings: Vec::new(),

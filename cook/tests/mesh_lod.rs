@@ -112,3 +112,44 @@ fn a_mesh_lod_with_more_triangles_than_the_level_before_is_refused() {
         })
     ));
 }
+
+#[test]
+fn mesh_lods_keep_every_vertex_a_morph_target_moves() {
+    use throng_cpu_ref::morph::MorphTarget;
+    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")
+        .expect("character imports");
+    let (mut package, _) =
+        throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT).expect("character cooks");
+    // A target moving every 5th vertex of mesh 0 (a face's worth of a blink, spread out).
+    let n = package.meshes[0].positions.len() as u32;
+    let moved: Vec<u32> = (0..n).step_by(5).collect();
+    package.meshes[0].targets = vec![MorphTarget {
+        positions: vec![glam::Vec3::new(0.0, 0.01, 0.0); moved.len()],
+        vertices: moved.clone(),
+        normals: Vec::new(),
+    }];
+    let skeleton = package.meshes[0].skin;
+    let s = package.skins[skeleton as usize].skeleton;
+    let lods = package.skeletons[s as usize].lods.clone();
+    let errors: Vec<f32> = lods.iter().map(|l| l.error()).collect();
+    throng_cook::mesh_lod::build_mesh_lods(&mut package, s, &lods, &errors);
+    let mesh = &package.meshes[0];
+    assert!(!mesh.lods.is_empty(), "the character's mesh still has LODs");
+    for (k, lod) in mesh.lods.iter().enumerate() {
+        let mut used = vec![false; n as usize];
+        lod.indices.iter().for_each(|&i| used[i as usize] = true);
+        let kept = moved.iter().filter(|&&v| used[v as usize]).count();
+        eprintln!(
+            "level {}: {} triangles, {kept} of {} morphed vertices drawn",
+            k + 1,
+            lod.indices.len() / 3,
+            moved.len()
+        );
+        assert_eq!(
+            kept,
+            moved.len(),
+            "level {}: a morphed vertex was collapsed away",
+            k + 1
+        );
+    }
+}

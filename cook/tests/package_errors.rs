@@ -89,25 +89,41 @@ fn bad_magic() {
 
 #[test]
 fn other_versions_are_refused() {
-    assert_eq!(FORMAT_VERSION, 3);
-    let result = patched(|b| put_u32(b, 8, 4));
+    // Version 4 added the SCENE section (morph targets, mesh nodes, weight tracks).
+    assert_eq!(FORMAT_VERSION, 4);
+    let result = patched(|b| put_u32(b, 8, 5));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 4,
+            found: 5,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 4 is not supported (this build reads version 3)"
+        "package format version 5 is not supported (this build reads version 4): re-cook the \
+         package with this build's `throng cook`, or read it with the newer build that wrote it"
     );
-    // Version 2 (no compressed clips) is not read either: only the current version.
+    // Versions 3 (no SCENE section) and 2 (no compressed clips) are not read either: only the
+    // current version, and the message says to re-cook.
+    let result = patched(|b| put_u32(b, 8, 3));
+    assert_eq!(
+        result,
+        Err(PackageError::UnsupportedVersion {
+            found: 3,
+            supported: 4
+        })
+    );
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "package format version 3 is older than the version 4 this build reads: re-cook the \
+         package from its source with `throng cook` (packages are not migrated)"
+    );
     assert_eq!(
         patched(|b| put_u32(b, 8, 2)),
         Err(PackageError::UnsupportedVersion {
             found: 2,
-            supported: 3
+            supported: 4
         })
     );
 }

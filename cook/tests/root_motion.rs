@@ -294,6 +294,7 @@ fn cook_turning(
             ..Package::default()
         },
         source_clips: vec![source],
+        source_weight_clips: Vec::new(),
         clip_meta: vec![ClipMeta {
             root_motion: Some(Placed {
                 value: request,

@@ -20,6 +20,7 @@ pub mod impostor;
 pub mod inertialize;
 pub mod interpreter;
 pub mod lod;
+pub mod morph;
 pub mod motion;
 pub mod motion_db;
 pub mod package;
@@ -45,6 +46,7 @@ pub use frame::{
 };
 pub use interpreter::Evaluator;
 pub use lod::SkeletonLod;
+pub use morph::{MeshNode, MeshRef, MorphTarget, NodePrimitive, Scene, StaticMesh, WeightClip};
 pub use package::Package;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};
 pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};

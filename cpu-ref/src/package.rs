@@ -2,6 +2,7 @@
 //! `throng-cook` writes and reads the binary form (docs/package-format.md).
 
 use crate::impostor::Impostor;
+use crate::morph::Scene;
 use crate::{Assets, Clip, Mask, Skeleton, SkinBinding, SkinnedMesh};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,6 +20,9 @@ pub struct Package {
     /// Motion-matching databases, at most one per skeleton, ascending by skeleton
     /// ([`crate::motion_db`]).
     pub motion_databases: Vec<crate::motion_db::MotionDatabase>,
+    /// Mesh nodes (skinned or not) with their default morph weights, the primitives of unskinned
+    /// mesh nodes, and the clips' morph-weight tracks ([`crate::morph`]).
+    pub scene: Scene,
 }
 
 impl Package {

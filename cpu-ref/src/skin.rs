@@ -2,6 +2,8 @@
 
 use glam::{Affine3A, Vec3};
 
+use crate::morph::MorphTarget;
+
 /// Binds a palette to a skeleton. Palette entry `k` is glTF skin joint `k`:
 /// `palette[k] = component[joints[k]] * inverse_bind[k]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +39,9 @@ pub struct SkinnedMesh {
     /// most as many as it has levels); a level past the last uses the last, and a mesh without
     /// levels draws `indices` at every level ([`SkinnedMesh::level_indices`]).
     pub lods: Vec<MeshLod>,
+    /// Morph targets, in glTF order, applied before skinning ([`crate::morph`]). The LOD
+    /// triangle lists index the same vertices, so every level keeps them.
+    pub targets: Vec<MorphTarget>,
 }
 
 /// One simplified triangle list of a mesh, drawn with one skeleton LOD level.

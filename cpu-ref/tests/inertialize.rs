@@ -147,6 +147,7 @@ mod frames {
             masks: vec![],
             impostors: vec![],
             motion_databases: Vec::new(),
+            scene: Default::default(),
         }
     }
 

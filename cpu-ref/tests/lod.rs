@@ -162,6 +162,7 @@ fn package() -> Package {
         masks: vec![],
         impostors: vec![],
         motion_databases: Vec::new(),
+        scene: Default::default(),
     }
 }
 

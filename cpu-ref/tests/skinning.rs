@@ -19,6 +19,7 @@ fn mesh(
         weights,
         indices: vec![],
         lods: vec![],
+        targets: Vec::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
+use throng_cpu_ref::morph::{MeshRef, MorphTarget, WeightClip};
 use throng_cpu_ref::{Clip, Package, SubTrackKind};
 
 use super::{load_package, print_json, CliError};
@@ -66,12 +67,15 @@ fn kind_counts(clip: &Clip) -> [usize; 3] {
 
 fn print_text(path: &std::path::Path, p: &Package) {
     println!(
-        "{}: {} skeletons, {} skins, {} meshes, {} clips",
+        "{}: {} skeletons, {} skins, {} meshes, {} clips, {} static meshes, {} mesh nodes, {} morph-weight clips",
         path.display(),
         p.skeletons.len(),
         p.skins.len(),
         p.meshes.len(),
-        p.clips.len()
+        p.clips.len(),
+        p.scene.meshes.len(),
+        p.scene.nodes.len(),
+        p.scene.clips.len()
     );
     for (i, s) in p.skeletons.iter().enumerate() {
         let depth = s.depth.iter().max().copied().unwrap_or(0);
@@ -123,6 +127,36 @@ fn print_text(path: &std::path::Path, p: &Package) {
                 lod.error
             );
         }
+        print_targets(&m.targets);
+    }
+    for (i, m) in p.scene.meshes.iter().enumerate() {
+        println!(
+            "static mesh {i} '{}': {} vertices, {} triangles, normals {}",
+            m.name,
+            m.positions.len(),
+            m.indices.len() / 3,
+            if m.normals.is_empty() { "no" } else { "yes" },
+        );
+        print_targets(&m.targets);
+    }
+    for n in &p.scene.nodes {
+        let prims: Vec<String> = n
+            .primitives
+            .iter()
+            .map(|q| match q.mesh {
+                MeshRef::Skinned(m) => format!("{}: mesh {m}", q.primitive),
+                MeshRef::Static(m) => format!("{}: static mesh {m}", q.primitive),
+            })
+            .collect();
+        println!(
+            "mesh node {} '{}': {}, primitives [{}], default weights {:?}",
+            n.node,
+            n.name,
+            n.skin
+                .map_or("no skin".to_string(), |s| format!("skin {s}")),
+            prims.join(", "),
+            n.weights
+        );
     }
     println!(
         "{:<4} {:<32} {:>4} {:>9} {:>6} {:>7} {:>22} {:>9} {:>6}",
@@ -149,6 +183,22 @@ fn print_text(path: &std::path::Path, p: &Package) {
             throng_cook::report::clip_bytes(c),
             c.events.len() + c.markers.len()
         );
+        for w in p.scene.clips.iter().filter(|w| w.name == c.name) {
+            print_weight_channels(p, w);
+        }
+    }
+    // Morph-weight clips of animations that move no joint (files without skins).
+    for w in p
+        .scene
+        .clips
+        .iter()
+        .filter(|w| p.find_clip(&w.name).is_none())
+    {
+        println!(
+            "weights clip '{}': {:.3}s, {:.1} Hz, {} samples",
+            w.name, w.duration, w.sample_rate, w.sample_count
+        );
+        print_weight_channels(p, w);
     }
     for d in &p.motion_databases {
         println!(
@@ -162,7 +212,73 @@ fn print_text(path: &std::path::Path, p: &Package) {
     }
 }
 
+/// One line per morph target: vertices moved, and whether it moves normals.
+fn print_targets(targets: &[MorphTarget]) {
+    for (t, target) in targets.iter().enumerate() {
+        println!(
+            "  morph target {t}: {} vertices moved, normal deltas {}",
+            target.vertices.len(),
+            if target.normals.is_empty() {
+                "no"
+            } else {
+                "yes"
+            }
+        );
+    }
+}
+
+/// The morph-weight channels of a clip: one per mesh node, its weight count and bytes.
+fn print_weight_channels(p: &Package, w: &WeightClip) {
+    for t in &w.tracks {
+        let node = p.scene.nodes.get(t.node as usize);
+        println!(
+            "     channel: weights of mesh node {} '{}' ({} targets, {} bytes uncompressed)",
+            node.map_or(0, |n| n.node),
+            node.map_or("?", |n| n.name.as_str()),
+            node.map_or(0, |n| n.weights.len()),
+            4 * t.values.len()
+        );
+    }
+}
+
+/// The channels of clip `name`: per joint its animated or constant sub-tracks, then the morph
+/// weights of each mesh node the clip animates.
+fn channels_json(p: &Package, name: &str, clip: Option<&Clip>) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    if let Some(c) = clip {
+        let skeleton = &p.skeletons[c.skeleton as usize];
+        for (k, t) in c.sub_tracks.iter().enumerate() {
+            if t.kind == SubTrackKind::Default {
+                continue;
+            }
+            let path = ["translation", "rotation", "scale"][k % 3];
+            out.push(json!({
+                "joint": skeleton.names.get(k / 3),
+                "path": path,
+                "kind": if t.kind == SubTrackKind::Animated { "animated" } else { "constant" },
+            }));
+        }
+    }
+    for w in p.scene.clips.iter().filter(|w| w.name == name) {
+        for t in &w.tracks {
+            let node = p.scene.nodes.get(t.node as usize);
+            out.push(json!({
+                "node": node.map(|n| n.node),
+                "path": "weights",
+                "weights": node.map_or(0, |n| n.weights.len()),
+                "bytes": 4 * t.values.len(),
+            }));
+        }
+    }
+    out
+}
+
 fn to_json(p: &Package) -> serde_json::Value {
+    let targets = |ts: &[MorphTarget]| {
+        ts.iter()
+            .map(|t| json!({"vertices": t.vertices.len(), "normals": !t.normals.is_empty()}))
+            .collect::<Vec<_>>()
+    };
     json!({
         "skeletons": p.skeletons.iter().map(|s| json!({
             "joints": s.joint_count(),
@@ -182,11 +298,24 @@ fn to_json(p: &Package) -> serde_json::Value {
                 "animated": counts[SubTrackKind::Animated as usize], "constant": counts[SubTrackKind::Constant as usize],
                 "default": counts[SubTrackKind::Default as usize], "bytes": throng_cook::report::clip_bytes(c),
                 "events": c.events.len(), "markers": c.markers.len(),
+                "channels": channels_json(p, &c.name, Some(c)),
             })
         }).collect::<Vec<_>>(),
         "motion_databases": p.motion_databases.iter().map(|d| json!({
             "skeleton": d.skeleton, "frames": d.rows.len(), "rate": d.rate, "horizons_s": d.horizons,
             "clips": d.clips.iter().map(|c| json!({"clip": c.clip, "frames": c.frames, "playable": c.playable})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
+        "static_meshes": p.scene.meshes.iter().map(|m| json!({"name": m.name, "vertices": m.positions.len(),
+            "triangles": m.indices.len() / 3, "targets": targets(&m.targets)})).collect::<Vec<_>>(),
+        "mesh_targets": p.meshes.iter().map(|m| targets(&m.targets)).collect::<Vec<_>>(),
+        "mesh_nodes": p.scene.nodes.iter().map(|n| json!({"node": n.node, "name": n.name, "skin": n.skin,
+            "primitives": n.primitives.iter().map(|q| match q.mesh {
+                MeshRef::Skinned(m) => json!({"primitive": q.primitive, "mesh": m}),
+                MeshRef::Static(m) => json!({"primitive": q.primitive, "static_mesh": m}),
+            }).collect::<Vec<_>>(),
+            "weights": n.weights})).collect::<Vec<_>>(),
+        "weight_clips": p.scene.clips.iter().map(|w| json!({"name": w.name, "duration_s": w.duration,
+            "sample_rate": w.sample_rate, "samples": w.sample_count,
+            "channels": channels_json(p, &w.name, None)})).collect::<Vec<_>>(),
     })
 }

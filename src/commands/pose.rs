@@ -1,5 +1,7 @@
 //! `throng pose`: one skin at one clip time on the CPU reference, in glTF scene space, optionally
-//! corrected by IK solvers (`--two-bone`, `--aim`; DESIGN.md §8).
+//! corrected by IK solvers (`--two-bone`, `--aim`; DESIGN.md §8); and every mesh node's morph
+//! weights and vertices (morphed, then skinned where the node is skinned; docs/morph-targets.md),
+//! also for files that have no skin.
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +9,7 @@ use glam::{Affine3A, Mat4, Vec3};
 use serde_json::json;
 use throng_cpu_ref::bounds::SkinBounds;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
+use throng_cpu_ref::morph::{self, MeshRef, SourceWeightClip};
 use throng_cpu_ref::transform::mean_column_scale;
 use throng_cpu_ref::{
     clip::{root_motion_affine, sample_clip},
@@ -20,11 +23,13 @@ use super::{load_package, print_json, CliError};
 pub struct Args {
     /// A .glb / .gltf source (cooked on the fly with the standard profile) or a .throng package.
     input: PathBuf,
-    /// Clip name, or index among the clips of the skin's skeleton.
+    /// Clip name, or index among the clips of the skin's skeleton followed by the morph-weight
+    /// clips of other names (a file without skins: its weight clips). Left out: the rest pose
+    /// with the default morph weights.
     #[arg(long)]
-    clip: String,
+    clip: Option<String>,
     /// Clip time in seconds (clamped to the clip; no looping).
-    #[arg(long)]
+    #[arg(long, default_value_t = 0.0)]
     time: f64,
     /// Skin index.
     #[arg(long, default_value_t = 0)]
@@ -184,6 +189,8 @@ struct Source {
     package: Package,
     /// Source curves, present only for glTF input.
     source_clips: Option<Vec<SourceClip>>,
+    /// Source morph-weight curves, present only for glTF input.
+    source_weights: Option<Vec<SourceWeightClip>>,
 }
 
 fn load(path: &Path) -> Result<Source, CliError> {
@@ -194,6 +201,7 @@ fn load(path: &Path) -> Result<Source, CliError> {
         return Ok(Source {
             package: load_package(path)?,
             source_clips: None,
+            source_weights: None,
         });
     }
     let imported = throng_cook::import_file(path)?;
@@ -201,7 +209,97 @@ fn load(path: &Path) -> Result<Source, CliError> {
     Ok(Source {
         package,
         source_clips: Some(imported.source_clips),
+        source_weights: Some(imported.source_weight_clips),
     })
+}
+
+/// The clip asked for: a name, or an index into the clips of the posed skin's skeleton followed
+/// by the morph-weight clips of other names (for a package without skins, the weight clips
+/// alone). `None` when no `--clip` is given: the rest pose with default weights.
+fn clip_name(args: &Args, p: &Package, skeleton: Option<u32>) -> Result<Option<String>, CliError> {
+    let Some(wanted) = &args.clip else {
+        return Ok(None);
+    };
+    let mut names: Vec<&str> = p
+        .clips
+        .iter()
+        .filter(|c| Some(c.skeleton) == skeleton)
+        .map(|c| c.name.as_str())
+        .collect();
+    for c in &p.scene.clips {
+        if !names.contains(&c.name.as_str()) {
+            names.push(&c.name);
+        }
+    }
+    if names.contains(&wanted.as_str()) {
+        return Ok(Some(wanted.clone()));
+    }
+    match wanted.parse::<usize>().ok().and_then(|k| names.get(k)) {
+        Some(name) => Ok(Some(name.to_string())),
+        None => Err(CliError::Usage(format!(
+            "no clip '{wanted}'{}; its clips are: {}",
+            skeleton.map_or(String::new(), |_| format!(" for skin {}", args.skin)),
+            if names.is_empty() {
+                "(none: leave --clip out for the rest pose)".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))),
+    }
+}
+
+/// The components of skeleton `s` at `time` in `clip` (rest when the clip does not animate it),
+/// in the space the skeleton's root transform takes to the scene (a cooked clip's trajectory
+/// recomposed), and the trajectory.
+fn pose_skeleton(
+    src: &Source,
+    s: u32,
+    clip: Option<&str>,
+    time: f32,
+    exact: bool,
+    local: &mut [Trs],
+) -> Affine3A {
+    let p = &src.package;
+    let skeleton = &p.skeletons[s as usize];
+    local.copy_from_slice(&skeleton.rest);
+    let Some(name) = clip else {
+        return Affine3A::IDENTITY;
+    };
+    if exact {
+        let found = (src.source_clips.iter().flatten()).find(|c| c.skeleton == s && c.name == name);
+        if let Some(source) = found {
+            sample_exact(source, skeleton, time, local);
+        }
+        Affine3A::IDENTITY
+    } else {
+        match p.clips.iter().find(|c| c.skeleton == s && c.name == name) {
+            Some(clip) => {
+                sample_clip(clip, skeleton, time, local);
+                root_motion_affine(clip, time)
+            }
+            None => Affine3A::IDENTITY,
+        }
+    }
+}
+
+/// The morph weights of scene node `k` at `time` in `clip`: its track (exact or cooked), else
+/// its default weights.
+fn node_weights(src: &Source, k: usize, clip: Option<&str>, time: f64, exact: bool) -> Vec<f32> {
+    let node = &src.package.scene.nodes[k];
+    let mut w = node.weights.clone();
+    let Some(name) = clip else { return w };
+    if exact {
+        let channel = (src.source_weights.iter().flatten())
+            .filter(|c| c.name == name)
+            .flat_map(|c| &c.channels)
+            .find(|c| c.node as usize == k);
+        if let Some(channel) = channel {
+            channel.sample(time, &mut w);
+        }
+    } else if let Some(c) = src.package.scene.clips.iter().find(|c| c.name == name) {
+        c.sample(k as u32, time, &mut w);
+    }
+    w
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -222,128 +320,206 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map(|t| Spec::parse("aim", t, &["forward", "up"]))
         .collect::<Result<Vec<_>, _>>()?;
     let src = load(&args.input)?;
+    if args.exact && src.source_clips.is_none() {
+        return Err(CliError::Usage(
+            "--exact needs the source curves: give the .glb/.gltf, not a .throng package".into(),
+        ));
+    }
     let p = &src.package;
-    let skin = p.skins.get(args.skin).ok_or_else(|| {
-        CliError::Usage(format!(
-            "--skin {} does not exist: {} has {} skins",
-            args.skin,
-            args.input.display(),
-            p.skins.len()
-        ))
-    })?;
-    let skeleton = &p.skeletons[skin.skeleton as usize];
-    let clip_ids: Vec<usize> = (0..p.clips.len())
-        .filter(|&i| p.clips[i].skeleton == skin.skeleton)
-        .collect();
-    let which = clip_ids
-        .iter()
-        .position(|&i| p.clips[i].name == args.clip)
-        .or_else(|| {
-            args.clip
-                .parse::<usize>()
-                .ok()
-                .filter(|&k| k < clip_ids.len())
-        })
-        .ok_or_else(|| {
-            let names: Vec<&str> = clip_ids.iter().map(|&i| p.clips[i].name.as_str()).collect();
-            CliError::Usage(format!(
-                "no clip '{}' for skin {}; its clips are: {}",
-                args.clip,
-                args.skin,
-                names.join(", ")
-            ))
-        })?;
-    let clip = &p.clips[clip_ids[which]];
     let time = args.time as f32;
-
-    let mut local = vec![Trs::IDENTITY; skeleton.joint_count()];
-    if args.exact {
-        let sources = src.source_clips.as_ref().ok_or_else(|| {
-            CliError::Usage(
-                "--exact needs the source curves: give the .glb/.gltf, not a .throng package"
-                    .into(),
-            )
-        })?;
-        let source = sources
-            .iter()
-            .filter(|c| c.skeleton == skin.skeleton)
-            .nth(which)
-            .ok_or_else(|| CliError::Usage(format!("clip '{}' has no source curves", clip.name)))?;
-        sample_exact(source, skeleton, time, &mut local);
-    } else {
-        sample_clip(clip, skeleton, time, &mut local);
-    }
-    let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
-    fk::local_to_component(skeleton, &local, &mut component);
-    // Cooked clips carry extracted root motion as a separate trajectory; the pose printed is the
-    // animator's, so it goes back on top (trajectory · residual, DESIGN.md §5). IK works on the
-    // residual FK pose, so targets come into that space through the trajectory and root transform.
-    let trajectory = if args.exact {
-        Affine3A::IDENTITY
-    } else {
-        root_motion_affine(clip, time)
-    };
-    let to_scene = skeleton.root_transform * trajectory;
-    let ik = apply_ik(
-        skeleton,
-        &mut local,
-        &mut component,
-        &two_bones,
-        &aims,
-        &to_scene.inverse(),
-        mean_column_scale(&to_scene),
-    )?;
-    if !args.exact {
-        component.iter_mut().for_each(|c| *c = trajectory * *c);
-    }
-    let mut pal = vec![Affine3A::IDENTITY; skin.joints.len()];
-    palette::build_palette(skin, &component, &mut pal);
-
-    let scene = skeleton.root_transform;
-    let joints: Vec<_> = skin
-        .joints
-        .iter()
-        .zip(&pal)
-        .map(|(&j, m)| {
-            let j = j as usize;
-            json!({
-                "node": skeleton.source_nodes[j],
-                "name": skeleton.names[j],
-                "component": cols(&(scene * component[j])),
-                "palette": cols(&(scene * *m)),
-            })
-        })
-        .collect();
-    let vertices: Vec<[f32; 3]> = match p.meshes.iter().find(|m| m.skin as usize == args.skin) {
-        Some(mesh) => {
-            let mut positions = vec![Vec3::ZERO; mesh.positions.len()];
-            let mut normals = vec![Vec3::ZERO; mesh.normals.len()];
-            skinning::skin_mesh(mesh, &pal, &mut positions, &mut normals);
-            positions
-                .iter()
-                .map(|v| scene.transform_point3(*v).to_array())
-                .collect()
+    // A file without skins (morph targets alone) has no skeleton to pose: only its mesh nodes.
+    let skin = if p.skins.is_empty() && !p.scene.nodes.is_empty() && args.skin == 0 {
+        if !two_bones.is_empty() || !aims.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{} has no skin: --two-bone and --aim need a skeleton",
+                args.input.display()
+            )));
         }
-        None => Vec::new(),
+        None
+    } else {
+        Some(p.skins.get(args.skin).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--skin {} does not exist: {} has {} skins",
+                args.skin,
+                args.input.display(),
+                p.skins.len()
+            ))
+        })?)
     };
-    let bounds = SkinBounds::new(
-        skin,
-        p.meshes.iter().filter(|m| m.skin as usize == args.skin),
-    )
-    .instance(&pal, &scene);
-    let bounds = (!bounds.is_empty())
-        .then(|| json!({"min": bounds.min.to_array(), "max": bounds.max.to_array()}));
-    print_json(&json!({
+    let clip = clip_name(&args, p, skin.map(|s| s.skeleton))?;
+    if let (Some(name), Some(skin)) = (&clip, skin) {
+        // A clip that animates no joint of this skeleton (weights alone) has no source curves
+        // to check here; one that does must have them for --exact.
+        let cooked = p
+            .clips
+            .iter()
+            .any(|c| c.skeleton == skin.skeleton && &c.name == name);
+        let exact_found = (src.source_clips.iter().flatten())
+            .any(|c| c.skeleton == skin.skeleton && &c.name == name);
+        if args.exact && cooked && !exact_found {
+            return Err(CliError::Usage(format!(
+                "clip '{name}' has no source curves"
+            )));
+        }
+    }
+
+    // Every skeleton posed at the clip (mesh nodes may be bound to any skin); the asked skin's
+    // skeleton also carries the IK corrections.
+    let mut components: Vec<Vec<Affine3A>> = Vec::with_capacity(p.skeletons.len());
+    let mut ik = Vec::new();
+    for (s, skeleton) in p.skeletons.iter().enumerate() {
+        let mut local = vec![Trs::IDENTITY; skeleton.joint_count()];
+        let trajectory = pose_skeleton(
+            &src,
+            s as u32,
+            clip.as_deref(),
+            time,
+            args.exact,
+            &mut local,
+        );
+        let mut component = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+        fk::local_to_component(skeleton, &local, &mut component);
+        // Cooked clips carry extracted root motion as a separate trajectory; the pose printed is
+        // the animator's, so it goes back on top (trajectory · residual, DESIGN.md §5). IK works
+        // on the residual FK pose, so targets come into that space through the trajectory and
+        // root transform.
+        if skin.is_some_and(|k| k.skeleton as usize == s) {
+            let to_scene = skeleton.root_transform * trajectory;
+            ik = apply_ik(
+                skeleton,
+                &mut local,
+                &mut component,
+                &two_bones,
+                &aims,
+                &to_scene.inverse(),
+                mean_column_scale(&to_scene),
+            )?;
+        }
+        component.iter_mut().for_each(|c| *c = trajectory * *c);
+        components.push(component);
+    }
+    let palette_of = |k: usize| {
+        let skin = &p.skins[k];
+        let mut pal = vec![Affine3A::IDENTITY; skin.joints.len()];
+        palette::build_palette(skin, &components[skin.skeleton as usize], &mut pal);
+        pal
+    };
+
+    let mut out = json!({
         "input": args.input,
-        "skin": args.skin,
-        "clip": clip.name,
+        "skin": skin.map(|_| args.skin),
+        "clip": clip,
         "time": args.time,
         "exact": args.exact,
-        "joints": joints,
-        "vertices": vertices,
-        "bounds": bounds,
-        "ik": ik,
-    }));
+    });
+    if let Some(skin) = skin {
+        let skeleton = &p.skeletons[skin.skeleton as usize];
+        let component = &components[skin.skeleton as usize];
+        let pal = palette_of(args.skin);
+        let scene = skeleton.root_transform;
+        let joints: Vec<_> = skin
+            .joints
+            .iter()
+            .zip(&pal)
+            .map(|(&j, m)| {
+                let j = j as usize;
+                json!({
+                    "node": skeleton.source_nodes[j],
+                    "name": skeleton.names[j],
+                    "component": cols(&(scene * component[j])),
+                    "palette": cols(&(scene * *m)),
+                })
+            })
+            .collect();
+        let vertices: Vec<[f32; 3]> = match p.meshes.iter().find(|m| m.skin as usize == args.skin) {
+            Some(mesh) => {
+                let mut positions = vec![Vec3::ZERO; mesh.positions.len()];
+                let mut normals = vec![Vec3::ZERO; mesh.normals.len()];
+                skinning::skin_mesh(mesh, &pal, &mut positions, &mut normals);
+                positions
+                    .iter()
+                    .map(|v| scene.transform_point3(*v).to_array())
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let bounds = SkinBounds::new(
+            skin,
+            p.meshes.iter().filter(|m| m.skin as usize == args.skin),
+        )
+        .instance(&pal, &scene);
+        let bounds = (!bounds.is_empty())
+            .then(|| json!({"min": bounds.min.to_array(), "max": bounds.max.to_array()}));
+        out["joints"] = json!(joints);
+        out["vertices"] = json!(vertices);
+        out["bounds"] = json!(bounds);
+    } else {
+        out["joints"] = json!([]);
+        out["vertices"] = json!([]);
+        out["bounds"] = serde_json::Value::Null;
+    }
+    out["ik"] = json!(ik);
+
+    // Every mesh node: its weights (when it has targets) and each primitive's vertices, morphed,
+    // skinned where the node is skinned, in scene space.
+    let mut morph_weights = Vec::new();
+    let mut mesh_vertices = Vec::new();
+    for (k, node) in p.scene.nodes.iter().enumerate() {
+        let weights = node_weights(&src, k, clip.as_deref(), args.time, args.exact);
+        if !weights.is_empty() {
+            morph_weights.push(json!({"node": node.node, "weights": weights}));
+        }
+        let pal = node.skin.map(|s| palette_of(s as usize));
+        for prim in &node.primitives {
+            let (positions, normals, targets) = match prim.mesh {
+                MeshRef::Skinned(m) => {
+                    let m = &p.meshes[m as usize];
+                    (&m.positions, &m.normals, &m.targets)
+                }
+                MeshRef::Static(m) => {
+                    let m = &p.scene.meshes[m as usize];
+                    (&m.positions, &m.normals, &m.targets)
+                }
+            };
+            let mut morphed = vec![Vec3::ZERO; positions.len()];
+            let mut morphed_normals = vec![Vec3::ZERO; normals.len()];
+            morph::morph(
+                positions,
+                normals,
+                targets,
+                &weights,
+                &mut morphed,
+                &mut morphed_normals,
+            );
+            let scene_space: Vec<[f32; 3]> = match (prim.mesh, &pal, node.skin) {
+                (MeshRef::Skinned(m), Some(pal), Some(s)) => {
+                    let mesh = &p.meshes[m as usize];
+                    let root = p.skeletons[p.skins[s as usize].skeleton as usize].root_transform;
+                    mesh.joints
+                        .iter()
+                        .zip(&mesh.weights)
+                        .zip(&morphed)
+                        .map(|((&j, &w), &v)| {
+                            let m = skinning::blend_matrix(pal, j, w);
+                            root.transform_point3(m.transform_point3(v)).to_array()
+                        })
+                        .collect()
+                }
+                _ => morphed
+                    .iter()
+                    .map(|v| node.world.transform_point3(*v).to_array())
+                    .collect(),
+            };
+            mesh_vertices.push(json!({
+                "node": node.node,
+                "primitive": prim.primitive,
+                "vertices": scene_space,
+            }));
+        }
+    }
+    out["morph_weights"] = json!(morph_weights);
+    out["mesh_vertices"] = json!(mesh_vertices);
+    print_json(&out);
     Ok(())
 }
 

@@ -133,5 +133,6 @@ pub fn package(clips: Vec<Clip>) -> Package {
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: Default::default(),
     }
 }

@@ -10,6 +10,7 @@ use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use gltf::json::validation::Checked;
 use gltf::scene::Transform;
 use gltf::Document;
+use throng_cpu_ref::morph::{Scene, SourceWeightClip, WeightChannel};
 use throng_cpu_ref::{Channel, ChannelPath, Interpolation, SourceClip};
 
 use super::accessor::Buffers;
@@ -24,19 +25,26 @@ pub(super) fn animation_name(anim: &gltf::Animation) -> String {
         .unwrap_or_else(|| format!("animation{}", anim.index()))
 }
 
-/// The source clips, each with the index of the animation it comes from.
+/// Source clips with the index of their animation, and the weight clips.
+pub(super) type Clips = (Vec<(usize, SourceClip)>, Vec<SourceWeightClip>);
+
+/// The source clips of every animation: per skeleton it touches, each with the index of the
+/// animation it comes from; and the morph-weight channels of each animation that has some.
 pub(super) fn read(
     doc: &Document,
     rig: &Rig,
+    scene: &Scene,
     buffers: &Buffers,
     warnings: &mut Vec<String>,
-) -> Result<Vec<(usize, SourceClip)>, CookError> {
+) -> Result<Clips, CookError> {
     let file = buffers.file;
     check_targets(doc, file)?;
     let mut clips = Vec::new();
+    let mut weight_clips = Vec::new();
     for anim in doc.animations() {
         let name = animation_name(&anim);
         let mut per_skeleton: Vec<Vec<Channel>> = vec![Vec::new(); rig.skeletons.len()];
+        let mut weight_channels = Vec::new();
         let mut targets = HashSet::new();
         let mut duration = 0.0f32;
         for channel in anim.channels() {
@@ -52,9 +60,37 @@ pub(super) fn read(
                 Property::Rotation => ChannelPath::Rotation,
                 Property::Scale => ChannelPath::Scale,
                 Property::MorphTargetWeights => {
-                    warnings.push(format!(
-                        "{label}: morph-target weights skipped (not supported)"
-                    ));
+                    let kept = scene
+                        .nodes
+                        .iter()
+                        .position(|n| n.node as usize == node.index());
+                    let width = kept.map_or(0, |k| scene.nodes[k].weights.len());
+                    let Some(k) = kept.filter(|_| width > 0) else {
+                        let why = if kept.is_some() {
+                            "its mesh has no morph targets"
+                        } else {
+                            "the node has no cooked mesh"
+                        };
+                        warnings.push(format!("{label}: morph-target weights skipped ({why})"));
+                        continue;
+                    };
+                    if !targets.insert((node.index(), None)) {
+                        return Err(CookError::DuplicateChannel {
+                            file: file.to_string(),
+                            channel: label,
+                            target: format!("{node_name} {property:?}"),
+                        });
+                    }
+                    let (times, values, interpolation) =
+                        read_weight_curve(&channel, width, &label, buffers)?;
+                    duration = duration.max(times.last().copied().unwrap_or(0.0));
+                    weight_channels.push(WeightChannel {
+                        node: k as u32,
+                        width: width as u32,
+                        interpolation,
+                        times,
+                        values,
+                    });
                     continue;
                 }
             };
@@ -77,7 +113,7 @@ pub(super) fn read(
                     node: node_name,
                 });
             }
-            if !targets.insert((node.index(), path)) {
+            if !targets.insert((node.index(), Some(path))) {
                 return Err(CookError::DuplicateChannel {
                     file: file.to_string(),
                     channel: label,
@@ -98,6 +134,14 @@ pub(super) fn read(
                 }
             }
         }
+        if !weight_channels.is_empty() {
+            weight_channels.sort_by_key(|c| c.node);
+            weight_clips.push(SourceWeightClip {
+                name: name.clone(),
+                duration,
+                channels: weight_channels,
+            });
+        }
         for (skeleton, channels) in per_skeleton.into_iter().enumerate() {
             if !channels.is_empty() {
                 let clip = SourceClip {
@@ -110,7 +154,7 @@ pub(super) fn read(
             }
         }
     }
-    Ok(clips)
+    Ok((clips, weight_clips))
 }
 
 /// The `gltf` crate does not validate channel targets (and unwraps them on access): check that
@@ -140,15 +184,63 @@ fn check_targets(doc: &Document, file: &str) -> Result<(), CookError> {
     Ok(())
 }
 
-/// Key times, values and interpolation of one channel, validated.
-fn read_curve(
+/// Key times, values and interpolation of a `weights` channel of a node with `width` targets,
+/// validated: glTF 2.0 §3.11 ("Animations"): the output holds `width` scalars per key (three
+/// times that for CUBICSPLINE: in-tangents, values, out-tangents).
+fn read_weight_curve(
     channel: &gltf::animation::Channel,
-    path: ChannelPath,
+    width: usize,
     label: &str,
     buffers: &Buffers,
 ) -> Result<(Vec<f32>, Vec<f32>, Interpolation), CookError> {
     let file = buffers.file;
     let sampler = channel.sampler();
+    let times = read_times(&sampler, label, buffers)?;
+    let interpolation = interpolation(&sampler);
+    let values = buffers.floats(
+        &sampler.output(),
+        Dimensions::Scalar,
+        &[
+            DataType::F32,
+            DataType::I8,
+            DataType::U8,
+            DataType::I16,
+            DataType::U16,
+        ],
+    )?;
+    let per_key = if interpolation == Interpolation::CubicSpline {
+        3
+    } else {
+        1
+    };
+    let expected = times.len() * per_key;
+    if values.len() != expected * width {
+        return Err(CookError::OutputCount {
+            file: file.to_string(),
+            channel: format!("{label} ({width} weights per key)"),
+            keys: times.len(),
+            expected,
+            actual: values.len() / width,
+        });
+    }
+    for (key, v) in values.chunks_exact(per_key * width).enumerate() {
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(CookError::NonFinite {
+                file: file.to_string(),
+                place: format!("{label} key {key}"),
+            });
+        }
+    }
+    Ok((times, values, interpolation))
+}
+
+/// Key times of a sampler, validated: finite, non-negative, strictly increasing.
+fn read_times(
+    sampler: &gltf::animation::Sampler,
+    label: &str,
+    buffers: &Buffers,
+) -> Result<Vec<f32>, CookError> {
+    let file = buffers.file;
     let times = buffers.floats(&sampler.input(), Dimensions::Scalar, &[DataType::F32])?;
     for (key, &t) in times.iter().enumerate() {
         let reason = if !t.is_finite() {
@@ -169,11 +261,28 @@ fn read_curve(
             });
         }
     }
-    let interpolation = match sampler.interpolation() {
+    Ok(times)
+}
+
+fn interpolation(sampler: &gltf::animation::Sampler) -> Interpolation {
+    match sampler.interpolation() {
         GltfInterpolation::Step => Interpolation::Step,
         GltfInterpolation::Linear => Interpolation::Linear,
         GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
-    };
+    }
+}
+
+/// Key times, values and interpolation of one channel, validated.
+fn read_curve(
+    channel: &gltf::animation::Channel,
+    path: ChannelPath,
+    label: &str,
+    buffers: &Buffers,
+) -> Result<(Vec<f32>, Vec<f32>, Interpolation), CookError> {
+    let file = buffers.file;
+    let sampler = channel.sampler();
+    let times = read_times(&sampler, label, buffers)?;
+    let interpolation = interpolation(&sampler);
     let output = sampler.output();
     let mut values = match path {
         ChannelPath::Rotation => buffers.floats(

@@ -307,6 +307,7 @@ pub fn import_bvh(
             masks: Vec::new(),
             impostors: Vec::new(),
             motion_databases: Vec::new(),
+            scene: Default::default(),
         },
         source_clips: vec![SourceClip {
             name: name.to_owned(),
@@ -314,6 +315,7 @@ pub fn import_bvh(
             channels,
             duration,
         }],
+        source_weight_clips: Vec::new(),
         clip_meta: Vec::new(),
         lod_pins: Vec::new(),
         warnings,

@@ -145,6 +145,12 @@ pub enum CookError {
         mesh: String,
         vertex: usize,
     },
+    #[error("{file}: {place}: {reason}")]
+    MorphTarget {
+        file: String,
+        place: String,
+        reason: String,
+    },
     #[error("{file}: mesh {mesh}: {reason}")]
     BadIndices {
         file: String,

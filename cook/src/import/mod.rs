@@ -31,9 +31,13 @@
 //! all-zero weights; non-zero `WEIGHTS_1` (more than 4 influences); missing `POSITION` /
 //! `JOINTS_0` / `WEIGHTS_0` on a skinned primitive; key times that are negative or not strictly
 //! increasing; output counts that do not match the keys; channels on nodes that are in no
-//! skeleton or that carry a `matrix`; a file with no skin. Warnings (for the cook report): skipped
-//! morph-weight channels, non-triangle primitives and static meshes, ignored all-zero
-//! `JOINTS_1`/`WEIGHTS_1`, and how many vertices needed their weights normalised.
+//! skeleton or that carry a `matrix`; morph targets whose count differs between the primitives
+//! of a mesh or whose accessors do not have the primitive's vertex count, default weights that
+//! are not one per target (`CookError::MorphTarget`); a file with neither a skin nor a morph
+//! target. Warnings (for the cook report): skipped morph-weight channels (on a node without
+//! targets), ignored TANGENT target deltas, non-triangle primitives, static meshes under a
+//! skeleton joint, ignored all-zero `JOINTS_1`/`WEIGHTS_1`, and how many vertices needed their
+//! weights normalised.
 //!
 //! # Meshes and clips
 //!
@@ -41,14 +45,23 @@
 //! `mesh_name/primitive_index`, positions in bind space as stored: the skinned mesh node's own
 //! transform is ignored (glTF 2.0 §3.7.3.2). A skin with no mesh (some mocap files) still gives a
 //! skeleton with clips. Each animation gives one [`SourceClip`] per skeleton it touches, named
-//! after the animation (or `animation{index}`); its duration is the last key time over all the
-//! animation's transform channels (on every skeleton, so the clips of one animation agree;
-//! skipped morph-weight channels do not count). Clip time is absolute: keys may start after 0.
+//! after the animation (or `animation{index}`), and one [`SourceWeightClip`] of the same name
+//! when it has `weights` channels; its duration is the last key time over all the animation's
+//! channels (on every skeleton and weights too, so the clips of one animation agree; skipped
+//! morph-weight channels do not count). Clip time is absolute: keys may start after 0.
+//!
+//! Morph targets (docs/morph-targets.md): POSITION and NORMAL deltas of each primitive, stored
+//! sparse (`throng_cpu_ref::morph`); default weights from the node, else the mesh, else zero.
+//! Unskinned mesh nodes that hang under no skeleton joint are kept with their scene-space
+//! transform and their primitives as static meshes, so a file without a skin cooks when it has
+//! morph targets; each such node, and each skinned node whose mesh has targets, is a
+//! `MeshNode` of `Package::scene`.
 //! Each clip's events, sync markers and root-motion request come from the animation's glTF
 //! `extras` and the file's sidecar TOML ([`meta`], docs/events-and-root-motion.md).
 //!
 //! [`SkinnedMesh`]: throng_cpu_ref::SkinnedMesh
 //! [`SourceClip`]: throng_cpu_ref::SourceClip
+//! [`SourceWeightClip`]: throng_cpu_ref::morph::SourceWeightClip
 
 mod accessor;
 mod animation;
@@ -61,6 +74,7 @@ mod rig;
 
 use std::path::Path;
 
+use throng_cpu_ref::morph::SourceWeightClip;
 use throng_cpu_ref::{Package, SourceClip};
 
 use accessor::Buffers;
@@ -77,6 +91,9 @@ pub struct Imported {
     pub source: String,
     pub package: Package,
     pub source_clips: Vec<SourceClip>,
+    /// The morph-weight channels of each animation that has some, exact (glTF) form; the cook
+    /// samples them into the package's `scene.clips`.
+    pub source_weight_clips: Vec<SourceWeightClip>,
     /// Events, markers and root-motion request of each source clip, in the same order; a clip
     /// past the end of this list (a hand-built import) has none.
     pub clip_meta: Vec<ClipMeta>,
@@ -150,7 +167,12 @@ fn import(
     check_position_indices(&root).map_err(parse)?;
     let doc = &gltf::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
     let data = gltf::import_buffers(doc, base, gltf.blob).map_err(|e| parse(e.to_string()))?;
-    if doc.skins().len() == 0 {
+    // Without a skin only morph targets give something to pose; a file with neither (static
+    // props, node animation alone) is refused as before.
+    let morphs = doc
+        .meshes()
+        .any(|m| m.primitives().any(|p| p.morph_targets().len() > 0));
+    if doc.skins().len() == 0 && !morphs {
         return Err(CookError::NoSkin {
             file: file.to_string(),
         });
@@ -159,8 +181,9 @@ fn import(
     let tree = hierarchy::Hierarchy::new(doc, file)?;
     let rig = rig::build(doc, &tree, &buffers)?;
     let mut warnings = Vec::new();
-    let meshes = mesh::read(doc, &rig.skins, &buffers, &mut warnings)?;
-    let clips = animation::read(doc, &rig, &buffers, &mut warnings)?;
+    let meshes = mesh::read(doc, &rig, &tree, &buffers, &mut warnings)?;
+    let (clips, source_weight_clips) =
+        animation::read(doc, &rig, &meshes.scene, &buffers, &mut warnings)?;
     let (metas, lod_pins) = meta::read(doc, file, sidecar)?;
     let clip_meta = clips
         .iter()
@@ -170,16 +193,18 @@ fn import(
     let package = Package {
         skeletons: rig.skeletons,
         skins: rig.skins,
-        meshes,
+        meshes: meshes.skinned,
         clips: Vec::new(),
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: meshes.scene,
     };
     Ok(Imported {
         source: file.to_string(),
         package,
         source_clips,
+        source_weight_clips,
         clip_meta,
         lod_pins,
         warnings,

@@ -261,7 +261,11 @@ fn joint_rest(node: &Node, doc: &Document, file: &str) -> Result<Trs, CookError>
 }
 
 /// Local matrix of a node above the skeleton: any affine with a non-singular linear part.
-fn ancestor_matrix(node: &Node, doc: &Document, file: &str) -> Result<Affine3A, CookError> {
+pub(super) fn ancestor_matrix(
+    node: &Node,
+    doc: &Document,
+    file: &str,
+) -> Result<Affine3A, CookError> {
     let label = || node_label(doc, node.index());
     let m = checked_affine(node.transform().matrix(), file, &label)?;
     let det = m.matrix3.determinant();

@@ -25,8 +25,10 @@ pub use writer::{payload_bytes, write_package};
 pub const MAGIC: [u8; 8] = *b"THRNGPKG";
 /// Format version written by this build; the reader accepts exactly this version (version 2 added
 /// the events' flags and the root-motion trajectory to clip records; version 3 the compressed clip
-/// encoding).
-pub const FORMAT_VERSION: u32 = 3;
+/// encoding; version 4 the SCENE section: mesh nodes, static meshes, morph targets and morph
+/// weight tracks). Packages are not migrated: an older one is refused with a message that says
+/// to re-cook its source.
+pub const FORMAT_VERSION: u32 = 4;
 /// Bytes before the section table. The content hash covers every byte after them.
 pub const HEADER_SIZE: usize = 32;
 /// Bytes per section table entry: kind u32, flags u32, offset u64, size u64.
@@ -72,11 +74,15 @@ pub enum SectionKind {
     Impostors = 8,
     /// Motion-matching databases per skeleton (optional: only motion matching reads it).
     MotionDatabases = 9,
+    /// Mesh nodes, static meshes, morph targets and morph-weight tracks (docs/morph-targets.md).
+    /// Not optional (a reader that skipped it would pose the wrong shapes), but absent when the
+    /// package has none of them, so packages without morphs keep their five-section layout.
+    Scene = 10,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 9] = [
+    pub const ALL: [SectionKind; 10] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
@@ -86,6 +92,7 @@ impl SectionKind {
         SectionKind::MeshLods,
         SectionKind::Impostors,
         SectionKind::MotionDatabases,
+        SectionKind::Scene,
     ];
 
     /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
@@ -114,7 +121,25 @@ impl SectionKind {
             SectionKind::MeshLods => "MESH_LODS",
             SectionKind::Impostors => "IMPOSTORS",
             SectionKind::MotionDatabases => "MOTION_DATABASES",
+            SectionKind::Scene => "SCENE",
         }
+    }
+}
+
+/// The text of [`PackageError::UnsupportedVersion`]: what to do about it.
+fn version_message(found: u32, supported: u32) -> String {
+    if found < supported {
+        format!(
+            "package format version {found} is older than the version {supported} this build \
+             reads: re-cook the package from its source with `throng cook` (packages are not \
+             migrated)"
+        )
+    } else {
+        format!(
+            "package format version {found} is not supported (this build reads version \
+             {supported}): re-cook the package with this build's `throng cook`, or read it with \
+             the newer build that wrote it"
+        )
     }
 }
 
@@ -131,9 +156,7 @@ pub enum PackageError {
     },
     #[error("not a Throng package: magic is {found:02x?}, expected \"THRNGPKG\"")]
     BadMagic { found: [u8; 8] },
-    #[error(
-        "package format version {found} is not supported (this build reads version {supported})"
-    )]
+    #[error("{}", version_message(*found, *supported))]
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("package header declares {declared} bytes but {actual} were given")]
     SizeMismatch { declared: u64, actual: u64 },

@@ -5,6 +5,9 @@ use throng_cpu_ref::codec::layout::segment_table;
 use throng_cpu_ref::codec::{segment_count, CompressedClip, COMPRESSED_CODEC_VERSION};
 use throng_cpu_ref::impostor::{Impostor, ImpostorClip};
 use throng_cpu_ref::lod::check_levels;
+use throng_cpu_ref::morph::{
+    MeshNode, MeshRef, MorphTarget, NodePrimitive, StaticMesh, WeightClip, WeightTrack,
+};
 use throng_cpu_ref::motion_db::{DatabaseClip, MotionDatabase, FEATURES, GROUPS, HORIZONS};
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
@@ -16,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::codec::CodecFault;
 use super::cursor::Cursor;
 use super::validate::validate_package;
+use super::writer::{MESH_SKINNED, MESH_STATIC, NO_SKIN};
 use super::{
     PackageError, SectionKind, ENCODING_COMPRESSED, ENCODING_UNCOMPRESSED, EVENT_REVERSIBLE,
     FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, MOTION_DATABASE_VERSION, SECTION_ALIGN,
@@ -39,7 +43,7 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, [lods, mesh_lods, impostors, databases]) =
+    let (sections, [lods, mesh_lods, impostors, databases, scene]) =
         read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
@@ -53,6 +57,7 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: Default::default(),
     };
     if let Some(lods) = lods {
         read_lods(lods, &mut package.skeletons)?;
@@ -65,6 +70,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     }
     if let Some(section) = databases {
         package.motion_databases = read_motion_databases(section, &package)?;
+    }
+    if let Some(section) = scene {
+        read_scene(section, &mut package, &mut names)?;
     }
     names.check_all_used()?;
     validate_package(&package)?;
@@ -123,7 +131,7 @@ struct Section<'a> {
 fn read_section_table(
     bytes: &[u8],
     count: u32,
-) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 4]), PackageError> {
+) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 5]), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -139,7 +147,7 @@ fn read_section_table(
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 9] = [None; 9];
+    let mut found: [Option<Section>; 10] = [None; 10];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -238,9 +246,191 @@ fn read_section_table(
         SectionKind::MeshLods,
         SectionKind::Impostors,
         SectionKind::MotionDatabases,
+        SectionKind::Scene,
     ]
     .map(|k| found[k as usize - 1]);
     Ok((sections, optional))
+}
+
+/// The SCENE section (docs/package-format.md, "SCENE") into the package: static meshes, the
+/// morph targets of skinned and static meshes, mesh nodes and weight clips. References and values
+/// are checked by `validate_package`; here only structure: counts against the bytes left, kind
+/// words, one target set per mesh in ascending order (skinned before static), 8-aligned clips.
+fn read_scene(
+    section: Section,
+    package: &mut Package,
+    names: &mut Names,
+) -> Result<(), PackageError> {
+    let invalid = |index: usize, field: &'static str, what: String| PackageError::Invalid {
+        section: "SCENE",
+        index,
+        field,
+        what,
+    };
+    let mut c = Cursor::new(section.bytes, section.offset, section.kind.name());
+    let mesh_count = c.u32("static mesh count")?;
+    let set_count = c.u32("target set count")?;
+    let node_count = c.u32("node count")?;
+    let clip_count = c.u32("clip count")?;
+    if [mesh_count, set_count, node_count, clip_count] == [0; 4] {
+        // The writer leaves the section out when it would be empty: one byte string per package.
+        return Err(invalid(
+            0,
+            "counts",
+            "an empty SCENE section is written as none".into(),
+        ));
+    }
+    let vec3 = |c: &mut Cursor, _| c.f32s("vector").map(Vec3::from_array);
+    package.scene.meshes = c.vec(mesh_count, 20, "static meshes", |c, i| {
+        let name = names.read(c, "name")?;
+        let vertex_count = c.u32("vertex_count")?;
+        let normal_count = c.u32("normal_count")?;
+        if normal_count != 0 && normal_count != vertex_count {
+            return Err(invalid(
+                i,
+                "normal_count",
+                format!(
+                    "{normal_count} normals for {vertex_count} vertices; it must be 0 or equal"
+                ),
+            ));
+        }
+        let index_count = c.u32("index_count")?;
+        Ok(StaticMesh {
+            name,
+            positions: c.vec(vertex_count, 12, "positions", vec3)?,
+            normals: c.vec(normal_count, 12, "normals", vec3)?,
+            indices: c.vec(index_count, 4, "indices", |c, _| c.u32("index"))?,
+            targets: Vec::new(),
+        })
+    })?;
+    let mut previous: Option<(u32, u32)> = None;
+    for set in 0..set_count as usize {
+        let kind = c.u32("target set mesh kind")?;
+        let mesh = c.u32("target set mesh")?;
+        if kind != MESH_SKINNED && kind != MESH_STATIC {
+            return Err(PackageError::BadValue {
+                section: "SCENE",
+                field: "target set mesh kind",
+                offset: c.offset() - 8,
+                value: u64::from(kind),
+            });
+        }
+        if previous.is_some_and(|p| (kind, mesh) <= p) {
+            return Err(invalid(
+                set,
+                "target set mesh",
+                "target sets must be in ascending (kind, mesh) order, one per mesh".into(),
+            ));
+        }
+        previous = Some((kind, mesh));
+        let count = c.u32("target count")?;
+        if count == 0 {
+            return Err(invalid(set, "target count", "is zero".into()));
+        }
+        let targets = c.vec(count, 8, "targets", |c, _| {
+            let n = c.u32("target vertex count")?;
+            let has_normals = c.u32("target has normals")?;
+            if has_normals > 1 {
+                return Err(PackageError::BadValue {
+                    section: "SCENE",
+                    field: "target has normals",
+                    offset: c.offset() - 4,
+                    value: u64::from(has_normals),
+                });
+            }
+            Ok(MorphTarget {
+                vertices: c.vec(n, 4, "target vertices", |c, _| c.u32("vertex"))?,
+                positions: c.vec(n, 12, "target positions", vec3)?,
+                normals: c.vec(n * has_normals, 12, "target normals", vec3)?,
+            })
+        })?;
+        let slot = match kind {
+            MESH_SKINNED => package
+                .meshes
+                .get_mut(mesh as usize)
+                .map(|m| &mut m.targets),
+            _ => package
+                .scene
+                .meshes
+                .get_mut(mesh as usize)
+                .map(|m| &mut m.targets),
+        };
+        match slot {
+            Some(slot) => *slot = targets,
+            None => {
+                return Err(invalid(
+                    set,
+                    "target set mesh",
+                    format!("names mesh {mesh}, which does not exist"),
+                ))
+            }
+        }
+    }
+    package.scene.nodes = c.vec(node_count, 72, "mesh nodes", |c, _| {
+        let node = c.u32("node")?;
+        let name = names.read(c, "name")?;
+        let skin = match c.u32("skin")? {
+            NO_SKIN => None,
+            s => Some(s),
+        };
+        let world = Affine3A::from_cols_array(&c.f32s("world")?);
+        let primitive_count = c.u32("primitive count")?;
+        let weight_count = c.u32("weight count")?;
+        let primitives = c.vec(primitive_count, 12, "primitives", |c, _| {
+            let primitive = c.u32("primitive")?;
+            let kind = c.u32("mesh kind")?;
+            let index = c.u32("mesh")?;
+            let mesh = match kind {
+                MESH_SKINNED => MeshRef::Skinned(index),
+                MESH_STATIC => MeshRef::Static(index),
+                _ => {
+                    return Err(PackageError::BadValue {
+                        section: "SCENE",
+                        field: "mesh kind",
+                        offset: c.offset() - 8,
+                        value: u64::from(kind),
+                    })
+                }
+            };
+            Ok(NodePrimitive { primitive, mesh })
+        })?;
+        let weights = c.vec(weight_count, 4, "weights", |c, _| c.f32("weight"))?;
+        Ok(MeshNode {
+            node,
+            name,
+            world,
+            skin,
+            primitives,
+            weights,
+        })
+    })?;
+    let mut clips = Vec::new();
+    for _ in 0..clip_count {
+        c.align(8)?;
+        let name = names.read(&mut c, "name")?;
+        let duration = c.f64("duration")?;
+        let sample_rate = c.f32("sample_rate")?;
+        let sample_count = c.u32("sample_count")?;
+        let track_count = c.u32("track count")?;
+        c.zeros(4, "reserved")?;
+        let tracks = c.vec(track_count, 8, "tracks", |c, _| {
+            let node = c.u32("node")?;
+            let n = c.u32("value count")?;
+            Ok(WeightTrack {
+                node,
+                values: c.vec(n, 4, "values", |c, _| c.f32("value"))?,
+            })
+        })?;
+        clips.push(WeightClip {
+            name,
+            duration,
+            sample_rate,
+            sample_count,
+            tracks,
+        });
+    }
+    package.scene.clips = clips;
+    c.finish()
 }
 
 /// The LODS section into the skeletons it names: at least one record, skeletons ascending, each
@@ -698,6 +888,7 @@ fn read_mesh(c: &mut Cursor, index: usize, names: &mut Names) -> Result<SkinnedM
         weights,
         indices,
         lods: Vec::new(),
+        targets: Vec::new(),
     })
 }
 

@@ -7,6 +7,8 @@ use throng_cpu_ref::{
     Clip, LoopPolicy, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SubTrackKind,
 };
 
+use throng_cpu_ref::morph::MeshRef;
+
 use super::{codec, PackageError, UNIT_TOLERANCE};
 
 pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
@@ -21,6 +23,193 @@ pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
     }
     for (i, clip) in p.clips.iter().enumerate() {
         validate_clip(i, clip, &p.skeletons)?;
+    }
+    validate_scene(p)
+}
+
+/// The SCENE section's invariants: static meshes like skinned ones (finite, whole triangles in
+/// range), every target's vertices strictly increasing inside its mesh with finite deltas, mesh
+/// nodes ascending by glTF node with primitives that exist and agree with the node's skin and
+/// one finite weight per target, and weight clips with a consistent sample grid whose tracks
+/// name nodes in ascending order and hold `sample_count × weights` finite values.
+fn validate_scene(p: &Package) -> Result<(), PackageError> {
+    let err = |index, field, what| invalid("SCENE", index, field, what);
+    for (i, m) in p.scene.meshes.iter().enumerate() {
+        if let Some(v) = m.positions.iter().position(|x| !x.is_finite()) {
+            return Err(err(
+                i,
+                "static mesh positions",
+                format!("vertex {v} is not finite"),
+            ));
+        }
+        if let Some(v) = m.normals.iter().position(|x| !x.is_finite()) {
+            return Err(err(
+                i,
+                "static mesh normals",
+                format!("vertex {v} is not finite"),
+            ));
+        }
+        if m.indices.len() % 3 != 0 {
+            return Err(err(
+                i,
+                "static mesh indices",
+                format!(
+                    "{} indices is not a whole number of triangles",
+                    m.indices.len()
+                ),
+            ));
+        }
+        if let Some(x) = m.indices.iter().find(|&&x| x as usize >= m.positions.len()) {
+            return Err(err(
+                i,
+                "static mesh indices",
+                format!("index {x} is past the {} vertices", m.positions.len()),
+            ));
+        }
+    }
+    let sets = (p.meshes.iter().map(|m| (&m.targets, m.positions.len()))).chain(
+        p.scene
+            .meshes
+            .iter()
+            .map(|m| (&m.targets, m.positions.len())),
+    );
+    for (i, (targets, n)) in sets.enumerate() {
+        for (t, target) in targets.iter().enumerate() {
+            let bad = |what: String| err(i, "morph target", format!("target {t}: {what}"));
+            if let Some(w) = target.vertices.windows(2).find(|w| w[0] >= w[1]) {
+                return Err(bad(format!(
+                    "vertex {} follows {}; vertices are strictly increasing",
+                    w[1], w[0]
+                )));
+            }
+            if let Some(v) = target.vertices.last().filter(|&&v| v as usize >= n) {
+                return Err(bad(format!("vertex {v} is past the mesh's {n} vertices")));
+            }
+            let finite = |d: &[glam::Vec3]| d.iter().all(|d| d.is_finite());
+            if !finite(&target.positions) || !finite(&target.normals) {
+                return Err(bad("a delta is not finite".into()));
+            }
+        }
+    }
+    for (i, node) in p.scene.nodes.iter().enumerate() {
+        let bad = |field, what: String| err(i, field, format!("mesh node {}: {what}", node.node));
+        if i > 0 && p.scene.nodes[i - 1].node >= node.node {
+            return Err(bad(
+                "node",
+                "mesh nodes are strictly ascending by glTF node".into(),
+            ));
+        }
+        if !node.world.is_finite() {
+            return Err(bad("world", "is not finite".into()));
+        }
+        if let Some(s) = node.skin.filter(|&s| s as usize >= p.skins.len()) {
+            return Err(bad("skin", format!("skin {s} does not exist")));
+        }
+        if node.weights.iter().any(|w| !w.is_finite()) {
+            return Err(bad("weights", "a default weight is not finite".into()));
+        }
+        for prim in &node.primitives {
+            let (targets, skin) = match prim.mesh {
+                MeshRef::Skinned(m) => match p.meshes.get(m as usize) {
+                    Some(mesh) => (mesh.targets.len(), Some(mesh.skin)),
+                    None => {
+                        return Err(bad(
+                            "primitives",
+                            format!("skinned mesh {m} does not exist"),
+                        ))
+                    }
+                },
+                MeshRef::Static(m) => match p.scene.meshes.get(m as usize) {
+                    Some(mesh) => (mesh.targets.len(), None),
+                    None => {
+                        return Err(bad("primitives", format!("static mesh {m} does not exist")))
+                    }
+                },
+            };
+            if skin != node.skin {
+                return Err(bad(
+                    "primitives",
+                    format!(
+                        "primitive {} is bound to skin {skin:?}, the node to {:?}",
+                        prim.primitive, node.skin
+                    ),
+                ));
+            }
+            if targets != node.weights.len() {
+                return Err(bad(
+                    "weights",
+                    format!(
+                        "{} weights, but primitive {} has {targets} morph targets",
+                        node.weights.len(),
+                        prim.primitive
+                    ),
+                ));
+            }
+        }
+    }
+    for (i, c) in p.scene.clips.iter().enumerate() {
+        let bad = |field, what: String| err(i, field, format!("weight clip '{}': {what}", c.name));
+        if !(c.sample_rate.is_finite() && c.sample_rate > 0.0) {
+            return Err(bad(
+                "sample_rate",
+                format!("{} Hz is not a positive rate", c.sample_rate),
+            ));
+        }
+        if !(c.duration.is_finite() && c.duration >= 0.0) || c.sample_count == 0 {
+            return Err(bad(
+                "duration",
+                format!("{} s with {} samples", c.duration, c.sample_count),
+            ));
+        }
+        grid(c.duration, c.sample_rate, c.sample_count)
+            .map_err(|what| bad("sample_count", what))?;
+        for (k, t) in c.tracks.iter().enumerate() {
+            if k > 0 && c.tracks[k - 1].node >= t.node {
+                return Err(bad(
+                    "tracks",
+                    "tracks are strictly ascending by mesh node".into(),
+                ));
+            }
+            let Some(node) = p.scene.nodes.get(t.node as usize) else {
+                return Err(bad(
+                    "tracks",
+                    format!("mesh node {} does not exist", t.node),
+                ));
+            };
+            let expected = c.sample_count as usize * node.weights.len();
+            if node.weights.is_empty() || t.values.len() != expected {
+                return Err(bad(
+                    "tracks",
+                    format!(
+                        "track of mesh node {} holds {} values, expected {} samples × {} weights (and at least one)",
+                        t.node,
+                        t.values.len(),
+                        c.sample_count,
+                        node.weights.len()
+                    ),
+                ));
+            }
+            if t.values.iter().any(|v| !v.is_finite()) {
+                return Err(bad(
+                    "tracks",
+                    format!("a weight of mesh node {} is not finite", t.node),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_sample_grid`] for any duration, rate and count.
+fn grid(duration: f64, rate: f32, count: u32) -> Result<(), String> {
+    let period = 1.0 / f64::from(rate);
+    let tolerance = 1e-6 * duration.max(period);
+    let last = f64::from(count - 1) * period;
+    let before_last = f64::from(count.saturating_sub(2)) * period;
+    if duration > last + tolerance || (count >= 2 && before_last >= duration + tolerance) {
+        return Err(format!(
+            "{duration} s does not match {count} samples at {rate} Hz (the last sample lies at the duration)"
+        ));
     }
     Ok(())
 }

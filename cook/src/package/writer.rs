@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use throng_cpu_ref::clip::REFERENCE_CODEC_VERSION;
 use throng_cpu_ref::codec::{CompressedClip, COMPRESSED_CODEC_VERSION};
 use throng_cpu_ref::impostor::Impostor;
+use throng_cpu_ref::morph::{MeshRef, MorphTarget};
 use throng_cpu_ref::motion_db::MotionDatabase;
 use throng_cpu_ref::{
     Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
@@ -30,6 +31,7 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     let skins = skins(&package.skins, &mut strings);
     let meshes = meshes(&package.meshes, &mut strings);
     let clips = clips(&package.clips, &mut strings);
+    let scene_body = has_scene(package).then(|| scene(package, &mut strings).0);
     let mut kinds = SectionKind::ALL[..5].to_vec();
     let mut bodies = vec![strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
     if package.skeletons.iter().any(|s| !s.lods.is_empty()) {
@@ -47,6 +49,10 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     if !package.motion_databases.is_empty() {
         kinds.push(SectionKind::MotionDatabases);
         bodies.push(motion_databases(&package.motion_databases).0);
+    }
+    if let Some(body) = scene_body {
+        kinds.push(SectionKind::Scene);
+        bodies.push(body);
     }
 
     let table_end = HEADER_SIZE + bodies.len() * SECTION_ENTRY_SIZE;
@@ -132,6 +138,92 @@ fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
             out.u32(len32(lod.indices.len()));
             out.f32(lod.error);
             lod.indices.iter().for_each(|&i| out.u32(i));
+        }
+    }
+    out
+}
+
+/// Whether the package needs a SCENE section: mesh nodes, static meshes, weight clips or
+/// morph targets on a skinned mesh.
+fn has_scene(package: &Package) -> bool {
+    !package.scene.is_empty() || package.meshes.iter().any(|m| !m.targets.is_empty())
+}
+
+/// Kind word of a [`MeshRef`] in SCENE records.
+pub(super) const MESH_SKINNED: u32 = 1;
+pub(super) const MESH_STATIC: u32 = 2;
+/// `skin` of a mesh node that has none.
+pub(super) const NO_SKIN: u32 = u32::MAX;
+
+/// The SCENE section: four counts, then the static meshes, the target sets (per mesh with
+/// targets), the mesh nodes and the weight clips (each clip record 8-aligned).
+fn scene(package: &Package, strings: &mut Strings) -> Out {
+    let scene = &package.scene;
+    let target_sets: Vec<(u32, u32, &[MorphTarget])> = (package.meshes.iter().enumerate())
+        .filter(|(_, m)| !m.targets.is_empty())
+        .map(|(i, m)| (MESH_SKINNED, len32(i), m.targets.as_slice()))
+        .chain(
+            (scene.meshes.iter().enumerate())
+                .filter(|(_, m)| !m.targets.is_empty())
+                .map(|(i, m)| (MESH_STATIC, len32(i), m.targets.as_slice())),
+        )
+        .collect();
+    let mut out = Out(Vec::new());
+    out.u32(len32(scene.meshes.len()));
+    out.u32(len32(target_sets.len()));
+    out.u32(len32(scene.nodes.len()));
+    out.u32(len32(scene.clips.len()));
+    for m in &scene.meshes {
+        out.str(strings, &m.name);
+        out.u32(len32(m.positions.len()));
+        out.u32(len32(m.normals.len()));
+        out.u32(len32(m.indices.len()));
+        m.positions.iter().for_each(|p| out.f32s(&p.to_array()));
+        m.normals.iter().for_each(|n| out.f32s(&n.to_array()));
+        m.indices.iter().for_each(|&i| out.u32(i));
+    }
+    for (kind, mesh, targets) in target_sets {
+        out.u32(kind);
+        out.u32(mesh);
+        out.u32(len32(targets.len()));
+        for t in targets {
+            out.u32(len32(t.vertices.len()));
+            out.u32(u32::from(!t.normals.is_empty()));
+            t.vertices.iter().for_each(|&v| out.u32(v));
+            t.positions.iter().for_each(|p| out.f32s(&p.to_array()));
+            t.normals.iter().for_each(|n| out.f32s(&n.to_array()));
+        }
+    }
+    for n in &scene.nodes {
+        out.u32(n.node);
+        out.str(strings, &n.name);
+        out.u32(n.skin.unwrap_or(NO_SKIN));
+        out.f32s(&n.world.to_cols_array());
+        out.u32(len32(n.primitives.len()));
+        out.u32(len32(n.weights.len()));
+        for p in &n.primitives {
+            out.u32(p.primitive);
+            let (kind, index) = match p.mesh {
+                MeshRef::Skinned(i) => (MESH_SKINNED, i),
+                MeshRef::Static(i) => (MESH_STATIC, i),
+            };
+            out.u32(kind);
+            out.u32(index);
+        }
+        out.f32s(&n.weights);
+    }
+    for c in &scene.clips {
+        out.0.resize(out.0.len().next_multiple_of(8), 0);
+        out.str(strings, &c.name);
+        out.f64(c.duration);
+        out.f32(c.sample_rate);
+        out.u32(c.sample_count);
+        out.u32(len32(c.tracks.len()));
+        out.u32(0);
+        for t in &c.tracks {
+            out.u32(t.node);
+            out.u32(len32(t.values.len()));
+            out.f32s(&t.values);
         }
     }
     out

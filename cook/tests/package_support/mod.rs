@@ -197,6 +197,7 @@ pub fn sample_package() -> Package {
             ],
             indices: vec![0, 1, 2, 2, 1, 3],
             lods: vec![],
+            targets: Vec::new(),
         },
         SkinnedMesh {
             name: "stick/0".into(),
@@ -215,6 +216,7 @@ pub fn sample_package() -> Package {
             ],
             indices: vec![0, 1, 2],
             lods: vec![],
+            targets: Vec::new(),
         },
     ];
     // 0.09 s at 30 Hz: samples at 0, 1/30, 2/30 and the last clamped to 0.09.
@@ -289,6 +291,7 @@ pub fn sample_package() -> Package {
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: Default::default(),
     }
 }
 

@@ -114,6 +114,7 @@ pub fn chain_package(joints: usize) -> Package {
         weights: Vec::new(),
         indices: Vec::new(),
         lods: Vec::new(),
+        targets: Vec::new(),
     };
     for (j, c) in component.iter().enumerate() {
         for side in [-0.05f32, 0.05] {
@@ -133,6 +134,7 @@ pub fn chain_package(joints: usize) -> Package {
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: Default::default(),
     }
 }
 
@@ -148,6 +150,7 @@ pub fn many_skins_package(n: usize) -> Package {
         masks: Vec::new(),
         impostors: Vec::new(),
         motion_databases: Vec::new(),
+        scene: Default::default(),
     };
     for k in 0..n as u32 {
         p.skeletons.push(one.skeletons[0].clone());
