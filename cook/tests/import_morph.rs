@@ -4,6 +4,8 @@
 //! tracks and their package round trip, typed errors for bad targets, and the refusal of a
 //! package of an older format version.
 
+mod gltf_support;
+
 use throng_cook::package::{PackageError, FORMAT_VERSION};
 use throng_cook::{cook, import_slice, read_package, write_package, CookError, Imported, Profile};
 use throng_cpu_ref::morph::{morph, MeshRef};
@@ -105,7 +107,7 @@ fn doc() -> Doc {
 }
 
 fn render(d: &Doc) -> Vec<u8> {
-    use base64_lite::encode;
+    use gltf_support::base64 as encode;
     format!(
         r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"name":"face","mesh":0,"translation":[0,0,5]{}}}],"meshes":[{{"name":"face","primitives":[{{"attributes":{{"POSITION":0}},"targets":{}}}]{}}}],"animations":{},"accessors":[{}],"bufferViews":[{}],"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}]}}"#,
         d.node_weights,
@@ -132,30 +134,6 @@ fn weights_animation(d: &mut Doc, interpolation: &str, times: &[f32], values: &[
     d.animations = format!(
         r#"[{{"name":"a","samplers":[{{"input":{input},"output":{output},"interpolation":"{interpolation}"}}],"channels":[{{"sampler":0,"target":{{"node":0,"path":"weights"}}}}]}}]"#
     );
-}
-
-/// Minimal base64 (RFC 4648) for the embedded buffer.
-mod base64_lite {
-    pub fn encode(bytes: &[u8]) -> String {
-        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let b = [
-                chunk[0],
-                *chunk.get(1).unwrap_or(&0),
-                *chunk.get(2).unwrap_or(&0),
-            ];
-            let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-            for i in 0..4 {
-                if i <= chunk.len() {
-                    out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-                } else {
-                    out.push('=');
-                }
-            }
-        }
-        out
-    }
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! Small hand-written glTF documents (embedded base64 buffers) exercising each validation rule
 //! and the skeleton construction rule.
 
+mod gltf_support;
+
+use gltf_support::base64;
 use throng_cook::{import_slice, CookError, Imported};
 use throng_cpu_ref::{ChannelPath, Interpolation, NO_PARENT};
 
@@ -122,27 +125,6 @@ fn render(p: &Parts) -> Vec<u8> {
         base64(&p.bin.bytes)
     )
     .into_bytes()
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn import(p: &Parts) -> Result<Imported, CookError> {
