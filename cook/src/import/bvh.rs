@@ -161,7 +161,7 @@ pub fn import_bvh(
     w.expect("HIERARCHY")?;
     w.expect("ROOT")?;
     let mut joints = Vec::new();
-    read_joint(&mut w, None, &mut joints, options.scale)?;
+    read_joint(&mut w, None, 0, &mut joints, options.scale)?;
     if !w.peek().is_some_and(|x| x.eq_ignore_ascii_case("MOTION")) {
         let found = w.peek().unwrap_or("the end of the file");
         return Err(w.error(format!(
@@ -184,14 +184,23 @@ pub fn import_bvh(
         )));
     }
     let per_frame: usize = joints.iter().map(|j| j.dofs.len()).sum();
+    // Buffers sized by what the file holds, not by what its header claims; a header that claims
+    // more fails where the values run out.
+    let held = (w.words.len() - w.at) / per_frame.max(1);
     let keys = frames - options.skip;
     let mut translations: Vec<Vec<f32>> = joints
         .iter()
-        .map(|j| Vec::with_capacity(if has_position(j) { keys * 3 } else { 0 }))
+        .map(|j| {
+            Vec::with_capacity(if has_position(j) {
+                keys.min(held) * 3
+            } else {
+                0
+            })
+        })
         .collect();
     let mut rotations: Vec<Vec<f32>> = joints
         .iter()
-        .map(|_| Vec::with_capacity(keys * 4))
+        .map(|_| Vec::with_capacity(keys.min(held) * 4))
         .collect();
     let mut values = vec![0.0f32; per_frame];
     let mut first_kept_is_zero = false;
@@ -350,13 +359,23 @@ fn pose(joint: &Joint, values: &[f32], scale: f32) -> (Vec3, Quat) {
     (t, q.normalize())
 }
 
-/// Reads a joint's block (after its `ROOT` / `JOINT` keyword) and its children's.
+/// Deepest joint nesting read: far past any rig's, and it bounds the reader's recursion.
+const MAX_DEPTH: usize = 256;
+
+/// Reads a joint's block (after its `ROOT` / `JOINT` keyword) and its children's, `depth` joints
+/// below the root.
 fn read_joint(
     w: &mut Words,
     parent: Option<usize>,
+    depth: usize,
     joints: &mut Vec<Joint>,
     scale: f32,
 ) -> Result<(), CookError> {
+    if depth >= MAX_DEPTH {
+        return Err(w.error(format!(
+            "joints nested deeper than {MAX_DEPTH}: not a skeleton Throng reads"
+        )));
+    }
     let name = w.next("a joint name")?.to_owned();
     if joints.iter().any(|j| j.name == name) {
         return Err(w.error(format!("a second joint named `{name}`")));
@@ -416,7 +435,7 @@ fn read_joint(
     loop {
         let word = w.next("`JOINT`, `End Site` or `}`")?;
         match word.to_ascii_lowercase().as_str() {
-            "joint" => read_joint(w, Some(index), joints, scale)?,
+            "joint" => read_joint(w, Some(index), depth + 1, joints, scale)?,
             "end" => {
                 w.expect("Site")?;
                 w.expect("{")?;
