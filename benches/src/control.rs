@@ -31,6 +31,9 @@ const WARM_UP_MS: f64 = 100.0;
 #[derive(Clone, Debug, Serialize)]
 pub struct ControlRow {
     pub subject: String,
+    /// The tree ticked: `crowd` (fixtures/trees/crowd.toml) or `motion_matching`
+    /// (fixtures/trees/locomotion.toml over a database of the shared CMU BVH files).
+    pub tree: String,
     pub instances: usize,
     /// Threads ticking: 1, or the rayon pool's.
     pub threads: usize,
@@ -67,34 +70,140 @@ pub fn run(
     let pose_ns = pose_ns_per_instance(subject, options)?;
     let one = one_thread_pool(subject)?;
     let mut rows = Vec::new();
+    let table = Table {
+        subject,
+        pose_ns,
+        one: &one,
+        options,
+    };
     for &n in counts {
-        let mut crowd = Crowd::new(&ctl, n).map_err(|e| unusable(e.to_string()))?;
+        table.rows(&ctl, n, "crowd", set_inputs, &mut rows, &mut on_row)?;
+    }
+    match matched_package(subject)? {
+        Some(package) => {
+            let tree = throng_control::tree::load(
+                throng_fixtures::LOCOMOTION_TREE,
+                "locomotion.toml",
+                &package,
+                0,
+            )
+            .map_err(|e| unusable(e.to_string()))?;
+            let ctl =
+                Controller::new(tree, package, TICK_HZ, 64).map_err(|e| unusable(e.to_string()))?;
+            table.rows(
+                &ctl,
+                MATCHED_INSTANCES,
+                "motion_matching",
+                set_matched_inputs,
+                &mut rows,
+                &mut on_row,
+            )?;
+        }
+        None => eprintln!("note: no motion-matched control rows without the shared BVH files"),
+    }
+    Ok(rows)
+}
+
+/// Agents of the motion-matched control rows.
+pub const MATCHED_INSTANCES: usize = 10_000;
+
+/// What every row of the table shares.
+struct Table<'a> {
+    subject: &'a Subject,
+    pose_ns: f64,
+    one: &'a rayon::ThreadPool,
+    options: &'a Options,
+}
+
+impl Table<'_> {
+    /// The rows of `n` instances of `ctl`'s tree (named `tree`), one thread then the pool,
+    /// `inputs` setting each tick's inputs outside the timed region.
+    fn rows(
+        &self,
+        ctl: &Controller,
+        n: usize,
+        tree: &str,
+        inputs: fn(&Controller, &mut Crowd, u64) -> Result<(), BenchError>,
+        rows: &mut Vec<ControlRow>,
+        on_row: &mut impl FnMut(&ControlRow),
+    ) -> Result<(), BenchError> {
+        let mut crowd = Crowd::new(ctl, n).map_err(|e| BenchError::Unusable {
+            subject: self.subject.name.clone(),
+            why: e.to_string(),
+        })?;
         let mut tick = 0;
         for threads in [1, rayon::current_num_threads()] {
-            let pool = (threads == 1).then_some(&one);
+            let pool = (threads == 1).then_some(self.one);
             let warm_up = Instant::now();
             while ms_since(warm_up) < WARM_UP_MS {
-                tick_once(&ctl, &mut crowd, pool, &mut tick)?;
+                tick_once(ctl, &mut crowd, pool, &mut tick, inputs)?;
             }
-            let ticks = measure(options.frames, options.budget_ms, |_| {
-                let ms = tick_once(&ctl, &mut crowd, pool, &mut tick)?;
+            let ticks = measure(self.options.frames, self.options.budget_ms, |_| {
+                let ms = tick_once(ctl, &mut crowd, pool, &mut tick, inputs)?;
                 Ok::<_, BenchError>((ms, ms))
             })?;
             let ns = median(ticks.iter().copied()) * 1e6 / n.max(1) as f64;
             let row = ControlRow {
-                subject: subject.name.clone(),
+                subject: self.subject.name.clone(),
+                tree: tree.into(),
                 instances: n,
                 threads,
                 ns_per_instance_tick: ns,
                 ticks: ticks.len(),
-                pose_ns_per_instance: pose_ns,
-                tick_over_pose: ns / pose_ns.max(1e-9),
+                pose_ns_per_instance: self.pose_ns,
+                tick_over_pose: ns / self.pose_ns.max(1e-9),
             };
             on_row(&row);
             rows.push(row);
         }
+        Ok(())
     }
-    Ok(rows)
+}
+
+/// The generated character with the 15 shared CMU BVH files retarget onto it and a motion
+/// database of them and its idle (as `throng motion-database … --bvh-skip 2 --idle idle`), or
+/// `None` (said) without the shared assets or for another subject.
+fn matched_package(subject: &Subject) -> Result<Option<throng_cpu_ref::Package>, BenchError> {
+    if subject.name != "character" {
+        return Ok(None);
+    }
+    let Some(dir) = throng_fixtures::shared_dir("mocap/bvh", "the motion-matched control rows")
+    else {
+        return Ok(None);
+    };
+    let unusable = |why: String| BenchError::Unusable {
+        subject: "motion database".into(),
+        why,
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| unusable(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
+        .collect();
+    files.sort();
+    let options = throng_cook::BvhOptions {
+        skip: 2,
+        ..Default::default()
+    };
+    let sources = (files.iter())
+        .map(|f| throng_cook::import_bvh_file(f, options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
+    let profile = throng_cook::retarget::RetargetProfile::parse(
+        throng_fixtures::CMU_TO_CHARACTER,
+        "fixtures/retarget/cmu-to-character.toml",
+    )
+    .map_err(|e| unusable(e.to_string()))?;
+    throng_cook::motion_db::cook_database(
+        target,
+        &sources,
+        &profile,
+        &throng_cook::Profile::DEFAULT,
+        &["idle".into()],
+        &throng_cook::motion_db::DatabaseSettings::default(),
+    )
+    .map(Some)
+    .map_err(|e| unusable(e.to_string()))
 }
 
 /// A rayon pool of one thread: the tables' one-thread rows.
@@ -115,8 +224,9 @@ fn tick_once(
     crowd: &mut Crowd,
     pool: Option<&rayon::ThreadPool>,
     tick: &mut u64,
+    inputs: fn(&Controller, &mut Crowd, u64) -> Result<(), BenchError>,
 ) -> Result<f64, BenchError> {
-    set_inputs(ctl, crowd, *tick)?;
+    inputs(ctl, crowd, *tick)?;
     *tick += 1;
     let start = Instant::now();
     match pool {
@@ -149,6 +259,27 @@ fn set_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), Benc
         let set = ctl
             .set_input_at(s, speed_input, Value::Float(speed))
             .and_then(|()| ctl.set_input_at(s, wave_input, Value::Bool(wave)));
+        set.map_err(|e| unusable(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The locomotion tree's inputs: each agent asks for a speed from 0 to 3 m/s ahead and a turn
+/// of up to ±0.5 rad, changing over seconds.
+fn set_matched_inputs(ctl: &Controller, crowd: &mut Crowd, tick: u64) -> Result<(), BenchError> {
+    let unusable = |why: String| BenchError::Unusable {
+        subject: "locomotion tree".into(),
+        why,
+    };
+    let input =
+        |name: &str| (ctl.tree.input(name)).ok_or_else(|| unusable(format!("no input '{name}'")));
+    let (vz, turn) = (input("velocity_z")?, input("turn")?);
+    for (i, s) in crowd.instances.iter_mut().enumerate() {
+        let speed = ((i as u64 * 37 + tick) % 90) as f64 / 30.0;
+        let angle = 0.5 * ((i as f64) * 0.37 + tick as f64 / 45.0).sin();
+        let set = ctl
+            .set_input_at(s, vz, Value::Float(speed))
+            .and_then(|()| ctl.set_input_at(s, turn, Value::Float(angle)));
         set.map_err(|e| unusable(e.to_string()))?;
     }
     Ok(())

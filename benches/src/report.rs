@@ -592,18 +592,19 @@ fn control_table(rows: &[ControlRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncontrol: one tick of the crowd tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose"
+        "\ncontrol: one tick of a tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose"
     );
     let _ = writeln!(
         s,
-        "{:<22} {:>7} {:>7} | {:>9} {:>9} {:>6}",
-        "subject", "N", "threads", "tick ns", "pose ns", "ratio"
+        "{:<22} {:<15} {:>7} {:>7} | {:>9} {:>9} {:>6}",
+        "subject", "tree", "N", "threads", "tick ns", "pose ns", "ratio"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<22} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3}",
+            "{:<22} {:<15} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3}",
             r.subject,
+            r.tree,
             r.instances,
             r.threads,
             r.ns_per_instance_tick,

@@ -213,6 +213,7 @@ fn node_text(region: &Region, state: u16, k: usize) -> String {
     match &region.states[state as usize].producer {
         Producer::Empty => "no producer".into(),
         Producer::Clip(_) => "its clip".into(),
+        Producer::Matching(_) => "its matched clip".into(),
         Producer::Blend1d { at, .. } => format!("blend1d point {k} (at {})", at[k]),
         Producer::Blend2d { points, .. } => {
             format!("blend2d point {k} ({}, {})", points[k].x, points[k].y)

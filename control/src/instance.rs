@@ -44,6 +44,8 @@ use throng_cpu_ref::{Clip, Package};
 use crate::events::{EventBuffer, EventKind, EventTrack, Overflow};
 use crate::player::{ClipPlayer, PlayerError};
 use crate::root_motion::{LastSample, Motion, IDENTITY};
+use crate::tick::matching::MatchQuery;
+use crate::tree::Producer;
 use crate::tree::{InputType, Tree, Value, FROZEN_SAMPLES, MAX_DEPTH, MAX_SYNC_GROUPS};
 use crate::undo::Undo;
 
@@ -250,6 +252,8 @@ pub struct TickOutput {
     pub changes: Vec<StateChange>,
     /// The root motion asked of the motor, in the placement frame at the tick's start.
     pub root_motion: Motion,
+    /// The motion-matching query of the tick, if the base region's leaf matched and was due.
+    pub query: Option<MatchQuery>,
 }
 
 impl TickOutput {
@@ -258,12 +262,14 @@ impl TickOutput {
             events: EventBuffer::with_capacity(event_capacity),
             changes: Vec::with_capacity(tree.regions.len() * 2 * MAX_DEPTH),
             root_motion: IDENTITY,
+            query: None,
         }
     }
     fn clear(&mut self) {
         self.events.clear();
         self.changes.clear();
         self.root_motion = IDENTITY;
+        self.query = None;
     }
 }
 
@@ -317,6 +323,8 @@ pub struct Controller {
     banks: Vec<(usize, usize)>,
     /// Regions with a state in a sync group, in order.
     pub(crate) sync_regions: Vec<usize>,
+    /// Whether the base region has a motion-matching state.
+    pub(crate) matching: bool,
 }
 
 /// Per-thread scratch for ticking: the undo log of the tick and player weights.
@@ -375,6 +383,11 @@ impl Controller {
         let sync_regions = (0..tree.regions.len())
             .filter(|&r| tree.regions[r].states.iter().any(|s| s.sync.is_some()))
             .collect();
+        let matching = tree.regions.first().is_some_and(|r| {
+            r.states
+                .iter()
+                .any(|s| matches!(s.producer, Producer::Matching(_)))
+        });
         Ok(Controller {
             tree,
             package,
@@ -384,6 +397,7 @@ impl Controller {
             tracks,
             banks,
             sync_regions,
+            matching,
         })
     }
 
@@ -562,6 +576,9 @@ impl Controller {
                 // A capture in `apply` weighed the players the transition left.
                 let (offset, slots) = self.bank_slots(r);
                 scratch.weights[offset..offset + 2 * slots].fill(0.0);
+            }
+            if r == 0 && self.matching {
+                self.match_motion(s, scratch, r, tick, out)?;
             }
             if !matches!(s.regions[r].source, Source::None) {
                 scratch.undo.region(s, r);

@@ -27,3 +27,5 @@ mod tick;
 pub mod trace;
 pub mod tree;
 mod undo;
+
+pub use tick::matching::{predict, row_at, MatchQuery, NEAR_ROWS};

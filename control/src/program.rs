@@ -24,7 +24,7 @@ use throng_cpu_ref::program::op;
 use throng_cpu_ref::{PoseOp, ProgramLimits};
 
 use crate::instance::{Controller, FrozenSample, InertialSource, InstanceState, When, REST};
-use crate::tree::{LayerBlend, TransitionBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
+use crate::tree::{LayerBlend, Tree, FROZEN_SAMPLES, MAX_POINTS};
 
 /// Most samples one region can contribute: both player banks, or a bank and a frozen pose.
 fn region_samples(slots: usize) -> usize {
@@ -55,11 +55,7 @@ pub fn limits(tree: &Tree, skin: bool) -> ProgramLimits {
         ops += o;
         registers = registers.max(reg);
         weights += w;
-        let inertializes = r
-            .transitions
-            .iter()
-            .any(|t| t.blend == TransitionBlend::Inertialize);
-        if inertializes {
+        if r.inertializes() {
             // The tick of the transition (no fade then, so the new pose is its leaf's `slots`
             // samples at most): source now and before (F each), the new pose one tick earlier,
             // two carried offsets, the capture and the inertialization, in registers 0..3 and

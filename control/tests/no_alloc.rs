@@ -75,4 +75,21 @@ fn steady_state_crowd_ticks_allocate_nothing() {
     }
     let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
     assert_eq!(made, 0, "{made} allocations in 600 traced ticks");
+
+    // A motion-matched crowd: queries, switches and warping.
+    let ctl = support::locomotion(30.0);
+    let mut crowd = Crowd::new(&ctl, 300).unwrap();
+    let run = |ticks: std::ops::Range<u64>, crowd: &mut Crowd| {
+        pool.install(|| {
+            for tick in ticks.clone() {
+                support::matched_script(&ctl, crowd, tick);
+                crowd.tick(&ctl);
+            }
+        })
+    };
+    run(0..30, &mut crowd);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    run(30..120, &mut crowd);
+    let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert_eq!(made, 0, "{made} allocations in 90 motion-matched ticks");
 }

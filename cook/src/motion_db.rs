@@ -51,6 +51,65 @@ impl Default for DatabaseSettings {
     }
 }
 
+/// Why [`cook_database`] could not make its package.
+#[derive(Debug, Error)]
+pub enum CookDatabaseError {
+    #[error("the database needs root motion; give the retarget profile a `root_motion` request")]
+    NoRootMotionRequest,
+    #[error("idle clip '{name}': the target has no clip of that name (it has {names:?})")]
+    NoIdle { name: String, names: Vec<String> },
+    #[error(transparent)]
+    Retarget(#[from] crate::retarget::RetargetError),
+    #[error(transparent)]
+    Cook(#[from] crate::CookError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// The package of `target` with every clip of `sources` retargeted onto it with `profile`,
+/// cooked and compressed with `quality`, and a motion database (settings `settings`) of those
+/// clips and of the target's own clips named in `idle` (which stand still), idles first.
+pub fn cook_database(
+    mut target: crate::Imported,
+    sources: &[crate::Imported],
+    profile: &crate::retarget::RetargetProfile,
+    quality: &crate::Profile,
+    idle: &[String],
+    settings: &DatabaseSettings,
+) -> Result<Package, CookDatabaseError> {
+    if profile.root_motion.is_none() {
+        return Err(CookDatabaseError::NoRootMotionRequest);
+    }
+    let own = target.source_clips.len();
+    for source in sources {
+        let source = crate::retarget::Source::from_imported(source);
+        target = crate::retarget::retarget(profile, &source, &target, &[])?.0;
+    }
+    let (mut package, mut cooked) = crate::cook(&target, quality)?;
+    crate::compress(&mut package, &mut cooked, quality);
+    // The cook keeps the import's clip order: the target's own clips, then the new ones.
+    let own_names = || {
+        package.clips[..own]
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    let mut still = Vec::new();
+    for name in idle {
+        let found = package.clips[..own].iter().position(|c| &c.name == name);
+        still.push(found.ok_or_else(|| CookDatabaseError::NoIdle {
+            name: name.clone(),
+            names: own_names(),
+        })? as u32);
+    }
+    let clips: Vec<u32> = (still.iter().copied())
+        .chain(own as u32..package.clips.len() as u32)
+        .collect();
+    let database = build_database(&package, 0, &clips, &still, settings)?;
+    package.motion_databases = vec![database];
+    Ok(package)
+}
+
 /// Why a database could not be built.
 #[derive(Debug, Error)]
 pub enum BuildError {
@@ -71,7 +130,7 @@ pub enum BuildError {
 }
 
 /// The trajectory of a clip: root-motion position and rotation at any time, extrapolated past the
-/// end.
+/// end (a clip standing still has none: the origin, facing +Z, throughout).
 struct Trajectory<'a> {
     clip: &'a throng_cpu_ref::Clip,
     duration: f32,
@@ -80,8 +139,16 @@ struct Trajectory<'a> {
 }
 
 impl<'a> Trajectory<'a> {
-    fn new(clip: &'a throng_cpu_ref::Clip) -> Option<Trajectory<'a>> {
+    /// `None` when the clip has no root motion and does not stand `still`.
+    fn new(clip: &'a throng_cpu_ref::Clip, still: bool) -> Option<Trajectory<'a>> {
         let duration = clip.duration as f32;
+        if still && clip.root_motion.is_none() {
+            return Some(Trajectory {
+                clip,
+                duration,
+                end_velocity: Vec3::ZERO,
+            });
+        }
         let back = (duration - 0.1).max(0.0);
         let (p1, _) = sample_root_motion(clip, duration)?;
         let (p0, _) = sample_root_motion(clip, back)?;
@@ -98,6 +165,9 @@ impl<'a> Trajectory<'a> {
     }
 
     fn at(&self, t: f32) -> (Vec3, Quat) {
+        if self.clip.root_motion.is_none() {
+            return (Vec3::ZERO, Quat::IDENTITY);
+        }
         let (p, q) = sample_root_motion(self.clip, t.clamp(0.0, self.duration))
             .unwrap_or((Vec3::ZERO, Quat::IDENTITY));
         if t > self.duration {
@@ -123,11 +193,13 @@ impl<'a> Trajectory<'a> {
     }
 }
 
-/// Builds the database of `clips` (package clip indices) of skeleton `skeleton`.
+/// Builds the database of `clips` (package clip indices) of skeleton `skeleton`; the clips of
+/// `still` among them may have no root motion (they stand still: idles).
 pub fn build_database(
     package: &Package,
     skeleton: u32,
     clips: &[u32],
+    still: &[u32],
     settings: &DatabaseSettings,
 ) -> Result<MotionDatabase, BuildError> {
     let rig = package
@@ -156,8 +228,8 @@ pub fn build_database(
             .get(c as usize)
             .filter(|x| x.skeleton == skeleton)
             .ok_or(BuildError::BadClip(c))?;
-        let traj =
-            Trajectory::new(clip).ok_or_else(|| BuildError::NoRootMotion(clip.name.clone()))?;
+        let traj = Trajectory::new(clip, still.contains(&c))
+            .ok_or_else(|| BuildError::NoRootMotion(clip.name.clone()))?;
         let frames = (traj.duration * settings.rate).floor() as u32 + 1;
         let playable = ((traj.duration - settings.tail).max(0.0) * settings.rate).floor() as u32;
         entries.push(DatabaseClip {

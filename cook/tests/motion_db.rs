@@ -6,7 +6,7 @@
 use glam::Vec3;
 use throng_cook::motion_db::{build_database, DatabaseSettings};
 use throng_cook::{read_package, write_package, PackageError, Profile};
-use throng_cpu_ref::motion_db::{tag, MotionDatabase, FEATURES};
+use throng_cpu_ref::motion_db::{tag, Filter, MotionDatabase, FEATURES};
 use throng_cpu_ref::Package;
 
 fn character() -> Package {
@@ -17,7 +17,7 @@ fn character() -> Package {
 
 fn locomotion(package: &Package) -> MotionDatabase {
     let clips = ["walk", "run"].map(|n| package.find_clip(n).unwrap() as u32);
-    build_database(package, 0, &clips, &DatabaseSettings::default()).unwrap()
+    build_database(package, 0, &clips, &[], &DatabaseSettings::default()).unwrap()
 }
 
 /// The clip's mean horizontal root speed (m/s), from its root motion.
@@ -85,9 +85,10 @@ fn the_fast_search_agrees_with_the_exhaustive_one_near_every_frame() {
             raw[f] + 0.05 * ((r * 7 + f * 13) as f32).sin()
         }));
         for tags in [0, tag::WALK, tag::RUN] {
-            let want = db.search_exhaustive(&query, tags);
-            if db.search(&query, tags, Some(r as u32)) != want
-                || db.search(&query, tags, None) != want
+            let filter = Filter::tags(tags);
+            let want = db.search_exhaustive(&query, &filter);
+            if db.search(&query, &filter, Some(r as u32)) != want
+                || db.search(&query, &filter, None) != want
             {
                 disagreements += 1;
             }

@@ -48,6 +48,8 @@ pub const GROUPS: [(&str, std::ops::Range<usize>); 5] = [
 /// Rows per small and per large block of the search's bounds.
 pub const SMALL_BLOCK: usize = 16;
 pub const LARGE_BLOCK: usize = 64;
+/// Large blocks the fast search orders by bound at a time (on the stack).
+const WINDOW: usize = 128;
 
 /// Frame tags (bits of [`MotionDatabase::tags`]).
 pub mod tag {
@@ -75,6 +77,24 @@ pub struct DatabaseClip {
     pub first: u32,
     pub frames: u32,
     pub playable: u32,
+}
+
+/// Which rows a search may return: searchable rows carrying one of `tags` (0: any), outside
+/// `exclude` (rows a character must not jump to, e.g. around the frame it plays).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub tags: u8,
+    pub exclude: std::ops::Range<u32>,
+}
+
+impl Filter {
+    /// Rows with one of `tags` (0: any), none excluded.
+    pub fn tags(tags: u8) -> Filter {
+        Filter {
+            tags,
+            exclude: 0..0,
+        }
+    }
 }
 
 /// The best row of a search and its cost.
@@ -265,9 +285,16 @@ impl MotionDatabase {
         Some((c, (row - c.first) as f32 / self.rate))
     }
 
-    /// Whether row `row` may be matched (playable, and carrying one of `tags` unless it is 0).
-    fn eligible(&self, row: usize, tags: u8) -> bool {
-        self.searchable[row] && (tags == 0 || self.tags[row] & tags != 0)
+    /// Whether row `row` is searchable (not in its clip's tail; false past the rows).
+    pub fn is_searchable(&self, row: usize) -> bool {
+        self.searchable.get(row).copied().unwrap_or(false)
+    }
+
+    /// Whether row `row` may be matched: searchable and passing `filter`.
+    fn eligible(&self, row: usize, filter: &Filter) -> bool {
+        self.searchable[row]
+            && (filter.tags == 0 || self.tags[row] & filter.tags != 0)
+            && !filter.exclude.contains(&(row as u32))
     }
 
     /// The squared distance of row `row` from `query`, summed in float order.
@@ -289,12 +316,12 @@ impl MotionDatabase {
         sum
     }
 
-    /// The oracle: every eligible row (tags: any of these bits, or 0 for all), lowest cost, ties
-    /// to the lowest row; `None` when no row is eligible.
-    pub fn search_exhaustive(&self, query: &[f32; FEATURES], tags: u8) -> Option<Match> {
+    /// The oracle: every row `filter` lets through, lowest cost, ties to the lowest row; `None`
+    /// when there is none.
+    pub fn search_exhaustive(&self, query: &[f32; FEATURES], filter: &Filter) -> Option<Match> {
         let mut best: Option<Match> = None;
         for row in 0..self.rows.len() {
-            if !self.eligible(row, tags) {
+            if !self.eligible(row, filter) {
                 continue;
             }
             let cost = self.cost(row, query);
@@ -311,9 +338,15 @@ impl MotionDatabase {
     /// The same answer as [`MotionDatabase::search_exhaustive`], skipping blocks whose bounds
     /// cannot beat the best so far. `start`, when given, is tried first (the frame the character
     /// plays now, usually: its cost makes the first bound).
-    pub fn search(&self, query: &[f32; FEATURES], tags: u8, start: Option<u32>) -> Option<Match> {
+    pub fn search(
+        &self,
+        query: &[f32; FEATURES],
+        filter: &Filter,
+        start: Option<u32>,
+    ) -> Option<Match> {
+        let tags = filter.tags;
         let mut best: Option<Match> = start
-            .filter(|&r| (r as usize) < self.rows.len() && self.eligible(r as usize, tags))
+            .filter(|&r| (r as usize) < self.rows.len() && self.eligible(r as usize, filter))
             .map(|r| Match {
                 row: r,
                 cost: self.cost(r as usize, query),
@@ -324,47 +357,60 @@ impl MotionDatabase {
             None => bound.is_finite(),
             Some(b) => bound < b.cost || (bound == b.cost && first < b.row as usize),
         };
+        // Large blocks are visited best bound first, a window of them at a time (no allocation):
+        // once a block's bound cannot beat the best, neither can the rest of its window's.
         let n = self.rows.len();
-        for big in 0..self.large.lo.len() {
-            if tags != 0 && self.large.tags[big] & tags == 0 {
-                continue;
-            }
+        let mut window = [(0.0f32, 0u32); WINDOW];
+        for first in (0..self.large.lo.len()).step_by(WINDOW) {
+            let blocks = first..(first + WINDOW).min(self.large.lo.len());
+            let mut len = 0;
             let limit = best.map_or(f32::INFINITY, |b| b.cost);
-            if !open(
-                self.large.bound(big, query, limit),
-                big * LARGE_BLOCK,
-                &best,
-            ) {
-                continue;
+            for big in blocks {
+                if tags != 0 && self.large.tags[big] & tags == 0 {
+                    continue;
+                }
+                let bound = self.large.bound(big, query, limit);
+                if open(bound, big * LARGE_BLOCK, &best) {
+                    window[len] = (bound, big as u32);
+                    len += 1;
+                }
             }
-            let smalls = big * (LARGE_BLOCK / SMALL_BLOCK)
-                ..((big + 1) * (LARGE_BLOCK / SMALL_BLOCK)).min(self.small.lo.len());
-            for small in smalls {
-                if tags != 0 && self.small.tags[small] & tags == 0 {
+            window[..len].sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for &(bound, big) in &window[..len] {
+                let big = big as usize;
+                if !open(bound, big * LARGE_BLOCK, &best) {
                     continue;
                 }
-                let limit = best.map_or(f32::INFINITY, |b| b.cost);
-                if !open(
-                    self.small.bound(small, query, limit),
-                    small * SMALL_BLOCK,
-                    &best,
-                ) {
-                    continue;
-                }
-                for row in small * SMALL_BLOCK..((small + 1) * SMALL_BLOCK).min(n) {
-                    if !self.eligible(row, tags) {
+                let smalls = big * (LARGE_BLOCK / SMALL_BLOCK)
+                    ..((big + 1) * (LARGE_BLOCK / SMALL_BLOCK)).min(self.small.lo.len());
+                for small in smalls {
+                    if tags != 0 && self.small.tags[small] & tags == 0 {
                         continue;
                     }
-                    let cost = self.cost_up_to(row, query, best.map_or(f32::INFINITY, |b| b.cost));
-                    let better = match best {
-                        None => true,
-                        Some(b) => cost < b.cost || (cost == b.cost && row < b.row as usize),
-                    };
-                    if better {
-                        best = Some(Match {
-                            row: row as u32,
-                            cost,
-                        });
+                    let limit = best.map_or(f32::INFINITY, |b| b.cost);
+                    if !open(
+                        self.small.bound(small, query, limit),
+                        small * SMALL_BLOCK,
+                        &best,
+                    ) {
+                        continue;
+                    }
+                    for row in small * SMALL_BLOCK..((small + 1) * SMALL_BLOCK).min(n) {
+                        if !self.eligible(row, filter) {
+                            continue;
+                        }
+                        let cost =
+                            self.cost_up_to(row, query, best.map_or(f32::INFINITY, |b| b.cost));
+                        let better = match best {
+                            None => true,
+                            Some(b) => cost < b.cost || (cost == b.cost && row < b.row as usize),
+                        };
+                        if better {
+                            best = Some(Match {
+                                row: row as u32,
+                                cost,
+                            });
+                        }
                     }
                 }
             }
@@ -434,9 +480,20 @@ mod tests {
             let query: [f32; FEATURES] =
                 std::array::from_fn(|f| db.rows[base][f] + noise * ((k * 31 + f) as f32).sin());
             let tags = [0, tag::WALK, tag::RUN | tag::IDLE][k % 3];
+            // Some queries exclude the rows around the one they are near.
+            let b = base as u32;
+            let exclude = if k % 5 == 4 {
+                b.saturating_sub(12)..b + 13
+            } else {
+                0..0
+            };
+            let filter = Filter { tags, exclude };
             let start = (k % 2 == 0).then_some(((q >> 13) as usize % db.rows.len()) as u32);
-            let want = db.search_exhaustive(&query, tags);
-            if db.search(&query, tags, start) != want {
+            let want = db.search_exhaustive(&query, &filter);
+            if want.is_some_and(|m| filter.exclude.contains(&m.row)) {
+                disagreements += 1;
+            }
+            if db.search(&query, &filter, start) != want {
                 disagreements += 1;
             }
         }
@@ -444,21 +501,29 @@ mod tests {
         // A duplicated row ties with its original: the earlier row wins.
         let query = db.rows[147];
         assert_eq!(db.rows[147], db.rows[107]);
-        let m = db.search(&query, 0, Some(147)).unwrap();
+        let m = db.search(&query, &Filter::tags(0), Some(147)).unwrap();
         assert_eq!((m.row, m.cost), (107, 0.0));
-        assert_eq!(db.search_exhaustive(&query, 0), Some(m));
+        assert_eq!(db.search_exhaustive(&query, &Filter::tags(0)), Some(m));
+        // Excluded, the original gives way to its copy.
+        let around = Filter {
+            tags: 0,
+            exclude: 100..110,
+        };
+        let m = db.search(&query, &around, Some(147)).unwrap();
+        assert_eq!((m.row, m.cost), (147, 0.0));
+        assert_eq!(db.search_exhaustive(&query, &around), Some(m));
     }
 
     #[test]
     fn rows_past_the_playable_part_and_other_tags_are_never_returned() {
         let db = database(300);
         let query = db.rows[95];
-        let m = db.search(&query, 0, None).unwrap();
+        let m = db.search(&query, &Filter::tags(0), None).unwrap();
         assert!(m.row % 100 < 90, "{m:?}");
-        let m = db.search(&query, tag::RUN, None).unwrap();
+        let m = db.search(&query, &Filter::tags(tag::RUN), None).unwrap();
         assert_eq!(db.tags[m.row as usize], tag::RUN);
-        assert_eq!(db.search(&query, tag::TURN, None), None);
-        assert_eq!(db.search_exhaustive(&query, tag::TURN), None);
+        assert_eq!(db.search(&query, &Filter::tags(tag::TURN), None), None);
+        assert_eq!(db.search_exhaustive(&query, &Filter::tags(tag::TURN)), None);
     }
 
     #[test]

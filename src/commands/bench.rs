@@ -188,8 +188,8 @@ fn game(
 /// One line on stderr per measured crowd row.
 fn control_progress(r: &throng_bench::ControlRow) {
     eprintln!(
-        "measured control {} × {} on {} thread(s): {:.0} ns per instance per tick",
-        r.subject, r.instances, r.threads, r.ns_per_instance_tick
+        "measured control {} ({} tree) × {} on {} thread(s): {:.0} ns per instance per tick",
+        r.subject, r.tree, r.instances, r.threads, r.ns_per_instance_tick
     );
 }
 

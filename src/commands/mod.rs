@@ -7,6 +7,8 @@ mod character;
 mod codec_profiles;
 mod cook;
 mod demo;
+mod feet;
+mod follow;
 mod inspect;
 mod motion_database;
 mod parity;
@@ -44,6 +46,9 @@ enum Command {
     /// Build a motion-matching database from clips (BVH or glTF) retargeted onto a character
     /// and write it into the character's package (docs/motion-matching.md).
     MotionDatabase(motion_database::Args),
+    /// Run one motion-matched agent along a path on the fixed tick and report how closely it
+    /// follows, how its feet slide and how the search did (docs/motion-matching.md).
+    Follow(follow::Args),
     /// Print what a .throng package holds.
     Inspect(inspect::Args),
     /// Pose one skin at one clip time on the CPU reference and print joints, palette and vertices.
@@ -74,6 +79,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::CodecProfiles(a) => codec_profiles::run(a),
         Command::Retarget(a) => retarget::run(a),
         Command::MotionDatabase(a) => motion_database::run(a),
+        Command::Follow(a) => follow::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Pose(a) => pose::run(a),
         Command::Character(a) => character::run(a),

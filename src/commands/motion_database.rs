@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
-use throng_cook::motion_db::{build_database, DatabaseSettings};
-use throng_cook::retarget::{self, RetargetProfile, Source};
+use throng_cook::motion_db::{cook_database, CookDatabaseError, DatabaseSettings};
+use throng_cook::retarget::RetargetProfile;
 use throng_cook::Profile;
-use throng_cpu_ref::motion_db::{tag, MotionDatabase, FEATURES, GROUPS};
+use throng_cpu_ref::motion_db::{tag, Filter, MotionDatabase, FEATURES, GROUPS};
 
 use super::{import_any, print_json, write_file, BvhArgs, CliError};
 
@@ -32,6 +32,10 @@ pub struct Args {
     /// Quality profile the clips are cooked with.
     #[arg(long = "quality", default_value = "standard")]
     quality: String,
+    /// A clip of the target character that stands still (an idle), added to the database by
+    /// name; it needs no root motion. Repeatable.
+    #[arg(long = "idle", value_name = "CLIP")]
+    idle: Vec<String>,
     #[command(flatten)]
     bvh: BvhArgs,
     /// Print the report as JSON.
@@ -45,27 +49,28 @@ const QUERY_STRIDE: usize = 3;
 pub fn run(args: Args) -> Result<(), CliError> {
     let quality = Profile::parse(&args.quality)?;
     let profile = RetargetProfile::load(&args.profile)?;
-    if profile.root_motion.is_none() {
-        return Err(CliError::Usage(format!(
-            "{}: the database needs root motion; give the profile a `root_motion` request",
-            args.profile.display()
-        )));
-    }
-    let mut target = throng_cook::import_file(&args.onto)?;
-    let own = target.source_clips.len();
-    for path in &args.clips {
-        let source = Source::from_imported(&import_any(path, &args.bvh)?);
-        target = retarget::retarget(&profile, &source, &target, &[])?.0;
-    }
-    let (mut package, mut cooked) = throng_cook::cook(&target, &quality)?;
-    throng_cook::compress(&mut package, &mut cooked, &quality);
-    // The cook keeps the import's clip order: the character's own clips, then the new ones.
-    let clips: Vec<u32> = (own as u32..package.clips.len() as u32).collect();
-    let settings = DatabaseSettings::default();
-    let database = build_database(&package, 0, &clips, &settings)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
-    let check = check_search(&database);
-    package.motion_databases = vec![database];
+    let target = throng_cook::import_file(&args.onto)?;
+    let sources = (args.clips.iter())
+        .map(|path| import_any(path, &args.bvh))
+        .collect::<Result<Vec<_>, _>>()?;
+    let package = cook_database(
+        target,
+        &sources,
+        &profile,
+        &quality,
+        &args.idle,
+        &DatabaseSettings::default(),
+    )
+    .map_err(|e| match e {
+        CookDatabaseError::NoRootMotionRequest => {
+            CliError::Usage(format!("{}: {e}", args.profile.display()))
+        }
+        CookDatabaseError::NoIdle { .. } => {
+            CliError::Usage(format!("--idle: {}: {e}", args.onto.display()))
+        }
+        e => CliError::Usage(e.to_string()),
+    })?;
+    let check = check_search(&package.motion_databases[0]);
     let bytes = throng_cook::write_package(&package);
     write_file(&args.out, &bytes)?;
     let database = &package.motion_databases[0];
@@ -169,13 +174,13 @@ pub fn check_search(database: &MotionDatabase) -> SearchCheck {
     let start = Instant::now();
     let exhaustive: Vec<_> = queries
         .iter()
-        .map(|(q, _)| database.search_exhaustive(q, 0))
+        .map(|(q, _)| database.search_exhaustive(q, &Filter::tags(0)))
         .collect();
     let exhaustive_us = start.elapsed().as_secs_f64() * 1e6 / queries.len().max(1) as f64;
     let start = Instant::now();
     let fast: Vec<_> = queries
         .iter()
-        .map(|(q, s)| database.search(q, 0, Some(*s)))
+        .map(|(q, s)| database.search(q, &Filter::tags(0), Some(*s)))
         .collect();
     let fast_us = start.elapsed().as_secs_f64() * 1e6 / queries.len().max(1) as f64;
     SearchCheck {

@@ -196,7 +196,7 @@ impl Controller {
 pub(crate) fn producer_weights(producer: &Producer, inputs: &[Value], out: &mut [f32], scale: f32) {
     match producer {
         Producer::Empty => {}
-        Producer::Clip(_) => out[0] = scale,
+        Producer::Clip(_) | Producer::Matching(_) => out[0] = scale,
         Producer::Blend1d { input, at, .. } => {
             let x = inputs.get(*input as usize).map_or(0.0, |v| v.as_f64());
             weights_1d(at, x, &mut out[..at.len()]);

@@ -4,6 +4,7 @@
 
 mod advance;
 mod fade;
+pub(crate) mod matching;
 pub(crate) mod motion;
 mod select;
 pub(crate) mod sync;

@@ -21,7 +21,12 @@ impl Controller {
                 self.player_motion(&m.step, m.clip, m.policy, last)
             });
         }
-        motion.finish()
+        let motion = motion.finish();
+        if self.matching {
+            self.warp(s, motion)
+        } else {
+            motion
+        }
     }
 
     /// One player's root motion this step under `policy`; identity without a trajectory.

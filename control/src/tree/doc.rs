@@ -72,10 +72,29 @@ pub struct StateDoc {
     pub clip: Option<S<String>>,
     pub blend1d: Option<S<Blend1dDoc>>,
     pub blend2d: Option<S<Blend2dDoc>>,
+    pub motion_matching: Option<S<MatchingDoc>>,
     pub mode: Option<S<PlayMode>>,
     pub rate: Option<S<f64>>,
     pub sync: Option<S<String>>,
     pub root_motion: Option<S<String>>,
+}
+
+/// A `motion_matching` producer (docs/motion-matching.md, "On the tick").
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchingDoc {
+    /// Index of the package's motion database.
+    pub database: S<i64>,
+    pub velocity_x: S<String>,
+    pub velocity_z: S<String>,
+    pub turn: S<String>,
+    pub every: Option<S<i64>>,
+    pub blend: Option<S<f64>>,
+    pub halflife: Option<S<f64>>,
+    pub departure: Option<S<f64>>,
+    pub tags: Option<Vec<S<String>>>,
+    pub warp_speed: Option<S<f64>>,
+    pub warp_turn: Option<S<f64>>,
 }
 
 #[derive(Deserialize)]

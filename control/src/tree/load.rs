@@ -5,16 +5,21 @@ use std::ops::Range;
 
 use glam::DVec2;
 use throng_cpu_ref::inertialize::MAX_INERTIALIZATION;
+use throng_cpu_ref::motion_db::tag;
 use throng_cpu_ref::{LoopPolicy, Mask, Package};
 
-use super::doc::{ClauseDoc, Doc, RegionDoc, StateDoc, TransitionDoc, S};
+use super::doc::{ClauseDoc, Doc, MatchingDoc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
-    check, Clause, Cmp, InputDef, InputType, LayerBlend, Producer, Region, RootMotionUse, Socket,
-    State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value, FORMAT_VERSION,
-    MAX_DEPTH, MAX_INPUTS, MAX_POINTS, MAX_REGIONS, MAX_STATES, MAX_SYNC_GROUPS, MAX_TRANSITIONS,
+    check, Clause, Cmp, InputDef, InputType, LayerBlend, Matching, Producer, Region, RootMotionUse,
+    Socket, State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value,
+    FORMAT_VERSION, MAX_DEPTH, MAX_INPUTS, MAX_POINTS, MAX_REGIONS, MAX_STATES, MAX_SYNC_GROUPS,
+    MAX_TRANSITIONS,
 };
 use crate::blend::triangulate;
 use crate::player::PlayMode;
+
+/// Ticks between motion-matching queries when a state does not say (0.2 s at 30 Hz).
+const DEFAULT_EVERY: u32 = 6;
 
 /// Where errors point: the file name and its text (for byte offset → line).
 pub(super) struct Ctx<'a> {
@@ -390,7 +395,15 @@ impl Binder<'_> {
         };
         let mut states = Vec::new();
         for (i, s) in d.states.get_ref().iter().enumerate() {
-            states.push(self.state(&format!("{key}.states[{i}]"), s, sync_groups)?);
+            let state = self.state(&format!("{key}.states[{i}]"), s, sync_groups)?;
+            if blend != LayerBlend::Base && matches!(state.producer, Producer::Matching(_)) {
+                return Err(ctx.invalid(
+                    s.span(),
+                    format!("{key}.states[{i}].motion_matching"),
+                    "motion matching moves the character: only the base region may match",
+                ));
+            }
+            states.push(state);
         }
         link_hierarchy(ctx, key, d, &mut states, &find)?;
         let initial = find(&d.initial, format!("{key}.initial"))?;
@@ -484,11 +497,11 @@ impl Binder<'_> {
                 key,
                 TreeErrorKind::UnknownInput(name.get_ref().clone()),
             )),
-            Some(i) if self.inputs[i].ty != InputType::Float => {
-                Err(self
-                    .ctx
-                    .invalid(name.span(), key, "a blend space reads a float input"))
-            }
+            Some(i) if self.inputs[i].ty != InputType::Float => Err(self.ctx.invalid(
+                name.span(),
+                key,
+                "a blend space or motion matching reads a float input",
+            )),
             Some(i) => Ok(i as u16),
         }
     }
@@ -501,13 +514,15 @@ impl Binder<'_> {
     ) -> Result<State, TreeError> {
         let ctx = self.ctx;
         let d = doc.get_ref();
-        let producers =
-            d.clip.is_some() as u8 + d.blend1d.is_some() as u8 + d.blend2d.is_some() as u8;
+        let producers = d.clip.is_some() as u8
+            + d.blend1d.is_some() as u8
+            + d.blend2d.is_some() as u8
+            + d.motion_matching.is_some() as u8;
         if producers > 1 {
             return Err(ctx.invalid(
                 doc.span(),
                 key,
-                "a state has at most one of clip, blend1d and blend2d",
+                "a state has at most one of clip, blend1d, blend2d and motion_matching",
             ));
         }
         let producer = self.producer(key, d)?;
@@ -649,7 +664,114 @@ impl Binder<'_> {
                 triangles,
             });
         }
+        if let Some(m) = &d.motion_matching {
+            return Ok(Producer::Matching(Box::new(
+                self.matching(&format!("{key}.motion_matching"), m)?,
+            )));
+        }
         Ok(Producer::Empty)
+    }
+
+    fn matching(&self, key: &str, doc: &S<MatchingDoc>) -> Result<Matching, TreeError> {
+        let ctx = self.ctx;
+        let m = doc.get_ref();
+        let index = *m.database.get_ref();
+        let databases = &self.package.motion_databases;
+        let db = usize::try_from(index)
+            .ok()
+            .and_then(|i| databases.get(i))
+            .ok_or_else(|| {
+                ctx.invalid(
+                    m.database.span(),
+                    format!("{key}.database"),
+                    format!(
+                        "the package has {} motion database(s); build one with `throng motion-database`",
+                        databases.len()
+                    ),
+                )
+            })?;
+        if db.skeleton != self.skeleton {
+            return Err(ctx.invalid(
+                m.database.span(),
+                format!("{key}.database"),
+                format!(
+                    "the database is of skeleton {}, the tree of skeleton {}",
+                    db.skeleton, self.skeleton
+                ),
+            ));
+        }
+        let initial = db.clips.first().map(|c| c.clip).ok_or_else(|| {
+            ctx.invalid(
+                m.database.span(),
+                format!("{key}.database"),
+                "the database has no clips",
+            )
+        })?;
+        let positive = |v: &Option<S<f64>>, name: &str, default: f64| -> Result<f64, TreeError> {
+            match v {
+                None => Ok(default),
+                Some(x) if x.get_ref().is_finite() && *x.get_ref() > 0.0 => Ok(*x.get_ref()),
+                Some(x) => Err(ctx.invalid(
+                    x.span(),
+                    format!("{key}.{name}"),
+                    format!("{name} is {}; it must be finite and > 0", x.get_ref()),
+                )),
+            }
+        };
+        let every = match &m.every {
+            None => DEFAULT_EVERY,
+            Some(e) if (1..=i64::from(u16::MAX)).contains(e.get_ref()) => *e.get_ref() as u32,
+            Some(e) => {
+                return Err(ctx.invalid(
+                    e.span(),
+                    format!("{key}.every"),
+                    format!("every is {} ticks; it must be in 1..=65535", e.get_ref()),
+                ))
+            }
+        };
+        let blend = positive(&m.blend, "blend", 0.2)?;
+        if blend > f64::from(MAX_INERTIALIZATION) {
+            return Err(ctx.invalid(
+                m.blend.as_ref().map_or(doc.span(), |b| b.span()),
+                format!("{key}.blend"),
+                format!("an inertialization lasts at most {MAX_INERTIALIZATION} s"),
+            ));
+        }
+        let mut tags = 0u8;
+        for (i, t) in m.tags.iter().flatten().enumerate() {
+            tags |= tag::of(t.get_ref()).ok_or_else(|| {
+                ctx.invalid(
+                    t.span(),
+                    format!("{key}.tags[{i}]"),
+                    format!("'{}' is not one of {:?}", t.get_ref(), tag::NAMES),
+                )
+            })?;
+        }
+        Ok(Matching {
+            database: index as u16,
+            initial,
+            velocity: [
+                self.float_input(&m.velocity_x, format!("{key}.velocity_x"))?,
+                self.float_input(&m.velocity_z, format!("{key}.velocity_z"))?,
+            ],
+            turn: self.float_input(&m.turn, format!("{key}.turn"))?,
+            every,
+            blend,
+            halflife: positive(&m.halflife, "halflife", 0.25)?,
+            departure: positive(&m.departure, "departure", 0.5)?,
+            tags,
+            warp_speed: match &m.warp_speed {
+                Some(w) if !(0.0..=1.0).contains(w.get_ref()) => {
+                    return Err(ctx.invalid(
+                        w.span(),
+                        format!("{key}.warp_speed"),
+                        "warp_speed is a fraction of the step, in [0, 1]",
+                    ))
+                }
+                w => w.as_ref().map_or(0.5, |w| *w.get_ref()),
+            },
+            warp_turn: positive(&m.warp_turn, "warp_turn", 2.0)?,
+        })
     }
 
     fn transition(

@@ -122,6 +122,41 @@ pub enum Producer {
         clips: Vec<u32>,
         triangles: Vec<Triangle>,
     },
+    /// Motion matching over one of the package's motion databases: one player whose clip and
+    /// time the tick's search chooses (base region only).
+    Matching(Box<Matching>),
+}
+
+/// A motion-matching producer (docs/motion-matching.md, "On the tick"). Inputs are in the
+/// character's frame at the tick's start: +Z forward, +Y up, metres, seconds, radians.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matching {
+    /// Index into the package's motion databases.
+    pub database: u16,
+    /// The database's first clip: what the state's player starts with, until the search of the
+    /// state's first tick replaces it.
+    pub initial: u32,
+    /// Float inputs of the desired velocity (x, z), m/s.
+    pub velocity: [u16; 2],
+    /// Float input of the desired turn from the current facing, radians about +Y.
+    pub turn: u16,
+    /// Ticks between queries (instances staggered by id); a query also runs on the state's first
+    /// tick, when the current frame leaves the searchable rows, and half way between two when
+    /// the desired trajectory departs from the playing one.
+    pub every: u32,
+    /// Seconds of the inertialization of a switch.
+    pub blend: f64,
+    /// Half-life (s) of the critically damped springs predicting the desired trajectory.
+    pub halflife: f64,
+    /// Metres: a desired trajectory point this far from the playing one queries at once.
+    pub departure: f64,
+    /// Tag bits a match must carry one of (0: any row).
+    pub tags: u8,
+    /// Warping bounds: the root motion's ground-plane step may move toward the desired one by
+    /// this fraction of its length...
+    pub warp_speed: f64,
+    /// ... and its yaw toward the desired turn by this many radians a second.
+    pub warp_turn: f64,
 }
 
 impl Producer {
@@ -130,6 +165,7 @@ impl Producer {
             Producer::Empty => &[],
             Producer::Clip(c) => std::slice::from_ref(c),
             Producer::Blend1d { clips, .. } | Producer::Blend2d { clips, .. } => clips,
+            Producer::Matching(m) => std::slice::from_ref(&m.initial),
         }
     }
 
@@ -138,7 +174,7 @@ impl Producer {
     pub fn most_weighted(&self) -> usize {
         let n = self.clips().len();
         match self {
-            Producer::Empty | Producer::Clip(_) => n,
+            Producer::Empty | Producer::Clip(_) | Producer::Matching(_) => n,
             Producer::Blend1d { .. } => n.min(2),
             Producer::Blend2d { .. } => n.min(3),
         }
@@ -278,6 +314,17 @@ pub struct Region {
     pub slots: u16,
 }
 
+impl Region {
+    /// Whether a transition of the region, or a motion-matching switch of one of its states,
+    /// inertializes.
+    pub fn inertializes(&self) -> bool {
+        self.transitions
+            .iter()
+            .any(|t| t.blend == TransitionBlend::Inertialize)
+            || (self.states.iter()).any(|s| matches!(s.producer, Producer::Matching(_)))
+    }
+}
+
 /// A checked state tree bound to one skeleton of a package.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tree {
@@ -317,12 +364,10 @@ impl Tree {
             .map(|i| i as u16)
     }
 
-    /// Whether any transition inertializes: then each instance needs a history slot (its id).
+    /// Whether any transition or motion-matching switch inertializes: then each instance needs
+    /// a history slot (its id).
     pub fn inertializes(&self) -> bool {
-        self.regions
-            .iter()
-            .flat_map(|r| &r.transitions)
-            .any(|t| t.blend == TransitionBlend::Inertialize)
+        self.regions.iter().any(Region::inertializes)
     }
 
     /// Player slots an instance needs: two banks (crossfade target and live source) per region.

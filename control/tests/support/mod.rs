@@ -31,6 +31,50 @@ pub fn crowd(hz: f64) -> Controller {
     Controller::new(tree, package, hz, 64).unwrap()
 }
 
+pub const LOCOMOTION_TREE: &str = include_str!("../../../fixtures/trees/locomotion.toml");
+
+/// The character with a motion database of its own idle (standing still), walk and run. Three
+/// clips hold no starts or stops, so the trajectory is weighed up against the pose (leaving
+/// idle costs the walk's whole stride otherwise).
+pub fn matched_character() -> &'static Package {
+    static PACKAGE: OnceLock<Package> = OnceLock::new();
+    PACKAGE.get_or_init(|| {
+        let mut package = character().clone();
+        let clip = |name: &str| package.clips.iter().position(|c| c.name == name).unwrap() as u32;
+        let (idle, walk, run) = (clip("idle"), clip("walk"), clip("run"));
+        let db = throng_cook::motion_db::build_database(
+            &package,
+            0,
+            &[idle, walk, run],
+            &[idle],
+            &throng_cook::motion_db::DatabaseSettings {
+                weights: [2.0, 2.0, 0.5, 0.5, 0.5],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        package.motion_databases = vec![db];
+        package
+    })
+}
+
+/// The locomotion tree (motion matching) on [`matched_character`] at `hz`.
+pub fn locomotion(hz: f64) -> Controller {
+    let package = matched_character().clone();
+    let tree = tree::load(LOCOMOTION_TREE, "locomotion.toml", &package, 0).unwrap();
+    Controller::new(tree, package, hz, 64).unwrap()
+}
+
+/// Scripted locomotion inputs: each agent's speed sweeps 0..3 m/s ahead, its turn ±0.5 rad.
+pub fn matched_script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
+    for (i, s) in crowd.instances.iter_mut().enumerate() {
+        let speed = ((i as u64 * 37 + tick) % 90) as f64 / 30.0;
+        let turn = 0.5 * ((i as f64) * 0.37 + tick as f64 / 45.0).sin();
+        ctl.set_input(s, "velocity_z", Value::Float(speed)).unwrap();
+        ctl.set_input(s, "turn", Value::Float(turn)).unwrap();
+    }
+}
+
 /// Scripted per-instance inputs: speeds sweep 0..6 m/s, waves come and go.
 pub fn script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
     for (i, s) in crowd.instances.iter_mut().enumerate() {

@@ -1,0 +1,406 @@
+//! `throng follow`: one motion-matched agent (docs/motion-matching.md) run on the fixed tick
+//! along a path, measured against it: position and facing error, foot slide, and the search
+//! checked against the exhaustive oracle on every query of the run.
+//!
+//! The agent is what a game would do with the locomotion tree: each tick it reads where the
+//! path is now and where it goes, asks for the path's velocity plus a pull toward the path's
+//! point (`PULL_TIME`), turned into its own frame, and the turn toward the path's direction;
+//! the tick's root motion moves it; its feet are kept by the hero pipeline's contacts (IK).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use glam::{Affine3A, DVec2, Vec3};
+use serde_json::json;
+use throng_control::instance::Controller;
+use throng_control::program::compile;
+use throng_control::tree::Value;
+use throng_control::MatchQuery;
+use throng_cpu_ref::motion_db::MotionDatabase;
+use throng_cpu_ref::PoseOp;
+
+use super::feet::Feet;
+use super::{load_package, read_text, CliError};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Package with a motion database (`throng motion-database`).
+    package: PathBuf,
+    /// The path: JSON `{"rate": HZ, "positions": [[x, z], ...]}` (metres, +Y up, ground plane
+    /// XZ), sampled `rate` times a second from time 0.
+    #[arg(long)]
+    path: PathBuf,
+    /// State tree with a motion-matching base state reading the inputs `velocity_x`,
+    /// `velocity_z` and `turn`; default: fixtures/trees/locomotion.toml.
+    #[arg(long)]
+    tree: Option<PathBuf>,
+    /// Ticks per second.
+    #[arg(long, default_value_t = 30.0)]
+    rate: f64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Seconds over which the agent asks to close its distance to the path's point.
+const PULL_TIME: f64 = 0.5;
+/// Fastest the agent asks to move, m/s.
+const MAX_SPEED: f64 = 6.0;
+/// The path's direction counts where it moves at least this fast (m/s).
+const MOVING: f64 = 0.2;
+/// A foot is in contact while its shown ankle is within this height (m) of its rest height
+/// (mocap's stance ankles stand higher than the rest pose's: a run lands on the forefoot)...
+const CONTACT_HEIGHT: f32 = 0.1;
+/// ... and moves slower than this (m/s, horizontally) from one tick to the next.
+const CONTACT_SPEED: f32 = 0.5;
+
+/// A path sampled at a fixed rate, linear between samples, held at its ends.
+struct Path {
+    rate: f64,
+    positions: Vec<DVec2>,
+}
+
+impl Path {
+    fn parse(text: &str, file: &str) -> Result<Path, CliError> {
+        let bad = |m: String| CliError::Usage(format!("{file}: {m}"));
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let rate = v["rate"]
+            .as_f64()
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .ok_or_else(|| bad("`rate` is not a positive number of samples a second".into()))?;
+        let list = v["positions"]
+            .as_array()
+            .ok_or_else(|| bad("`positions` is not an array of [x, z]".into()))?;
+        let mut positions = Vec::with_capacity(list.len());
+        for (i, p) in list.iter().enumerate() {
+            let xz = p
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .and_then(|a| Some(DVec2::new(a[0].as_f64()?, a[1].as_f64()?)))
+                .filter(|p| p.is_finite())
+                .ok_or_else(|| bad(format!("positions[{i}] is not [x, z] of finite numbers")))?;
+            positions.push(xz);
+        }
+        if positions.len() < 2 {
+            return Err(bad("a path has at least two positions".into()));
+        }
+        Ok(Path { rate, positions })
+    }
+
+    fn duration(&self) -> f64 {
+        (self.positions.len() - 1) as f64 / self.rate
+    }
+
+    fn at(&self, t: f64) -> DVec2 {
+        let x = (t * self.rate).clamp(0.0, (self.positions.len() - 1) as f64);
+        let i = (x.floor() as usize).min(self.positions.len() - 2);
+        self.positions[i].lerp(self.positions[i + 1], x - i as f64)
+    }
+
+    /// Central difference over ±0.1 s (one sample at least).
+    fn velocity(&self, t: f64) -> DVec2 {
+        let h = (0.1f64).max(1.0 / self.rate);
+        let (a, b) = ((t - h).max(0.0), (t + h).min(self.duration()));
+        if b <= a {
+            return DVec2::ZERO;
+        }
+        (self.at(b) - self.at(a)) / (b - a)
+    }
+
+    /// The first direction the path moves in (+Z if it never moves).
+    fn first_direction(&self) -> DVec2 {
+        let steps = (self.duration() * 30.0).ceil() as usize;
+        (0..=steps)
+            .map(|k| self.velocity(k as f64 / 30.0))
+            .find(|v| v.length() >= MOVING)
+            .map_or(DVec2::Y, |v| v.normalize())
+    }
+}
+
+/// Yaw (radians about +Y) of a ground-plane direction (x, z); +Z is 0.
+fn yaw_of(d: DVec2) -> f64 {
+    d.x.atan2(d.y)
+}
+
+fn wrap(a: f64) -> f64 {
+    (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+}
+
+/// `d` (world x, z) in the frame of an agent of yaw `yaw`.
+fn to_local(d: DVec2, yaw: f64) -> DVec2 {
+    let (s, c) = yaw.sin_cos();
+    DVec2::new(c * d.x - s * d.y, s * d.x + c * d.y)
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !(args.rate.is_finite() && args.rate > 0.0) {
+        return Err(CliError::Usage(format!(
+            "--rate {} is not a positive tick rate",
+            args.rate
+        )));
+    }
+    let package = load_package(&args.package)?;
+    if package.motion_databases.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{} has no motion database; build one with `throng motion-database`",
+            args.package.display()
+        )));
+    }
+    let file = args.path.display().to_string();
+    let path = Path::parse(&read_text(&args.path, "a path (JSON)")?, &file)?;
+    let (source, tree_file) = match &args.tree {
+        Some(p) => (
+            read_text(p, "a state tree (TOML, docs/state-tree.md)")?,
+            p.display().to_string(),
+        ),
+        None => (
+            throng_fixtures::LOCOMOTION_TREE.to_owned(),
+            "fixtures/trees/locomotion.toml".to_owned(),
+        ),
+    };
+    let tree = throng_control::tree::load(&source, &tree_file, &package, 0).map_err(control)?;
+    let input = |name: &str| {
+        tree.inputs
+            .iter()
+            .position(|i| i.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| control(format!("{tree_file}: the tree has no input `{name}`")))
+    };
+    let inputs = [input("velocity_x")?, input("velocity_z")?, input("turn")?];
+    let ctl = Controller::new(tree, package, args.rate, 64).map_err(control)?;
+    let mut s = ctl.spawn(0).map_err(control)?;
+    let (mut scratch, mut out) = (ctl.scratch(), ctl.output());
+    let limits = ctl.limits();
+    let mut ops = vec![PoseOp::rest(0); limits.max_ops];
+    let mut pool = vec![0.0; limits.max_weights];
+    let mut weights = vec![0.0; ctl.tree.player_slots()];
+    let mut feet = Feet::new(&ctl, 0, 0, limits, Some(CONTACT_HEIGHT)).ok_or_else(|| {
+        control("the package's skeleton has no pelvis and two legs find_legs knows by name")
+    })?;
+    let legs = feet
+        .hero
+        .contacts()
+        .map(|c| [c.legs()[0].foot, c.legs()[1].foot])
+        .ok_or_else(|| control("the agent has no contacts"))?;
+    // Start at the path's first point, facing along it.
+    let start = path.at(0.0);
+    let facing = yaw_of(path.first_direction());
+    feet.placement = Affine3A::from_rotation_translation(
+        glam::Quat::from_rotation_y(facing as f32),
+        Vec3::new(start.x as f32, 0.0, start.y as f32),
+    ) * feet.placement;
+    let rest_ankle = {
+        let rig = &ctl.package.skeletons[0];
+        let mut rest = vec![Affine3A::IDENTITY; rig.joint_count()];
+        throng_cpu_ref::fk::local_to_component(rig, &rig.rest, &mut rest);
+        legs.map(|j| {
+            feet.placement
+                .transform_point3(rest[j].translation.into())
+                .y
+        })
+    };
+    let ticks = (path.duration() * args.rate).ceil() as u64;
+    let (mut position, mut facing_err) = (Stats::default(), Stats::default());
+    let mut slide = [Slide::default(); 2];
+    let mut last_ankle = [None; 2];
+    let mut worst_slide = 0.0f32;
+    let mut contacts = 0usize;
+    let mut queries: Vec<MatchQuery> = Vec::new();
+    for tick in 0..ticks {
+        let t = tick as f64 / args.rate;
+        let here = feet.placement.translation;
+        let here = DVec2::new(f64::from(here.x), f64::from(here.z));
+        let forward = feet.placement.transform_vector3(Vec3::Z);
+        let yaw = yaw_of(DVec2::new(f64::from(forward.x), f64::from(forward.z)));
+        let ahead = t + 1.0 / args.rate;
+        let path_velocity = path.velocity(ahead);
+        let want = path_velocity + (path.at(ahead) - here) / PULL_TIME;
+        let want = want.clamp_length_max(MAX_SPEED);
+        let local = to_local(want, yaw);
+        let turn = if path_velocity.length() >= MOVING {
+            wrap(yaw_of(path_velocity) - yaw)
+        } else {
+            0.0
+        };
+        for (i, v) in inputs.iter().zip([local.x, local.y, turn]) {
+            ctl.set_input_at(&mut s, *i, Value::Float(v))
+                .map_err(control)?;
+        }
+        ctl.tick(&mut s, &mut scratch, &mut out)
+            .map_err(|e| control(format!("tick {}: {e}", tick + 1)))?;
+        if let Some(q) = out.query.take() {
+            queries.push(q);
+        }
+        let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
+        feet.tick(
+            &ctl,
+            s.tick,
+            (&ops[..n], &pool[..m]),
+            out.root_motion,
+            args.rate,
+        )?;
+        // Measured after the tick, at the tick's end time.
+        let now = ahead;
+        let p = feet.placement.translation;
+        let p = DVec2::new(f64::from(p.x), f64::from(p.z));
+        position.add((p - path.at(now)).length());
+        let v = path.velocity(now);
+        if v.length() >= MOVING {
+            let f = feet.placement.transform_vector3(Vec3::Z);
+            let yaw = yaw_of(DVec2::new(f64::from(f.x), f64::from(f.z)));
+            facing_err.add(wrap(yaw_of(v) - yaw).abs().to_degrees());
+        }
+        for (k, &j) in legs.iter().enumerate() {
+            let ankle = feet
+                .placement
+                .transform_point3(feet.hero.component()[j].translation.into());
+            let speed = last_ankle[k].map_or(0.0, |a: Vec3| {
+                Vec3::new(ankle.x - a.x, 0.0, ankle.z - a.z).length() * args.rate as f32
+            });
+            last_ankle[k] = Some(ankle);
+            let down = ankle.y <= rest_ankle[k] + CONTACT_HEIGHT && speed < CONTACT_SPEED;
+            let sl = &mut slide[k];
+            match (sl.anchor, down) {
+                (None, true) => {
+                    sl.anchor = Some(ankle);
+                    contacts += 1;
+                }
+                (Some(a), true) => {
+                    let d = Vec3::new(ankle.x - a.x, 0.0, ankle.z - a.z).length();
+                    worst_slide = worst_slide.max(d);
+                }
+                (_, false) => sl.anchor = None,
+            }
+        }
+    }
+    let db = &ctl.package.motion_databases[0];
+    let search = check_queries(db, &queries);
+    let switches = queries.iter().filter(|q| q.switched).count();
+    if args.json {
+        let report = json!({
+            "package": args.package.display().to_string(),
+            "path": {"file": file, "seconds": path.duration(), "samples": path.positions.len()},
+            "rate": args.rate,
+            "ticks": ticks,
+            "position_error_m": {"mean": position.mean(), "max": position.max},
+            "facing_error_deg": {"mean": facing_err.mean(), "max": facing_err.max},
+            "foot_slide_cm": f64::from(worst_slide) * 100.0,
+            "foot_contacts": contacts,
+            "foot_detector": format!(
+                "a foot is in contact while its shown ankle is within {} cm of its rest height and moves slower than {CONTACT_SPEED} m/s; slide is its largest horizontal distance from where the contact began",
+                CONTACT_HEIGHT * 100.0
+            ),
+            "switches": switches,
+            "search": {
+                "frames": db.rows.len(),
+                "queries": queries.len(),
+                "exhaustive_us": search.exhaustive_us,
+                "fast_us": search.fast_us,
+                "disagreements": search.disagreements,
+            },
+        });
+        println!("{report:#}");
+    } else {
+        println!(
+            "followed {} ({:.1} s, {} ticks at {} Hz)",
+            file,
+            path.duration(),
+            ticks,
+            args.rate
+        );
+        println!(
+            "position error: mean {:.3} m, max {:.3} m",
+            position.mean(),
+            position.max
+        );
+        println!(
+            "facing error: mean {:.1}°, max {:.1}° (where the path moves at least {MOVING} m/s)",
+            facing_err.mean(),
+            facing_err.max
+        );
+        println!(
+            "foot slide: {:.2} cm over {contacts} contacts (ankle within {} cm of its rest height, slower than {CONTACT_SPEED} m/s)",
+            worst_slide * 100.0,
+            CONTACT_HEIGHT * 100.0
+        );
+        println!(
+            "search: {} frames, {} queries ({switches} switches), exhaustive {:.2} µs, fast {:.2} µs, {} disagreements",
+            db.rows.len(),
+            queries.len(),
+            search.exhaustive_us,
+            search.fast_us,
+            search.disagreements
+        );
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Stats {
+    sum: f64,
+    count: usize,
+    max: f64,
+}
+
+impl Stats {
+    fn add(&mut self, x: f64) {
+        self.sum += x;
+        self.count += 1;
+        self.max = self.max.max(x);
+    }
+    fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+}
+
+/// A foot's current contact: where it began.
+#[derive(Clone, Copy, Default)]
+struct Slide {
+    anchor: Option<Vec3>,
+}
+
+struct QueryCheck {
+    exhaustive_us: f64,
+    fast_us: f64,
+    disagreements: usize,
+}
+
+/// Every query of the run again through the exhaustive oracle and the fast search (as the tick
+/// ran it: its tags and start row), each timed over all queries; a disagreement is a query whose
+/// results differ from each other or from the tick's.
+fn check_queries(db: &MotionDatabase, queries: &[MatchQuery]) -> QueryCheck {
+    let per_query =
+        |elapsed: std::time::Duration| elapsed.as_secs_f64() * 1e6 / queries.len().max(1) as f64;
+    let clock = Instant::now();
+    let exhaustive: Vec<_> = queries
+        .iter()
+        .map(|q| db.search_exhaustive(&q.features, &q.filter))
+        .collect();
+    let exhaustive_us = per_query(clock.elapsed());
+    let clock = Instant::now();
+    let fast: Vec<_> = queries
+        .iter()
+        .map(|q| db.search(&q.features, &q.filter, q.start))
+        .collect();
+    let fast_us = per_query(clock.elapsed());
+    let row = |m: Option<throng_cpu_ref::motion_db::Match>| m.map(|m| m.row);
+    let disagreements = queries
+        .iter()
+        .zip(exhaustive.iter().zip(&fast))
+        .filter(|(q, (e, f))| row(**e) != row(**f) || row(q.found) != row(**e))
+        .count();
+    QueryCheck {
+        exhaustive_us,
+        fast_us,
+        disagreements,
+    }
+}
+
+fn control(e: impl std::fmt::Display) -> CliError {
+    CliError::Control(e.to_string())
+}
