@@ -163,7 +163,10 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
         let f = |k: &str, m: &str| r[k][m].as_f64().unwrap();
         assert!(f("position_error_m", "mean") <= 0.25, "{r}");
         let facing = f("facing_error_deg", "mean");
-        assert!(facing.is_finite() && facing <= facing_bar.unwrap_or(180.0), "{r}");
+        assert!(
+            facing.is_finite() && facing <= facing_bar.unwrap_or(180.0),
+            "{r}"
+        );
         assert!(r["foot_slide_cm"].as_f64().unwrap() <= 2.0, "{r}");
         assert!(r["foot_contacts"].as_u64().unwrap() > 0, "{r}");
         let search = &r["search"];
