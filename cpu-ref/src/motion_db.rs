@@ -27,9 +27,11 @@
 //! so far, at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]). Both return the same frame:
 //! the lowest cost, ties to the lowest row (a bound prunes a block only when it is above the best
 //! cost, or equal to it with every row of the block after the best's). Each row's cost is summed
-//! in the same order by both, and a bound is a sum of terms each at most the row's, so rounding
-//! keeps it below the row's cost. The fast search stops summing a bound or a row's cost once the
-//! partial sum passes the best cost: the terms are never negative, so neither could win or tie.
+//! in the same order by both (four interleaved lanes, `sum_squares`), and a bound is a sum of
+//! terms each at most the row's in that order, so rounding keeps it below the row's cost. The
+//! fast search visits large blocks best bound first and stops summing a bound or a row's cost
+//! once the partial sum passes the best cost: the terms are never negative, so neither could win
+//! or tie.
 
 use thiserror::Error;
 
@@ -150,16 +152,40 @@ impl Blocks {
         if lo[0] > hi[0] {
             return f32::INFINITY;
         }
-        let mut sum = 0.0f32;
-        for f in 0..FEATURES {
-            let d = (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0);
-            sum += d * d;
-            if sum > limit {
-                break;
-            }
-        }
-        sum
+        sum_squares(|f| (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0), limit)
     }
+}
+
+/// Lanes of [`sum_squares`]: the floats' squares are summed in this many interleaved partial
+/// sums (float `f` into lane `f % LANES`), which the compiler keeps in one vector register.
+const LANES: usize = 4;
+
+/// The sum of `term(f)²` over the [`FEATURES`] floats, in a fixed order: lane by lane
+/// ([`LANES`]), then the lanes pairwise. Every cost and bound sums this way, so a bound whose
+/// terms are each at most a row's is at most the row's cost (float addition is monotone). Once
+/// the sum so far passes `limit`, after every eighth float, it returns it (the rest would only
+/// add: the terms are never negative).
+#[inline(always)]
+fn sum_squares(term: impl Fn(usize) -> f32, limit: f32) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let total = |l: &[f32; LANES]| (l[0] + l[1]) + (l[2] + l[3]);
+    let whole = FEATURES / LANES * LANES;
+    let mut f = 0;
+    while f < whole {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            let d = term(f + l);
+            *lane += d * d;
+        }
+        f += LANES;
+        if f % (2 * LANES) == 0 && total(&lanes) > limit {
+            return total(&lanes);
+        }
+    }
+    for (l, lane) in lanes.iter_mut().enumerate().take(FEATURES - whole) {
+        let d = term(whole + l);
+        *lane += d * d;
+    }
+    total(&lanes)
 }
 
 /// A motion-matching database of one skeleton's clips.
@@ -297,7 +323,7 @@ impl MotionDatabase {
             && !filter.exclude.contains(&(row as u32))
     }
 
-    /// The squared distance of row `row` from `query`, summed in float order.
+    /// The squared distance of row `row` from `query`, summed in [`sum_squares`]' order.
     pub fn cost(&self, row: usize, query: &[f32; FEATURES]) -> f32 {
         self.cost_up_to(row, query, f32::INFINITY)
     }
@@ -305,15 +331,7 @@ impl MotionDatabase {
     /// [`MotionDatabase::cost`], or any value above `limit` once the partial sum passes it.
     fn cost_up_to(&self, row: usize, query: &[f32; FEATURES], limit: f32) -> f32 {
         let r = &self.rows[row];
-        let mut sum = 0.0f32;
-        for f in 0..FEATURES {
-            let d = r[f] - query[f];
-            sum += d * d;
-            if sum > limit {
-                break;
-            }
-        }
-        sum
+        sum_squares(|f| r[f] - query[f], limit)
     }
 
     /// The oracle: every row `filter` lets through, lowest cost, ties to the lowest row; `None`
