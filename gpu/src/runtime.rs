@@ -1230,10 +1230,13 @@ impl Runtime {
         if self.submitted.is_none() {
             return Err(GpuError::NothingToRead);
         }
+        if !self.passes.cull.active() {
+            return Ok(Vec::new());
+        }
         let cull = &self.buffers.cull;
-        let at = 4 * u64::from(cull.card_base());
+        let at = u64::from(cull.card_base());
         let count = crate::readback::words(&self.ctx, &cull.indirect, at, 4)?[1];
-        if !self.passes.cull.active() || count == 0 {
+        if count == 0 {
             return Ok(Vec::new());
         }
         let words = crate::readback::words(&self.ctx, &cull.cards, 0, 8 * u64::from(count))?;
