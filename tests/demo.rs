@@ -134,8 +134,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         assert!((1..=2).contains(&present), "{f}");
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 5 + present,
-            "present (and a patch), pose dispatches per shape, one bounds, three of the budget, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 6 + present,
+            "present (and a patch), pose dispatches per shape, one bounds, four of the budget, cards and order, one skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }
