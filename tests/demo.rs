@@ -794,6 +794,48 @@ fn demo_draws_members_under_sixteen_pixels_as_impostors_and_tints_them_blue() {
 }
 
 #[test]
+fn demo_draws_every_visible_member_past_the_skinned_budget_as_a_card() {
+    let dir = scratch_dir("demo-budget");
+    let png = dir.join("budget.png");
+    for far in [true, false] {
+        let mut args = vec![
+            "--instances",
+            "400",
+            "--budget",
+            "16",
+            "--width",
+            "320",
+            "--height",
+            "180",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        if !far {
+            args.push("--no-far-tier");
+        }
+        let Some(report) = demo_json(&args) else {
+            return;
+        };
+        let n = |k: &str| report[k].as_u64().unwrap();
+        assert_eq!(n("skinned"), 16, "{report}");
+        assert!(n("visible") > 16, "the budget must bind: {report}");
+        assert_eq!(n("carded"), n("visible") - 16, "{report}");
+        assert_eq!(
+            n("drawn"),
+            n("visible"),
+            "no visible member vanishes: {report}"
+        );
+        let frame = &report["frames"][0];
+        assert_eq!(frame["drawn"], frame["visible"], "{frame}");
+        // The overflow needs the impostor whether or not the far tier by height is on.
+        assert!(
+            report["far_tier"]["cells"].as_u64().unwrap() > 0,
+            "{report}"
+        );
+    }
+}
+
+#[test]
 fn a_crowd_too_large_for_one_runtime_is_refused_at_once_with_the_count_that_fits() {
     // 72 GB of instance records: more than any adapter binds at once.
     let out = throng(&["demo", "--instances", "100000000", "--frames", "1"]);
