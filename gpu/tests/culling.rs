@@ -366,15 +366,14 @@ fn every_visible_slot_is_drawn_once_as_a_mesh_or_a_card_at_every_budget_and_came
     let (mut frames, mut partial) = (0, 0);
     for pool in [0u32, 1, 17, 40, 95, 96] {
         let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
-        capacities.skinned_instances = pool.max(1);
+        capacities.skinned_instances = pool;
         let (mut gpu, id) = runtime(&ctx, &package, capacities);
         gpu.set_far_tier(Some((id, &far))).unwrap();
-        let pool = capacities.skinned_instances as usize;
         for (c, frustum) in views.iter().enumerate() {
             gpu.set_frustum(*frustum);
             gpu.frame(&batches(id, &[&instances])).unwrap();
             gpu.finish().unwrap();
-            let (skinned, carded) = decide(frustum.as_ref(), bounds, pool);
+            let (skinned, carded) = decide(frustum.as_ref(), bounds, pool as usize);
             let at = format!("budget {pool}, camera {c}");
             assert_eq!(gpu.skinned_slots().unwrap()[0], skinned, "{at}: meshes");
             let cards = gpu.cards().unwrap();
