@@ -45,13 +45,16 @@ fn card_cell(slot: u32) -> u32 {
     if first == NO_CELL {
         return 0u;
     }
+    // Rounded half up, as Rust's `f64::round` rounds a non-negative number (WGSL's `round`
+    // rounds half to even): presented times fall on half frames often (ticks at 30 Hz, frames
+    // baked at 10 per second).
     var frame = 0u;
     if duration > 0.0 && frames > 1u && abs(time) <= BOUNDS_EMPTY {
         let phase = time / duration;
         if far[at + 3u] == 1u {
-            frame = u32(round(fract(phase) * f32(frames))) % frames;
+            frame = u32(floor(fract(phase) * f32(frames) + 0.5)) % frames;
         } else {
-            frame = u32(round(clamp(phase, 0.0, 1.0) * f32(frames - 1u)));
+            frame = u32(floor(clamp(phase, 0.0, 1.0) * f32(frames - 1u) + 0.5));
         }
     }
     return first + frame * far[FAR_CELLS_PER_FRAME];
