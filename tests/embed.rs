@@ -514,14 +514,9 @@ fn members_past_the_skinned_budget_are_cards_of_their_presented_clip_frame_and_p
             let want = throng::gpu::impostor::Card::new(&impostor, &placement, card.slot, first);
             let clip = &package.clips[sample.a as usize];
             assert_eq!(
-                card.first,
-                want.first,
+                card.first, want.first,
                 "member {}: clip {} time {} duration {} ops {:?}",
-                card.slot,
-                sample.a,
-                sample.time,
-                clip.duration,
-                program.ops
+                card.slot, sample.a, sample.time, clip.duration, program.ops
             );
             let centre = glam::Vec3::from(card.centre).distance(want.centre.into());
             assert!(

@@ -96,29 +96,48 @@ fn instance_box(slot: u32, k: KindRow) -> array<vec3<f32>, 2> {
     return array<vec3<f32>, 2>(lo, hi);
 }
 
+/// This workgroup's histogram of keys, added to the frame's once (a global atomic per slot
+/// contends on the few buckets neighbouring slots share).
+var<workgroup> local_histogram: array<atomic<u32>, SIGNIFICANCE_BUCKETS>;
+
 @compute @workgroup_size(WORKGROUP)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let slot = gid.y * groups.x * WORKGROUP + gid.x;
-    if slot >= params.slots {
-        return;
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {
+    let per = SIGNIFICANCE_BUCKETS / WORKGROUP;
+    for (var i = 0u; i < per; i++) {
+        atomicStore(&local_histogram[lane * per + i], 0u);
     }
-    let word = slot_kinds[slot];
-    var b = array<vec3<f32>, 2>(vec3<f32>(BOUNDS_EMPTY), vec3<f32>(-BOUNDS_EMPTY));
-    var skinned = false;
-    // A free slot has no kind; a hidden one (frame.rs `Pose::Hidden`, level LOD_HIDDEN) has
-    // no box and is never seen: neither skinned nor drawn.
-    if word != NO_KIND && (word >> LEVEL_SHIFT) != LOD_HIDDEN {
-        let k = kinds[word & KIND_MASK];
-        skinned = k.unit_base != NO_UNIT;
-        if skinned {
-            b = instance_box(slot, k);
+    workgroupBarrier();
+    let slot = gid.y * groups.x * WORKGROUP + gid.x;
+    if slot < params.slots {
+        let word = slot_kinds[slot];
+        var b = array<vec3<f32>, 2>(vec3<f32>(BOUNDS_EMPTY), vec3<f32>(-BOUNDS_EMPTY));
+        var skinned = false;
+        // A free slot has no kind; a hidden one (frame.rs `Pose::Hidden`, level LOD_HIDDEN) has
+        // no box and is never seen: neither skinned nor drawn.
+        if word != NO_KIND && (word >> LEVEL_SHIFT) != LOD_HIDDEN {
+            let k = kinds[word & KIND_MASK];
+            skinned = k.unit_base != NO_UNIT;
+            if skinned {
+                b = instance_box(slot, k);
+            }
+        }
+        bounds[2u * slot] = vec4<f32>(b[0], 0.0);
+        bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
+        if skinned && (params.cull == 0u || in_frustum(b[0], b[1])) {
+            let key = significance(b[0], b[1]);
+            marks[slot] = 1u + key;
+            atomicAdd(&local_histogram[key], 1u);
         }
     }
-    bounds[2u * slot] = vec4<f32>(b[0], 0.0);
-    bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
-    if skinned && (params.cull == 0u || in_frustum(b[0], b[1])) {
-        let key = significance(b[0], b[1]);
-        marks[slot] = 1u + key;
-        atomicAdd(&histogram[key], 1u);
+    workgroupBarrier();
+    for (var i = 0u; i < per; i++) {
+        let n = atomicLoad(&local_histogram[lane * per + i]);
+        if n > 0u {
+            atomicAdd(&histogram[lane * per + i], n);
+        }
     }
 }

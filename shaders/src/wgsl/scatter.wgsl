@@ -60,6 +60,10 @@ fn card_cell(slot: u32) -> u32 {
     return first + frame * far[FAR_CELLS_PER_FRAME];
 }
 
+/// Cards of the far tier this workgroup wrote (one global add per workgroup: a global atomic
+/// per card contends on one word).
+var<workgroup> carded: atomic<u32>;
+
 /// Slot `slot`'s card: (centre, yaw) and (scale, slot, first cell, tier 0); an empty one
 /// unless its kind is the far tier's.
 fn write_card(c: u32, slot: u32) {
@@ -81,7 +85,7 @@ fn write_card(c: u32, slot: u32) {
         scale = length(vec3<f32>(r0.x, r1.x, r2.x));
         yaw = atan2(r0.z, r0.x);
         cell = card_cell(slot);
-        atomicAdd(&ranks[params.total_base], 1u);
+        atomicAdd(&carded, 1u);
     }
     cards[2u * c] = bitcast<vec4<u32>>(vec4<f32>(centre, yaw));
     cards[2u * c + 1u] = vec4<u32>(bitcast<u32>(scale), slot, cell, 0u);
@@ -99,23 +103,31 @@ fn main(
     if slot < params.slots {
         mark = marks[slot];
     }
+    if lane == 0u {
+        atomicStore(&carded, 0u);
+    }
     let t = vec2<u32>(groups[SIGNIFICANCE_BUCKETS], groups[SIGNIFICANCE_BUCKETS + 1u]);
     let seen = mark != 0u;
     let above = seen && mark - 1u > t.x;
     let at_t = seen && mark - 1u == t.x;
-    let seen_lanes = lane_sums(u32(seen), lane).x;
-    let above_lanes = lane_sums(u32(above), lane).x;
-    let at_lanes = lane_sums(u32(at_t), lane).x;
-    if !seen {
-        return;
+    // Seen, above T and at T before this lane, a byte each: one scan for the three.
+    let before = lane_sums(u32(seen) | (u32(above) << 8u) | (u32(at_t) << 16u), lane).x;
+    if seen {
+        let g = GROUP_BASE + 4u * (wg.y * n.x + wg.x);
+        let seen_before = groups[g] + (before & 0xffu);
+        let at_before = groups[g + 2u] + (before >> 16u);
+        let skinned_before = groups[g + 1u] + ((before >> 8u) & 0xffu) + min(at_before, t.y);
+        if above || (at_t && at_before < t.y) {
+            budgeted[skinned_before] = slot;
+        } else {
+            write_card(seen_before - skinned_before, slot);
+        }
     }
-    let g = GROUP_BASE + 4u * (wg.y * n.x + wg.x);
-    let seen_before = groups[g] + seen_lanes;
-    let at_before = groups[g + 2u] + at_lanes;
-    let skinned_before = groups[g + 1u] + above_lanes + min(at_before, t.y);
-    if above || (at_t && at_before < t.y) {
-        budgeted[skinned_before] = slot;
-    } else {
-        write_card(seen_before - skinned_before, slot);
+    workgroupBarrier();
+    if lane == 0u {
+        let c = atomicLoad(&carded);
+        if c > 0u {
+            atomicAdd(&ranks[params.total_base], c);
+        }
     }
 }

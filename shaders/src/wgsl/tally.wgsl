@@ -27,21 +27,27 @@ struct TallyParams {
 
 var<workgroup> found: vec2<u32>;
 
-/// The threshold key T and the slots R at T the budget takes (the comment above).
+/// The threshold key T and the slots R at T the budget takes (the comment above). Lane l sums
+/// the `SIGNIFICANCE_BUCKETS / WORKGROUP` keys of its run (runs from the largest key down),
+/// one scan across lanes gives the slots above each run, and the lane whose run holds the key
+/// where the count reaches the budget walks it.
 fn threshold(lane: u32) -> vec2<u32> {
     if lane == 0u {
         found = select(vec2<u32>(0u, params.pool), vec2<u32>(SIGNIFICANCE_BUCKETS, 0u), params.pool == 0u);
     }
-    var above = 0u;
-    for (var c = 0u; c < SIGNIFICANCE_BUCKETS; c += WORKGROUP) {
-        let key = SIGNIFICANCE_BUCKETS - 1u - (c + lane);
-        let n = groups[key];
-        let sums = lane_sums(n, lane);
-        let before = above + sums.x;
+    let per = SIGNIFICANCE_BUCKETS / WORKGROUP;
+    let top = SIGNIFICANCE_BUCKETS - 1u - lane * per;
+    var mine = 0u;
+    for (var i = 0u; i < per; i++) {
+        mine += groups[top - i];
+    }
+    var before = lane_sums(mine, lane).x;
+    for (var i = 0u; i < per; i++) {
+        let n = groups[top - i];
         if params.pool > 0u && before < params.pool && before + n >= params.pool {
-            found = vec2<u32>(key, params.pool - before);
+            found = vec2<u32>(top - i, params.pool - before);
         }
-        above += sums.y;
+        before += n;
     }
     return workgroupUniformLoad(&found);
 }
@@ -60,15 +66,15 @@ fn main(
         mark = marks[slot];
     }
     let seen = mark != 0u;
-    let seen_n = lane_sums(u32(seen), lane).y;
-    let above_n = lane_sums(u32(seen && mark - 1u > t.x), lane).y;
-    let at_n = lane_sums(u32(seen && mark - 1u == t.x), lane).y;
+    // Seen, above T and at T, a byte each (at most 64 apiece): one scan for the three.
+    let packed = u32(seen) | (u32(seen && mark - 1u > t.x) << 8u) | (u32(seen && mark - 1u == t.x) << 16u);
+    let total = lane_sums(packed, lane).y;
     let group = wg.y * n.x + wg.x;
     if lane == 0u {
         let at = GROUP_BASE + 4u * group;
-        groups[at] = seen_n;
-        groups[at + 1u] = above_n;
-        groups[at + 2u] = at_n;
+        groups[at] = total & 0xffu;
+        groups[at + 1u] = (total >> 8u) & 0xffu;
+        groups[at + 2u] = total >> 16u;
         groups[at + 3u] = 0u;
         if group == 0u {
             groups[SIGNIFICANCE_BUCKETS] = t.x;
