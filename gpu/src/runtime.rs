@@ -91,8 +91,9 @@ pub struct FrameReport {
     pub instances: usize,
     pub heroes: usize,
     /// Compute dispatches: one per program shape, and when a kind is skinned one for the
-    /// bounds, three for the skinned budget (ranks in frame-slot order, the budgeted instances,
-    /// then the skinned order by unit with the indirect arguments) and one for skinning; none
+    /// bounds, four for the skinned budget (its threshold and tallies, their scan, the skinned
+    /// instances and the cards of the rest, then the skinned order by unit with the indirect
+    /// arguments) and one for skinning; none
     /// of them grows with the instances, kinds, packages or levels of detail.
     pub dispatches: usize,
     /// Retained instances ([`Runtime::present`]): one to blend them between their last two
