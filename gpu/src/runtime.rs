@@ -93,8 +93,8 @@ pub struct FrameReport {
     /// Compute dispatches: one per program shape, and when a kind is skinned one for the
     /// bounds, four for the skinned budget (its threshold and tallies, their scan, the skinned
     /// instances and the cards of the rest, then the skinned order by unit with the indirect
-    /// arguments) and one for skinning; none
-    /// of them grows with the instances, kinds, packages or levels of detail.
+    /// arguments) and one for skinning; none of them grows with the instances, kinds,
+    /// packages or levels of detail.
     pub dispatches: usize,
     /// Retained instances ([`Runtime::present`]): one to blend them between their last two
     /// ticks, and on the first frame after a tick one to patch the instances whose program
