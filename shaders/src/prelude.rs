@@ -34,7 +34,7 @@ pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 /// sixteenth of an octave of projected size each, 32 octaves in all.
 pub const SIGNIFICANCE_BUCKETS: u32 = 512;
 // tally.wgsl gives each lane an equal run of keys.
-const _: () = assert!(SIGNIFICANCE_BUCKETS % WORKGROUP == 0);
+const _: () = assert!(SIGNIFICANCE_BUCKETS.is_multiple_of(WORKGROUP));
 /// Bits an f32 is shifted right to keep its exponent and four mantissa bits: a log2 in
 /// sixteenths of an octave.
 pub const SIGNIFICANCE_SHIFT: u32 = 19;
