@@ -134,8 +134,8 @@ fn demo_json_reports_the_frames_it_wrote() {
         assert!((1..=2).contains(&present), "{f}");
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 5 + present,
-            "present (and a patch), pose dispatches per shape, one bounds, three of the budget, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 6 + present,
+            "present (and a patch), pose dispatches per shape, one bounds, four of the budget, cards and order, one skinning: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }
@@ -791,6 +791,48 @@ fn demo_draws_members_under_sixteen_pixels_as_impostors_and_tints_them_blue() {
     assert!(skinned["far_tier"].is_null());
     let (_, none_blue) = tinted(&dir.join("far_0001.png"), blue);
     assert_eq!(none_blue, 0);
+}
+
+#[test]
+fn demo_draws_every_visible_member_past_the_skinned_budget_as_a_card() {
+    let dir = scratch_dir("demo-budget");
+    let png = dir.join("budget.png");
+    for far in [true, false] {
+        let mut args = vec![
+            "--instances",
+            "400",
+            "--budget",
+            "16",
+            "--width",
+            "320",
+            "--height",
+            "180",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        if !far {
+            args.push("--no-far-tier");
+        }
+        let Some(report) = demo_json(&args) else {
+            return;
+        };
+        let n = |k: &str| report[k].as_u64().unwrap();
+        assert_eq!(n("skinned"), 16, "{report}");
+        assert!(n("visible") > 16, "the budget must bind: {report}");
+        assert_eq!(n("carded"), n("visible") - 16, "{report}");
+        assert_eq!(
+            n("drawn"),
+            n("visible"),
+            "no visible member vanishes: {report}"
+        );
+        let frame = &report["frames"][0];
+        assert_eq!(frame["drawn"], frame["visible"], "{frame}");
+        // The overflow needs the impostor whether or not the far tier by height is on.
+        assert!(
+            report["far_tier"]["cells"].as_u64().unwrap() > 0,
+            "{report}"
+        );
+    }
 }
 
 #[test]

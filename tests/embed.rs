@@ -454,3 +454,77 @@ fn a_tree_needing_more_registers_than_the_gpu_has_is_refused_when_the_animator_i
         "{refused}"
     );
 }
+
+#[test]
+fn members_past_the_skinned_budget_are_cards_of_their_presented_clip_frame_and_placement() {
+    let Some(ctx) = GpuContext::for_tests() else {
+        return;
+    };
+    let mut package = throng::builtin_character().unwrap();
+    let grid = Formation::new(&mut package, 0, 24).unwrap();
+    let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
+    let options = AnimatorOptions {
+        skinned_budget: Some(5),
+        ..AnimatorOptions::default()
+    };
+    let mut animator =
+        Animator::crowd(&ctx, package, 0, tree, &grid.placements(), options).unwrap();
+    let character = throng::CharacterId(0);
+    let speed_input = (animator.controller(character).unwrap().tree)
+        .input("speed")
+        .unwrap();
+    for member in 0..24 {
+        let speed = [0.0, 0.8, 1.4, 3.0][member % 4];
+        (animator.set_input_at(MemberId(member as u32), speed_input, Value::Float(speed))).unwrap();
+    }
+    let (width, height) = (320, 200);
+    let framing = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
+    animator.set_view(Some(View {
+        camera: framing.camera,
+        width,
+        height,
+    }));
+    let impostor = animator.bake_far_tier(character).unwrap().impostor.clone();
+    let package = animator.package(character).unwrap().clone();
+    let alpha = 0.5;
+    let mut compared = 0;
+    for _ in 0..6 {
+        animator.tick().unwrap();
+        animator.present(alpha).unwrap();
+        animator.runtime_mut().finish().unwrap();
+        let v = animator.runtime().visibility();
+        assert_eq!(v.skinned, 5, "{v:?}");
+        assert!(v.visible > 5, "the budget must bind: {v:?}");
+        assert_eq!((v.carded, v.drawn), (v.visible - 5, v.visible), "{v:?}");
+        let cards = animator.runtime().cards().unwrap();
+        assert_eq!(cards.len() as u64, v.carded);
+        for card in &cards {
+            // The CPU's card of the member (as `Animator::cards` makes the far tier's): the
+            // frame of its presented program's first clip, at its presented placement.
+            let program = (animator.presented_program(MemberId(card.slot), alpha))
+                .unwrap()
+                .clone();
+            let sample = (program.ops.iter())
+                .find(|o| o.code == throng::cpu_ref::program::op::SAMPLE)
+                .unwrap();
+            let first = impostor
+                .frame_cell(&package, sample.a, f64::from(sample.time))
+                .unwrap_or(0);
+            let placement = animator.instances().present_placement(card.slot, alpha);
+            let want = throng::gpu::impostor::Card::new(&impostor, &placement, card.slot, first);
+            let clip = &package.clips[sample.a as usize];
+            assert_eq!(
+                card.first, want.first,
+                "member {}: clip {} time {} duration {} ops {:?}",
+                card.slot, sample.a, sample.time, clip.duration, program.ops
+            );
+            let centre = glam::Vec3::from(card.centre).distance(want.centre.into());
+            assert!(
+                centre < 1e-4 && (card.scale - want.scale).abs() < 1e-5,
+                "{card:?} against {want:?}"
+            );
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} cards compared with the CPU's");
+}

@@ -663,8 +663,10 @@ impl Animator {
 
     /// Bakes character `character`'s far tier (its skin's clips seen from around, with
     /// Throng's own skinning and raster path): from then on its members shorter on screen
-    /// than [`AnimatorOptions::far_height`] are cards. Returns the bake for the caller's
-    /// [`CrowdPass::set_impostor`].
+    /// than [`AnimatorOptions::far_height`] are cards, and so are its visible members past the
+    /// skinned budget (the runtime's cull pass writes their cards, [`Runtime::set_far_tier`];
+    /// the runtime draws one character's overflow as cards: the last one baked). Returns the
+    /// bake for the caller's [`CrowdPass::set_impostor`].
     pub fn bake_far_tier(&mut self, character: CharacterId) -> Result<&Baked, AnimatorError> {
         let c = self.character(character)?;
         let skin = c.kind.skin.ok_or(AnimatorError::NoSkin(character.0))?;
@@ -673,10 +675,12 @@ impl Animator {
             let baked = bake(self.runtime.context(), &c.source, skin, &options, |_, _| {})?;
             self.characters[character.0].far = Some(baked);
         }
-        Ok(self.characters[character.0]
-            .far
-            .as_ref()
-            .expect("baked above"))
+        let c = &self.characters[character.0];
+        let baked = c.far.as_ref().expect("baked above");
+        // The visible members past the skinned budget are cards of this impostor too.
+        self.runtime
+            .set_far_tier(Some((c.package, &baked.impostor)))?;
+        Ok(baked)
     }
 
     /// Presents the crowd at `alpha` of the way from the second-last tick to the last (step 2

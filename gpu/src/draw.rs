@@ -213,7 +213,9 @@ impl CrowdPass {
     }
 
     /// The far tier: draws the next frames' cards ([`CrowdPass::set_cards`]) with `impostor`'s
-    /// `atlas` (the image [`crate::impostor::bake`] made for it), after the skinned runs.
+    /// `atlas` (the image [`crate::impostor::bake`] made for it), after the skinned runs, and
+    /// the cards the runtime's cull pass wrote for the visible instances past its skinned
+    /// budget ([`Runtime::set_far_tier`] must name the same impostor).
     pub fn set_impostor(&mut self, impostor: &Impostor, atlas: &Image) -> Result<(), GpuError> {
         let layer = CardLayer::new(&self.ctx, self.target, &self.frame_layout, impostor, atlas)?;
         self.cards = Some(layer);
@@ -260,6 +262,9 @@ impl CrowdPass {
             self.frame_group = Some(self.frame_group());
             self.draw_groups(runtime);
             self.props.prepare(&self.ctx, runtime);
+            if let Some(cards) = self.cards.as_mut() {
+                cards.prepare_overflow(&self.ctx, runtime);
+            }
         })?;
         self.with_ground = scene.ground.is_some();
         self.indirect = Some(runtime.indirect_buffer().clone());
@@ -269,7 +274,9 @@ impl CrowdPass {
     }
 
     /// Records the prepared frame into `pass`: the ground, then one instanced, indirect draw
-    /// per skinned run, then one per attachment of the runtime (its props), then the cards. Binds groups 0 and 1 and sets its own pipelines; nothing is drawn
+    /// per skinned run, then one per attachment of the runtime (its props), then the cards (the
+    /// caller's, then the runtime's past its skinned budget). Binds groups 0 and 1 and sets its
+    /// own pipelines; nothing is drawn
     /// before the first [`CrowdPass::prepare`].
     pub fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
         let (Some(frame), Some(indirect)) = (&self.frame_group, &self.indirect) else {

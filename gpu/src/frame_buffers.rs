@@ -7,6 +7,7 @@
 //! all derive from it.
 
 use throng_cpu_ref::Outputs;
+use throng_shaders::prelude::{FAR_HEADER, GROUP_BASE};
 use throng_shaders::{FrameLayout, Paging, Stream};
 
 use crate::attach::AttachBuffers;
@@ -74,13 +75,37 @@ impl StreamBuffers {
     }
 }
 
+/// Bytes of one card (raster.wgsl `Card`, [`crate::impostor::Card`]).
+pub(crate) const CARD_BYTES: u64 = 32;
+
+/// Clips of one package the far tier's table holds.
+pub(crate) const FAR_MAX_CLIPS: u32 = 1024;
+
+/// Words of the far tier's table.
+pub(crate) fn far_words() -> u32 {
+    FAR_HEADER + 4 * FAR_MAX_CLIPS
+}
+
 /// What culling, the skinned budget and the indirect dispatches and draws use (docs/gpu.md,
 /// "Culling and the skinned budget").
 pub(crate) struct CullBuffers {
     /// Per frame slot, its visibility mark (u32; zeroed at the start of each frame).
     pub marks: wgpu::Buffer,
-    /// Per bounds workgroup, its seen count, then the rank of its first seen instance (u32).
+    /// The significance histogram (`SIGNIFICANCE_BUCKETS` u32, zeroed at the start of each
+    /// frame), the budget's threshold key and the slots it takes there, then from `GROUP_BASE`
+    /// per bounds workgroup its tallies (seen, above the threshold, at it; then the counts of
+    /// the workgroups before) (u32; tally.wgsl).
     pub groups: wgpu::Buffer,
+    /// Per frame slot its clock: the clip and time of the first clip its program samples (two
+    /// u32; present.wgsl, or the host in a frame of batches).
+    pub clocks: wgpu::Buffer,
+    /// The far tier's impostor table (`FAR_HEADER` u32, then four per clip; scatter.wgsl,
+    /// [`crate::Runtime::set_far_tier`]).
+    pub far: wgpu::Buffer,
+    /// The cards of the visible slots past the skinned budget (32 bytes each, raster.wgsl
+    /// `Card`), one per frame slot at most; the card draw's arguments are in `indirect` at
+    /// [`CullBuffers::card_base`].
+    pub cards: wgpu::Buffer,
     /// Per unit (a skinned kind at one level of detail; partition.wgsl) (first rank, skinned,
     /// first skinning workgroup, 0), per draw its first instance within its page, then from
     /// [`CullBuffers::total_base`] the frame's (0, skinned, seen, skinning workgroups) (u32).
@@ -94,7 +119,8 @@ pub(crate) struct CullBuffers {
     /// Per rank of the skinned pool, the frame slot skinned there, by level (u32).
     pub order: wgpu::Buffer,
     /// The skinning dispatch's arguments (3 u32, then one unused), then draw arguments from
-    /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool).
+    /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool), then the card
+    /// draw's (4 u32) at [`CullBuffers::card_base`].
     pub indirect: wgpu::Buffer,
     /// Units a frame may have (kinds × `LOD_TIERS`), and pages of the skinned pool.
     pub units: u32,
@@ -105,6 +131,11 @@ impl CullBuffers {
     /// The u32 index of the first draw's arguments in `indirect`.
     pub fn draw_base(&self) -> u32 {
         4
+    }
+
+    /// The u32 index of the card draw's arguments in `indirect`.
+    pub fn card_base(&self) -> u32 {
+        self.draw_base() + 5 * self.units * self.pages
     }
 
     /// The u32 index of the first draw's first instance in `ranks`.
@@ -248,7 +279,18 @@ impl FrameBuffers {
                 4 * u64::from(c.instances),
                 storage | wgpu::BufferUsages::COPY_DST,
             ),
-            groups: make("bounds workgroup counts", 4 * u64::from(groups), storage),
+            groups: make(
+                "cull workgroup tallies",
+                4 * u64::from(GROUP_BASE + 4 * groups),
+                storage | wgpu::BufferUsages::COPY_DST,
+            ),
+            clocks: make("clocks", 8 * u64::from(c.instances), input),
+            far: make("far tier table", 4 * u64::from(far_words()), input),
+            cards: make(
+                "cards past the skinned budget",
+                CARD_BYTES * u64::from(c.instances),
+                storage | wgpu::BufferUsages::COPY_SRC,
+            ),
             ranks: make(
                 "skinned ranks",
                 4 * u64::from(4 * units + units * pages + 4),
@@ -271,8 +313,8 @@ impl FrameBuffers {
             ),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(4 + 5 * units * pages),
-                storage | wgpu::BufferUsages::INDIRECT,
+                4 * u64::from(4 + 5 * units * pages + 4),
+                storage | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
             units,
             pages,
@@ -342,6 +384,9 @@ impl FrameBuffers {
             + [
                 &self.cull.marks,
                 &self.cull.groups,
+                &self.cull.clocks,
+                &self.cull.far,
+                &self.cull.cards,
                 &self.cull.ranks,
                 &self.cull.counts,
                 &self.cull.order,

@@ -84,6 +84,16 @@ pub(crate) struct CardLayer {
     cards: wgpu::Buffer,
     group: wgpu::BindGroup,
     count: u32,
+    /// The runtime's cards past the skinned budget: its card buffer, a group over it, and its
+    /// card draw (indirect buffer and offset) of the last frame.
+    overflow: Option<Overflow>,
+}
+
+/// The cards the cull pass writes (scatter.wgsl), drawn by one `draw_indirect`.
+struct Overflow {
+    cards: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    draw: Option<(wgpu::Buffer, u64)>,
 }
 
 impl CardLayer {
@@ -170,8 +180,33 @@ impl CardLayer {
                 cards,
                 group,
                 count: 0,
+                overflow: None,
             }
         })
+    }
+
+    /// Draws `runtime`'s last frame's cards past the skinned budget (a group over its card
+    /// buffer, made again only when that buffer is).
+    pub(crate) fn prepare_overflow(&mut self, ctx: &GpuContext, runtime: &Runtime) {
+        let cards = runtime.card_buffer();
+        if self.overflow.as_ref().is_none_or(|o| &o.cards != cards) {
+            let group = card_group(
+                &ctx.device,
+                &self.layout,
+                &self.uniform,
+                (&self.rects, cards),
+                &self.view,
+                &self.sampler,
+            );
+            self.overflow = Some(Overflow {
+                cards: cards.clone(),
+                group,
+                draw: None,
+            });
+        }
+        if let Some(o) = self.overflow.as_mut() {
+            o.draw = runtime.card_draw().map(|(b, at)| (b.clone(), at));
+        }
     }
 
     /// Writes the cards of the next frames (growing the buffer).
@@ -196,14 +231,20 @@ impl CardLayer {
         self.count = cards.len() as u32;
     }
 
-    /// One instanced draw of every card; group 0 (the frame) is bound by the caller.
+    /// One instanced draw of every card the caller set, then one indirect draw of the cards
+    /// past the skinned budget; group 0 (the frame) is bound by the caller.
     pub(crate) fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
-        if self.count == 0 {
-            return;
-        }
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(2, &self.group, &[]);
-        pass.draw(0..4, 0..self.count);
+        if self.count > 0 {
+            pass.set_bind_group(2, &self.group, &[]);
+            pass.draw(0..4, 0..self.count);
+        }
+        if let Some((o, (buffer, at))) =
+            (self.overflow.as_ref()).and_then(|o| Some((o, o.draw.as_ref()?)))
+        {
+            pass.set_bind_group(2, &o.group, &[]);
+            pass.draw_indirect(buffer, *at);
+        }
     }
 }
 

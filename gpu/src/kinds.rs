@@ -121,6 +121,11 @@ impl Kinds {
         self.uploaded = false;
     }
 
+    /// The index of kind `key`, if registered.
+    pub fn find(&self, key: &KindKey) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
     pub fn key(&self, kind: u32) -> Option<KindKey> {
         self.keys.get(kind as usize).copied()
     }

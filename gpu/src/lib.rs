@@ -77,6 +77,7 @@ pub use context::{AdapterReport, GpuContext};
 pub use decode::Decode;
 pub use error::GpuError;
 pub use frame_buffers::output_bytes;
+pub use passes::cull::significance;
 pub use pipelines::{Mapping, Specialise};
 pub use plan::{BatchSlots, PosePath};
 pub use resident::{ResidentPackage, SkinRange, SkinTier};

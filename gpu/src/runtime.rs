@@ -24,17 +24,19 @@ use glam::Affine3A;
 
 use serde::Serialize;
 use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::impostor::Impostor;
 use throng_cpu_ref::motion::MotionResets;
 use throng_cpu_ref::retained::Instances;
-use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, Package, PackageId, SlotClaims};
-use throng_shaders::prelude::LOD_TIERS;
-use throng_shaders::{PresentParams, Stream};
+use throng_cpu_ref::{Batch, BatchLayout, BatchOutput, LoopPolicy, Package, PackageId, SlotClaims};
+use throng_shaders::prelude::{FAR_KIND, LOD_TIERS, NO_CELL};
+use throng_shaders::{PresentParams, Stream, NO_KIND};
 
 use crate::attach::{Attachment, Attachments, PlacedProp, PROP_BYTES};
 use crate::capacity::Capacities;
 use crate::context::scoped;
 use crate::decode::{Decode, DecodeCache};
-use crate::frame_buffers::FrameBuffers;
+use crate::frame_buffers::{FrameBuffers, FAR_MAX_CLIPS};
+use crate::impostor::Card;
 use crate::kinds::{KindKey, Kinds};
 use crate::layout::AffineRows;
 use crate::passes::attach::AttachPass;
@@ -89,9 +91,10 @@ pub struct FrameReport {
     pub instances: usize,
     pub heroes: usize,
     /// Compute dispatches: one per program shape, and when a kind is skinned one for the
-    /// bounds, three for the skinned budget (ranks in frame-slot order, the budgeted instances,
-    /// then the skinned order by unit with the indirect arguments) and one for skinning; none
-    /// of them grows with the instances, kinds, packages or levels of detail.
+    /// bounds, four for the skinned budget (its threshold and tallies, their scan, the skinned
+    /// instances and the cards of the rest, then the skinned order by unit with the indirect
+    /// arguments) and one for skinning; none of them grows with the instances, kinds,
+    /// packages or levels of detail.
     pub dispatches: usize,
     /// Retained instances ([`Runtime::present`]): one to blend them between their last two
     /// ticks, and on the first frame after a tick one to patch the instances whose program
@@ -193,17 +196,30 @@ pub struct SkinnedRun {
 pub struct Visibility {
     /// Instances of skinned kinds whose bounds meet the frustum (all of them without one).
     pub visible: u64,
-    /// Visible instances skinned and drawn: the first `Capacities::skinned_instances` of them
-    /// in frame-slot order.
+    /// Visible instances skinned and drawn as meshes: the `Capacities::skinned_instances` most
+    /// significant of them (largest projected size; ties in frame-slot order).
     pub skinned: u64,
-    /// Visible instances past the budget: neither skinned nor drawn.
+    /// Visible instances past the budget: each gets a card.
     pub over_budget: u64,
+    /// Cards drawn of them: those of the kind with a far tier ([`Runtime::set_far_tier`]).
+    /// The others (`over_budget - carded`) have no impostor to show and are not drawn.
+    pub carded: u64,
+    /// Visible instances drawn: `skinned + carded`.
+    pub drawn: u64,
     /// Vertices of the skinned instances.
     pub skinned_vertices: u64,
     /// Triangles of the skinned instances' skins, each at its level's mesh LOD.
     pub triangles: u64,
     /// Per level of detail: skinned instances and their triangles.
     pub per_level: [(u64, u64); LOD_TIERS as usize],
+}
+
+/// The far tier of one kind: its impostor's table (scatter.wgsl) and the kind index last
+/// written into it.
+struct FarTier {
+    key: KindKey,
+    table: Vec<u32>,
+    written: Option<u32>,
 }
 
 /// Where a frame's instances come from.
@@ -241,6 +257,11 @@ pub struct Runtime {
     attachments: Attachments,
     /// Culling frustum of the next frames (`None`: every instance is visible).
     frustum: Option<Frustum>,
+    /// The far tier the cards past the skinned budget show ([`Runtime::set_far_tier`]).
+    far: Option<FarTier>,
+    /// Whether the far tier's table holds `NO_KIND` since the far tier was removed (or never
+    /// set).
+    far_cleared: bool,
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
@@ -355,6 +376,8 @@ impl Runtime {
             decodes: DecodeCache::default(),
             attachments: Attachments::default(),
             frustum: None,
+            far: None,
+            far_cleared: false,
             runs: Vec::new(),
             last_runs: Vec::new(),
             counts: Vec::new(),
@@ -890,6 +913,33 @@ impl Runtime {
         Ok(())
     }
 
+    /// Writes the far tier's table when it changed, or when its kind was registered since (or
+    /// `NO_KIND` once it is removed).
+    fn upload_far_tier(&mut self, queue: &wgpu::Queue, report: &mut FrameReport) {
+        let buffer = &self.buffers.cull.far;
+        let Some(far) = self.far.as_mut() else {
+            if self.far_cleared {
+                return;
+            }
+            self.far_cleared = true;
+            queue.write_buffer(buffer, 0, bytemuck::bytes_of(&NO_KIND));
+            report.upload_bytes += 4;
+            return;
+        };
+        self.far_cleared = false;
+        let kind = self.kinds.find(&far.key).unwrap_or(NO_KIND);
+        if far.written.is_none() {
+            far.table[FAR_KIND as usize] = kind;
+            let bytes: &[u8] = bytemuck::cast_slice(&far.table);
+            queue.write_buffer(buffer, 0, bytes);
+            report.upload_bytes += bytes.len() as u64;
+        } else if far.written != Some(kind) {
+            queue.write_buffer(buffer, 0, bytemuck::bytes_of(&kind));
+            report.upload_bytes += 4;
+        }
+        far.written = Some(kind);
+    }
+
     /// Step 6: uploads, recording and submission.
     fn submit(
         &mut self,
@@ -919,6 +969,7 @@ impl Runtime {
             }
         };
         write(&self.buffers.params, self.params.bytes());
+        self.upload_far_tier(&queue, report);
         report.upload_bytes += self.kinds.upload(&queue);
         report.upload_bytes += self.attachments.upload(&queue, &self.buffers.attach);
         report.upload_bytes += self.decodes.upload(&queue, &self.arena);
@@ -1150,7 +1201,7 @@ impl Runtime {
     /// skinned vertices and triangles. Read once per frame by [`Runtime::finish`] (empty before).
     pub fn visibility(&self) -> Visibility {
         let mut v = Visibility::default();
-        let Some((&[_, skinned, seen, _], units)) = self.counts.split_last() else {
+        let Some((&[carded, skinned, seen, _], units)) = self.counts.split_last() else {
             return v;
         };
         for (u, &[_, n, ..]) in units.iter().enumerate() {
@@ -1168,7 +1219,105 @@ impl Runtime {
         v.visible = seen.into();
         v.skinned = skinned.into();
         v.over_budget = v.visible - v.skinned;
+        v.carded = carded.into();
+        v.drawn = v.skinned + v.carded;
         v
+    }
+
+    /// Reads back the cards the last frame drew past the skinned budget, in the order drawn:
+    /// each one's frame slot and card (an empty card, scale 0, for a slot whose kind has no far
+    /// tier). For tests and tools; it waits for the GPU.
+    pub fn cards(&self) -> Result<Vec<Card>, GpuError> {
+        if self.submitted.is_none() {
+            return Err(GpuError::NothingToRead);
+        }
+        if !self.passes.cull.active() {
+            return Ok(Vec::new());
+        }
+        let cull = &self.buffers.cull;
+        let at = u64::from(cull.card_base());
+        let count = crate::readback::words(&self.ctx, &cull.indirect, at, 4)?[1];
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let words = crate::readback::words(&self.ctx, &cull.cards, 0, 8 * u64::from(count))?;
+        Ok(bytemuck::cast_slice::<u32, Card>(&words).to_vec())
+    }
+
+    /// The cards past the skinned budget (raster.wgsl `Card`, written by the cull pass) and,
+    /// in [`Runtime::card_draw`], their draw's arguments: what [`crate::draw::CrowdPass`]
+    /// draws after the skinned runs.
+    pub fn card_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.cull.cards
+    }
+
+    /// The indirect buffer and offset of the last frame's card draw (`draw_indirect`: 4
+    /// vertices, one instance per card); `None` when the frame culled nothing (no skinned
+    /// kind).
+    pub fn card_draw(&self) -> Option<(&wgpu::Buffer, u64)> {
+        let cull = &self.buffers.cull;
+        (self.passes.cull.active() && self.last_units > 0)
+            .then(|| (&cull.indirect, 4 * u64::from(cull.card_base())))
+    }
+
+    /// Draws the visible instances past the skinned budget of kind (`package`, `impostor`'s
+    /// skin) as cards of `impostor` from the next frame on (the atlas
+    /// [`crate::draw::CrowdPass::set_impostor`] draws must be this impostor's); `None`: no
+    /// kind has a far tier, and such instances are counted in [`Visibility::over_budget`] but
+    /// not drawn. Instances of other kinds past the budget are not drawn either. Refuses a
+    /// package that is not resident, a skin it lacks, or one with more than 1 024 clips.
+    pub fn set_far_tier(&mut self, far: Option<(PackageId, &Impostor)>) -> Result<(), GpuError> {
+        let Some((package, impostor)) = far else {
+            self.far = None;
+            return Ok(());
+        };
+        let bad = |what: String| GpuError::BadPackage {
+            package: package.0,
+            what,
+        };
+        let resident =
+            (self.arena.packages.get(package.0)).ok_or_else(|| bad("is not resident".into()))?;
+        let source = &resident.package;
+        let skin = (source.skins.get(impostor.skin as usize))
+            .ok_or_else(|| bad(format!("has no skin {} for its far tier", impostor.skin)))?;
+        let clips = source.clips.len() as u32;
+        if clips > FAR_MAX_CLIPS {
+            return Err(GpuError::Capacity {
+                what: "clips of a far tier's package",
+                needed: clips.into(),
+                capacity: FAR_MAX_CLIPS.into(),
+            });
+        }
+        let c = impostor.centre;
+        let mut table = vec![
+            NO_KIND,
+            clips,
+            impostor.cells_per_frame(),
+            0,
+            c.x.to_bits(),
+            c.y.to_bits(),
+            c.z.to_bits(),
+            0,
+        ];
+        for (i, clip) in source.clips.iter().enumerate() {
+            let slot = impostor.slot_of(i as u32);
+            table.extend([
+                slot.map_or(NO_CELL, |s| impostor.first_cell(s)),
+                slot.map_or(0, |s| impostor.clips[s].frames),
+                (clip.duration as f32).to_bits(),
+                u32::from(clip.loop_policy == LoopPolicy::Loop),
+            ]);
+        }
+        self.far = Some(FarTier {
+            key: KindKey {
+                package: package.0,
+                skeleton: skin.skeleton,
+                skin: Some(impostor.skin),
+            },
+            table,
+            written: None,
+        });
+        Ok(())
     }
 
     /// Reads back the frame slots the last frame skinned, per skinned batch, ascending: the

@@ -1,18 +1,28 @@
 //! Staging and upload: the bytes one frame of batches writes to the GPU. Per instance only what
 //! varies: its record (slot, kind word and program values, 16 bytes for one clip), its kind word
-//! (4 bytes: kind and level of detail) and, in a skinned batch, its placement (48 bytes); per
+//! (4 bytes: kind and level of detail), its clock (8 bytes: the clip and time a card past the
+//! skinned budget shows) and, in a skinned batch, its placement (48 bytes); per
 //! dispatch a 256-byte parameter slot; per hero its palette, straight into its slot of the
 //! palette stream. Vectors are kept from frame to frame.
 
 use rayon::prelude::*;
 use throng_cpu_ref::frame::HIDDEN_LEVEL;
-use throng_cpu_ref::{Batch, Pose};
+use throng_cpu_ref::program::op;
+use throng_cpu_ref::{Batch, Pose, Program};
+use throng_shaders::prelude::NO_CELL;
 use throng_shaders::{kind_word, write_record, Stream, NO_KIND};
 
 use crate::frame_buffers::FrameBuffers;
 use crate::layout::AffineRows;
 use crate::plan::Plan;
 use crate::FrameReport;
+
+/// A program's clock: the clip and time of its first `Sample`, or (`NO_CELL`, 0).
+fn clock(p: &Program) -> [u32; 2] {
+    (p.ops.iter())
+        .find(|o| o.code == op::SAMPLE)
+        .map_or([NO_CELL, 0], |o| [o.a, o.time.to_bits()])
+}
 
 /// Records one rayon task writes.
 const RECORD_CHUNK: usize = 1024;
@@ -30,6 +40,9 @@ pub(crate) struct Staging {
     /// frame: a slot whose pose is kept (`Pose::Keep`) keeps its level, so one kept after a
     /// hidden frame stays hidden (`HIDDEN_LEVEL`).
     slot_kinds: Vec<u32>,
+    /// Per frame slot its clock (scatter.wgsl): the clip and time of the first clip its
+    /// program samples, or (`NO_CELL`, 0). Kept from frame to frame as the kind words are.
+    clocks: Vec<[u32; 2]>,
     /// Frame slots of the last frame's kind words.
     slots: usize,
 }
@@ -89,9 +102,10 @@ impl Staging {
         // Slots no frame has held yet, or that changed batch, have no kind to keep.
         if self.slot_kinds.len() < total {
             self.slot_kinds.resize(total, NO_KIND);
+            self.clocks.resize(total, [NO_CELL, 0]);
         }
         self.slots = total;
-        report.instance_bytes += 4 * total as u64;
+        report.instance_bytes += 12 * total as u64;
         for (slots, batch) in plan.batches.iter().zip(batches) {
             for (i, x) in batch.instances.iter().enumerate() {
                 let level = match x.pose {
@@ -99,7 +113,11 @@ impl Staging {
                     Pose::Hidden => HIDDEN_LEVEL,
                     pose => pose.program().map_or(0, |(_, lod)| lod),
                 };
-                self.slot_kinds[slots.first_slot as usize + i] = kind_word(slots.kind, level);
+                let slot = slots.first_slot as usize + i;
+                self.slot_kinds[slot] = kind_word(slots.kind, level);
+                if let Some((p, _)) = x.pose.program() {
+                    self.clocks[slot] = clock(p);
+                }
             }
             if slots.skin.is_none() {
                 continue;
@@ -165,6 +183,11 @@ impl Staging {
             &buffers.slot_kinds,
             0,
             bytemuck::cast_slice(&self.slot_kinds[..self.slots.min(self.slot_kinds.len())]),
+        );
+        write(
+            &buffers.cull.clocks,
+            0,
+            bytemuck::cast_slice(&self.clocks[..self.slots.min(self.clocks.len())]),
         );
         for &(slot, first, count) in &self.placement_runs {
             write(

@@ -1,16 +1,20 @@
 //! Frustum culling and the skinned budget on the GPU: the set of visible instances equals the
 //! CPU reference's over a seeded camera sweep, in frame-slot order; visible instances are
-//! skinned compacted, as far as the budget goes; the counts, skinned vertices and triangles the
-//! runtime reports follow them; each level of detail skins and draws its own mesh LOD.
+//! skinned compacted, the budget going to the most significant (the CPU reference computes the
+//! same significance keys), and every other visible instance gets a card; the counts, skinned
+//! vertices and triangles the runtime reports follow them; each level of detail skins and draws
+//! its own mesh LOD.
 
 mod common;
 
 use glam::{Affine3A, Quat, Vec3};
 use throng_cpu_ref::bounds::{Bounds, Frustum};
+use throng_cpu_ref::impostor::{Impostor, ImpostorClip};
 use throng_cpu_ref::{CpuRuntime, Outputs, Package, PoseOp, Program};
 use throng_fixtures::SplitMix64;
+use throng_gpu::impostor::Card;
 use throng_gpu::raster::Camera;
-use throng_gpu::{Batch, Capacities, GpuContext, Instance, PackageId, Pose, Runtime};
+use throng_gpu::{significance, Batch, Capacities, GpuContext, Instance, PackageId, Pose, Runtime};
 
 /// A 12 × 8 grid of instances 3 m apart, each at its own yaw and clip time.
 fn crowd(package: &Package, rng: &mut SplitMix64) -> (Vec<Program>, Vec<Affine3A>) {
@@ -121,6 +125,23 @@ fn runtime(ctx: &GpuContext, package: &Package, capacities: Capacities) -> (Runt
     (gpu, id)
 }
 
+/// What the CPU reference decides for frame slots of boxes `bounds` seen through `frustum`
+/// with a skinned budget of `pool`: the visible slots the budget skins (the `pool` with the
+/// largest significance keys, ties to the lower slot) and the visible rest, which get cards,
+/// each ascending.
+fn decide(frustum: Option<&Frustum>, bounds: &[Bounds], pool: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut seen: Vec<(u32, u32)> = (bounds.iter().enumerate())
+        .filter(|(_, b)| frustum.map_or(!b.is_empty(), |f| f.intersects(b)))
+        .map(|(i, b)| (significance(frustum, b), i as u32))
+        .collect();
+    seen.sort_by_key(|&(key, slot)| (std::cmp::Reverse(key), slot));
+    let mut skinned: Vec<u32> = seen.iter().take(pool).map(|s| s.1).collect();
+    let mut carded: Vec<u32> = seen.iter().skip(pool).map(|s| s.1).collect();
+    skinned.sort_unstable();
+    carded.sort_unstable();
+    (skinned, carded)
+}
+
 /// The CPU reference after one frame of `lists`.
 fn reference(package: &Package, lists: &[&[Instance]]) -> CpuRuntime {
     let mut cpu = CpuRuntime::new(Default::default(), Outputs::default(), 1);
@@ -223,14 +244,14 @@ fn culled_frames_skin_the_visible_instances_compacted_like_the_cpu() {
 }
 
 #[test]
-fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest() {
+fn a_budget_skins_the_most_significant_visible_instances_and_cards_the_rest_like_the_cpu() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
     let mut rng = SplitMix64::new(9);
     let (programs, placements) = crowd(&package, &mut rng);
     let instances = instances(&programs, &placements);
-    // Two skinned batches of 48: the budget of 60 runs out inside the second one's visible
-    // set, in frame-slot order.
+    // Two skinned batches of 48: the budget of 60 runs out among the visible instances of
+    // both, nearest first.
     let (a, b) = instances.split_at(48);
     let cpu = reference(&package, &[a, b]);
     let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
@@ -249,29 +270,39 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
     gpu.set_frustum(Some(frustum));
     gpu.frame(&batches(gpu_id, &[a, b])).unwrap();
     gpu.finish().unwrap();
-    let visible: Vec<Vec<u32>> = cpu
-        .outputs()
-        .iter()
-        .zip([0u32, 48])
-        .map(|(out, first)| {
-            (0..48)
-                .filter(|&i| frustum.intersects(&out.bounds[i as usize]))
-                .map(|i| first + i)
-                .collect()
-        })
+    let bounds: Vec<Bounds> = (cpu.outputs().iter())
+        .flat_map(|o| o.bounds.iter().copied())
         .collect();
-    let seen = visible[0].len() + visible[1].len();
-    assert!(
-        seen > 60 && visible[0].len() < 60,
-        "{seen} visible: the budget must bind"
+    let (skinned, carded) = decide(Some(&frustum), &bounds, 60);
+    let seen = skinned.len() + carded.len();
+    assert!(seen > 60, "{seen} visible: the budget must bind");
+    let first_visible: Vec<u32> = (0..96)
+        .filter(|&s| frustum.intersects(&bounds[s as usize]))
+        .take(60)
+        .collect();
+    assert_ne!(
+        skinned, first_visible,
+        "significance must not be slot order here"
     );
-    let kept = 60 - visible[0].len();
-    let want = [visible[0].clone(), visible[1][..kept].to_vec()];
+    let want = [
+        skinned
+            .iter()
+            .copied()
+            .filter(|&s| s < 48)
+            .collect::<Vec<_>>(),
+        skinned.iter().copied().filter(|&s| s >= 48).collect(),
+    ];
     assert_eq!(gpu.skinned_slots().unwrap(), want);
+    let cards: Vec<u32> = gpu.cards().unwrap().iter().map(|c| c.slot).collect();
+    assert_eq!(
+        cards, carded,
+        "the visible slots past the budget have cards"
+    );
     let v = gpu.visibility();
     assert_eq!(
-        (v.visible, v.skinned, v.over_budget),
-        (seen as u64, 60, seen as u64 - 60)
+        (v.visible, v.skinned, v.over_budget, v.carded, v.drawn),
+        (seen as u64, 60, seen as u64 - 60, 0, 60),
+        "without a far tier the cards are empty and not counted as drawn"
     );
     let out = gpu.readback().unwrap();
     let n = cpu.outputs()[0].vertex_count;
@@ -292,6 +323,134 @@ fn a_budget_skins_the_first_visible_instances_in_slot_order_and_counts_the_rest(
         "budget 60: visible {seen}, skinned {} of {}",
         v.skinned, v.visible
     );
+}
+
+/// An impostor of the character's skin 0 whose atlas is never drawn: walk and idle baked (10
+/// and 20 frames, 8 views at two elevations), run not.
+fn impostor(package: &Package) -> Impostor {
+    let clip = |name| package.find_clip(name).expect("clip") as u32;
+    Impostor {
+        skin: 0,
+        width: 64,
+        height: 64,
+        cell: 16,
+        views: 8,
+        elevations: vec![0.0, 0.5],
+        centre: Vec3::new(0.1, 0.9, -0.2),
+        radius: 1.0,
+        clips: vec![
+            ImpostorClip {
+                clip: clip("walk"),
+                frames: 10,
+            },
+            ImpostorClip {
+                clip: clip("idle"),
+                frames: 20,
+            },
+        ],
+    }
+}
+
+#[test]
+fn every_visible_slot_is_drawn_once_as_a_mesh_or_a_card_at_every_budget_and_camera() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(47);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let instances = instances(&programs, &placements);
+    let cpu = reference(&package, &[&instances]);
+    let bounds = &cpu.outputs()[0].bounds;
+    let far = impostor(&package);
+    let mut views: Vec<Option<Frustum>> = cameras(&mut rng).into_iter().map(Some).collect();
+    views.push(None);
+    let (mut frames, mut partial) = (0, 0);
+    for pool in [0u32, 1, 17, 40, 95, 96] {
+        let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+        capacities.skinned_instances = pool;
+        let (mut gpu, id) = runtime(&ctx, &package, capacities);
+        gpu.set_far_tier(Some((id, &far))).unwrap();
+        for (c, frustum) in views.iter().enumerate() {
+            gpu.set_frustum(*frustum);
+            gpu.frame(&batches(id, &[&instances])).unwrap();
+            gpu.finish().unwrap();
+            let (skinned, carded) = decide(frustum.as_ref(), bounds, pool as usize);
+            let at = format!("budget {pool}, camera {c}");
+            assert_eq!(gpu.skinned_slots().unwrap()[0], skinned, "{at}: meshes");
+            let cards = gpu.cards().unwrap();
+            let slots: Vec<u32> = cards.iter().map(|c| c.slot).collect();
+            assert_eq!(slots, carded, "{at}: cards");
+            let v = gpu.visibility();
+            let seen = (skinned.len() + carded.len()) as u64;
+            assert_eq!(
+                (v.visible, v.skinned, v.carded, v.drawn),
+                (seen, skinned.len() as u64, carded.len() as u64, seen),
+                "{at}"
+            );
+            for card in &cards {
+                let slot = card.slot as usize;
+                let op = programs[slot].ops[0];
+                let first = far.frame_cell(&package, op.a, f64::from(op.time));
+                let want = Card::new(&far, &placements[slot], card.slot, first.unwrap_or(0));
+                assert_eq!(
+                    (card.first, card.tier),
+                    (want.first, 0),
+                    "{at}: slot {slot}"
+                );
+                let yaw = (card.yaw - want.yaw + std::f32::consts::PI)
+                    .rem_euclid(std::f32::consts::TAU)
+                    - std::f32::consts::PI;
+                let centre = Vec3::from(card.centre).distance(Vec3::from(want.centre));
+                assert!(
+                    centre < 1e-5 && yaw.abs() < 1e-5 && (card.scale - want.scale).abs() < 1e-6,
+                    "{at}: slot {slot}: {card:?} against {want:?}"
+                );
+            }
+            frames += 1;
+            partial += usize::from(!skinned.is_empty() && !carded.is_empty());
+        }
+    }
+    assert!(
+        partial >= 20,
+        "{partial} of {frames} frames mixed meshes and cards"
+    );
+    eprintln!("{frames} frames, {partial} with both meshes and cards");
+}
+
+#[test]
+fn a_kind_without_a_far_tier_gets_empty_cards_counted_as_not_drawn() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::character();
+    let mut rng = SplitMix64::new(5);
+    let (programs, placements) = crowd(&package, &mut rng);
+    let instances = instances(&programs, &placements);
+    let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
+    capacities.skinned_instances = 30;
+    let (mut gpu, id) = runtime(&ctx, &package, capacities);
+    let far = impostor(&package);
+    // Set, then removed: the table the cull pass reads names no kind again.
+    gpu.set_far_tier(Some((id, &far))).unwrap();
+    gpu.frame(&batches(id, &[&instances])).unwrap();
+    gpu.finish().unwrap();
+    assert_eq!(gpu.visibility().drawn, 96);
+    gpu.set_far_tier(None).unwrap();
+    gpu.frame(&batches(id, &[&instances])).unwrap();
+    gpu.finish().unwrap();
+    let v = gpu.visibility();
+    assert_eq!(
+        (v.visible, v.skinned, v.over_budget, v.carded, v.drawn),
+        (96, 30, 66, 0, 30)
+    );
+    let cards = gpu.cards().unwrap();
+    assert_eq!(cards.len(), 66);
+    assert!(
+        cards.iter().all(|c| c.scale == 0.0),
+        "empty cards draw nothing"
+    );
+    // A package that is not resident, or a skin the package lacks, is refused.
+    assert!(gpu.set_far_tier(Some((PackageId(7), &far))).is_err());
+    let mut skinless = far.clone();
+    skinless.skin = 9;
+    assert!(gpu.set_far_tier(Some((id, &skinless))).is_err());
 }
 
 #[test]
@@ -355,44 +514,60 @@ fn each_level_of_detail_skins_its_mesh_lods_vertices_and_draws_its_triangles() {
 }
 
 #[test]
-fn the_budget_serves_the_first_slots_whatever_their_level_of_detail() {
+fn the_budget_serves_the_most_significant_slots_first_whatever_their_level_of_detail() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
     let mut rng = SplitMix64::new(13);
     let (programs, placements) = crowd(&package, &mut rng);
     // The first slots at the coarsest level, the later ones finer: a budget by level would
-    // serve the later ones first.
-    let instances = instances_at(&programs, &placements, |k| {
-        2 - (3 * k / programs.len()) as u8
-    });
+    // serve the later ones first, a budget by slot the first ones.
+    let level = |k: usize| 2 - (3 * k / programs.len()) as u8;
+    let instances = instances_at(&programs, &placements, level);
     let mut capacities = Capacities::for_packages(&[&package], instances.len() as u32);
     capacities.skinned_instances = 40;
     let (mut gpu, gpu_id) = runtime(&ctx, &package, capacities);
+    // Seen from past the last rows (slots 84..96): the nearest are the last slots.
+    let camera = Camera {
+        eye: Vec3::new(0.0, 8.0, 30.0),
+        target: Vec3::new(0.0, 0.0, 0.0),
+        fov_y: 1.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    let frustum = Frustum::from_view_proj(&camera.view_proj(1.5));
+    gpu.set_frustum(Some(frustum));
     gpu.frame(&batches(gpu_id, &[&instances])).unwrap();
     gpu.finish().unwrap();
-    assert_eq!(
-        gpu.skinned_slots().unwrap(),
-        vec![(0..40).collect::<Vec<u32>>()]
-    );
-    let v = gpu.visibility();
-    // Slots 0..32 are at level 2, 32..40 at level 1.
-    let levels: Vec<u64> = v.per_level.iter().map(|l| l.0).collect();
-    assert_eq!(levels, [0, 8, 32], "{v:?}");
-    assert_eq!((v.visible, v.skinned, v.over_budget), (96, 40, 56));
     let cpu = reference(&package, &[&instances]);
+    let (want, carded) = decide(Some(&frustum), &cpu.outputs()[0].bounds, 40);
+    assert_eq!(want.len(), 40);
+    assert_eq!(carded.len(), 56, "every instance is visible");
+    assert!(
+        want.iter().all(|&s| s >= 48),
+        "the nearest are the last slots: {want:?}"
+    );
+    assert_eq!(gpu.skinned_slots().unwrap(), vec![want.clone()]);
+    let v = gpu.visibility();
+    let mut levels = [0u64; 3];
+    for &s in &want {
+        levels[level(s as usize) as usize] += 1;
+    }
+    let got: Vec<u64> = v.per_level.iter().map(|l| l.0).collect();
+    assert_eq!(got, levels, "{v:?}");
+    assert_eq!((v.visible, v.skinned, v.over_budget), (96, 40, 56));
     let out = gpu.readback().unwrap().remove(0);
     let n = cpu.outputs()[0].vertex_count;
     let tiers = &gpu.package(gpu_id).unwrap().skins[0].tiers;
     let diagonal = package.meshes[0].bounds_diagonal();
-    for i in 0..40 {
-        let level = if i < 32 { 2 } else { 1 };
-        for &v in &tiers[level].vertices {
+    for (i, &slot) in want.iter().enumerate() {
+        let s = slot as usize;
+        for &v in &tiers[level(s) as usize].vertices {
             let (g, w) = (
                 &out.skinned[i * n + v as usize],
-                &cpu.outputs()[0].skinned[i * n + v as usize],
+                &cpu.outputs()[0].skinned[s * n + v as usize],
             );
             let e = (g.position - w.position).length() / diagonal;
-            assert!(e <= 1e-4, "slot {i} vertex {v}: off by {e:.2e}");
+            assert!(e <= 1e-4, "slot {slot} vertex {v}: off by {e:.2e}");
         }
     }
 }

@@ -60,14 +60,14 @@ fn dispatch_count_does_not_grow_with_instances() {
         }
         assert_eq!(report.instances, n);
         // A 16-byte record (slot, kind word, clip, time), a 4-byte kind word for the bounds
-        // pass and a 48-byte placement.
-        assert_eq!(report.bytes_per_instance(), 16.0 + 4.0 + 48.0);
+        // pass, an 8-byte clock for a card past the skinned budget and a 48-byte placement.
+        assert_eq!(report.bytes_per_instance(), 16.0 + 4.0 + 8.0 + 48.0);
         counts.push(report.dispatches);
     }
     assert_eq!(
         counts,
-        vec![6, 6, 6],
-        "one pose dispatch (one shape), one bounds, three of the budget and one skinning dispatch for every level of detail"
+        vec![7, 7, 7],
+        "one pose dispatch (one shape), one bounds, four of the budget, cards and order, and one skinning dispatch for every level of detail"
     );
     let out = runtime.readback().unwrap();
     assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
@@ -467,7 +467,7 @@ fn a_hero_palette_skins_exactly_like_the_cpu() {
             instances: &list,
         }])
         .unwrap();
-    assert_eq!((report.heroes, report.dispatches), (1, 6));
+    assert_eq!((report.heroes, report.dispatches), (1, 7));
     assert_eq!(report.hero_bytes, 48 * palette.len() as u64);
     let out = runtime.readback().unwrap();
     let n = out[0].vertex_count;

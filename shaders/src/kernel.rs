@@ -34,6 +34,7 @@ const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const ATTACH: &str = include_str!("wgsl/attach.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
+const TALLY: &str = include_str!("wgsl/tally.wgsl");
 const PARTITION: &str = include_str!("wgsl/partition.wgsl");
 const SCAN: &str = include_str!("wgsl/scan.wgsl");
 const POSE_COMMON: &str = include_str!("wgsl/pose.wgsl");
@@ -180,8 +181,17 @@ pub enum Resource {
     Bounds,
     /// Frame: per frame slot, its visibility mark (u32; bounds.wgsl).
     Marks,
-    /// Frame: per bounds workgroup, its seen count, then its first rank (u32; budget.wgsl).
+    /// Frame: the significance histogram, the budget's threshold, then per bounds workgroup its
+    /// tallies, then the counts before it (u32; bounds.wgsl, tally.wgsl, budget.wgsl).
     Groups,
+    /// Frame: per frame slot its clock, the clip and time of the first clip its program samples
+    /// (two u32; present.wgsl, or the host in a frame of batches).
+    Clocks,
+    /// Runtime: the far tier's impostor table (u32; scatter.wgsl).
+    FarTier,
+    /// Frame: the cards of the visible slots past the skinned budget (two vec4 each, raster.wgsl
+    /// `Card`; scatter.wgsl).
+    Cards,
     /// Frame: per unit (skinned batch and level) its first rank and skinned count, per draw its
     /// first instance within its page (partition.wgsl), then per skinned batch its first rank,
     /// skinned and seen counts (budget.wgsl) (u32).
@@ -1158,8 +1168,8 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
 /// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
 const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32>, w: vec4<f32>, p: vec3<f32>, position: vec3<f32>, skin_len: u32) {}\n";
 
-/// The bounds pass: one thread per instance of a skinned batch, a dispatch per skinned batch;
-/// it culls and marks the instances it sees.
+/// The bounds pass: one thread per frame slot, one dispatch; it culls, and marks the slots it
+/// sees with their significance keys.
 pub fn bounds(layout: &FrameLayout) -> Kernel {
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
@@ -1167,7 +1177,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
 @group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> bounds: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> marks: array<u32>;
-@group(0) @binding(6) var<storage, read_write> group_counts: array<u32>;
+@group(0) @binding(6) var<storage, read_write> histogram: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> slot_kinds: array<u32>;
 @group(0) @binding(8) var<storage, read> kinds: array<KindRow>;
 ";
@@ -1186,7 +1196,7 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
             (Resource::Kinds, Access::Read),
         ],
         decls,
-        &[KINDS, SCAN, BOUNDS],
+        &[KINDS, BOUNDS],
     )
 }
 
@@ -1324,6 +1334,7 @@ pub fn present() -> Kernel {
             (Resource::Shapes, Access::Read),
             (Resource::Fill, Access::ReadWrite),
             (Resource::Records, Access::ReadWrite),
+            (Resource::Clocks, Access::ReadWrite),
         ],
         &[MATH, KINDS, PRESENT].join("\n"),
     )
@@ -1351,6 +1362,7 @@ pub fn budget() -> Kernel {
             (Resource::Params, Access::Uniform),
             (Resource::Groups, Access::ReadWrite),
             (Resource::Ranks, Access::ReadWrite),
+            (Resource::Indirect, Access::ReadWrite),
         ],
         &[SCAN, BUDGET].join("\n"),
     )
@@ -1374,16 +1386,36 @@ pub fn partition() -> Kernel {
     )
 }
 
-/// The budgeted instances in frame-slot order: one thread per frame slot.
+/// The skinned instances (the most significant, in frame-slot order) and the cards of the
+/// rest: one thread per frame slot.
 pub fn scatter() -> Kernel {
     single(
-        "budgeted instances",
+        "budgeted instances and cards",
         &[
             (Resource::Params, Access::Uniform),
             (Resource::Marks, Access::Read),
             (Resource::Groups, Access::Read),
             (Resource::Budgeted, Access::ReadWrite),
+            (Resource::SlotKinds, Access::Read),
+            (Resource::Placements, Access::Read),
+            (Resource::Clocks, Access::Read),
+            (Resource::FarTier, Access::Read),
+            (Resource::Cards, Access::ReadWrite),
+            (Resource::Ranks, Access::ReadWrite),
         ],
-        SCATTER,
+        &[SCAN, SCATTER].join("\n"),
+    )
+}
+
+/// The budget's threshold key and each bounds workgroup's tallies: one thread per frame slot.
+pub fn tally() -> Kernel {
+    single(
+        "skinned budget threshold",
+        &[
+            (Resource::Params, Access::Uniform),
+            (Resource::Marks, Access::Read),
+            (Resource::Groups, Access::ReadWrite),
+        ],
+        &[SCAN, TALLY].join("\n"),
     )
 }

@@ -1,6 +1,7 @@
 //! Host mirrors of the WGSL structs the host writes (`PoseParams` of pose.wgsl, `SkinParams`
 //! of skinning.wgsl, `BoundsParams` of bounds.wgsl, `BudgetParams` of budget.wgsl,
-//! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl, `AttachParams` of
+//! `PartitionParams` of partition.wgsl, `ScatterParams` of scatter.wgsl, `TallyParams` of
+//! tally.wgsl, `AttachParams` of
 //! attach.wgsl, `DecodeParams` of decode.wgsl), byte for byte; a test checks every member offset against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
@@ -129,7 +130,17 @@ pub struct BudgetParams {
     pub pool: u32,
     /// `ranks`: where the frame's totals go.
     pub total_base: u32,
-    pub pad: u32,
+    /// `indirect`: the card draw's arguments.
+    pub card_base: u32,
+}
+
+/// `TallyParams` of tally.wgsl (16 bytes, uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TallyParams {
+    pub slots: u32,
+    pub pool: u32,
+    pub pad: [u32; 2],
 }
 
 /// `PartitionParams` of partition.wgsl (32 bytes, uniform).
@@ -153,7 +164,9 @@ pub struct PartitionParams {
 pub struct ScatterParams {
     pub slots: u32,
     pub pool: u32,
-    pub pad: [u32; 2],
+    /// `ranks`: the frame's totals (word 0 counts the cards drawn).
+    pub total_base: u32,
+    pub pad: u32,
 }
 
 /// `BoundsParams` of bounds.wgsl: the one bounds dispatch over every frame slot (112 bytes,
@@ -224,7 +237,7 @@ pub struct PatchParams {
 }
 
 /// Member names and byte offsets of the host structs, for the layout test.
-pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 13] {
+pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
     use std::mem::offset_of;
     macro_rules! members {
         ($t:ty: $($m:ident),*) => { vec![$((stringify!($m), offset_of!($t, $m))),*] };
@@ -249,13 +262,17 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 13] {
         ("BoundsParams", members!(BoundsParams: slots, cull, planes)),
         (
             "BudgetParams",
-            members!(BudgetParams: groups, pool, total_base),
+            members!(BudgetParams: groups, pool, total_base, card_base),
         ),
         (
             "PartitionParams",
             members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base),
         ),
-        ("ScatterParams", members!(ScatterParams: slots, pool)),
+        (
+            "ScatterParams",
+            members!(ScatterParams: slots, pool, total_base),
+        ),
+        ("TallyParams", members!(TallyParams: slots, pool)),
         (
             "AttachParams",
             members!(AttachParams: units, pool, attachments, total_base),

@@ -30,9 +30,35 @@ pub const CLIP_WORDS: u32 = 8;
 /// batch, level), each a *unit* (budget.wgsl).
 pub const LOD_TIERS: u32 = 1 + throng_cpu_ref::lod::MAX_LOD_LEVELS as u32;
 
+/// Buckets of the significance histogram (bounds.wgsl `significance`): keys `0 ..` this, a
+/// sixteenth of an octave of projected size each, 32 octaves in all.
+pub const SIGNIFICANCE_BUCKETS: u32 = 512;
+// tally.wgsl gives each lane an equal run of keys.
+const _: () = assert!(SIGNIFICANCE_BUCKETS.is_multiple_of(WORKGROUP));
+/// Bits an f32 is shifted right to keep its exponent and four mantissa bits: a log2 in
+/// sixteenths of an octave.
+pub const SIGNIFICANCE_SHIFT: u32 = 19;
+/// The depth a box's centre at or behind the eye counts as (it takes the largest keys).
+pub const SIGNIFICANCE_MIN_DEPTH: f32 = 1e-6;
+/// `groups` (the cull pass's scratch, u32): the histogram, the threshold key and the slots the
+/// budget takes at it, then from here four words per bounds workgroup (tally.wgsl).
+pub const GROUP_BASE: u32 = SIGNIFICANCE_BUCKETS + 4;
+/// The far tier's table (u32; scatter.wgsl, throng-gpu `FarTier`): the kind it draws (or
+/// `NO_KIND`), its clips, its cells per frame, then the impostor's centre (three f32) at
+/// `FAR_CENTRE`, then from `FAR_HEADER` per clip of the package (first cell of its frame 0 or
+/// `NO_CELL`, frames, duration as f32, 1 when it loops).
+pub const FAR_KIND: u32 = 0;
+pub const FAR_CLIPS: u32 = 1;
+pub const FAR_CELLS_PER_FRAME: u32 = 2;
+pub const FAR_CENTRE: u32 = 4;
+pub const FAR_HEADER: u32 = 8;
+/// A clip the far tier has no frames of; also a slot's clock before it was posed, or of a
+/// program that samples no clip.
+pub const NO_CELL: u32 = u32::MAX;
+
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 41] = [
+    let u32s: [(&str, u32); 50] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -74,6 +100,15 @@ pub fn source() -> String {
         ("KEEP_BIT", crate::layout::KEEP_BIT),
         ("HERO_BIT", crate::layout::HERO_BIT),
         ("NO_SHAPE", crate::layout::NO_SHAPE),
+        ("SIGNIFICANCE_BUCKETS", SIGNIFICANCE_BUCKETS),
+        ("SIGNIFICANCE_SHIFT", SIGNIFICANCE_SHIFT),
+        ("GROUP_BASE", GROUP_BASE),
+        ("FAR_KIND", FAR_KIND),
+        ("FAR_CLIPS", FAR_CLIPS),
+        ("FAR_CELLS_PER_FRAME", FAR_CELLS_PER_FRAME),
+        ("FAR_CENTRE", FAR_CENTRE),
+        ("FAR_HEADER", FAR_HEADER),
+        ("NO_CELL", NO_CELL),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {
@@ -81,6 +116,10 @@ pub fn source() -> String {
     }
     let _ = writeln!(s, "const BLEND_EPSILON: f32 = {BLEND_EPSILON:e};");
     let _ = writeln!(s, "const BOUNDS_PAD: f32 = {BOUNDS_PAD:e};");
+    let _ = writeln!(
+        s,
+        "const SIGNIFICANCE_MIN_DEPTH: f32 = {SIGNIFICANCE_MIN_DEPTH:e};"
+    );
     // The bounds pass's empty box (the largest finite f32: WGSL has no infinity literal).
     let _ = writeln!(s, "const BOUNDS_EMPTY: f32 = {:e};", f32::MAX);
     s

@@ -109,8 +109,8 @@ pub struct Args {
     /// Skin and draw every instance: no frustum culling (on by default, against the camera).
     #[arg(long)]
     no_cull: bool,
-    /// Skinned budget: members skinned and drawn per frame at most, nearest to the camera
-    /// first (default: all of them, at most 2048).
+    /// Skinned budget: members skinned per frame at most, the largest on screen first (default:
+    /// all of them, at most 2048); the other visible members are drawn as impostor cards.
     #[arg(long)]
     budget: Option<u32>,
     /// Update-rate LOD: far members re-evaluate their pose every 2, 3 or 4 frames by projected
@@ -130,8 +130,9 @@ pub struct Args {
     /// with hysteresis; a member inertializing a transition runs every joint).
     #[arg(long)]
     no_lod: bool,
-    /// Draw every member skinned: no far tier (on by default: a member under 16 px tall on
-    /// screen is drawn as an impostor card of its clip frame, baked on the GPU at start).
+    /// No far tier by height (on by default: a member under 16 px tall on screen is drawn as
+    /// an impostor card of its clip frame, baked on the GPU at start); visible members past
+    /// the skinned budget are still drawn as cards.
     #[arg(long)]
     no_far_tier: bool,
     /// Colour members by tier instead of their own colours: by skeleton LOD level (green every
@@ -346,8 +347,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let package = (animator.package(character).cloned()).ok_or_else(|| no_character(character))?;
     let mut bounds = hero_bounds(&layout, &hero_placements);
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
-    // Members spawn heroes first, then the crowd nearest the camera first: slots follow, and the
-    // skinned budget serves slots in order.
+    // Members spawn heroes first, then the crowd nearest the camera first (the skinned budget
+    // serves the largest on screen first, whatever their slots).
     let crowd_area = match programs {
         Programs::Tree => {
             let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
@@ -455,10 +456,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         }
         let heroes_ms = hero_start.elapsed().as_secs_f64() * 1e3;
-        // The far tier is baked the first frame a member is short enough for it.
+        // The far tier is baked the first frame a member is short enough for it, or at once
+        // when the crowd outnumbers the skinned budget: the visible members past it are cards.
+        let overflow =
+            ids.len() as u64 > u64::from(animator.runtime().capacities().skinned_instances);
         if far_bake.is_none()
-            && !args.no_far_tier
-            && needs_far_tier(&animator, &ids[hero_count..], &view)
+            && (overflow
+                || !args.no_far_tier && needs_far_tier(&animator, &ids[hero_count..], &view))
         {
             let bake_start = Instant::now();
             let baked = animator.bake_far_tier(character).map_err(control)?;
@@ -958,7 +962,7 @@ impl Summary<'_> {
             }
             let v = &f.visibility;
             println!(
-                "  culling ({}): {} of {} instances visible, {} skinned (budget {}, {} over), {} skinned vertices, {} triangles",
+                "  culling ({}): {} of {} instances visible, {} skinned (budget {}, {} over, {} of them cards), {} drawn, {} skinned vertices, {} triangles",
                 if self.args.no_cull {
                     "off"
                 } else {
@@ -969,6 +973,8 @@ impl Summary<'_> {
                 v.skinned,
                 self.budget,
                 v.over_budget,
+                v.carded,
+                v.drawn,
                 v.skinned_vertices,
                 v.triangles
             );
@@ -1077,6 +1083,8 @@ impl Summary<'_> {
                     "visible": f.visibility.visible,
                     "skinned": f.visibility.skinned,
                     "over_budget": f.visibility.over_budget,
+                    "carded": f.visibility.carded,
+                    "drawn": f.visibility.drawn,
                     "skinned_vertices": f.visibility.skinned_vertices,
                     "triangles": f.visibility.triangles,
                     "per_level": per_level(&f.visibility),
@@ -1122,6 +1130,8 @@ impl Summary<'_> {
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),
             "skinned": last.map(|f| f.visibility.skinned),
+            "carded": last.map(|f| f.visibility.carded),
+            "drawn": last.map(|f| f.visibility.drawn),
             "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
             "triangles": last.map(|f| f.visibility.triangles),
             "per_level": last.map(|f| per_level(&f.visibility)),

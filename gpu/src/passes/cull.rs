@@ -1,17 +1,25 @@
 //! The cull pass: animated bounds and visibility for every frame slot, then the skinned budget
-//! and the skinned order (docs/gpu.md, "Culling and the skinned budget"), four dispatches
-//! whatever the frame holds:
+//! (spent on the most significant visible slots), the cards of the rest and the skinned order
+//! (docs/gpu.md, "Culling and the skinned budget"), five dispatches whatever the frame holds:
 //! 1. bounds (bounds.wgsl): each slot's scene box from its palette, tested against the frustum;
-//!    each workgroup ranks the slots it sees;
-//! 2. budget (budget.wgsl, one workgroup): the workgroups' counts scanned into ranks;
-//! 3. scatter (scatter.wgsl): each seen slot within the budget at its rank of the skinned pool;
-//! 4. partition (partition.wgsl, one workgroup per unit): the pool regrouped by unit, each
+//!    each seen slot marked with its significance key, counted in a histogram of keys;
+//! 2. tally (tally.wgsl): the budget's threshold key from the histogram, and per workgroup its
+//!    seen slots, those above the threshold and those at it;
+//! 3. budget (budget.wgsl, one workgroup): the tallies scanned, the frame's totals and the card
+//!    draw's instance count;
+//! 4. scatter (scatter.wgsl): each skinned slot at its rank of the skinned pool, every other
+//!    seen slot's card;
+//! 5. partition (partition.wgsl, one workgroup per unit): the pool regrouped by unit, each
 //!    unit's skinning workgroups and draw arguments.
 
+use throng_cpu_ref::bounds::Bounds;
 use throng_cpu_ref::bounds::Frustum;
-use throng_shaders::prelude::WORKGROUP;
+use throng_shaders::prelude::{
+    SIGNIFICANCE_BUCKETS, SIGNIFICANCE_MIN_DEPTH, SIGNIFICANCE_SHIFT, WORKGROUP,
+};
 use throng_shaders::{
     kernel, BoundsParams, BudgetParams, FrameLayout, PartitionParams, ScatterParams, Stream,
+    TallyParams,
 };
 
 use crate::passes::{dispatch, missing, Frame, Group, Params};
@@ -19,18 +27,38 @@ use crate::pipelines::{build, Built};
 use crate::{FrameReport, GpuError};
 
 pub(crate) struct CullPass {
-    /// Bounds, budget, scatter, partition.
-    built: [Built; 4],
-    groups: [Group; 4],
+    /// Bounds, tally, budget, scatter, partition.
+    built: [Built; 5],
+    groups: [Group; 5],
     planned: Option<Planned>,
 }
 
-/// This frame's four dispatches: parameter slots and workgroups, and the slots it clears.
+/// This frame's five dispatches: parameter slots and workgroups, and the slots it clears.
 #[derive(Clone, Copy)]
 struct Planned {
-    slots: [u32; 4],
-    workgroups: [u64; 4],
+    slots: [u32; 5],
+    workgroups: [u64; 5],
     frame_slots: u32,
+}
+
+/// The significance key of a box `b` seen through `frustum` (`None`: 0 for every box), as
+/// bounds.wgsl `significance` computes it, in the same order of operations: its largest
+/// extent over its depth (the clip-space w of its centre), each as a log2 in sixteenths of an
+/// octave (an f32's top bits), offset to the middle of `SIGNIFICANCE_BUCKETS` and clamped. A
+/// larger key is a larger projected size; the skinned budget serves the largest keys first.
+pub fn significance(frustum: Option<&Frustum>, b: &Bounds) -> u32 {
+    let Some(f) = frustum else { return 0 };
+    let e = b.max - b.min;
+    let size = e.x.max(e.y.max(e.z));
+    let c = (b.min + b.max) * 0.5;
+    let (l, r) = (f.planes[0], f.planes[1]);
+    let dl = l.x * c.x + l.y * c.y + l.z * c.z + l.w;
+    let dr = r.x * c.x + r.y * c.y + r.z * c.z + r.w;
+    let depth = ((dl + dr) * 0.5).max(SIGNIFICANCE_MIN_DEPTH);
+    let k = (size.to_bits() >> SIGNIFICANCE_SHIFT) as i32
+        - (depth.to_bits() >> SIGNIFICANCE_SHIFT) as i32
+        + (SIGNIFICANCE_BUCKETS / 2) as i32;
+    k.clamp(0, SIGNIFICANCE_BUCKETS as i32 - 1) as u32
 }
 
 impl CullPass {
@@ -39,8 +67,9 @@ impl CullPass {
         Ok(CullPass {
             built: [
                 make("bounds pipeline", kernel::bounds(layout))?,
+                make("skinned budget threshold pipeline", kernel::tally())?,
                 make("skinned budget pipeline", kernel::budget())?,
-                make("budgeted instances pipeline", kernel::scatter())?,
+                make("budgeted instances and cards pipeline", kernel::scatter())?,
                 make("skinned order pipeline", kernel::partition())?,
             ],
             groups: Default::default(),
@@ -48,7 +77,7 @@ impl CullPass {
         })
     }
 
-    /// Plans the four dispatches over `slots` frame slots and `units` skinning units, against
+    /// Plans the five dispatches over `slots` frame slots and `units` skinning units, against
     /// `frustum` (`None`: every skinned instance is seen), `pool` ranks skinned at most; without
     /// units nothing is culled or skinned.
     pub fn prepare(
@@ -75,16 +104,22 @@ impl CullPass {
                 pad: [0; 2],
                 planes: frustum.map_or([[0.0; 4]; 6], |f| f.planes.map(|p| p.to_array())),
             }),
+            params.push(&TallyParams {
+                slots,
+                pool,
+                pad: [0; 2],
+            }),
             params.push(&BudgetParams {
                 groups: bounds_groups,
                 pool,
                 total_base: cull.total_base(),
-                pad: 0,
+                card_base: cull.card_base(),
             }),
             params.push(&ScatterParams {
                 slots,
                 pool,
-                pad: [0; 2],
+                total_base: cull.total_base(),
+                pad: 0,
             }),
             params.push(&PartitionParams {
                 units,
@@ -99,7 +134,13 @@ impl CullPass {
         ];
         self.planned = Some(Planned {
             slots: ids,
-            workgroups: [bounds_groups.into(), 1, bounds_groups.into(), units.into()],
+            workgroups: [
+                bounds_groups.into(),
+                bounds_groups.into(),
+                1,
+                bounds_groups.into(),
+                units.into(),
+            ],
             frame_slots: slots,
         });
     }
@@ -109,11 +150,14 @@ impl CullPass {
         self.planned.is_some()
     }
 
-    /// Clears the frame's visibility marks (before any compute pass of the frame).
+    /// Clears the frame's visibility marks and significance histogram (before any compute
+    /// pass of the frame).
     pub fn clear(&self, frame: &Frame, encoder: &mut wgpu::CommandEncoder) {
         if let Some(p) = &self.planned {
             let bytes = 4 * u64::from(p.frame_slots);
             encoder.clear_buffer(&frame.buffers.cull.marks, 0, Some(bytes));
+            let histogram = 4 * u64::from(SIGNIFICANCE_BUCKETS);
+            encoder.clear_buffer(&frame.buffers.cull.groups, 0, Some(histogram));
         }
     }
 
@@ -126,7 +170,7 @@ impl CullPass {
         let Some(p) = &self.planned else {
             return Ok(());
         };
-        for k in 0..4 {
+        for k in 0..5 {
             let group = self.groups[k].get().ok_or_else(missing)?;
             dispatch(
                 pass,
@@ -138,7 +182,7 @@ impl CullPass {
             );
         }
         report.bounds_dispatches += 1;
-        report.budget_dispatches += 3;
+        report.budget_dispatches += 4;
         Ok(())
     }
 }

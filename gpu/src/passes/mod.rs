@@ -81,6 +81,9 @@ impl Frame<'_> {
             Resource::Bounds => whole(&frame.bounds),
             Resource::Marks => whole(&frame.cull.marks),
             Resource::Groups => whole(&frame.cull.groups),
+            Resource::Clocks => whole(&frame.cull.clocks),
+            Resource::FarTier => whole(&frame.cull.far),
+            Resource::Cards => whole(&frame.cull.cards),
             Resource::Ranks => whole(&frame.cull.ranks),
             Resource::Order => whole(&frame.cull.order),
             Resource::Budgeted => whole(&frame.cull.budgeted),
@@ -227,6 +230,7 @@ pub(crate) fn widest_binding(layout: &FrameLayout, options: &RuntimeOptions) -> 
         kernel::budget(),
         kernel::partition(),
         kernel::scatter(),
+        kernel::tally(),
     ];
     kernels
         .iter()

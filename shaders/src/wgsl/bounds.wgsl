@@ -7,12 +7,13 @@
 // scene-space box. Output per frame slot: two vec4<f32>, min and max in xyz (min > max: no box,
 // as for a kind without a skin).
 //
-// Then visibility: an instance is seen (never without a skin or when hidden; else every instance
-// unless `cull`; else one whose box meets the frustum, bounds.rs `Frustum::intersects`), and its
-// rank among the seen instances of its workgroup goes into `marks[slot]` as
-// `1 + group × WORKGROUP + rank` (0: not seen), and each workgroup's count into
-// `group_counts[group]`. budget.wgsl turns the counts into offsets, scatter.wgsl the marks into
-// the frame's skinned order: seen instances in frame-slot order, as far as the budget goes.
+// Then visibility and significance: an instance is seen (never without a skin or when hidden;
+// else every instance unless `cull`; else one whose box meets the frustum, bounds.rs
+// `Frustum::intersects`); a seen slot's mark is `1 + key`, its significance key
+// (`significance`: its box's projected size, quantised), and the key's bucket of the histogram
+// (`groups[0 .. SIGNIFICANCE_BUCKETS]`, zeroed at the start of the frame) counts it. tally.wgsl,
+// budget.wgsl and scatter.wgsl turn the marks into the frame's skinned order (the most
+// significant seen instances, as far as the budget goes) and its cards (the rest).
 
 /// Parameters of the bounds dispatch (host mirror: `BoundsParams`).
 struct BoundsParams {
@@ -39,6 +40,30 @@ fn in_frustum(lo: vec3<f32>, hi: vec3<f32>) -> bool {
         }
     }
     return true;
+}
+
+/// The significance key of a seen box lo..hi (throng-gpu `cull::significance`, same arithmetic):
+/// its largest extent over its depth (the clip-space w of its centre, half the sum of the
+/// left and right planes' values there), each as a log2 in sixteenths of an octave (the top
+/// bits of its f32), the difference offset to `SIGNIFICANCE_BUCKETS / 2` and clamped; a larger
+/// key is a larger projected size. A box whose centre is at or behind the eye takes the
+/// largest key. Without culling every key is 0: slot order alone decides.
+fn significance(lo: vec3<f32>, hi: vec3<f32>) -> u32 {
+    if params.cull == 0u {
+        return 0u;
+    }
+    let e = hi - lo;
+    let size = max(e.x, max(e.y, e.z));
+    let c = (lo + hi) * 0.5;
+    let l = params.planes[0];
+    let r = params.planes[1];
+    let dl = l.x * c.x + l.y * c.y + l.z * c.z + l.w;
+    let dr = r.x * c.x + r.y * c.y + r.z * c.z + r.w;
+    let depth = max((dl + dr) * 0.5, SIGNIFICANCE_MIN_DEPTH);
+    let k = i32(bitcast<u32>(size) >> SIGNIFICANCE_SHIFT)
+        - i32(bitcast<u32>(depth) >> SIGNIFICANCE_SHIFT)
+        + i32(SIGNIFICANCE_BUCKETS / 2u);
+    return u32(clamp(k, 0, i32(SIGNIFICANCE_BUCKETS) - 1));
 }
 
 /// The scene-space box of frame slot `slot` of kind `k` (min, max; min > max when its skin has
@@ -71,15 +96,22 @@ fn instance_box(slot: u32, k: KindRow) -> array<vec3<f32>, 2> {
     return array<vec3<f32>, 2>(lo, hi);
 }
 
+/// This workgroup's histogram of keys, added to the frame's once (a global atomic per slot
+/// contends on the few buckets neighbouring slots share).
+var<workgroup> local_histogram: array<atomic<u32>, SIGNIFICANCE_BUCKETS>;
+
 @compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lane: u32,
 ) {
+    let per = SIGNIFICANCE_BUCKETS / WORKGROUP;
+    for (var i = 0u; i < per; i++) {
+        atomicStore(&local_histogram[lane * per + i], 0u);
+    }
+    workgroupBarrier();
     let slot = gid.y * groups.x * WORKGROUP + gid.x;
-    var seen = false;
     if slot < params.slots {
         let word = slot_kinds[slot];
         var b = array<vec3<f32>, 2>(vec3<f32>(BOUNDS_EMPTY), vec3<f32>(-BOUNDS_EMPTY));
@@ -95,14 +127,17 @@ fn main(
         }
         bounds[2u * slot] = vec4<f32>(b[0], 0.0);
         bounds[2u * slot + 1u] = vec4<f32>(b[1], 0.0);
-        seen = skinned && (params.cull == 0u || in_frustum(b[0], b[1]));
+        if skinned && (params.cull == 0u || in_frustum(b[0], b[1])) {
+            let key = significance(b[0], b[1]);
+            marks[slot] = 1u + key;
+            atomicAdd(&local_histogram[key], 1u);
+        }
     }
-    let sums = lane_sums(u32(seen), lane);
-    let group = wg.y * groups.x + wg.x;
-    if lane == 0u {
-        group_counts[group] = sums.y;
-    }
-    if seen {
-        marks[slot] = 1u + group * WORKGROUP + sums.x;
+    workgroupBarrier();
+    for (var i = 0u; i < per; i++) {
+        let n = atomicLoad(&local_histogram[lane * per + i]);
+        if n > 0u {
+            atomicAdd(&histogram[lane * per + i], n);
+        }
     }
 }

@@ -12,7 +12,8 @@
 // the pose pass's instances of a shape may come in any order, each writes its own slot), copies
 // its template there with its kind word, and writes each of its values blended between the two
 // ticks: a clip time the shorter way round its clip, anything else linearly. A slot whose
-// program or placement changed at the last tick shows that tick's, not a blend.
+// program or placement changed at the last tick shows that tick's, not a blend. A posed
+// slot's clock (the clip and time of its first clip time) goes to `clocks`.
 
 /// Host mirror: `PresentParams`.
 struct PresentParams {
@@ -51,6 +52,9 @@ struct BinRow {
 @group(0) @binding(9) var<storage, read> shapes: array<u32>;
 @group(0) @binding(10) var<storage, read_write> fill: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read_write> records: array<vec4<u32>>;
+/// Per slot its clock: the clip and presented time of the first clip time among its values
+/// (scatter.wgsl draws a card past the skinned budget at it), or (NO_CELL, 0).
+@group(0) @binding(12) var<storage, read_write> clocks: array<vec2<u32>>;
 
 /// present.rs `present_time`.
 fn present_time(prev: f32, cur: f32, alpha: f32, duration: f32) -> f32 {
@@ -115,6 +119,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     records[rec].y = word & ~(KEEP_BIT | HERO_BIT);
     let k = kinds[word & KIND_MASK];
     let fresh = row.z == params.tick;
+    var clock = vec2<u32>(NO_CELL, 0u);
     for (var v = 0u; v < bin.values; v++) {
         let m = shapes[bin.map_base + v];
         let w = m & 0x7fffffffu;
@@ -129,7 +134,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let clip = records[rec + (c >> 2u)][c & 3u];
             let duration = bitcast<f32>(tables[k.clip_base + CLIP_WORDS * clip]);
             x = present_time(prev, cur, alpha, duration);
+            if clock.x == NO_CELL {
+                clock = vec2<u32>(clip, bitcast<u32>(x));
+            }
         }
         records[rec + (w >> 2u)][w & 3u] = bitcast<u32>(x);
     }
+    clocks[slot] = clock;
 }
