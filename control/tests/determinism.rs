@@ -3,38 +3,16 @@
 
 mod support;
 
-use throng_control::crowd::Crowd;
 use throng_control::digest::Digest;
-use throng_control::instance::Controller;
 use throng_control::program::compile;
 use throng_control::tree::Value;
 use throng_cpu_ref::PoseOp;
 
-fn crowd_hash(ctl: &Controller, threads: usize, instances: usize, ticks: u64) -> u64 {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    let mut crowd = Crowd::new(ctl, instances).unwrap();
-    let mut d = Digest::default();
-    for tick in 0..ticks {
-        support::script(ctl, &mut crowd, tick);
-        pool.install(|| crowd.tick(ctl));
-        assert_eq!(crowd.failures().count(), 0);
-        crowd.events().for_each(|e| d.event(e));
-        crowd.motion.iter().for_each(|&m| d.motion(m));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.ops));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.weights));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.ranges));
-    }
-    d.finish()
-}
-
 #[test]
 fn one_and_four_threads_give_the_same_hash() {
     let ctl = support::crowd(60.0);
-    let one = crowd_hash(&ctl, 1, 1000, 60);
-    let four = crowd_hash(&ctl, 4, 1000, 60);
+    let one = support::crowd_hash(&ctl, support::script, (1, 1000, 60));
+    let four = support::crowd_hash(&ctl, support::script, (4, 1000, 60));
     assert_eq!(one, four);
 }
 

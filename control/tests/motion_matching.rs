@@ -3,8 +3,6 @@
 
 mod support;
 
-use throng_control::crowd::Crowd;
-use throng_control::digest::Digest;
 use throng_control::instance::Controller;
 use throng_control::tree::{self, Value};
 
@@ -81,26 +79,6 @@ fn a_desired_turn_turns_the_root_motion_within_its_bound() {
     );
 }
 
-fn crowd_hash(ctl: &Controller, threads: usize, instances: usize, ticks: u64) -> u64 {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    let mut crowd = Crowd::new(ctl, instances).unwrap();
-    let mut d = Digest::default();
-    for tick in 0..ticks {
-        support::matched_script(ctl, &mut crowd, tick);
-        pool.install(|| crowd.tick(ctl));
-        assert_eq!(crowd.failures().count(), 0);
-        crowd.events().for_each(|e| d.event(e));
-        crowd.motion.iter().for_each(|&m| d.motion(m));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.ops));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.weights));
-        d.bytes(bytemuck::cast_slice(&crowd.programs.ranges));
-    }
-    d.finish()
-}
-
 /// The digest of 200 motion-matched agents over 150 scripted ticks at 30 Hz (events, root
 /// motion, programs), pinned when the producer was written: a change means the selections
 /// changed.
@@ -109,8 +87,8 @@ const GOLDEN: &str = "706035e431f24b07";
 #[test]
 fn a_motion_matched_crowd_is_the_same_on_one_and_two_threads_and_matches_its_golden_hash() {
     let ctl = support::locomotion(30.0);
-    let one = crowd_hash(&ctl, 1, 200, 150);
-    let two = crowd_hash(&ctl, 2, 200, 150);
+    let one = support::crowd_hash(&ctl, support::matched_script, (1, 200, 150));
+    let two = support::crowd_hash(&ctl, support::matched_script, (2, 200, 150));
     assert_eq!(one, two);
     assert_eq!(format!("{one:016x}"), GOLDEN);
 }

@@ -20,7 +20,7 @@ use throng_cpu_ref::motion_db::{Match, MotionDatabase};
 use throng_cpu_ref::PoseOp;
 
 use super::feet::Feet;
-use super::{load_package, read_text, CliError};
+use super::{load_package, read_text, tree_source, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -149,16 +149,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let file = args.path.display().to_string();
     let path = Path::parse(&read_text(&args.path, "a path (JSON)")?, &file)?;
-    let (source, tree_file) = match &args.tree {
-        Some(p) => (
-            read_text(p, "a state tree (TOML, docs/state-tree.md)")?,
-            p.display().to_string(),
+    let (source, tree_file) = tree_source(
+        args.tree.as_deref(),
+        (
+            throng_fixtures::LOCOMOTION_TREE,
+            "fixtures/trees/locomotion.toml",
         ),
-        None => (
-            throng_fixtures::LOCOMOTION_TREE.to_owned(),
-            "fixtures/trees/locomotion.toml".to_owned(),
-        ),
-    };
+    )?;
     let tree = throng_control::tree::load(&source, &tree_file, &package, 0).map_err(control)?;
     let input = |name: &str| {
         tree.inputs

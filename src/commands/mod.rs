@@ -220,6 +220,17 @@ fn load_package(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
 
 /// Reads a text file that should hold `what` (a state tree, a recording, ...); a binary file is
 /// an error that says what it is instead.
+/// A state tree's text and file name: `path`'s, or the built-in `default` (text, file name).
+fn tree_source(path: Option<&Path>, default: (&str, &str)) -> Result<(String, String), CliError> {
+    Ok(match path {
+        Some(p) => (
+            read_text(p, "a state tree (TOML, docs/state-tree.md)")?,
+            p.display().to_string(),
+        ),
+        None => (default.0.to_owned(), default.1.to_owned()),
+    })
+}
+
 fn read_text(path: &Path, what: &str) -> Result<String, CliError> {
     let bytes = read_file(path)?;
     if let Some(kind) = file_kind(&bytes) {

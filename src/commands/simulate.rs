@@ -17,7 +17,7 @@ use throng_control::trace::{clause_text, value_text, Trace};
 use throng_cpu_ref::{Package, PoseOp};
 
 use super::feet::Feet;
-use super::{builtin_character, load_package, read_text, write_file, CliError};
+use super::{builtin_character, load_package, read_text, tree_source, write_file, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -126,16 +126,10 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         None => None,
     };
     let package = package(&args)?;
-    let (source, file) = match &args.tree {
-        Some(path) => (
-            read_text(path, "a state tree (TOML, docs/state-tree.md)")?,
-            path.display().to_string(),
-        ),
-        None => (
-            throng_fixtures::CROWD_TREE.to_owned(),
-            "fixtures/trees/crowd.toml".to_owned(),
-        ),
-    };
+    let (source, file) = tree_source(
+        args.tree.as_deref(),
+        (throng_fixtures::CROWD_TREE, "fixtures/trees/crowd.toml"),
+    )?;
     let tree =
         throng_control::tree::load(&source, &file, &package, args.skeleton).map_err(control)?;
     let given = match &args.inputs {

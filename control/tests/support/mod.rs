@@ -75,6 +75,32 @@ pub fn matched_script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
     }
 }
 
+/// The digest of `instances` of `ctl`'s tree over `ticks` ticks on `threads` threads, `script`
+/// setting each tick's inputs: events, root motion and programs, tick by tick.
+pub fn crowd_hash(
+    ctl: &Controller,
+    script: fn(&Controller, &mut Crowd, u64),
+    (threads, instances, ticks): (usize, usize, u64),
+) -> u64 {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let mut crowd = Crowd::new(ctl, instances).unwrap();
+    let mut d = throng_control::digest::Digest::default();
+    for tick in 0..ticks {
+        script(ctl, &mut crowd, tick);
+        pool.install(|| crowd.tick(ctl));
+        assert_eq!(crowd.failures().count(), 0);
+        crowd.events().for_each(|e| d.event(e));
+        crowd.motion.iter().for_each(|&m| d.motion(m));
+        d.bytes(bytemuck::cast_slice(&crowd.programs.ops));
+        d.bytes(bytemuck::cast_slice(&crowd.programs.weights));
+        d.bytes(bytemuck::cast_slice(&crowd.programs.ranges));
+    }
+    d.finish()
+}
+
 /// Scripted per-instance inputs: speeds sweep 0..6 m/s, waves come and go.
 pub fn script(ctl: &Controller, crowd: &mut Crowd, tick: u64) {
     for (i, s) in crowd.instances.iter_mut().enumerate() {
