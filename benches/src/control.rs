@@ -47,10 +47,12 @@ pub struct ControlRow {
 }
 
 /// The control table for the generated character `subject` at `counts`: a row per count for
-/// one thread and for the rayon pool.
+/// one thread and for the rayon pool; then, with `matched` and the shared BVH files, the same
+/// for that many motion-matched agents.
 pub fn run(
     subject: &Subject,
     counts: &[usize],
+    matched: Option<usize>,
     options: &Options,
     mut on_row: impl FnMut(&ControlRow),
 ) -> Result<Vec<ControlRow>, BenchError> {
@@ -79,6 +81,9 @@ pub fn run(
     for &n in counts {
         table.rows(&ctl, n, "crowd", set_inputs, &mut rows, &mut on_row)?;
     }
+    let Some(matched) = matched else {
+        return Ok(rows);
+    };
     match matched_package(subject)? {
         Some(package) => {
             let tree = throng_control::tree::load(
@@ -92,7 +97,7 @@ pub fn run(
                 Controller::new(tree, package, TICK_HZ, 64).map_err(|e| unusable(e.to_string()))?;
             table.rows(
                 &ctl,
-                MATCHED_INSTANCES,
+                matched,
                 "motion_matching",
                 set_matched_inputs,
                 &mut rows,
@@ -104,7 +109,7 @@ pub fn run(
     Ok(rows)
 }
 
-/// Agents of the motion-matched control rows.
+/// Agents of `throng bench`'s motion-matched control rows.
 pub const MATCHED_INSTANCES: usize = 10_000;
 
 /// What every row of the table shares.

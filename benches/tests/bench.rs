@@ -22,8 +22,8 @@ fn expected_bytes(shape: Shape) -> Option<f64> {
         Shape::Inertialize => 1 + 2 + 3,
         Shape::Storm => return None,
     };
-    // The record (its slot and kind words first), the kind word and the placement.
-    Some((16 * (words + 1).div_ceil(4) + 4 + 48) as f64)
+    // The record (its slot and kind words first), the kind word, the placement and the clock.
+    Some((16 * (words + 1).div_ceil(4) + 4 + 48 + 8) as f64)
 }
 
 #[test]
@@ -151,8 +151,8 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         assert_eq!(g9["chunks"].as_u64(), Some(1));
         assert_eq!(
             g4["dispatches"].as_u64(),
-            Some(6),
-            "one pose dispatch (one shape), one bounds, three of the budget, one skinning"
+            Some(7),
+            "one pose dispatch (one shape), five of the cull pass, one skinning"
         );
         assert_eq!(g4["pose_dispatches"].as_u64(), Some(1), "one pose dispatch");
         assert_eq!(g4["bytes_per_instance"].as_f64(), Some(bytes));
@@ -560,11 +560,26 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         ..Options::default()
     };
     let mut seen = 0;
-    let rows = throng_bench::control::run(&subject, &[64, 300], &options, |_| seen += 1).unwrap();
+    let rows = throng_bench::control::run(&subject, &[64, 300], Some(48), &options, |_| seen += 1)
+        .unwrap();
     let threads = rayon::current_num_threads();
-    let shape: Vec<(usize, usize)> = rows.iter().map(|r| (r.instances, r.threads)).collect();
-    assert_eq!(shape, [(64, 1), (64, threads), (300, 1), (300, threads)]);
-    assert_eq!(seen, 4);
+    let shape: Vec<(&str, usize, usize)> = (rows.iter())
+        .map(|r| (r.tree.as_str(), r.instances, r.threads))
+        .collect();
+    let crowd = [
+        ("crowd", 64, 1),
+        ("crowd", 64, threads),
+        ("crowd", 300, 1),
+        ("crowd", 300, threads),
+    ];
+    // The motion-matched rows need the shared BVH files (their database).
+    if throng_fixtures::shared_dir("mocap/bvh", "the motion-matched control rows").is_some() {
+        let matched = [("motion_matching", 48, 1), ("motion_matching", 48, threads)];
+        assert_eq!(shape, [&crowd[..], &matched[..]].concat());
+    } else {
+        assert_eq!(shape, crowd);
+    }
+    assert_eq!(seen, rows.len());
     for r in &rows {
         assert!(
             r.ns_per_instance_tick > 0.0 && r.pose_ns_per_instance > 0.0,
@@ -589,8 +604,9 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
     };
     assert!(report
         .table()
-        .contains("control: one tick of the crowd tree"));
+        .contains("control: one tick of a tree per instance"));
     let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["control"][0]["tree"], "crowd");
     for key in [
         "instances",
         "threads",

@@ -105,6 +105,7 @@ pub fn run(a: Args) -> Result<(), CliError> {
     let control = throng_bench::control::run(
         &subjects[0],
         &throng_bench::control::CONTROL_INSTANCES,
+        Some(throng_bench::control::MATCHED_INSTANCES),
         &options,
         control_progress,
     )?;
