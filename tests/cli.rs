@@ -2,23 +2,13 @@
 
 mod support;
 
-use support::throng;
+use support::{scratch_dir, stderr, throng};
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
 fn assets() -> Option<PathBuf> {
     throng_fixtures::shared_dir("", "the tests of shared assets")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A failure is one `error:` line, a non-zero exit, and never a panic message.

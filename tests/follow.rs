@@ -5,23 +5,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use glam::{Affine3A, Vec3};
-use support::throng;
+use support::{scratch_dir, stderr, throng};
 use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::fk::local_to_component;
 use throng_cpu_ref::Trs;
-
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Writes `positions` (x, z at `rate` Hz) as a path file.
 fn write_path(file: &Path, rate: f64, positions: &[[f64; 2]]) {

@@ -3,15 +3,10 @@
 
 mod support;
 
-use support::throng;
+use support::{stderr, throng};
 
 use std::path::PathBuf;
-use std::process::Output;
 use std::sync::OnceLock;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The generated character as a .glb, written once per test run.
 fn character() -> &'static str {

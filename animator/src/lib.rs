@@ -670,16 +670,19 @@ impl Animator {
     pub fn bake_far_tier(&mut self, character: CharacterId) -> Result<&Baked, AnimatorError> {
         let c = self.character(character)?;
         let skin = c.kind.skin.ok_or(AnimatorError::NoSkin(character.0))?;
-        if c.far.is_none() {
-            let options = BakeOptions::far_tier(&c.source, skin);
-            let baked = bake(self.runtime.context(), &c.source, skin, &options, |_, _| {})?;
-            self.characters[character.0].far = Some(baked);
-        }
-        let c = &self.characters[character.0];
-        let baked = c.far.as_ref().expect("baked above");
+        let package = c.package;
+        let baked = match self.characters[character.0].far.take() {
+            Some(baked) => baked,
+            None => {
+                let source = &self.characters[character.0].source;
+                let options = BakeOptions::far_tier(source, skin);
+                bake(self.runtime.context(), source, skin, &options, |_, _| {})?
+            }
+        };
+        let baked = self.characters[character.0].far.insert(baked);
         // The visible members past the skinned budget are cards of this impostor too.
         self.runtime
-            .set_far_tier(Some((c.package, &baked.impostor)))?;
+            .set_far_tier(Some((package, &baked.impostor)))?;
         Ok(baked)
     }
 

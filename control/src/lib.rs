@@ -28,4 +28,4 @@ pub mod trace;
 pub mod tree;
 mod undo;
 
-pub use tick::matching::{predict, row_at, MatchQuery, NEAR_ROWS};
+pub use tick::matching::{MatchQuery, NEAR_ROWS};

@@ -25,6 +25,9 @@ pub struct Feet {
     program: Program,
     pub placement: Affine3A,
     pub ground: FlatGround,
+    /// The ankle joints (left, right) and their heights in the rest pose, scene space.
+    pub ankles: [usize; 2],
+    pub rest_heights: [f32; 2],
     names: [String; 2],
     ring: VecDeque<(u64, [FootPhase; 2])>,
     capacity: usize,
@@ -72,6 +75,8 @@ impl Feet {
             program: Program::default(),
             placement: rig.root_transform,
             ground: FlatGround(floor),
+            ankles: legs.map(|l| l.foot),
+            rest_heights: legs.map(|l| height(&rest[l.foot])),
             names: legs.map(|l| rig.names[l.foot].clone()),
             ring: VecDeque::with_capacity(capacity),
             capacity,

@@ -175,11 +175,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut feet = Feet::new(&ctl, 0, 0, limits, Some(CONTACT_HEIGHT)).ok_or_else(|| {
         control("the package's skeleton has no pelvis and two legs find_legs knows by name")
     })?;
-    let legs = feet
-        .hero
-        .contacts()
-        .map(|c| [c.legs()[0].foot, c.legs()[1].foot])
-        .ok_or_else(|| control("the agent has no contacts"))?;
     // Start at the path's first point, facing along it.
     let start = path.at(0.0);
     let facing = yaw_of(path.first_direction());
@@ -187,16 +182,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         glam::Quat::from_rotation_y(facing as f32),
         Vec3::new(start.x as f32, 0.0, start.y as f32),
     ) * feet.placement;
-    let rest_ankle = {
-        let rig = &ctl.package.skeletons[0];
-        let mut rest = vec![Affine3A::IDENTITY; rig.joint_count()];
-        throng_cpu_ref::fk::local_to_component(rig, &rig.rest, &mut rest);
-        legs.map(|j| {
-            feet.placement
-                .transform_point3(rest[j].translation.into())
-                .y
-        })
-    };
+    // The start turns about +Y and moves on the ground: the rest heights stand.
+    let rest_ankle = feet.rest_heights;
     let ticks = (path.duration() * args.rate).ceil() as u64;
     let (mut position, mut facing_err) = (Stats::default(), Stats::default());
     let mut slide = [Slide::default(); 2];
@@ -248,7 +235,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let yaw = yaw_of(DVec2::new(f64::from(f.x), f64::from(f.z)));
             facing_err.add(wrap(yaw_of(v) - yaw).abs().to_degrees());
         }
-        for (k, &j) in legs.iter().enumerate() {
+        for (k, &j) in feet.ankles.iter().enumerate() {
             let ankle = feet
                 .placement
                 .transform_point3(feet.hero.component()[j].translation.into());

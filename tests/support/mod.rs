@@ -14,6 +14,18 @@ pub fn throng(args: &[&str]) -> Output {
         .expect("the throng binary runs")
 }
 
+/// A scratch folder `name` in Cargo's temporary folder for tests.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// A run's standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// True (with the reason printed) when the run failed for want of an adapter and
 /// THRONG_ALLOW_NO_GPU=1; GPU tests fail otherwise (DESIGN.md §9).
 pub fn skipped_for_no_gpu(out: &Output) -> bool {

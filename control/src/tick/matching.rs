@@ -10,6 +10,8 @@
 //! prediction are in the character's frame at the tick's start, so the instance keeps no state
 //! for them. The query's pose features are those of the playing frame's row.
 
+use std::ops::Range;
+
 use glam::{DVec2, Quat, Vec3};
 use throng_cpu_ref::clip::sample_root_motion;
 use throng_cpu_ref::motion_db::{Filter, Match, MotionDatabase, FEATURES, HORIZONS};
@@ -56,7 +58,7 @@ fn damping(halflife: f64) -> f64 {
 
 /// The desired trajectory's features, raw: positions and facing directions at the database's
 /// horizons, predicted from velocity `v0` toward `desired` and from facing 0 toward `turn`.
-pub fn predict(
+fn predict(
     horizons: &[f32; HORIZONS],
     halflife: f64,
     v0: DVec2,
@@ -79,12 +81,15 @@ pub fn predict(
     out
 }
 
-/// The row of database `db` showing `clip` at `time` (the nearest at or before), if the clip is
-/// one of its.
-pub fn row_at(db: &MotionDatabase, clip: u32, time: f64) -> Option<u32> {
+/// The row of database `db` showing `clip` at `time` (the nearest at or before) and the rows of
+/// that clip, if the clip is one of its.
+fn row_at(db: &MotionDatabase, clip: u32, time: f64) -> Option<(u32, Range<u32>)> {
     let c = db.clips.iter().find(|c| c.clip == clip)?;
     let k = (time.max(0.0) * f64::from(db.rate)).floor() as u32;
-    Some(c.first + k.min(c.frames.saturating_sub(1)))
+    Some((
+        c.first + k.min(c.frames.saturating_sub(1)),
+        c.first..c.first + c.frames,
+    ))
 }
 
 /// The ground-plane velocity (x, z) of a clip's root motion at `time`, in its trajectory space
@@ -133,7 +138,7 @@ impl Controller {
         let (offset, slots) = self.bank_slots(r);
         let player = s.players[offset + rs.bank as usize * slots];
         let time = player.clip_time();
-        let current = row_at(db, player.clip, time);
+        let (current, clip_rows) = row_at(db, player.clip, time).unzip();
         let searchable = current.filter(|&row| db.is_searchable(row as usize));
         // Due every `every` ticks (staggered by id); the desired trajectory's departure is
         // checked half way between, so a query runs at most twice per `every` ticks unless the
@@ -162,16 +167,12 @@ impl Controller {
         let mut raw = current_raw.unwrap_or(db.mean);
         raw[..4 * HORIZONS].copy_from_slice(&trajectory);
         let features = db.normalize(&raw);
-        // A searchable playing row is the search's first bound, and a match near it keeps the
-        // player; from the tail, the rest of the clip and the rows just behind are excluded.
-        let near = |a: u32, b: u32| {
-            db.locate(a).map(|(c, _)| c.clip) == db.locate(b).map(|(c, _)| c.clip)
-                && a.abs_diff(b) <= NEAR_ROWS
-        };
-        let exclude = match (searchable, current.and_then(|row| db.locate(row))) {
-            (None, Some((c, _))) => {
-                let row = current.unwrap_or(c.first);
-                row.saturating_sub(NEAR_ROWS).max(c.first)..c.first + c.frames
+        // A searchable playing row is the search's first bound, and a match near it in its clip
+        // keeps the player; from the tail, the rest of the clip and the rows just behind are
+        // excluded.
+        let exclude = match (searchable, current, &clip_rows) {
+            (None, Some(row), Some(rows)) => {
+                row.saturating_sub(NEAR_ROWS).max(rows.start)..rows.end
             }
             _ => 0..0,
         };
@@ -183,6 +184,9 @@ impl Controller {
             exclude,
         };
         let found = db.search(&features, &filter, start);
+        let near = |row: u32, m: u32| {
+            clip_rows.as_ref().is_some_and(|rows| rows.contains(&m)) && row.abs_diff(m) <= NEAR_ROWS
+        };
         let switch = found.filter(|f| entering || !searchable.is_some_and(|row| near(row, f.row)));
         out.query = Some(MatchQuery {
             database: m.database,
