@@ -23,15 +23,16 @@
 //! (https://github.com/orangeduck/Motion-Matching).
 //!
 //! Search: [`MotionDatabase::search_exhaustive`] is the oracle, every searchable row in order;
-//! [`MotionDatabase::search`] skips blocks of rows whose axis-aligned bounds cannot beat the best
-//! so far, at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]). Both return the same frame:
-//! the lowest cost, ties to the lowest row (a bound prunes a block only when it is above the best
-//! cost, or equal to it with every row of the block after the best's). Each row's cost is summed
-//! in the same order by both (four interleaved lanes, `sum_squares`), and a bound is a sum of
-//! terms each at most the row's in that order, so rounding keeps it below the row's cost. The
-//! fast search visits large blocks best bound first and stops summing a bound or a row's cost
-//! once the partial sum passes the best cost: the terms are never negative, so neither could win
-//! or tie.
+//! [`MotionDatabase::search`] skips boxes of rows whose axis-aligned bounds cannot beat the best
+//! so far, at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]). The boxes hold similar rows,
+//! grouped at load by recursive median splits (a k-d tree's), not runs of consecutive frames.
+//! Both return the same frame: the lowest cost, ties to the lowest row (a bound prunes a box only
+//! when it is above the best cost, or equal to it with every row of the box after the best's).
+//! Each row's cost is summed in the same order by both (four interleaved lanes, `sum_squares`),
+//! and a bound is a sum of terms each at most the row's in that order, so rounding keeps it below
+//! the row's cost. The fast search visits large boxes best bound first and stops summing a bound
+//! or a row's cost once the partial sum passes the best cost: the terms are never negative, so
+//! neither could win or tie.
 
 use thiserror::Error;
 
@@ -47,10 +48,10 @@ pub const GROUPS: [(&str, std::ops::Range<usize>); 5] = [
     ("foot_velocities", 18..24),
     ("hip_velocity", 24..27),
 ];
-/// Rows per small and per large block of the search's bounds.
+/// Rows per small and at most rows per large box of the search's bounds.
 pub const SMALL_BLOCK: usize = 16;
 pub const LARGE_BLOCK: usize = 64;
-/// Large blocks the fast search orders by bound at a time (on the stack).
+/// Large boxes the fast search orders by bound at a time (on the stack).
 const WINDOW: usize = 128;
 
 /// Frame tags (bits of [`MotionDatabase::tags`]).
@@ -113,47 +114,135 @@ pub enum DatabaseError {
     Invalid(String),
 }
 
-/// Per-block bounds of the rows: lower and upper corner and the union of the rows' tags, over
-/// the searchable rows of the block (an empty block has `lo > hi` and no tags).
+/// One level of the search's boxes: per box, the lower and upper corner of its rows, the union
+/// of their tags, its lowest row (ties go to the lowest row) and where its contents start in the
+/// level below (rows in [`Boxes::order`] for small boxes, small boxes for large ones; one more
+/// entry than boxes).
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Blocks {
+struct Level {
     lo: Vec<[f32; FEATURES]>,
     hi: Vec<[f32; FEATURES]>,
     tags: Vec<u8>,
+    first_row: Vec<u32>,
+    start: Vec<u32>,
 }
 
-impl Blocks {
-    fn new(rows: &[[f32; FEATURES]], tags: &[u8], searchable: &[bool], size: usize) -> Blocks {
-        let n = rows.len().div_ceil(size);
-        let mut b = Blocks {
-            lo: vec![[f32::INFINITY; FEATURES]; n],
-            hi: vec![[f32::NEG_INFINITY; FEATURES]; n],
-            tags: vec![0; n],
-        };
-        for (r, row) in rows.iter().enumerate() {
-            if !searchable[r] {
-                continue;
+impl Level {
+    /// Appends the box of `rows` (their indices in `db_rows`), its contents starting at `start`.
+    fn push(&mut self, rows: &[u32], db_rows: &[[f32; FEATURES]], tags: &[u8], start: u32) {
+        let mut lo = [f32::INFINITY; FEATURES];
+        let mut hi = [f32::NEG_INFINITY; FEATURES];
+        let mut union = 0;
+        for &r in rows {
+            for (f, &v) in db_rows[r as usize].iter().enumerate() {
+                lo[f] = lo[f].min(v);
+                hi[f] = hi[f].max(v);
             }
-            let k = r / size;
-            for (f, &v) in row.iter().enumerate() {
-                b.lo[k][f] = b.lo[k][f].min(v);
-                b.hi[k][f] = b.hi[k][f].max(v);
-            }
-            b.tags[k] |= tags[r];
+            union |= tags[r as usize];
         }
-        b
+        self.lo.push(lo);
+        self.hi.push(hi);
+        self.tags.push(union);
+        self.first_row
+            .push(rows.iter().copied().min().unwrap_or(u32::MAX));
+        self.start.push(start);
     }
 
-    /// The least cost any searchable row of block `k` can have (∞ for an empty block), or any
-    /// value above `limit` once the partial sum passes it (the terms are never negative, so the
-    /// whole sum would too).
+    /// The least cost any row of box `k` can have, or any value above `limit` once the partial
+    /// sum passes it (the terms are never negative, so the whole sum would too).
     fn bound(&self, k: usize, query: &[f32; FEATURES], limit: f32) -> f32 {
         let (lo, hi) = (&self.lo[k], &self.hi[k]);
-        if lo[0] > hi[0] {
-            return f32::INFINITY;
-        }
         sum_squares(|f| (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0), limit)
     }
+}
+
+/// The fast search's bounds: the searchable rows grouped into large boxes of at most
+/// [`LARGE_BLOCK`] rows, each split into small boxes of at most [`SMALL_BLOCK`], by recursive
+/// median splits along the float of widest spread (a k-d tree's construction: Jon Bentley,
+/// "Multidimensional binary search trees used for associative searching", CACM 1975). Boxes of
+/// similar rows, not of consecutive frames: a run of frames spans a whole gait cycle in the foot
+/// features, so its box bounds little; a box of similar rows is tight in every float.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Boxes {
+    /// Searchable rows (database indices) in box order: the large boxes' in turn, each's small
+    /// boxes' in turn.
+    order: Vec<u32>,
+    /// The rows in that order (a copy, so a box's rows are contiguous).
+    rows: Vec<[f32; FEATURES]>,
+    /// Their tags in that order.
+    tags: Vec<u8>,
+    small: Level,
+    large: Level,
+}
+
+impl Boxes {
+    fn new(rows: &[[f32; FEATURES]], tags: &[u8], searchable: &[bool]) -> Boxes {
+        let mut ids: Vec<u32> = (0..rows.len() as u32)
+            .filter(|&r| searchable[r as usize])
+            .collect();
+        let mut b = Boxes::default();
+        let mut larges = Vec::new();
+        split(&mut ids, rows, LARGE_BLOCK, &mut larges);
+        let mut at = 0;
+        for end in larges {
+            let large = &mut ids[at..end];
+            b.large.push(large, rows, tags, b.small.lo.len() as u32);
+            let mut smalls = Vec::new();
+            split(large, rows, SMALL_BLOCK, &mut smalls);
+            let mut s = 0;
+            for e in smalls {
+                b.small.push(&large[s..e], rows, tags, b.order.len() as u32);
+                b.order.extend_from_slice(&large[s..e]);
+                s = e;
+            }
+            at = end;
+        }
+        b.small.start.push(b.order.len() as u32);
+        b.large.start.push(b.small.lo.len() as u32);
+        b.rows = b.order.iter().map(|&r| rows[r as usize]).collect();
+        b.tags = b.order.iter().map(|&r| tags[r as usize]).collect();
+        b
+    }
+}
+
+/// Orders `ids` (rows of `rows`) into runs of at most `size` similar rows and appends each run's
+/// end (an index into `ids`, ascending) to `ends`: splits along the float of widest spread at a
+/// multiple of `size` near the median (the fewest runs), recursively. Deterministic: ties in a
+/// float go by row.
+fn split(ids: &mut [u32], rows: &[[f32; FEATURES]], size: usize, ends: &mut Vec<usize>) {
+    fn go(
+        ids: &mut [u32],
+        at: usize,
+        rows: &[[f32; FEATURES]],
+        size: usize,
+        ends: &mut Vec<usize>,
+    ) {
+        if ids.len() <= size {
+            if !ids.is_empty() {
+                ends.push(at + ids.len());
+            }
+            return;
+        }
+        let spread = |f: usize| {
+            let (lo, hi) = ids
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &r| {
+                    let v = rows[r as usize][f];
+                    (lo.min(v), hi.max(v))
+                });
+            hi - lo
+        };
+        let spreads: [f32; FEATURES] = std::array::from_fn(spread);
+        let widest = (0..FEATURES).fold(0, |w, f| if spreads[f] > spreads[w] { f } else { w });
+        ids.sort_unstable_by(|&a, &b| {
+            (rows[a as usize][widest].total_cmp(&rows[b as usize][widest])).then(a.cmp(&b))
+        });
+        let cut = ids.len().div_ceil(size).div_ceil(2) * size;
+        let (left, right) = ids.split_at_mut(cut);
+        go(left, at, rows, size, ends);
+        go(right, at + cut, rows, size, ends);
+    }
+    go(ids, 0, rows, size, ends)
 }
 
 /// Lanes of [`sum_squares`]: the floats' squares are summed in this many interleaved partial
@@ -208,8 +297,7 @@ pub struct MotionDatabase {
     /// Tag bits per row ([`tag`]).
     pub tags: Vec<u8>,
     searchable: Vec<bool>,
-    small: Blocks,
-    large: Blocks,
+    boxes: Boxes,
 }
 
 impl MotionDatabase {
@@ -267,8 +355,7 @@ impl MotionDatabase {
         if next as usize != rows.len() {
             return bad(format!("the clips cover {next} of {} rows", rows.len()));
         }
-        let small = Blocks::new(&rows, &tags, &searchable, SMALL_BLOCK);
-        let large = Blocks::new(&rows, &tags, &searchable, LARGE_BLOCK);
+        let boxes = Boxes::new(&rows, &tags, &searchable);
         Ok(MotionDatabase {
             skeleton,
             rate,
@@ -280,8 +367,7 @@ impl MotionDatabase {
             rows,
             tags,
             searchable,
-            small,
-            large,
+            boxes,
         })
     }
 
@@ -353,7 +439,7 @@ impl MotionDatabase {
         best
     }
 
-    /// The same answer as [`MotionDatabase::search_exhaustive`], skipping blocks whose bounds
+    /// The same answer as [`MotionDatabase::search_exhaustive`], skipping boxes whose bounds
     /// cannot beat the best so far. `start`, when given, is tried first (the frame the character
     /// plays now, usually: its cost makes the first bound).
     pub fn search(
@@ -363,32 +449,32 @@ impl MotionDatabase {
         start: Option<u32>,
     ) -> Option<Match> {
         let tags = filter.tags;
+        let boxes = &self.boxes;
         let mut best: Option<Match> = start
             .filter(|&r| (r as usize) < self.rows.len() && self.eligible(r as usize, filter))
             .map(|r| Match {
                 row: r,
                 cost: self.cost(r as usize, query),
             });
-        // A block can hold the answer if its bound is below the best cost, or equal to it with a
+        let limit = |best: &Option<Match>| best.map_or(f32::INFINITY, |b| b.cost);
+        // A box can hold the answer if its bound is below the best cost, or equal to it with a
         // row before the best's.
-        let open = |bound: f32, first: usize, best: &Option<Match>| match best {
+        let open = |bound: f32, first: u32, best: &Option<Match>| match best {
             None => bound.is_finite(),
-            Some(b) => bound < b.cost || (bound == b.cost && first < b.row as usize),
+            Some(b) => bound < b.cost || (bound == b.cost && first < b.row),
         };
-        // Large blocks are visited best bound first, a window of them at a time (no allocation):
-        // once a block's bound cannot beat the best, neither can the rest of its window's.
-        let n = self.rows.len();
+        // Large boxes are visited best bound first, a window of them at a time (no allocation):
+        // the rows most likely to win are costed first, and their cost prunes the rest.
+        let (large, small) = (&boxes.large, &boxes.small);
         let mut window = [(0.0f32, 0u32); WINDOW];
-        for first in (0..self.large.lo.len()).step_by(WINDOW) {
-            let blocks = first..(first + WINDOW).min(self.large.lo.len());
+        for first in (0..large.lo.len()).step_by(WINDOW) {
             let mut len = 0;
-            let limit = best.map_or(f32::INFINITY, |b| b.cost);
-            for big in blocks {
-                if tags != 0 && self.large.tags[big] & tags == 0 {
+            for big in first..(first + WINDOW).min(large.lo.len()) {
+                if tags != 0 && large.tags[big] & tags == 0 {
                     continue;
                 }
-                let bound = self.large.bound(big, query, limit);
-                if open(bound, big * LARGE_BLOCK, &best) {
+                let bound = large.bound(big, query, limit(&best));
+                if open(bound, large.first_row[big], &best) {
                     window[len] = (bound, big as u32);
                     len += 1;
                 }
@@ -396,38 +482,34 @@ impl MotionDatabase {
             window[..len].sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for &(bound, big) in &window[..len] {
                 let big = big as usize;
-                if !open(bound, big * LARGE_BLOCK, &best) {
+                if !open(bound, large.first_row[big], &best) {
                     continue;
                 }
-                let smalls = big * (LARGE_BLOCK / SMALL_BLOCK)
-                    ..((big + 1) * (LARGE_BLOCK / SMALL_BLOCK)).min(self.small.lo.len());
-                for small in smalls {
-                    if tags != 0 && self.small.tags[small] & tags == 0 {
+                for k in large.start[big] as usize..large.start[big + 1] as usize {
+                    if (tags != 0 && small.tags[k] & tags == 0)
+                        || !open(
+                            small.bound(k, query, limit(&best)),
+                            small.first_row[k],
+                            &best,
+                        )
+                    {
                         continue;
                     }
-                    let limit = best.map_or(f32::INFINITY, |b| b.cost);
-                    if !open(
-                        self.small.bound(small, query, limit),
-                        small * SMALL_BLOCK,
-                        &best,
-                    ) {
-                        continue;
-                    }
-                    for row in small * SMALL_BLOCK..((small + 1) * SMALL_BLOCK).min(n) {
-                        if !self.eligible(row, filter) {
+                    for at in small.start[k] as usize..small.start[k + 1] as usize {
+                        let row = boxes.order[at];
+                        if (tags != 0 && boxes.tags[at] & tags == 0)
+                            || filter.exclude.contains(&row)
+                        {
                             continue;
                         }
-                        let cost =
-                            self.cost_up_to(row, query, best.map_or(f32::INFINITY, |b| b.cost));
+                        let r = &boxes.rows[at];
+                        let cost = sum_squares(|f| r[f] - query[f], limit(&best));
                         let better = match best {
                             None => true,
-                            Some(b) => cost < b.cost || (cost == b.cost && row < b.row as usize),
+                            Some(b) => cost < b.cost || (cost == b.cost && row < b.row),
                         };
                         if better {
-                            best = Some(Match {
-                                row: row as u32,
-                                cost,
-                            });
+                            best = Some(Match { row, cost });
                         }
                     }
                 }
