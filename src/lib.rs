@@ -62,8 +62,8 @@
 pub mod sketch;
 
 pub use throng_animator::{
-    builtin_character, tree_limits, Animator, AnimatorError, AnimatorOptions, CharacterId,
-    MemberId, TickClock, TickTimes, UpdateRate, View,
+    builtin_character, locomotion_character, tree_limits, Animator, AnimatorError, AnimatorOptions,
+    CharacterId, MemberId, TickClock, TickTimes, UpdateRate, View,
 };
 pub use throng_control as control;
 pub use throng_cook as cook;

@@ -3,8 +3,8 @@
 
 mod support;
 
-use support::skipped_for_no_gpu;
 use support::throng;
+use support::{skipped_for_no_gpu, stderr};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -969,4 +969,75 @@ fn demo_mocap_plays_the_retargeted_cmu_clips_across_the_crowd() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("holds no .glb clips"), "{err}");
+}
+
+/// `--locomotion paths` (docs/motion-matching.md): motion-matched members stand, start and walk
+/// their curves, staying near them; the flag refuses what it cannot drive.
+#[test]
+fn demo_locomotion_paths_walks_members_along_their_curves() {
+    let Some(bvh) = throng_fixtures::shared_dir("mocap/bvh", "the demo's motion-matched paths")
+    else {
+        return;
+    };
+    let dir = scratch_dir("demo-paths");
+    let png = dir.join("paths.png");
+    let out = throng(&[
+        "demo",
+        "--locomotion",
+        "paths",
+        "--bvh",
+        bvh.to_str().unwrap(),
+        "--instances",
+        "25",
+        "--frames",
+        "150",
+        "--width",
+        "48",
+        "--height",
+        "32",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(out.status.success(), "demo failed: {}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(
+        report["control"]
+            .as_str()
+            .unwrap()
+            .starts_with("motion matching"),
+        "{report}"
+    );
+    let frames = report["frames"].as_array().expect("frames");
+    let (mut travelled, mut means, mut worst, mut moving) = (0.0, Vec::new(), 0.0f64, 0);
+    for f in frames {
+        let c = &f["control"];
+        travelled += c["travelled"].as_f64().unwrap();
+        moving = moving.max(c["walking"].as_u64().unwrap() + c["running"].as_u64().unwrap());
+        if let Some(o) = c.get("off_course_m") {
+            means.push(o["mean"].as_f64().unwrap());
+            worst = worst.max(o["max"].as_f64().unwrap());
+        }
+    }
+    // 75 ticks: the crowd stands, then speeds up along its curves.
+    assert_eq!(means.len(), 75, "{report}");
+    assert_eq!(frames[0]["control"]["walking"], 0, "{report}");
+    assert!(moving >= 20, "{moving} members moving at most");
+    assert!(travelled > 25.0, "{travelled} m travelled");
+    let mean = means.iter().sum::<f64>() / means.len() as f64;
+    assert!(
+        mean < 0.25 && worst < 1.0,
+        "off course: mean {mean} m, max {worst} m"
+    );
+
+    let refused = throng(&["demo", "--locomotion", "paths", "--props"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--locomotion paths"),
+        "{}",
+        stderr(&refused)
+    );
 }

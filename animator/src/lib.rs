@@ -1049,3 +1049,49 @@ pub fn builtin_character() -> Result<Package, throng_cook::CookError> {
         throng_cook::import_slice(&throng_fixtures::character_glb(), "generated character")?;
     Ok(throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0)
 }
+
+/// The generated character with every CMU BVH file (`.bvh`) in the folder `bvh` retargeted onto
+/// it (first two frames skipped, CMU's scale; `fixtures/retarget/cmu-to-character.toml`) and a
+/// motion database of them and its `idle` (default settings): what
+/// `throng motion-database ../shared/assets/mocap/bvh/*.bvh --onto character.glb --profile
+/// fixtures/retarget/cmu-to-character.toml --bvh-skip 2 --idle idle` writes, for the
+/// locomotion tree (`throng_fixtures::LOCOMOTION_TREE`).
+pub fn locomotion_character(
+    bvh: &std::path::Path,
+) -> Result<Package, throng_cook::motion_db::CookDatabaseError> {
+    let io = |message: String| throng_cook::CookError::Io {
+        file: bvh.display().to_string(),
+        message,
+    };
+    let mut files: Vec<_> = std::fs::read_dir(bvh)
+        .map_err(|e| io(e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
+        .collect();
+    if files.is_empty() {
+        let why =
+            "holds no .bvh files (the CMU locomotion files are in ../shared/assets/mocap/bvh)";
+        return Err(io(why.into()).into());
+    }
+    files.sort();
+    let options = throng_cook::BvhOptions {
+        skip: 2,
+        ..Default::default()
+    };
+    let sources = (files.iter())
+        .map(|f| throng_cook::import_bvh_file(f, options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
+    let profile = throng_cook::retarget::RetargetProfile::parse(
+        throng_fixtures::CMU_TO_CHARACTER,
+        "fixtures/retarget/cmu-to-character.toml",
+    )?;
+    throng_cook::motion_db::cook_database(
+        target,
+        &sources,
+        &profile,
+        &throng_cook::Profile::DEFAULT,
+        &["idle".into()],
+        &throng_cook::motion_db::DatabaseSettings::default(),
+    )
+}

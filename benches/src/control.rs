@@ -165,9 +165,8 @@ impl Table<'_> {
     }
 }
 
-/// The generated character with the 15 shared CMU BVH files retarget onto it and a motion
-/// database of them and its idle (as `throng motion-database … --bvh-skip 2 --idle idle`), or
-/// `None` (said) without the shared assets or for another subject.
+/// [`throng_animator::locomotion_character`] of the shared BVH files, or `None` (said) without
+/// the shared assets or for another subject.
 fn matched_package(subject: &Subject) -> Result<Option<throng_cpu_ref::Package>, BenchError> {
     if subject.name != "character" {
         return Ok(None);
@@ -176,39 +175,12 @@ fn matched_package(subject: &Subject) -> Result<Option<throng_cpu_ref::Package>,
     else {
         return Ok(None);
     };
-    let unusable = |why: String| BenchError::Unusable {
-        subject: "motion database".into(),
-        why,
-    };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| unusable(format!("{}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
-        .collect();
-    files.sort();
-    let options = throng_cook::BvhOptions {
-        skip: 2,
-        ..Default::default()
-    };
-    let sources = (files.iter())
-        .map(|f| throng_cook::import_bvh_file(f, options))
-        .collect::<Result<Vec<_>, _>>()?;
-    let target = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
-    let profile = throng_cook::retarget::RetargetProfile::parse(
-        throng_fixtures::CMU_TO_CHARACTER,
-        "fixtures/retarget/cmu-to-character.toml",
-    )
-    .map_err(|e| unusable(e.to_string()))?;
-    throng_cook::motion_db::cook_database(
-        target,
-        &sources,
-        &profile,
-        &throng_cook::Profile::DEFAULT,
-        &["idle".into()],
-        &throng_cook::motion_db::DatabaseSettings::default(),
-    )
-    .map(Some)
-    .map_err(|e| unusable(e.to_string()))
+    throng_animator::locomotion_character(&dir)
+        .map(Some)
+        .map_err(|e| BenchError::Unusable {
+            subject: "motion database".into(),
+            why: e.to_string(),
+        })
 }
 
 /// A rayon pool of one thread: the tables' one-thread rows.

@@ -14,6 +14,7 @@
 mod animation;
 mod drive;
 pub(super) mod hero;
+mod paths;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -36,6 +37,7 @@ use throng_gpu::{
 
 use self::drive::{ControlStats, FixedPrograms, Roaming};
 use self::hero::{HeroIk, Heroes};
+use self::paths::Paths;
 use super::{builtin_character, capacities, load_any, print_json, CliError};
 
 /// Control ticks per second, and frames rendered per second.
@@ -66,6 +68,18 @@ enum Programs {
     Tree,
     /// Fixed per-instance programs: single clips, walk/run blends, masked waves, additive breathing.
     Fixed,
+}
+
+/// How the state tree's crowd moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+enum Locomotion {
+    /// The crowd tree: members roam the grid at paces their plans change (blend spaces).
+    #[default]
+    Roam,
+    /// Motion matching: the locomotion tree on a database of the CMU BVH walks and runs
+    /// (--bvh), every member steered along a curve about the crowd's centre, standing,
+    /// starting, walking, running and stopping.
+    Paths,
 }
 
 #[derive(clap::Args)]
@@ -148,6 +162,14 @@ pub struct Args {
     /// character).
     #[arg(long)]
     props: bool,
+    /// How the tree's crowd moves: `roam` (the crowd tree, default) or `paths` (motion matching
+    /// along curved paths; docs/motion-matching.md).
+    #[arg(long, value_enum, default_value_t)]
+    locomotion: Locomotion,
+    /// With --locomotion paths: the folder of BVH files its motion database is built from
+    /// (default: the shared CMU locomotion files, ../shared/assets/mocap/bvh).
+    #[arg(long, value_name = "DIR", requires = "locomotion")]
+    bvh: Option<PathBuf>,
     /// Also write each frame's motion vectors as a PNG (named like --out's frames): per pixel
     /// the screen-space motion of the nearest member since the last frame, red = x, green = y
     /// (down), 128 still, ±16 px at 0 and 255; members teleported around the area and members
@@ -214,6 +236,7 @@ struct FrameStats {
 /// What sets the crowd's programs each tick.
 enum Driver {
     Tree(Box<Roaming>),
+    Paths(Box<Paths>),
     Fixed(Box<FixedPrograms>),
 }
 
@@ -228,6 +251,7 @@ impl Driver {
     ) -> Result<(), CliError> {
         match self {
             Driver::Tree(c) => c.tick(animator, ids, stats),
+            Driver::Paths(c) => c.tick(animator, ids, stats),
             Driver::Fixed(c) => {
                 let time = START_TIME + f64::from(tick) / TICK_HZ;
                 c.tick(animator, ids, time, stats)
@@ -239,6 +263,9 @@ impl Driver {
         match self {
             Driver::Tree(_) => format!(
                 "state tree fixtures/trees/crowd.toml through throng::Animator, ticked at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz, root motion moving placements"
+            ),
+            Driver::Paths(_) => format!(
+                "motion matching (fixtures/trees/locomotion.toml) along curved paths through throng::Animator, ticked at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz, root motion moving placements"
             ),
             Driver::Fixed(_) => format!(
                 "fixed per-instance programs through throng::Animator, set at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz"
@@ -272,6 +299,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, false) => Programs::Tree,
         (None, true) => Programs::Fixed,
     };
+    let paths = args.locomotion == Locomotion::Paths;
+    if paths && (programs != Programs::Tree || args.props) {
+        return Err(CliError::Usage(
+            "--locomotion paths runs the generated character's locomotion tree: no --asset, --mocap, --programs fixed or --props".into(),
+        ));
+    }
     if args.props && programs != Programs::Tree {
         return Err(CliError::Usage(
             "--props puts a prop on the state tree's socket: use the tree (the generated character, no --asset, no --programs fixed)".into(),
@@ -283,16 +316,33 @@ pub fn run(args: Args) -> Result<(), CliError> {
             throng::mocap_character(dir)?,
             format!("generated character on the mocap of {}", dir.display()),
         ),
+        (None, None) if paths => {
+            let dir = (args.bvh.clone())
+                .unwrap_or_else(|| throng_fixtures::shared_assets_path().join("mocap/bvh"));
+            eprintln!("building the motion database from {} ...", dir.display());
+            let package = throng::locomotion_character(&dir).map_err(|e| {
+                CliError::Usage(format!(
+                    "--locomotion paths: {e} (give the CMU BVH folder with --bvh DIR)"
+                ))
+            })?;
+            let name = format!("generated character on the BVH of {}", dir.display());
+            (package, name)
+        }
         (None, None) => (builtin_character()?, "generated character".to_string()),
     };
     let ctx = GpuContext::new().map_err(no_gpu)?;
     // The crowd's skin is skin 0 (the formation's).
     let skeleton = package.skins.first().map_or(0, |s| s.skeleton);
-    let tree = (programs == Programs::Tree).then(|| match args.props {
-        true => format!("{}{SWORD_SOCKET}", throng_fixtures::CROWD_TREE),
-        false => throng_fixtures::CROWD_TREE.to_string(),
+    let tree = (programs == Programs::Tree).then(|| match (paths, args.props) {
+        (true, _) => throng_fixtures::LOCOMOTION_TREE.to_string(),
+        (false, true) => format!("{}{SWORD_SOCKET}", throng_fixtures::CROWD_TREE),
+        (false, false) => throng_fixtures::CROWD_TREE.to_string(),
     });
-    let tree = tree.as_deref().map(|t| (t, "fixtures/trees/crowd.toml"));
+    let tree_file = match paths {
+        true => "fixtures/trees/locomotion.toml",
+        false => "fixtures/trees/crowd.toml",
+    };
+    let tree = tree.as_deref().map(|t| (t, tree_file));
     let control = |e: throng::AnimatorError| CliError::Control(e.to_string());
     let limits = match tree {
         Some(tree) => {
@@ -349,13 +399,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut raster = Raster::new(&ctx, args.width, args.height)?;
     // Members spawn heroes first, then the crowd nearest the camera first (the skinned budget
     // serves the largest on screen first, whatever their slots).
-    let crowd_area = match programs {
-        Programs::Tree => {
+    let mut paths = match paths {
+        true => Some(Paths::new(&animator, character, &layout, &hero_placements)?),
+        false => None,
+    };
+    let crowd_area = match (programs, &paths) {
+        (_, Some((_, p))) => {
+            let (min, max) = p.area();
+            area_bounds(&layout, min, max)
+        }
+        (Programs::Tree, None) => {
             let anchor = layout.ground.inverse().transform_point3(Vec3::ZERO);
             let area = drive::area(&layout, anchor);
             area_bounds(&layout, area.min, area.max)
         }
-        Programs::Fixed => layout.bounds(),
+        (Programs::Fixed, None) => layout.bounds(),
     };
     bounds = bounds.union(&crowd_area);
     let scene = Scene {
@@ -369,11 +427,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         d(a).total_cmp(&d(b))
     });
     let mut ids = vec![MemberId(0); members as usize];
-    for (k, p) in hero_placements.iter().enumerate() {
-        ids[k] = animator.spawn(character, p).map_err(control)?;
+    // On paths, members spawn on their curves facing along them.
+    let placements = paths.as_ref().map(|(p, _)| p.as_slice());
+    let placement_of = |k: usize| match placements {
+        Some(p) => p[k],
+        None if k < hero_count => hero_placements[k],
+        None => layout.members[k - hero_count].placement,
+    };
+    for (k, id) in ids[..hero_count].iter_mut().enumerate() {
+        *id = animator
+            .spawn(character, &placement_of(k))
+            .map_err(control)?;
     }
     for &i in &order {
-        let placement = layout.members[i].placement;
+        let placement = placement_of(hero_count + i);
         ids[hero_count + i] = animator.spawn(character, &placement).map_err(control)?;
     }
     animator.set_view(Some(view_of(&scene, args.width, args.height)));
@@ -390,15 +457,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .collect();
         animator.runtime_mut().set_attachments(&swords)?;
     }
-    let mut driver = match hero_layout {
-        None => Driver::Tree(Box::new(Roaming::new(
+    let mut driver = match (hero_layout, paths.take()) {
+        (_, Some((_, p))) => Driver::Paths(Box::new(p)),
+        (None, None) => Driver::Tree(Box::new(Roaming::new(
             &animator,
             character,
             &layout,
             members as usize,
             hero_count,
         )?)),
-        Some(heroes) => Driver::Fixed(Box::new(FixedPrograms::new(layout.clone(), heroes))),
+        (Some(heroes), None) => Driver::Fixed(Box::new(FixedPrograms::new(layout.clone(), heroes))),
     };
     let mut heroes = match hero_count {
         0 => None,
@@ -415,7 +483,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut ticks = 0;
     let mut warm = ControlStats::default();
     let warm_up = match driver {
-        Driver::Tree(_) => WARM_UP_TICKS.1,
+        Driver::Tree(_) | Driver::Paths(_) => WARM_UP_TICKS.1,
         Driver::Fixed(_) => WARM_UP_TICKS.0,
     };
     for _ in 0..warm_up {
@@ -438,10 +506,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             driver.tick(&mut animator, &ids, ticks, &mut control_stats)?;
             ticks += 1;
         }
-        if let Driver::Tree(c) = &driver {
-            c.count(&mut control_stats);
-        } else {
-            control_stats.instances = ids.len();
+        match &driver {
+            Driver::Tree(c) => c.count(&mut control_stats),
+            Driver::Paths(c) => c.count(&mut control_stats),
+            Driver::Fixed(_) => control_stats.instances = ids.len(),
         }
         // Presentation time: `alpha` of the way from the second-last tick to the last.
         let time = (f64::from(ticks) - 2.0 + f64::from(alpha)) / TICK_HZ;
@@ -547,7 +615,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         name: &name,
         ctx: &ctx,
         driver: driver.describe(),
-        tree: matches!(driver, Driver::Tree(_)),
+        tree: matches!(driver, Driver::Tree(_) | Driver::Paths(_)),
         crowd: members as usize - hero_count,
         heroes: hero_count,
         spacing,
@@ -894,6 +962,12 @@ impl Summary<'_> {
                     c.waving,
                     c.travelled
                 );
+                if let Some(o) = c.off_course_m {
+                    println!(
+                        "  off course (members from their curves at the ticks' ends): mean {:.3} m, max {:.3} m",
+                        o.mean, o.max
+                    );
+                }
             } else {
                 println!(
                     "  programs (CPU): {} set in {} tick(s), {:.3} ms",

@@ -2,10 +2,8 @@
 //! along a path, measured against it: position and facing error, foot slide, and the search
 //! checked against the exhaustive oracle on every query of the run.
 //!
-//! The agent is what a game would do with the locomotion tree: each tick it reads where the
-//! path is now and where it goes, asks for the path's velocity plus a pull toward the path's
-//! point (`PULL_TIME`), turned into its own frame, and the turn toward the path's direction;
-//! the tick's root motion moves it; its feet are kept by the hero pipeline's contacts (IK).
+//! The agent is steered as a game would feed the locomotion tree (`steer`); the tick's root
+//! motion moves it; its feet are kept by the hero pipeline's contacts (IK).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,6 +18,7 @@ use throng_cpu_ref::motion_db::{Match, MotionDatabase};
 use throng_cpu_ref::PoseOp;
 
 use super::feet::Feet;
+use super::steer::{ground_pose, steer, wrap, yaw_of, Course, MOVING};
 use super::{load_package, read_text, tree_source, CliError};
 
 #[derive(clap::Args)]
@@ -42,12 +41,6 @@ pub struct Args {
     json: bool,
 }
 
-/// Seconds over which the agent asks to close its distance to the path's point.
-const PULL_TIME: f64 = 0.5;
-/// Fastest the agent asks to move, m/s.
-const MAX_SPEED: f64 = 6.0;
-/// The path's direction counts where it moves at least this fast (m/s).
-const MOVING: f64 = 0.2;
 /// A foot is in contact while its shown ankle is within this height (m) of its rest height
 /// (mocap's stance ankles stand higher than the rest pose's: a run lands on the forefoot)...
 const CONTACT_HEIGHT: f32 = 0.1;
@@ -92,6 +85,17 @@ impl Path {
         (self.positions.len() - 1) as f64 / self.rate
     }
 
+    /// The first direction the path moves in (+Z if it never moves).
+    fn first_direction(&self) -> DVec2 {
+        let steps = (self.duration() * 30.0).ceil() as usize;
+        (0..=steps)
+            .map(|k| self.velocity(k as f64 / 30.0))
+            .find(|v| v.length() >= MOVING)
+            .map_or(DVec2::Y, |v| v.normalize())
+    }
+}
+
+impl Course for Path {
     fn at(&self, t: f64) -> DVec2 {
         let x = (t * self.rate).clamp(0.0, (self.positions.len() - 1) as f64);
         let i = (x.floor() as usize).min(self.positions.len() - 2);
@@ -107,30 +111,6 @@ impl Path {
         }
         (self.at(b) - self.at(a)) / (b - a)
     }
-
-    /// The first direction the path moves in (+Z if it never moves).
-    fn first_direction(&self) -> DVec2 {
-        let steps = (self.duration() * 30.0).ceil() as usize;
-        (0..=steps)
-            .map(|k| self.velocity(k as f64 / 30.0))
-            .find(|v| v.length() >= MOVING)
-            .map_or(DVec2::Y, |v| v.normalize())
-    }
-}
-
-/// Yaw (radians about +Y) of a ground-plane direction (x, z); +Z is 0.
-fn yaw_of(d: DVec2) -> f64 {
-    d.x.atan2(d.y)
-}
-
-fn wrap(a: f64) -> f64 {
-    (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
-}
-
-/// `d` (world x, z) in the frame of an agent of yaw `yaw`.
-fn to_local(d: DVec2, yaw: f64) -> DVec2 {
-    let (s, c) = yaw.sin_cos();
-    DVec2::new(c * d.x - s * d.y, s * d.x + c * d.y)
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -192,22 +172,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut contacts = 0usize;
     let mut queries: Vec<MatchQuery> = Vec::new();
     for tick in 0..ticks {
-        let t = tick as f64 / args.rate;
-        let here = feet.placement.translation;
-        let here = DVec2::new(f64::from(here.x), f64::from(here.z));
-        let forward = feet.placement.transform_vector3(Vec3::Z);
-        let yaw = yaw_of(DVec2::new(f64::from(forward.x), f64::from(forward.z)));
-        let ahead = t + 1.0 / args.rate;
-        let path_velocity = path.velocity(ahead);
-        let want = path_velocity + (path.at(ahead) - here) / PULL_TIME;
-        let want = want.clamp_length_max(MAX_SPEED);
-        let local = to_local(want, yaw);
-        let turn = if path_velocity.length() >= MOVING {
-            wrap(yaw_of(path_velocity) - yaw)
-        } else {
-            0.0
-        };
-        for (i, v) in inputs.iter().zip([local.x, local.y, turn]) {
+        let ahead = tick as f64 / args.rate + 1.0 / args.rate;
+        for (i, v) in inputs.iter().zip(steer(&path, ahead, &feet.placement)) {
             ctl.set_input_at(&mut s, *i, Value::Float(v))
                 .map_err(control)?;
         }
@@ -226,13 +192,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )?;
         // Measured after the tick, at the tick's end time.
         let now = ahead;
-        let p = feet.placement.translation;
-        let p = DVec2::new(f64::from(p.x), f64::from(p.z));
+        let (p, yaw) = ground_pose(&feet.placement);
         position.add((p - path.at(now)).length());
         let v = path.velocity(now);
         if v.length() >= MOVING {
-            let f = feet.placement.transform_vector3(Vec3::Z);
-            let yaw = yaw_of(DVec2::new(f64::from(f.x), f64::from(f.z)));
             facing_err.add(wrap(yaw_of(v) - yaw).abs().to_degrees());
         }
         for (k, &j) in feet.ankles.iter().enumerate() {

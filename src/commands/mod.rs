@@ -16,6 +16,7 @@ mod pose;
 mod retarget;
 mod simulate;
 mod soak;
+mod steer;
 mod view;
 
 use std::path::{Path, PathBuf};

@@ -52,6 +52,17 @@ pub struct ControlStats {
     /// Scene distance the root motion moved the members in the frame's ticks, summed
     /// (metres; wraps across the area left out).
     pub travelled: f64,
+    /// `--locomotion paths`: the members' distance from where their curves are at each tick's
+    /// end, mean and largest over the frame's ticks (metres).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_course_m: Option<OffCourse>,
+}
+
+/// Distances of members from their courses: mean and largest, metres.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct OffCourse {
+    pub mean: f64,
+    pub max: f64,
 }
 
 /// The crowd driven by the state tree: plans feeding its inputs, and the area members roam.
