@@ -17,6 +17,11 @@ pub const REGISTERS: u32 = 8;
 /// Threads per workgroup of the one-thread-per-item entry points (interpreter, thread mapping,
 /// skinning). A dispatch wider than the adapter's limit folds into y rows.
 pub const WORKGROUP: u32 = 64;
+/// Lanes whose counts one lane sums serially in scan.wgsl `lane_sums` (a run), and the runs of
+/// a workgroup: two short serial scans, not a scan of every lane by every lane.
+pub const SCAN_RUN: u32 = 8;
+pub const SCAN_RUNS: u32 = WORKGROUP / SCAN_RUN;
+const _: () = assert!(WORKGROUP.is_multiple_of(SCAN_RUN));
 /// Vertices one skinning thread skins (of one instance): its placement is read once for them.
 pub const SKIN_VERTICES_PER_THREAD: u32 = 4;
 /// Lanes of the workgroup mapping are padded to a multiple of this (a hardware subgroup).
@@ -58,7 +63,7 @@ pub const NO_CELL: u32 = u32::MAX;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 50] = [
+    let u32s: [(&str, u32); 52] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -89,6 +94,8 @@ pub fn source() -> String {
         ("CODEC_HI_BITS", codec::HI_BITS),
         ("REGISTERS", REGISTERS),
         ("WORKGROUP", WORKGROUP),
+        ("SCAN_RUN", SCAN_RUN),
+        ("SCAN_RUNS", SCAN_RUNS),
         ("SKIN_VERTICES_PER_THREAD", SKIN_VERTICES_PER_THREAD),
         ("CLIP_WORDS", CLIP_WORDS),
         ("LOD_TIERS", LOD_TIERS),
