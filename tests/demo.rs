@@ -1041,3 +1041,40 @@ fn demo_locomotion_paths_walks_members_along_their_curves() {
         stderr(&refused)
     );
 }
+
+/// `--dolly`: the camera moves in from far over the frames, so the members start as the far
+/// tier's cards and end as skinned meshes, and the frames differ.
+#[test]
+fn demo_dolly_brings_members_from_cards_to_meshes() {
+    let dir = scratch_dir("demo-dolly");
+    let png = dir.join("dolly.png");
+    let out = throng(&[
+        "demo",
+        "--instances",
+        "16",
+        "--frames",
+        "24",
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--dolly",
+        "--json",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if skipped_for_no_gpu(&out) {
+        return;
+    }
+    assert!(out.status.success(), "demo failed: {}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let frames = report["frames"].as_array().expect("frames");
+    let cards = |f: &serde_json::Value| f["lod_histogram"]["impostor"].as_u64().unwrap();
+    assert_eq!(cards(&frames[0]), 16, "{}", frames[0]);
+    assert_eq!(frames[0]["drawn"], 0, "{}", frames[0]);
+    let last = &frames[23];
+    assert_eq!(cards(last), 0, "{last}");
+    assert!(last["drawn"].as_u64().unwrap() > 0, "{last}");
+    let first = decode(&dir.join("dolly_0000.png")).2;
+    assert_ne!(first, decode(&dir.join("dolly_0023.png")).2);
+}

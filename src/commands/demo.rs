@@ -29,7 +29,7 @@ use throng_cpu_ref::stagger::rate_for_height;
 use throng_cpu_ref::{ProgramLimits, Skeleton};
 use throng_fixtures::Formation as Crowd;
 use throng_gpu::impostor::FAR_HEIGHT;
-use throng_gpu::raster::{Bounds, Image, Raster, RasterTimes, Scene};
+use throng_gpu::raster::{Bounds, Camera, Image, Raster, RasterTimes, Scene};
 use throng_gpu::{
     Attachment, FrameReport, GpuContext, GpuError, Mapping, PropMesh, RuntimeOptions, StageTimes,
     Visibility,
@@ -180,6 +180,11 @@ pub struct Args {
     /// 3/100 s apart).
     #[arg(long, value_name = "FILE.gif")]
     gif: Option<PathBuf>,
+    /// Move the camera from far to near over the frames: along the framing's line of sight
+    /// from 4 times its distance to a quarter of it, geometrically, so members cross the levels
+    /// of detail and the far tier on screen (watch with --gif and --lod-tint).
+    #[arg(long)]
+    dolly: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -271,6 +276,32 @@ impl Driver {
                 "fixed per-instance programs through throng::Animator, set at {TICK_HZ:.0} Hz, frames at {FRAME_HZ:.0} Hz"
             ),
         }
+    }
+}
+
+/// `--dolly`: the camera's distance from its target as a multiple of the framing's, at the first
+/// frame and at the last (geometric in between).
+const DOLLY: (f32, f32) = (4.0, 0.25);
+
+/// `scene` seen from the dolly's place at frame `f` of `frames`: the eye moved along its line of
+/// sight, the far plane and the fog pushed out with it when it is farther than the framing's, the
+/// near plane pulled in when it is nearer.
+fn dollied(scene: &Scene, f: u32, frames: u32) -> Scene {
+    let x = match frames {
+        0 | 1 => 0.0,
+        n => f as f32 / (n - 1) as f32,
+    };
+    let k = DOLLY.0 * (DOLLY.1 / DOLLY.0).powf(x);
+    let c = scene.camera;
+    Scene {
+        camera: Camera {
+            eye: c.target + (c.eye - c.target) * k,
+            near: c.near * k.min(1.0),
+            far: c.far * k.max(1.0),
+            ..c
+        },
+        fog_distance: scene.fog_distance * k.max(1.0),
+        ..*scene
     }
 }
 
@@ -490,7 +521,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         driver.tick(&mut animator, &ids, ticks, &mut warm)?;
         ticks += 1;
     }
-    let view = view_of(&scene, args.width, args.height);
+    let framing = scene;
+    let mut previous_camera = None;
     let mut clock = TickClock::new(TICK_HZ);
     let mut far_bake = None;
     let mut frames = Vec::with_capacity(args.frames as usize);
@@ -500,6 +532,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut tiers = Vec::new();
     for f in 0..args.frames {
         let start = Instant::now();
+        let scene = match args.dolly {
+            true => dollied(&framing, f, args.frames),
+            false => framing,
+        };
+        let view = view_of(&scene, args.width, args.height);
+        animator.set_view(Some(view));
         let (due, alpha) = clock.advance(1.0 / FRAME_HZ);
         let mut control_stats = ControlStats::default();
         for _ in 0..due {
@@ -556,7 +594,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     false => 1 + animator.level(id),
                     true => {
                         let p = animator.placement(id).unwrap_or_default();
-                        let d = eye.distance(p.translation.into());
+                        let d = view.camera.eye.distance(p.translation.into());
                         rate_for_height(CHARACTER_HEIGHT * view.pixels_per_unit(d))
                     }
                 };
@@ -573,9 +611,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             gif.push(&image)?;
         }
         if let Some(out) = &args.motion_vectors {
-            raster.render_motion(animator.runtime(), &scene, &scene.camera)?;
+            let before = previous_camera.unwrap_or(scene.camera);
+            raster.render_motion(animator.runtime(), &scene, &before)?;
             write_png(&frame_path(out, f, args.frames), &raster.read_motion()?)?;
         }
+        previous_camera = Some(scene.camera);
         let shows = Shows::of(&animator, &ids, assets.skeleton);
         frames.push(FrameStats {
             report,

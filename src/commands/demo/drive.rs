@@ -58,6 +58,17 @@ pub struct ControlStats {
     pub off_course_m: Option<OffCourse>,
 }
 
+impl ControlStats {
+    /// Counts a tree tick that began at `start`: its time and the Animator's split of it.
+    pub fn add_tick(&mut self, animator: &Animator, start: Instant) {
+        let times = animator.tick_times();
+        self.control_ms += times.control.as_secs_f64() * 1e3;
+        self.handoff_ms += times.handoff.as_secs_f64() * 1e3;
+        self.ms += start.elapsed().as_secs_f64() * 1e3;
+        self.ticks += 1;
+    }
+}
+
 /// Distances of members from their courses: mean and largest, metres.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct OffCourse {
@@ -155,11 +166,7 @@ impl Roaming {
                 stats.travelled += f64::from(p.transform_point3(self.anchor).distance(*before));
             }
         }
-        let times = animator.tick_times();
-        stats.control_ms += times.control.as_secs_f64() * 1e3;
-        stats.handoff_ms += times.handoff.as_secs_f64() * 1e3;
-        stats.ms += start.elapsed().as_secs_f64() * 1e3;
-        stats.ticks += 1;
+        stats.add_tick(animator, start);
         Ok(())
     }
 

@@ -207,11 +207,7 @@ impl Paths {
                 max: o.max.max(tick.max),
             },
         });
-        let times = animator.tick_times();
-        stats.control_ms += times.control.as_secs_f64() * 1e3;
-        stats.handoff_ms += times.handoff.as_secs_f64() * 1e3;
-        stats.ms += start.elapsed().as_secs_f64() * 1e3;
-        stats.ticks += 1;
+        stats.add_tick(animator, start);
         Ok(())
     }
 
