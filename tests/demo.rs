@@ -1078,3 +1078,47 @@ fn demo_dolly_brings_members_from_cards_to_meshes() {
     let first = decode(&dir.join("dolly_0000.png")).2;
     assert_ne!(first, decode(&dir.join("dolly_0023.png")).2);
 }
+
+/// `--lod-tint` colours the cull pass's cards (members past the skinned budget) blue like the far
+/// tier's: with 34 of 36 members carded, the tinted image holds several times the blue pixels of
+/// the untinted one (the skinned two are tinted green or yellow by level).
+#[test]
+fn demo_lod_tint_colours_the_cards_past_the_budget_blue() {
+    let dir = scratch_dir("demo-tint");
+    let mut blue = Vec::new();
+    for tint in [false, true] {
+        let png = dir.join(format!("tint_{tint}.png"));
+        let mut args = vec![
+            "demo",
+            "--instances",
+            "36",
+            "--budget",
+            "2",
+            "--no-far-tier",
+            "--width",
+            "160",
+            "--height",
+            "90",
+            "--json",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        if tint {
+            args.push("--lod-tint");
+        }
+        let out = throng(&args);
+        if skipped_for_no_gpu(&out) {
+            return;
+        }
+        assert!(out.status.success(), "demo failed: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["frames"][0]["carded"], 34, "{report}");
+        let (_, _, rgba) = decode(&png);
+        let bluish = |p: &[u8]| i32::from(p[2]) > i32::from(p[0].max(p[1])) + 60;
+        blue.push(rgba.chunks_exact(4).filter(|p| bluish(p)).count());
+    }
+    assert!(
+        blue[1] > 300 && blue[1] > 4 * blue[0],
+        "blue pixels {blue:?}"
+    );
+}

@@ -36,7 +36,7 @@ pub struct Card {
     pub slot: u32,
     /// The cell of its frame at row 0, view 0 (`Impostor::cell_of(clip, frame, 0, 0)`).
     pub first: u32,
-    /// 0: its own tint; 1–4: a tier colour (`CrowdPass::set_tiers`'s), anything else blue.
+    /// 0: its own tint (blue while `CrowdPass::set_tiers` tints); 1–4: a tier colour (`set_tiers`'s), anything else blue.
     pub tier: u32,
 }
 

@@ -230,7 +230,7 @@ struct Card {
     yaw: f32,
     scale: f32,
     /// The instance's frame slot (its hashed tint), the first cell of its frame, and its tier
-    /// (0: its own tint; else `tier_colour`).
+    /// (0: its own tint, or blue under a tier tint; else `tier_colour`).
     slot: u32,
     first: u32,
     tier: u32,
@@ -322,7 +322,10 @@ fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Ca
     out.clip = frame.view_proj * vec4<f32>(world, 1.0);
     out.world = world;
     out.uv = (origin + vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y)) * atlas.cell_uv;
-    out.tint = select(tint(card.slot), tier_colour(card.tier), card.tier != 0u);
+    // Under a tier tint every card is tinted: the caller's by their tier, the cull pass's (tier
+    // 0) blue.
+    let tinted = card.tier != 0u || frame.tiers.x > 0u;
+    out.tint = select(tint(card.slot), tier_colour(card.tier), tinted);
     out.yaw = vec2<f32>(c, s);
     return out;
 }
