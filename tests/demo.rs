@@ -981,8 +981,7 @@ fn demo_locomotion_paths_walks_members_along_their_curves() {
     };
     let dir = scratch_dir("demo-paths");
     let png = dir.join("paths.png");
-    let out = throng(&[
-        "demo",
+    let Some(report) = demo_json(&[
         "--locomotion",
         "paths",
         "--bvh",
@@ -995,15 +994,11 @@ fn demo_locomotion_paths_walks_members_along_their_curves() {
         "48",
         "--height",
         "32",
-        "--json",
         "--out",
         png.to_str().unwrap(),
-    ]);
-    if skipped_for_no_gpu(&out) {
+    ]) else {
         return;
-    }
-    assert!(out.status.success(), "demo failed: {}", stderr(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    };
     assert!(
         report["control"]
             .as_str()
@@ -1048,8 +1043,7 @@ fn demo_locomotion_paths_walks_members_along_their_curves() {
 fn demo_dolly_brings_members_from_cards_to_meshes() {
     let dir = scratch_dir("demo-dolly");
     let png = dir.join("dolly.png");
-    let out = throng(&[
-        "demo",
+    let Some(report) = demo_json(&[
         "--instances",
         "16",
         "--frames",
@@ -1059,15 +1053,11 @@ fn demo_dolly_brings_members_from_cards_to_meshes() {
         "--height",
         "90",
         "--dolly",
-        "--json",
         "--out",
         png.to_str().unwrap(),
-    ]);
-    if skipped_for_no_gpu(&out) {
+    ]) else {
         return;
-    }
-    assert!(out.status.success(), "demo failed: {}", stderr(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    };
     let frames = report["frames"].as_array().expect("frames");
     let cards = |f: &serde_json::Value| f["lod_histogram"]["impostor"].as_u64().unwrap();
     assert_eq!(cards(&frames[0]), 16, "{}", frames[0]);
@@ -1089,7 +1079,6 @@ fn demo_lod_tint_colours_the_cards_past_the_budget_blue() {
     for tint in [false, true] {
         let png = dir.join(format!("tint_{tint}.png"));
         let mut args = vec![
-            "demo",
             "--instances",
             "36",
             "--budget",
@@ -1099,19 +1088,15 @@ fn demo_lod_tint_colours_the_cards_past_the_budget_blue() {
             "160",
             "--height",
             "90",
-            "--json",
             "--out",
             png.to_str().unwrap(),
         ];
         if tint {
             args.push("--lod-tint");
         }
-        let out = throng(&args);
-        if skipped_for_no_gpu(&out) {
+        let Some(report) = demo_json(&args) else {
             return;
-        }
-        assert!(out.status.success(), "demo failed: {}", stderr(&out));
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        };
         assert_eq!(report["frames"][0]["carded"], 34, "{report}");
         let (_, _, rgba) = decode(&png);
         let bluish = |p: &[u8]| i32::from(p[2]) > i32::from(p[0].max(p[1])) + 60;
