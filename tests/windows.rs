@@ -161,3 +161,32 @@ fn throng_view_in_the_interpreter_program_mode_draws_the_crowd_without_specialis
         shot.stdout
     );
 }
+
+/// A crowd too small on screen to skin is drawn as the far tier's cards, blue under the tint:
+/// 20 000 members fill the right of the window (right of the overlay) with blue pixels.
+#[test]
+fn throng_view_draws_far_members_as_cards_tinted_blue() {
+    let args = [
+        "view",
+        "--frames",
+        "3",
+        "--instances",
+        "20000",
+        "--lod-tint",
+        "--width",
+        "640",
+        "--height",
+        "360",
+    ];
+    let Some(shot) = screenshot("view-cards", Path::new(env!("CARGO_BIN_EXE_throng")), &args)
+    else {
+        return;
+    };
+    let blue = |p: &[u8]| i32::from(p[2]) > i32::from(p[0].max(p[1])) + 60;
+    let share = shot.share((300, 600), (100, 250), blue);
+    assert!(
+        share > 0.3,
+        "{:.0}% of the crowd's middle is blue",
+        100.0 * share
+    );
+}

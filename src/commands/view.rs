@@ -1,7 +1,8 @@
 //! `throng view`: the crowd in a window, through the embedding API (throng::Animator and
 //! CrowdPass on the window's own device), with an egui overlay: play, pause and single-step of
 //! the fixed tick, the member count, the program mode (the pose pass's mapping, or the
-//! interpreter alone), level of detail on or off and its tint, and live stage times. Drag to orbit, scroll to zoom; Space plays or pauses, `.` steps one tick, `L` and `T`
+//! interpreter alone), level of detail on or off and its tint, the far tier (members under
+//! `FAR_HEIGHT` pixels tall drawn as cards, baked when the crowd is built), and live stage times. Drag to orbit, scroll to zoom; Space plays or pauses, `.` steps one tick, `L` and `T`
 //! toggle LOD and tint.
 //!
 //! Unlike an embedding, the viewer waits for each frame's GPU work (`Runtime::finish`) to show
@@ -15,6 +16,7 @@ use glam::Vec3;
 use throng::control::tree::Value;
 use throng::fixtures::Formation;
 use throng::gpu::draw::{cleared_depth, CrowdPass, Target};
+use throng::gpu::impostor::{Card, FAR_HEIGHT};
 use throng::gpu::raster::{read_texture, Camera, Scene, BACKGROUND, DEPTH_FORMAT};
 use throng::gpu::{wgpu, GpuContext, Mapping, RuntimeOptions, Specialise, StageTimes, Visibility};
 use throng::{Animator, AnimatorOptions, TickClock, View};
@@ -32,6 +34,8 @@ const MAX_INSTANCES: u32 = 20_000;
 const TICK: f64 = 1.0 / 30.0;
 /// Frames rendered per second of crowd time (twice the tick rate).
 const FRAME_HZ: f64 = 60.0;
+/// The far tier's cards' tier under `--lod-tint` / `T` (blue, as `throng demo`'s).
+const CARD_TINT: u32 = 5;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -228,6 +232,8 @@ struct Panel {
     frame_ms: f64,
     times: StageTimes,
     visibility: Visibility,
+    /// The far tier's cards of the last frame (members under `FAR_HEIGHT` pixels tall).
+    cards: usize,
 }
 
 struct Overlay {
@@ -289,10 +295,15 @@ impl Viewer {
             depth: DEPTH_FORMAT,
             samples: 1,
         };
-        let crowd = CrowdPass::new(&gpu, target)?;
+        let mut crowd = CrowdPass::new(&gpu, target)?;
         let depth = target.depth_view(&gpu.device, (config.width, config.height));
         let instances = args.instances.clamp(1, MAX_INSTANCES);
-        let (animator, scene) = crowd_scene(&gpu, (instances, true, args.program_mode), &config)?;
+        let (animator, scene) = crowd_scene(
+            &gpu,
+            (instances, true, args.program_mode),
+            &config,
+            &mut crowd,
+        )?;
         let egui_ctx = egui::Context::default();
         let viewport = egui::ViewportId::ROOT;
         let state = egui_winit::State::new(egui_ctx.clone(), viewport, &window, None, None, None);
@@ -389,7 +400,7 @@ impl Viewer {
         let start = Instant::now();
         let asked = (self.panel.instances, self.panel.lod, self.panel.mode);
         if asked != self.built {
-            (self.animator, _) = crowd_scene(&self.gpu, asked, &self.config)?;
+            (self.animator, _) = crowd_scene(&self.gpu, asked, &self.config, &mut self.crowd)?;
             self.built = asked;
         }
         let p = &mut self.panel;
@@ -429,6 +440,13 @@ impl Viewer {
             false => Vec::new(),
         };
         self.crowd.set_tiers(&tiers);
+        // The far tier's cards, blue under the tint (as `throng demo --lod-tint`).
+        let tier = if p.tint { CARD_TINT } else { 0 };
+        let cards: Vec<Card> = (self.animator.cards().iter())
+            .map(|c| Card { tier, ..*c })
+            .collect();
+        self.crowd.set_cards(&cards);
+        p.cards = cards.len();
         self.crowd
             .prepare(self.animator.runtime(), &self.scene, (width, height))?;
         let frame = match self.surface.get_current_texture() {
@@ -541,15 +559,20 @@ fn controls(ui: &mut egui::Ui, p: &mut Panel, adapter: &str) {
         p.dispatches.0, p.dispatches.1
     ));
     ui.checkbox(&mut p.lod, "level of detail (L)");
-    (ui.checkbox(&mut p.tint, "tint by level (T)"))
-        .on_hover_text("green: every joint, yellow: about half, orange: about a quarter");
+    (ui.checkbox(&mut p.tint, "tint by level (T)")).on_hover_text(
+        "green: every joint, yellow: about half, orange: about a quarter; cards blue",
+    );
     let v = &p.visibility;
     ui.label(format!(
         "visible {}, skinned {}: {} vertices, {} triangles",
         v.visible, v.skinned, v.skinned_vertices, v.triangles
     ));
     let levels: Vec<String> = (v.per_level.iter()).map(|(n, _)| n.to_string()).collect();
-    ui.label(format!("members per level: {}", levels.join(" / ")));
+    ui.label(format!(
+        "members per level: {}; far tier: {} cards",
+        levels.join(" / "),
+        p.cards
+    ));
     let t = &p.times;
     let source = if t.gpu_timestamps {
         "timestamps"
@@ -567,11 +590,13 @@ fn controls(ui: &mut egui::Ui, p: &mut Panel, adapter: &str) {
 }
 
 /// The generated character's crowd of `n` members at a spread of speeds, posed with or
-/// without `lod` in program mode `mode`, and the scene framing it.
+/// without `lod` in program mode `mode`, with the far tier (members under `FAR_HEIGHT` pixels
+/// tall drawn as cards, baked now and handed to `crowd`), and the scene framing it.
 fn crowd_scene(
     gpu: &GpuContext,
     (n, lod, mode): (u32, bool, ProgramMode),
     config: &wgpu::SurfaceConfiguration,
+    crowd: &mut CrowdPass,
 ) -> Result<(Animator, Scene), CliError> {
     let n = n.clamp(1, MAX_INSTANCES) as usize;
     let mut package = throng::builtin_character()?;
@@ -580,6 +605,7 @@ fn crowd_scene(
     let options = AnimatorOptions {
         capacity: n as u32,
         lod,
+        far_height: Some(FAR_HEIGHT),
         runtime: mode.runtime(),
         ..AnimatorOptions::default()
     };
@@ -593,6 +619,8 @@ fn crowd_scene(
         (animator.set_input(member, "speed", Value::Float(speed))).map_err(control)?;
     }
     animator.tick().map_err(control)?;
+    let baked = animator.bake_far_tier(character).map_err(control)?;
+    crowd.set_impostor(&baked.impostor, &baked.atlas)?;
     let aspect = config.width as f32 / config.height.max(1) as f32;
     let scene = Scene::framing(&grid.bounds(), aspect, grid.spacing);
     Ok((animator, scene))
