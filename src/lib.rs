@@ -63,7 +63,7 @@ pub mod sketch;
 
 pub use throng_animator::{
     builtin_character, locomotion_character, tree_limits, Animator, AnimatorError, AnimatorOptions,
-    CharacterId, MemberId, TickClock, TickTimes, UpdateRate, View,
+    CharacterId, MemberId, TickClock, TickTimes, UpdateRate, View, FAR_FADE,
 };
 pub use throng_control as control;
 pub use throng_cook as cook;

@@ -1107,3 +1107,47 @@ fn demo_lod_tint_colours_the_cards_past_the_budget_blue() {
         "blue pixels {blue:?}"
     );
 }
+
+/// The pop measure on one member (no occlusion): dollied in from a card to a mesh, crossing the
+/// far tier's cross-fade band, its coverage changes from one frame to the next by at most twice
+/// what its motion changes it at full detail (docs/gpu.md, "Watching the boundary"). A card
+/// whose mip levels over- or under-cover (as doubled alphas did: twice the mesh's pixels far
+/// off) jumps at the switch and at each change of level.
+#[test]
+fn demo_dolly_keeps_a_members_coverage_within_twice_its_motion_across_the_far_tier() {
+    let dir = scratch_dir("demo-pops");
+    let full = dir.join("full.json");
+    let run = |extra: &[&str], name: &str| {
+        let png = dir.join(name);
+        let mut args = vec![
+            "--instances",
+            "1",
+            "--frames",
+            "120",
+            "--width",
+            "160",
+            "--height",
+            "90",
+            "--dolly",
+            "--no-lod",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        demo_json(&args)
+    };
+    let Some(_) = run(
+        &["--no-far-tier", "--coverage", full.to_str().unwrap()],
+        "full.png",
+    ) else {
+        return;
+    };
+    let report = run(&["--pops-against", full.to_str().unwrap()], "tiered.png").unwrap();
+    let frames = report["frames"].as_array().expect("frames");
+    let cards = |f: &serde_json::Value| f["lod_histogram"]["impostor"].as_u64().unwrap();
+    assert_eq!(cards(&frames[0]), 1, "the member starts as a card");
+    assert_eq!(cards(&frames[119]), 0, "and ends as a mesh");
+    let pops = &report["pops"];
+    assert!(pops["compared"].as_u64().unwrap() >= 100, "{pops}");
+    assert!(pops["worst_ratio"].as_f64().unwrap() <= 2.0, "{pops}");
+}

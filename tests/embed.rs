@@ -507,16 +507,22 @@ fn members_past_the_skinned_budget_are_cards_of_their_presented_clip_frame_and_p
             let sample = (program.ops.iter())
                 .find(|o| o.code == throng::cpu_ref::program::op::SAMPLE)
                 .unwrap();
-            let first = impostor
-                .frame_cell(&package, sample.a, f64::from(sample.time))
-                .unwrap_or(0);
+            let frame = impostor
+                .card_frame(&package, sample.a, f64::from(sample.time))
+                .unwrap_or_default();
             let placement = animator.instances().present_placement(card.slot, alpha);
-            let want = throng::gpu::impostor::Card::new(&impostor, &placement, card.slot, first);
+            let want = throng::gpu::impostor::Card::new(&impostor, &placement, card.slot, frame);
             let clip = &package.clips[sample.a as usize];
             assert_eq!(
                 card.first, want.first,
                 "member {}: clip {} time {} duration {} ops {:?}",
                 card.slot, sample.a, sample.time, clip.duration, program.ops
+            );
+            assert!(
+                (card.blend - want.blend).abs() < 1e-4
+                    && (want.blend < 1e-3 || card.next == want.next),
+                "member {}: {card:?} against {want:?}",
+                card.slot
             );
             let centre = glam::Vec3::from(card.centre).distance(want.centre.into());
             assert!(

@@ -98,6 +98,15 @@ pub enum UpdateRate {
     Budget { joints: u64, max_stale: u32 },
 }
 
+/// The default [`AnimatorOptions::far_fade`]: a member cross-fades from mesh to card as it
+/// shrinks from 1.5 times the far tier's height to that height (at the demo's dolly, about 17
+/// frames).
+pub const FAR_FADE: f32 = 1.5;
+
+/// The largest card share of a member that cannot be a card alone (its program captures
+/// history) while the far tier cross-fades: one pixel in 16 stays its mesh's.
+const CAPTURING_SHARE: f32 = 15.0 / 16.0;
+
 /// How an [`Animator`] runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AnimatorOptions {
@@ -118,6 +127,12 @@ pub struct AnimatorOptions {
     /// cards once [`Animator::bake_far_tier`] baked their character
     /// (`throng_gpu::impostor::FAR_HEIGHT` is the demo's); `None`: never.
     pub far_height: Option<f32>,
+    /// The far tier's cross-fade: a member between `far_height` and `far_fade` times it is
+    /// drawn both as a mesh and as a card, each keeping a complementary share of its pixels
+    /// (dithered; the card's share grows linearly as it shrinks toward `far_height`), so it
+    /// crosses tiers over the frames it takes to shrink or grow through the band instead of
+    /// in one. 1: no cross-fade (a member switches tier at `far_height`, with 20 % hysteresis).
+    pub far_fade: f32,
     /// With a view, skin and draw only members whose animated bounds meet its frustum; false:
     /// every member (levels of detail, update rate and the far tier still follow the view).
     pub cull: bool,
@@ -137,6 +152,7 @@ impl Default for AnimatorOptions {
             lod: true,
             update_rate: UpdateRate::EveryFrame,
             far_height: None,
+            far_fade: FAR_FADE,
             cull: true,
             runtime: RuntimeOptions::default(),
         }
@@ -192,9 +208,11 @@ struct Member {
     /// Its placement jumped since the last tick (no blend).
     jumped: bool,
     hero: bool,
-    /// This frame: drawn as a card; and it was one the frame before.
+    /// This frame: drawn as a card alone; and it was one the frame before.
     far: bool,
     rejoined: bool,
+    /// This frame: its card's share of its pixels (0: no card; 1: `far`).
+    card: f32,
 }
 
 /// How long the last tick's parts took.
@@ -407,6 +425,7 @@ impl Animator {
             hero: false,
             far: false,
             rejoined: false,
+            card: 0.0,
         });
         Ok(member)
     }
@@ -724,10 +743,28 @@ impl Animator {
             let height = 2.0
                 * m.placement.scale
                 * view.pixels_per_unit(eye.distance(m.placement.translation));
-            let must = self.store.captures(id) || m.hero;
-            let card = far.is_some_and(|h| c.far.is_some() && !must && below(m.far, height, h));
+            let captures = self.store.captures(id);
+            let must = captures || m.hero;
+            let fade = self.options.far_fade;
+            let share = match far {
+                Some(h) if c.far.is_some() && !m.hero => {
+                    let share = card_share(m.far, height, h, fade);
+                    // A member whose program captures history is posed every frame, so never a
+                    // card alone: while cross-fading it keeps a sliver of mesh (a share that
+                    // jumped to 0 and back as captures come and go would pop); without, it is
+                    // a mesh.
+                    match (captures, fade > 1.0) {
+                        (false, _) => share,
+                        (true, true) => share.min(CAPTURING_SHARE),
+                        (true, false) => 0.0,
+                    }
+                }
+                _ => 0.0,
+            };
+            let card = share >= 1.0;
             if let Some(x) = self.members[slot].as_mut() {
                 x.far = card;
+                x.card = share;
                 // Back from the far tier it has no pose to keep: it is posed this frame.
                 x.rejoined = m.far && !card;
             }
@@ -766,7 +803,7 @@ impl Animator {
                 Show::Keep
             };
             self.store.set_show(id, show)?;
-            if m.far {
+            if m.card > 0.0 {
                 self.push_card(m, slot as u32, alpha);
             }
         }
@@ -789,12 +826,14 @@ impl Animator {
             None
         };
         let impostor = &baked.impostor;
-        let first = clip
-            .and_then(|(c2, t)| impostor.frame_cell(&c.source, c2, t))
-            .unwrap_or(0);
+        let frame = clip
+            .and_then(|(c2, t)| impostor.card_frame(&c.source, c2, t))
+            .unwrap_or_default();
         let placement = self.store.present_placement(slot, alpha);
-        self.cards
-            .push(Card::new(impostor, &placement, slot, first));
+        self.cards.push(Card {
+            fade: m.card,
+            ..Card::new(impostor, &placement, slot, frame)
+        });
     }
 
     /// How the last presented frame spent the pose budget (with [`UpdateRate::Budget`] and a
@@ -1037,9 +1076,17 @@ pub fn compose(p: &Placement, t: Vec3, q: Quat) -> Placement {
 
 /// Whether a member `height` pixels tall is under the far tier's `limit` (with 20 % hysteresis:
 /// one already there leaves it above `1.2 limit`).
-fn below(was: bool, height: f32, limit: f32) -> bool {
-    let limit = if was { limit * 1.2 } else { limit };
-    height < limit
+/// The share of a member's pixels its card takes at `height` pixels tall, for a far tier at
+/// `limit` pixels cross-fading up to `fade` × `limit` ([`AnimatorOptions::far_fade`]): 1 at
+/// or under `limit`, falling linearly to 0 at the band's top. Without a band (`fade` ≤ 1) a
+/// member is a card under `limit`, or under 1.2 × `limit` if it `was` one (hysteresis).
+fn card_share(was: bool, height: f32, limit: f32, fade: f32) -> f32 {
+    if fade <= 1.0 {
+        let limit = if was { limit * 1.2 } else { limit };
+        return if height < limit { 1.0 } else { 0.0 };
+    }
+    let top = limit * fade;
+    ((top - height) / (top - limit)).clamp(0.0, 1.0)
 }
 
 /// The built-in generated character (throng-fixtures' glTF: 50 joints, idle, walk, run, wave
@@ -1094,4 +1141,24 @@ pub fn locomotion_character(
         &["idle".into()],
         &throng_cook::motion_db::DatabaseSettings::default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_members_card_share_grows_across_the_band_and_switches_at_once_without_one() {
+        // Band from 24 px (no card) down to 16 px (a card alone).
+        assert_eq!(card_share(false, 30.0, 16.0, 1.5), 0.0);
+        assert_eq!(card_share(false, 24.0, 16.0, 1.5), 0.0);
+        assert_eq!(card_share(false, 20.0, 16.0, 1.5), 0.5);
+        assert_eq!(card_share(true, 16.0, 16.0, 1.5), 1.0);
+        assert_eq!(card_share(false, 3.0, 16.0, 1.5), 1.0);
+        // No band: a card under 16 px, or under 19.2 px once one.
+        assert_eq!(card_share(false, 17.0, 16.0, 1.0), 0.0);
+        assert_eq!(card_share(true, 17.0, 16.0, 1.0), 1.0);
+        assert_eq!(card_share(true, 20.0, 16.0, 1.0), 0.0);
+        assert_eq!(card_share(false, 15.0, 16.0, 1.0), 1.0);
+    }
 }

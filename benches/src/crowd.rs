@@ -293,11 +293,11 @@ fn timed_frame(
 
 /// The card of instance `i` (frame slot `i`) running one-clip program `p` at its grid place.
 fn card(baked: &Baked, package: &Package, p: &Program, i: usize) -> Card {
-    let first = (p.ops.iter())
+    let frame = (p.ops.iter())
         .find(|o| o.code == op::SAMPLE)
-        .and_then(|o| baked.impostor.frame_cell(package, o.a, f64::from(o.time)))
-        .unwrap_or(0);
-    Card::new(&baked.impostor, &grid(i), i as u32, first)
+        .and_then(|o| baked.impostor.card_frame(package, o.a, f64::from(o.time)))
+        .unwrap_or_default();
+    Card::new(&baked.impostor, &grid(i), i as u32, frame)
 }
 
 fn scene(camera: Camera) -> Scene {

@@ -15,8 +15,9 @@
 //! as `0.5 + 0.5 · n` in rgb (plain bytes, not sRGB-encoded) and coverage in alpha (0 or 255).
 //!
 //! Frames: a looping clip's `frames` cells show times `f · duration / frames` (its end is its
-//! start); a clip played once shows `f · duration / (frames − 1)`, both ends included. An
-//! instance shows the nearest frame to its clip time and the nearest baked direction.
+//! start); a clip played once shows `f · duration / (frames − 1)`, both ends included. A card
+//! shows the two frames around its clip time mixed ([`frame_blend`]), and the two views around
+//! its azimuth at the nearest elevation row, mixed (raster.wgsl `card_fs`).
 
 use std::f32::consts::TAU;
 
@@ -92,19 +93,72 @@ pub fn frame_time(clip: &Clip, frames: u32, frame: u32) -> f64 {
     }
 }
 
+/// Where a clip time falls among a clip's baked frames: the nearest frame, the neighbour on the
+/// time's side of it, and how far toward that neighbour the time lies, in frames (0 on the
+/// nearest frame, at most one half). A card shows the two frames mixed by `weight`
+/// (docs/gpu.md, "Far tier"), so it moves as smoothly as its frames allow instead of stepping.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameBlend {
+    pub nearest: u32,
+    pub toward: u32,
+    pub weight: f32,
+}
+
 /// The frame of `frames` nearest to clip time `time` (seconds; wrapped for a looping clip,
 /// clamped for one played once).
 pub fn frame_at(clip: &Clip, frames: u32, time: f64) -> u32 {
+    frame_blend(clip, frames, time).nearest
+}
+
+/// [`frame_at`]'s frame and its neighbour toward `time` (a looping clip's last frame
+/// neighbours its first; a clip played once holds its ends).
+pub fn frame_blend(clip: &Clip, frames: u32, time: f64) -> FrameBlend {
+    let still = FrameBlend {
+        nearest: 0,
+        toward: 0,
+        weight: 0.0,
+    };
     if clip.duration <= 0.0 || frames <= 1 || !time.is_finite() {
-        return 0;
+        return still;
     }
     let phase = time / clip.duration;
-    match clip.loop_policy {
-        LoopPolicy::Loop => {
-            let f = (phase.rem_euclid(1.0) * f64::from(frames)).round() as u32;
-            f % frames
+    let (x, wraps) = match clip.loop_policy {
+        LoopPolicy::Loop => (phase.rem_euclid(1.0) * f64::from(frames), true),
+        LoopPolicy::Once => (phase.clamp(0.0, 1.0) * f64::from(frames - 1), false),
+    };
+    let n = x.round();
+    let d = x - n;
+    let n = n as u32;
+    let (nearest, toward) = match (wraps, d >= 0.0) {
+        (true, true) => (n % frames, (n + 1) % frames),
+        (true, false) => (n % frames, (n + frames - 1) % frames),
+        (false, true) => (n, (n + 1).min(frames - 1)),
+        (false, false) => (n, n.saturating_sub(1)),
+    };
+    FrameBlend {
+        nearest,
+        toward,
+        weight: d.abs() as f32,
+    }
+}
+
+/// The cells a card shows (row 0, view 0 of each frame) and the mix between them
+/// ([`FrameBlend`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CardFrame {
+    pub first: u32,
+    pub next: u32,
+    pub blend: f32,
+}
+
+impl CardFrame {
+    /// Cell `cell` alone.
+    pub fn still(cell: u32) -> CardFrame {
+        CardFrame {
+            first: cell,
+            next: cell,
+            blend: 0.0,
         }
-        LoopPolicy::Once => (phase.clamp(0.0, 1.0) * f64::from(frames - 1)).round() as u32,
     }
 }
 
@@ -141,13 +195,23 @@ impl Impostor {
     /// The cell of row 0, view 0 of the frame nearest to clip time `time` of package clip
     /// `clip` (of `package`, the impostor's); `None` when the clip is not baked.
     pub fn frame_cell(&self, package: &Package, clip: u32, time: f64) -> Option<u32> {
+        Some(self.card_frame(package, clip, time)?.first)
+    }
+
+    /// [`Impostor::frame_cell`] and the cell of its neighbouring frame toward `time`, with
+    /// their mix ([`frame_blend`]).
+    pub fn card_frame(&self, package: &Package, clip: u32, time: f64) -> Option<CardFrame> {
         let slot = self.slot_of(clip)?;
-        let frame = frame_at(
+        let b = frame_blend(
             package.clips.get(clip as usize)?,
             self.clips[slot].frames,
             time,
         );
-        Some(self.cell_of(slot, frame, 0, 0))
+        Some(CardFrame {
+            first: self.cell_of(slot, b.nearest, 0, 0),
+            next: self.cell_of(slot, b.toward, 0, 0),
+            blend: b.weight,
+        })
     }
 
     /// The cell of (clip slot, frame, row, view).
@@ -322,6 +386,27 @@ mod tests {
         assert_eq!(frame_at(&wave, 13, 0.99), 12);
         assert_eq!(frame_at(&wave, 13, 5.0), 12);
         assert_eq!(frame_at(&wave, 13, f64::NAN), 0);
+    }
+
+    #[test]
+    fn a_time_between_frames_blends_its_nearest_frame_toward_the_next_one_across_a_loop() {
+        let walk = clip(1.0, LoopPolicy::Loop);
+        let b = frame_blend(&walk, 12, 0.26);
+        assert_eq!((b.nearest, b.toward), (3, 4));
+        assert!((b.weight - 0.12).abs() < 1e-5, "{b:?}");
+        let b = frame_blend(&walk, 12, 0.24);
+        assert_eq!((b.nearest, b.toward), (3, 2));
+        assert!((b.weight - 0.12).abs() < 1e-5, "{b:?}");
+        // The last frame of a loop leads to its first; a clip played once holds its ends.
+        let b = frame_blend(&walk, 12, 11.2 / 12.0);
+        assert_eq!((b.nearest, b.toward), (11, 0));
+        let wave = clip(1.0, LoopPolicy::Once);
+        let b = frame_blend(&wave, 13, 5.0);
+        assert_eq!((b.nearest, b.toward, b.weight), (12, 12, 0.0));
+        // On a frame the neighbour has no weight.
+        let b = frame_blend(&wave, 13, -1.0);
+        assert_eq!((b.nearest, b.weight), (0, 0.0));
+        assert_eq!(frame_blend(&wave, 13, f64::NAN).weight, 0.0);
     }
 
     fn impostor() -> Impostor {

@@ -84,7 +84,8 @@ pub(crate) struct FrameUniform {
     ground: [f32; 4],
     centre: [f32; 4],
     background: [f32; 4],
-    /// x: frame slots with a tier ([`CrowdPass::set_tiers`]; 0: no tier tint).
+    /// x: frame slots with a tier ([`CrowdPass::set_tiers`]; 0: no tier tint); y: `Shading`;
+    /// z: frame slots with a card share in `fades` ([`CrowdPass::set_cards`]).
     tiers: [u32; 4],
     /// Motion vectors: the previous view-projection; width, height, [`MOTION_RANGE`].
     previous_view_proj: [[f32; 4]; 4],
@@ -99,6 +100,14 @@ pub(crate) struct DrawUniform {
     page_rank: u32,
     first_at: u32,
     highlight: u32,
+}
+
+/// What a [`CrowdPass`]'s fragments write (raster.wgsl `Frame::tiers.y`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shading {
+    Colour = 0,
+    Normals = 1,
+    MemberIds = 2,
 }
 
 /// One instanced draw: a skinned run of the last frame.
@@ -120,8 +129,8 @@ struct SkinIndices {
 pub struct CrowdPass {
     ctx: GpuContext,
     target: Target,
-    /// Writes normals instead of colours (the impostor bake).
-    normals: bool,
+    /// What the fragments write: colours, normals (the impostor bake) or member numbers.
+    shading: Shading,
     /// The far tier's cards, once an impostor is set.
     cards: Option<CardLayer>,
     /// The runtime's attachments.
@@ -137,6 +146,12 @@ pub struct CrowdPass {
     tiers: wgpu::Buffer,
     tier_count: u32,
     tier_words: Vec<u32>,
+    /// Per frame slot the share of its pixels its card takes (0: none) and its card's centre,
+    /// for the members drawn both ways while they cross tiers (raster.wgsl `fades`), and how
+    /// many slots it holds.
+    fades: wgpu::Buffer,
+    fade_count: u32,
+    fade_words: Vec<[f32; 4]>,
     indices: Vec<SkinIndices>,
     /// What the last [`CrowdPass::prepare`] planned: its draws, their bind groups, the frame's,
     /// whether the ground is drawn, and the runtime's indirect buffer.
@@ -171,7 +186,7 @@ impl CrowdPass {
         Ok(CrowdPass {
             ctx: ctx.clone(),
             target,
-            normals: false,
+            shading: Shading::Colour,
             cards: None,
             props,
             crowd,
@@ -184,6 +199,9 @@ impl CrowdPass {
             tiers: tier_buffer(device, 1),
             tier_count: 0,
             tier_words: Vec::new(),
+            fades: tier_buffer(device, 1),
+            fade_count: 0,
+            fade_words: Vec::new(),
             indices: Vec::new(),
             planned: Vec::new(),
             groups: Vec::new(),
@@ -223,16 +241,56 @@ impl CrowdPass {
     }
 
     /// The far-tier instances of the next frames, one card each (queue writes); ignored
-    /// before [`CrowdPass::set_impostor`].
+    /// before [`CrowdPass::set_impostor`]. A card whose `fade` is below 1 shares its member
+    /// with the member's mesh: the mesh keeps the complementary pixels (a tier cross-fade).
     pub fn set_cards(&mut self, cards: &[Card]) {
-        if let Some(layer) = self.cards.as_mut() {
-            layer.set_cards(&self.ctx, cards);
+        let Some(layer) = self.cards.as_mut() else {
+            return;
+        };
+        layer.set_cards(&self.ctx, cards);
+        self.fade_words.clear();
+        for c in cards.iter().filter(|c| c.fade < 1.0) {
+            let slot = c.slot as usize;
+            if slot >= self.fade_words.len() {
+                self.fade_words.resize(slot + 1, [0.0; 4]);
+            }
+            let [x, y, z] = c.centre;
+            self.fade_words[slot] = [c.fade.max(0.0), x, y, z];
         }
+        self.fade_count = self.fade_words.len() as u32;
+        if self.fade_words.is_empty() {
+            return;
+        }
+        let bytes = std::mem::size_of_val(self.fade_words.as_slice()) as u64;
+        if bytes > self.fades.size() {
+            self.fades = tier_buffer(&self.ctx.device, bytes);
+        }
+        let words: &[u8] = bytemuck::cast_slice(&self.fade_words);
+        self.ctx.queue.write_buffer(&self.fades, 0, words);
     }
 
     /// Writes normals instead of shaded colours (rgb `0.5 + 0.5 · n`, alpha 1): the bake.
     pub(crate) fn set_normals(&mut self, normals: bool) {
-        self.normals = normals;
+        self.shading = if normals {
+            Shading::Normals
+        } else {
+            Shading::Colour
+        };
+    }
+
+    /// Writes each member's frame slot instead of its colour ([`crate::raster::member_at`]
+    /// reads it back; the ground and props write none): what covers each pixel.
+    pub fn set_member_ids(&mut self, ids: bool) {
+        self.shading = if ids {
+            Shading::MemberIds
+        } else {
+            Shading::Colour
+        };
+    }
+
+    /// Whether it writes member numbers ([`CrowdPass::set_member_ids`]).
+    pub fn member_ids(&self) -> bool {
+        self.shading == Shading::MemberIds
     }
 
     /// Plans the draws of `runtime`'s last frame seen through `scene` on a `width` × `height`
@@ -382,7 +440,7 @@ impl CrowdPass {
             ],
             centre: ground.centre.extend(1.0).to_array(),
             background: [r, g, b, 1.0],
-            tiers: [self.tier_count, u32::from(self.normals), 0, 0],
+            tiers: [self.tier_count, self.shading as u32, self.fade_count, 0],
             previous_view_proj: previous.view_proj(aspect).to_cols_array_2d(),
             motion: [width as f32, height as f32, MOTION_RANGE, 0.0],
         };
@@ -405,7 +463,7 @@ impl CrowdPass {
         queue.write_buffer(&self.draws, 0, &self.uniform_bytes);
     }
 
-    /// The frame bind group: the frame uniform and the tiers.
+    /// The frame bind group: the frame uniform, the tiers and the cards' shares.
     fn frame_group(&self) -> wgpu::BindGroup {
         self.ctx
             .device
@@ -420,6 +478,10 @@ impl CrowdPass {
                     wgpu::BindGroupEntry {
                         binding: 1,
                         resource: self.tiers.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: self.fades.as_entire_binding(),
                     },
                 ],
             })
@@ -505,7 +567,7 @@ pub(crate) fn range(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::Bind
     })
 }
 
-/// The per-slot tier buffer, `bytes` long.
+/// A per-slot word buffer (tiers, card shares), `bytes` long.
 fn tier_buffer(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("crowd tiers"),
@@ -583,6 +645,7 @@ fn pipelines(
         entries: &[
             uniform_entry(0, std::mem::size_of::<FrameUniform>()),
             storage_entry(1),
+            storage_entry(2),
         ],
     });
     let draw_layout = draw_layout(device, "crowd draw", 3);

@@ -76,7 +76,7 @@ impl StreamBuffers {
 }
 
 /// Bytes of one card (raster.wgsl `Card`, [`crate::impostor::Card`]).
-pub(crate) const CARD_BYTES: u64 = 32;
+pub(crate) const CARD_BYTES: u64 = std::mem::size_of::<crate::impostor::Card>() as u64;
 
 /// Clips of one package the far tier's table holds.
 pub(crate) const FAR_MAX_CLIPS: u32 = 1024;
@@ -102,7 +102,7 @@ pub(crate) struct CullBuffers {
     /// The far tier's impostor table (`FAR_HEADER` u32, then four per clip; scatter.wgsl,
     /// [`crate::Runtime::set_far_tier`]).
     pub far: wgpu::Buffer,
-    /// The cards of the visible slots past the skinned budget (32 bytes each, raster.wgsl
+    /// The cards of the visible slots past the skinned budget (48 bytes each, raster.wgsl
     /// `Card`), one per frame slot at most; the card draw's arguments are in `indirect` at
     /// [`CullBuffers::card_base`].
     pub cards: wgpu::Buffer,

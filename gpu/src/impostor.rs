@@ -8,7 +8,8 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Vec3};
 use throng_cpu_ref::bounds::Bounds;
 use throng_cpu_ref::impostor::{
-    frame_time, frames_for, Impostor, ImpostorClip, MAX_IMPOSTOR_ROWS, MAX_IMPOSTOR_VIEWS,
+    frame_time, frames_for, CardFrame, Impostor, ImpostorClip, MAX_IMPOSTOR_ROWS,
+    MAX_IMPOSTOR_VIEWS,
 };
 use throng_cpu_ref::{Batch, Instance, Package, Pose, PoseOp, Program};
 use wgpu::util::DeviceExt;
@@ -23,7 +24,7 @@ use crate::{Capacities, GpuContext, GpuError, PackageId, Runtime};
 /// nothing from its curve.
 pub const ATLAS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
-/// One far-tier instance (raster.wgsl `Card`, 32 bytes).
+/// One far-tier instance (raster.wgsl `Card`, 48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Card {
@@ -38,12 +39,21 @@ pub struct Card {
     pub first: u32,
     /// 0: its own tint (blue while `CrowdPass::set_tiers` tints); 1–4: a tier colour (`set_tiers`'s), anything else blue.
     pub tier: u32,
+    /// The cell of the neighbouring frame toward its clip time (row 0, view 0), and how far
+    /// toward it the time lies (0 to ½; `CardFrame`): the card mixes the two frames.
+    pub next: u32,
+    pub blend: f32,
+    /// The card's share of the member's pixels: 1 a card alone; below 1 the member is also
+    /// drawn as a mesh, the two dithered in complementary pixels (a tier cross-fade: the mesh
+    /// keeps the pixels whose dither threshold is at least `fade`, docs/gpu.md "Far tier").
+    pub fade: f32,
+    pub pad: u32,
 }
 
 impl Card {
     /// The card of an instance placed at `placement` (a rotation about +Y, a uniform scale and
-    /// a translation) showing cell `first` of `impostor`.
-    pub fn new(impostor: &Impostor, placement: &Affine3A, slot: u32, first: u32) -> Card {
+    /// a translation) showing `frame` of `impostor`, alone (`fade` 1).
+    pub fn new(impostor: &Impostor, placement: &Affine3A, slot: u32, frame: CardFrame) -> Card {
         let (scale, rotation, translation) = placement.to_scale_rotation_translation();
         let (axis, angle) = rotation.to_axis_angle();
         let yaw = if axis.y < 0.0 { -angle } else { angle };
@@ -52,8 +62,12 @@ impl Card {
             yaw,
             scale: scale.max_element(),
             slot,
-            first,
+            first: frame.first,
             tier: 0,
+            next: frame.next,
+            blend: frame.blend,
+            fade: 1.0,
+            pad: 0,
         }
     }
 }
@@ -128,7 +142,7 @@ impl CardLayer {
         scoped(device, "impostor atlas upload", || {
             let layout = card_layout(device);
             let pipeline = card_pipeline(device, target, frame_layout, &layout);
-            let view = upload_mips(ctx, atlas);
+            let view = upload_mips(ctx, atlas, impostor.cell);
             let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
                 label: Some("impostor atlas"),
                 mag_filter: wgpu::FilterMode::Linear,
@@ -372,12 +386,9 @@ pub fn cell_rects(impostor: &Impostor, atlas: &Image) -> Vec<[f32; 4]> {
         .collect()
 }
 
-/// The atlas with its mip chain: each level halves the one before, a texel's alpha twice the
-/// mean of its four, at most 255 (so a limb half a texel wide, or a whole far character, does
-/// not fade under the alpha test at one half, as it would at the plain mean) and its colour the mean of its covered ones (so empty texels do not darken the normals at a
-/// silhouette).
-fn upload_mips(ctx: &GpuContext, atlas: &Image) -> wgpu::TextureView {
-    let levels = 32 - atlas.width.max(atlas.height).max(1).leading_zeros();
+/// The atlas with its mip chain ([`mip_chain`]).
+fn upload_mips(ctx: &GpuContext, atlas: &Image, cell: u32) -> wgpu::TextureView {
+    let levels = mip_chain(atlas, cell);
     let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("impostor atlas"),
         size: wgpu::Extent3d {
@@ -385,19 +396,18 @@ fn upload_mips(ctx: &GpuContext, atlas: &Image) -> wgpu::TextureView {
             height: atlas.height,
             depth_or_array_layers: 1,
         },
-        mip_level_count: levels,
+        mip_level_count: levels.len() as u32,
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format: ATLAS_FORMAT,
         usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
         view_formats: &[],
     });
-    let mut level = atlas.clone();
-    for mip in 0..levels {
+    for (mip, level) in levels.iter().enumerate() {
         ctx.queue.write_texture(
             wgpu::TexelCopyTextureInfo {
                 texture: &texture,
-                mip_level: mip,
+                mip_level: mip as u32,
                 origin: wgpu::Origin3d::ZERO,
                 aspect: wgpu::TextureAspect::All,
             },
@@ -413,44 +423,103 @@ fn upload_mips(ctx: &GpuContext, atlas: &Image) -> wgpu::TextureView {
                 depth_or_array_layers: 1,
             },
         );
-        level = halve(&level);
     }
     texture.create_view(&Default::default())
 }
 
-/// `image` at half size (at least 1×1), as [`upload_mips`] describes.
-fn halve(image: &Image) -> Image {
-    let (w, h) = ((image.width / 2).max(1), (image.height / 2).max(1));
-    let mut rgba = vec![0u8; (4 * w * h) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let mut colour = [0u32; 3];
-            let (mut alpha, mut covered) = (0u32, 0u32);
-            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                let sx = (2 * x + dx).min(image.width - 1);
-                let sy = (2 * y + dy).min(image.height - 1);
-                let at = (4 * (sy * image.width + sx)) as usize;
-                let p = &image.rgba[at..at + 4];
-                alpha += u32::from(p[3]);
-                if p[3] >= 128 {
-                    covered += 1;
-                    for (c, &v) in colour.iter_mut().zip(p) {
-                        *c += u32::from(v);
+/// The atlas and its mip levels, each half the one before (at least 1 × 1), keeping each
+/// cell's coverage under the alpha test at one half: a texel's colour is the coverage-weighted
+/// mean of the four below it (so empty texels do not darken the normals at a silhouette), and
+/// its alpha the fraction of the full-size texels under it that are covered, scaled per cell
+/// and level so that as many texels pass the test as cover the cell at full size, divided by
+/// the level's area (Castaño, "Computing Alpha Mipmaps", 2010,
+/// http://www.ludicon.com/castano/blog/articles/computing-alpha-mipmaps/). A plain mean would
+/// let thin limbs and whole far characters fade out; doubling it (as this did before) made a
+/// far card cover up to twice its member's pixels, and the coverage jump at each change of
+/// level was a pop. Cells of `cell` texels stay whole down to one texel; past that, levels
+/// mix cells and are scaled as one.
+fn mip_chain(atlas: &Image, cell: u32) -> Vec<Image> {
+    let levels = 32 - atlas.width.max(atlas.height).max(1).leading_zeros();
+    // Per texel of the current level: covered fraction, and colour times it.
+    let mut width = atlas.width;
+    let mut height = atlas.height;
+    let mut coverage: Vec<f32> = (atlas.rgba.chunks_exact(4))
+        .map(|p| if p[3] >= 128 { 1.0 } else { 0.0 })
+        .collect();
+    let mut colour: Vec<[f32; 3]> = (atlas.rgba.chunks_exact(4))
+        .zip(&coverage)
+        .map(|(p, &c)| [p[0], p[1], p[2]].map(|v| f32::from(v) * c))
+        .collect();
+    let full_cell = cell.max(1);
+    let mut out = vec![atlas.clone()];
+    for k in 1..levels {
+        let (w, h) = ((width / 2).max(1), (height / 2).max(1));
+        let mut next_coverage = vec![0.0f32; (w * h) as usize];
+        let mut next_colour = vec![[0.0f32; 3]; (w * h) as usize];
+        for y in 0..h {
+            for x in 0..w {
+                let at = (y * w + x) as usize;
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let sx = (2 * x + dx).min(width - 1);
+                    let sy = (2 * y + dy).min(height - 1);
+                    let from = (sy * width + sx) as usize;
+                    next_coverage[at] += 0.25 * coverage[from];
+                    for (o, v) in next_colour[at].iter_mut().zip(colour[from]) {
+                        *o += 0.25 * v;
                     }
                 }
             }
-            let at = (4 * (y * w + x)) as usize;
-            for (o, c) in rgba[at..at + 3].iter_mut().zip(colour) {
-                *o = c.checked_div(covered).unwrap_or(0) as u8;
-            }
-            rgba[at + 3] = (alpha / 2).min(255) as u8;
         }
+        (width, height, coverage, colour) = (w, h, next_coverage, next_colour);
+        // Cells at this level: `side` texels square (the whole level once cells are smaller
+        // than a texel).
+        let side = (full_cell >> k).max(1);
+        let (columns, rows) = (width.div_ceil(side), height.div_ceil(side));
+        let mut rgba = vec![0u8; (4 * width * height) as usize];
+        let mut cell_texels = Vec::new();
+        for cy in 0..rows {
+            for cx in 0..columns {
+                cell_texels.clear();
+                for y in cy * side..((cy + 1) * side).min(height) {
+                    for x in cx * side..((cx + 1) * side).min(width) {
+                        cell_texels.push((y * width + x) as usize);
+                    }
+                }
+                // Covered full-size texels under the cell, in this level's texels.
+                let covered: f32 = cell_texels.iter().map(|&i| coverage[i]).sum();
+                let want = (covered.round() as usize).min(cell_texels.len());
+                let mut sorted: Vec<f32> = cell_texels.iter().map(|&i| coverage[i]).collect();
+                sorted.sort_by(|a, b| b.total_cmp(a));
+                // The coverage the `want`-th texel has: texels at or above it pass (at least
+                // the most covered one, when anything is).
+                let threshold = match want {
+                    0 => sorted.first().copied().unwrap_or(0.0),
+                    n => sorted[n - 1],
+                };
+                let scale = if threshold > 0.0 {
+                    0.5 / threshold
+                } else {
+                    0.0
+                };
+                for &i in &cell_texels {
+                    let c = coverage[i];
+                    let o = 4 * i;
+                    if c > 0.0 {
+                        for (byte, v) in rgba[o..o + 3].iter_mut().zip(colour[i]) {
+                            *byte = (v / c).round().clamp(0.0, 255.0) as u8;
+                        }
+                    }
+                    rgba[o + 3] = (c * scale * 255.0).round().clamp(0.0, 255.0) as u8;
+                }
+            }
+        }
+        out.push(Image {
+            width,
+            height,
+            rgba,
+        });
     }
-    Image {
-        width: w,
-        height: h,
-        rgba,
-    }
+    out
 }
 
 /// What to bake: the clips (package indices), views around the up axis, elevation rows

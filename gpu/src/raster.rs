@@ -244,6 +244,15 @@ struct MotionPass {
     targets: Targets,
 }
 
+/// The frame slot whose member covers an image pixel of bytes `rgba` rendered with
+/// [`CrowdPass::set_member_ids`] (raster.wgsl `member_colour`: slot + 1 in base-64 digits, each
+/// written as byte 4 · digit + 2, so an sRGB encoding off by one still reads back); `None`:
+/// no member (the ground, a prop, the background).
+pub fn member_at(rgba: [u8; 4]) -> Option<u32> {
+    let [r, g, b, _] = rgba.map(|c| u32::from(c) / 4);
+    (r | g << 6 | b << 12).checked_sub(1)
+}
+
 /// Colour, depth and readback targets.
 struct Targets {
     /// The multisampled colour target, when rendering more than one sample.
@@ -323,6 +332,11 @@ impl Raster {
         })
     }
 
+    /// [`CrowdPass::set_member_ids`] for the next renders (cleared to no member).
+    pub fn set_member_ids(&mut self, ids: bool) {
+        self.crowd.set_member_ids(ids);
+    }
+
     /// [`CrowdPass::set_tiers`] for the next renders.
     pub fn set_tiers(&mut self, tiers: &[u8]) {
         self.crowd.set_tiers(tiers);
@@ -374,7 +388,10 @@ impl Raster {
     /// Records the render pass into the targets: cleared to the background, the crowd pass.
     fn record(&self, encoder: &mut wgpu::CommandEncoder) {
         let t = &self.targets;
-        let [r, g, b] = BACKGROUND.map(f64::from);
+        let [r, g, b] = match self.crowd.member_ids() {
+            true => [0.0; 3],
+            false => BACKGROUND.map(f64::from),
+        };
         let query = self.profiler.begin_pass_query("raster", encoder);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("raster"),
@@ -750,6 +767,20 @@ fn targets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn member_ids_read_back_whole_even_when_the_srgb_encoding_is_a_byte_off() {
+        for slot in [0u32, 1, 62, 63, 64, 4094, 4095, 262_142] {
+            let k = slot + 1;
+            let digits = [k & 63, (k >> 6) & 63, (k >> 12) & 63];
+            for off in [-1i32, 0, 1] {
+                let [r, g, b] = digits.map(|d| (4 * d as i32 + 2 + off) as u8);
+                assert_eq!(member_at([r, g, b, 255]), Some(slot), "slot {slot}, {off}");
+            }
+        }
+        assert_eq!(member_at([2, 2, 2, 255]), None);
+        assert_eq!(member_at([0, 0, 0, 255]), None);
+    }
 
     /// Projected x and y extents (min, max) of the corners of `b`.
     fn extents(scene: &Scene, b: &Bounds, aspect: f32) -> ([f32; 2], [f32; 2]) {

@@ -1240,7 +1240,7 @@ impl Runtime {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let words = crate::readback::words(&self.ctx, &cull.cards, 0, 8 * u64::from(count))?;
+        let words = crate::readback::words(&self.ctx, &cull.cards, 0, 12 * u64::from(count))?;
         Ok(bytemuck::cast_slice::<u32, Card>(&words).to_vec())
     }
 

@@ -389,12 +389,23 @@ fn every_visible_slot_is_drawn_once_as_a_mesh_or_a_card_at_every_budget_and_came
             for card in &cards {
                 let slot = card.slot as usize;
                 let op = programs[slot].ops[0];
-                let first = far.frame_cell(&package, op.a, f64::from(op.time));
-                let want = Card::new(&far, &placements[slot], card.slot, first.unwrap_or(0));
+                let frame = far.card_frame(&package, op.a, f64::from(op.time));
+                let want = Card::new(
+                    &far,
+                    &placements[slot],
+                    card.slot,
+                    frame.unwrap_or_default(),
+                );
                 assert_eq!(
-                    (card.first, card.tier),
-                    (want.first, 0),
+                    (card.first, card.tier, card.fade),
+                    (want.first, 0, 1.0),
                     "{at}: slot {slot}"
+                );
+                // The neighbouring frame matters only where the card mixes it in.
+                assert!(
+                    (card.blend - want.blend).abs() < 1e-4
+                        && (want.blend < 1e-3 || card.next == want.next),
+                    "{at}: slot {slot}: {card:?} against {want:?}"
                 );
                 let yaw = (card.yaw - want.yaw + std::f32::consts::PI)
                     .rem_euclid(std::f32::consts::TAU)

@@ -5,7 +5,7 @@
 mod common;
 
 use glam::{Affine3A, Quat, Vec3};
-use throng_cpu_ref::impostor::{frame_at, frame_time};
+use throng_cpu_ref::impostor::{frame_at, frame_time, CardFrame};
 use throng_cpu_ref::{Package, PoseOp, Program};
 use throng_gpu::impostor::{bake, BakeOptions, Baked, Card};
 use throng_gpu::raster::{Camera, Image, Raster, Scene};
@@ -93,7 +93,7 @@ fn render(
                 &b.impostor,
                 &placement,
                 0,
-                b.impostor.cell_of(0, frame, 0, 0),
+                CardFrame::still(b.impostor.cell_of(0, frame, 0, 0)),
             )
         })
         .into_iter()
@@ -292,7 +292,12 @@ fn cards_trimmed_to_their_cells_coverage_draw_what_whole_squares_draw_at_every_d
             );
             let slot = (k * 5 + j) as u32;
             let first = b.impostor.cell_of(0, slot % frames, 0, 0);
-            cards.push(Card::new(&b.impostor, &placement, slot, first));
+            cards.push(Card::new(
+                &b.impostor,
+                &placement,
+                slot,
+                CardFrame::still(first),
+            ));
         }
     }
     let scene = Scene {

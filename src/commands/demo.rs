@@ -15,13 +15,16 @@ mod animation;
 mod drive;
 pub(super) mod hero;
 mod paths;
+mod pops;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use glam::{Affine3A, Vec3};
 use serde_json::json;
-use throng::{Animator, AnimatorOptions, CharacterId, MemberId, TickClock, UpdateRate, View};
+use throng::{
+    Animator, AnimatorOptions, CharacterId, MemberId, TickClock, UpdateRate, View, FAR_FADE,
+};
 use throng_cpu_ref::ik::IkResult;
 use throng_cpu_ref::retained::look;
 use throng_cpu_ref::significance::BudgetReport;
@@ -38,6 +41,7 @@ use throng_gpu::{
 use self::drive::{ControlStats, FixedPrograms, Roaming};
 use self::hero::{HeroIk, Heroes};
 use self::paths::Paths;
+use self::pops::{pops, Coverage, Pops};
 use super::{builtin_character, capacities, load_any, print_json, CliError};
 
 /// Control ticks per second, and frames rendered per second.
@@ -149,6 +153,11 @@ pub struct Args {
     /// the skinned budget are still drawn as cards.
     #[arg(long)]
     no_far_tier: bool,
+    /// Switch members between mesh and card in one frame at 16 px (with 20 % hysteresis)
+    /// instead of cross-fading them, dithered, as they shrink from 24 px to 16 (docs/gpu.md,
+    /// "Far tier"): to see the pops the cross-fade removes.
+    #[arg(long)]
+    no_cross_fade: bool,
     /// Colour members by tier instead of their own colours: by skeleton LOD level (green every
     /// joint, yellow level 1, orange level 2; heroes green; impostors blue), or with --no-lod by
     /// update rate (green every frame, yellow, orange, red every 2, 3, 4 frames, the rates
@@ -185,6 +194,16 @@ pub struct Args {
     /// of detail and the far tier on screen (watch with --gif and --lod-tint).
     #[arg(long)]
     dolly: bool,
+    /// Also render each frame with member ids instead of colours, count each member's pixels,
+    /// and write the counts to this JSON file (for --pops-against).
+    #[arg(long, value_name = "FILE.json")]
+    coverage: Option<PathBuf>,
+    /// Measure pops: compare each member's change of coverage per frame with the change its
+    /// motion makes at full detail, in FULL.json (--coverage of a run with the same crowd,
+    /// frames, size and --dolly, with --no-far-tier --no-lod), and report the largest ratio
+    /// (`pops` in --json; docs/gpu.md, "Watching the boundary").
+    #[arg(long, value_name = "FULL.json")]
+    pops_against: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -221,7 +240,10 @@ struct FrameStats {
     /// joints the pose pass evaluated the programs of (retained joints of posed members).
     lod_histogram: [usize; LOD_LEVELS],
     /// Members drawn as impostor cards (the far tier), counted in no LOD level.
+    /// Members drawn as cards alone, and as a card and a mesh in complementary pixels (the
+    /// far tier's cross-fade; counted with the meshes in `lod_histogram`'s levels too).
     impostors: usize,
+    cross_fading: usize,
     joints_posed: usize,
     /// How the pose budget was spent (with --pose-budget).
     pose_budget: Option<BudgetReport>,
@@ -412,6 +434,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             (false, None) => UpdateRate::EveryFrame,
         },
         far_height: (!args.no_far_tier).then_some(FAR_HEIGHT),
+        far_fade: if args.no_cross_fade { 1.0 } else { FAR_FADE },
         cull: !args.no_cull,
         runtime: RuntimeOptions {
             mapping: args.mapping.map(Mapping::from),
@@ -530,6 +553,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map(|path| animation::GifWriter::create(path, args.width, args.height, 1.0 / FRAME_HZ))
         .transpose()?;
     let mut tiers = Vec::new();
+    let counting = args.coverage.is_some() || args.pops_against.is_some();
+    let mut coverage = Coverage {
+        width: args.width,
+        height: args.height,
+        frames: Vec::new(),
+    };
     for f in 0..args.frames {
         let start = Instant::now();
         let scene = match args.dolly {
@@ -568,7 +597,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             ids.len() as u64 > u64::from(animator.runtime().capacities().skinned_instances);
         if far_bake.is_none()
             && (overflow
-                || !args.no_far_tier && needs_far_tier(&animator, &ids[hero_count..], &view))
+                || !args.no_far_tier
+                    && needs_far_tier(&animator, &ids[hero_count..], &view, options.far_fade))
         {
             let bake_start = Instant::now();
             let baked = animator.bake_far_tier(character).map_err(control)?;
@@ -610,6 +640,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if let Some(gif) = gif.as_mut() {
             gif.push(&image)?;
         }
+        if counting {
+            raster.set_member_ids(true);
+            raster.render(animator.runtime(), &scene)?;
+            raster.finish()?;
+            coverage.push(&raster.read_image()?, slots);
+            raster.set_member_ids(false);
+        }
         if let Some(out) = &args.motion_vectors {
             let before = previous_camera.unwrap_or(scene.camera);
             raster.render_motion(animator.runtime(), &scene, &before)?;
@@ -626,7 +663,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             kept: shows.kept,
             evaluated: shows.posed,
             lod_histogram: shows.levels,
-            impostors: cards.len(),
+            impostors: cards.iter().filter(|c| c.fade >= 1.0).count(),
+            cross_fading: cards.iter().filter(|c| c.fade < 1.0).count(),
             pose_budget: animator.pose_budget(),
             joints_posed: shows.joints,
             control: control_stats,
@@ -641,6 +679,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(gif) = gif {
         gif.finish()?;
     }
+    if let Some(path) = &args.coverage {
+        coverage.write(path)?;
+    }
+    let pops = match &args.pops_against {
+        Some(full) => Some(pops(&coverage, &Coverage::read(full)?)?),
+        None => None,
+    };
     let steady = match frames.last() {
         Some(last) => Some(steady_state(&mut animator, last.alpha)?),
         None => None,
@@ -666,6 +711,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         budget: runtime.capacities().skinned_instances,
         far: far_bake,
         steady,
+        pops,
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -733,14 +779,14 @@ fn steady_state(animator: &mut Animator, alpha: f32) -> Result<SteadyState, CliE
     })
 }
 
-/// Whether a member of `ids` stands shorter on screen than the far tier's height (the
-/// Animator's measure: twice its scale at its distance).
-fn needs_far_tier(animator: &Animator, ids: &[MemberId], view: &View) -> bool {
+/// Whether a member of `ids` stands shorter on screen than the far tier's height times `fade`
+/// (where its cross-fade starts; the Animator's measure: twice its scale at its distance).
+fn needs_far_tier(animator: &Animator, ids: &[MemberId], view: &View, fade: f32) -> bool {
     ids.iter().any(|&id| {
         animator.placement(id).is_some_and(|p| {
             let (scale, _, t) = p.to_scale_rotation_translation();
             let d = view.camera.eye.distance(t);
-            2.0 * scale.x * view.pixels_per_unit(d) < FAR_HEIGHT
+            2.0 * scale.x * view.pixels_per_unit(d) < FAR_HEIGHT * fade.max(1.0)
         })
     })
 }
@@ -937,13 +983,18 @@ struct Summary<'a> {
     far: Option<((u32, u32, u32), f64)>,
     /// The GPU's stage times once every dispatch is specialised (none without frames).
     steady: Option<SteadyState>,
+    /// The largest pop against a full-detail run (--pops-against).
+    pops: Option<Pops>,
 }
 
-/// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n}`: members per skeleton LOD level, and in
-/// the far tier.
+/// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n, "cross_fading": n}`: members per skeleton
+/// LOD level, in the far tier alone, and crossing into it (also counted in their level).
 fn lod_histogram(f: &FrameStats) -> serde_json::Value {
     let h = &f.lod_histogram;
-    json!({ "lod0": h[0], "lod1": h[1], "lod2": h[2], "impostor": f.impostors })
+    json!({
+        "lod0": h[0], "lod1": h[1], "lod2": h[2], "impostor": f.impostors,
+        "cross_fading": f.cross_fading,
+    })
 }
 
 /// `[{"skinned": n, "triangles": t}, …]`: what each level of detail drew.
@@ -978,6 +1029,12 @@ impl Summary<'_> {
         );
         println!("control: {}", self.driver);
         println!("pose: fused pass, {} mapping", self.mapping.name());
+        if let Some(p) = &self.pops {
+            println!(
+                "pops: worst {:.2}x its motion (member {} at frame {}: {} px against {}); {} of {} member-frames over 2x",
+                p.worst_ratio, p.member, p.frame, p.change_px, p.motion_px, p.over_2, p.compared
+            );
+        }
         for f in frames {
             let r = &f.report;
             let s = &f.stages;
@@ -1070,8 +1127,8 @@ impl Summary<'_> {
             if !self.args.no_lod {
                 let [full, one, two] = f.lod_histogram;
                 println!(
-                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2, {} impostors; {} joints posed",
-                    f.impostors, f.joints_posed
+                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2, {} impostors ({} more cross-fading from their meshes); {} joints posed",
+                    f.impostors, f.cross_fading, f.joints_posed
                 );
             }
             let v = &f.visibility;
@@ -1240,6 +1297,7 @@ impl Summary<'_> {
                 "atlas_width": w, "atlas_height": h, "cells": cells, "bake_s": seconds,
             })),
             "steady_state": self.steady,
+            "pops": self.pops,
             "lod_histogram": last.map(lod_histogram),
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),

@@ -34,7 +34,9 @@ struct Frame {
     /// rgb: background (clear) colour, linear.
     background: vec4<f32>,
     /// x: frame slots with a tier in `tiers` (0: no tier tint); y: 1 writes the crowd's
-    /// normals instead of its colour (the impostor bake: rgb `0.5 + 0.5 · n`, alpha 1).
+    /// normals instead of its colour (the impostor bake: rgb `0.5 + 0.5 · n`, alpha 1), 2 its
+    /// frame slots (`member_colour`; the ground and props none); z:
+    /// frame slots with a card share in `fades`.
     tiers: vec4<u32>,
     /// Motion vectors: the previous frame's view-projection, and the image size in pixels and
     /// the motion (pixels) that maps to the edge of the encoding (x, y, z).
@@ -58,6 +60,10 @@ const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 @group(0) @binding(0) var<uniform> frame: Frame;
 /// Per frame slot, its tier (1–4) for the tier tint.
 @group(0) @binding(1) var<storage, read> tiers: array<u32>;
+/// Per frame slot, the share of its pixels its card takes while it crosses tiers (x; 0: no
+/// card, the mesh alone) and its card's centre (yzw): the mesh keeps the pixels whose `dither`
+/// (anchored at the centre's pixel) is at least the share, the card the others (`card_fs`).
+@group(0) @binding(2) var<storage, read> fades: array<vec4<f32>>;
 @group(1) @binding(0) var<uniform> draw: Draw;
 @group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
 @group(1) @binding(2) var<storage, read> ranks: array<u32>;
@@ -71,6 +77,52 @@ struct CrowdVarying {
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) @interpolate(flat) tint: vec3<f32>,
+    /// The card's share of the member's pixels (`fades`), and the pixel its dither is
+    /// anchored at.
+    @location(3) @interpolate(flat) share: f32,
+    @location(4) @interpolate(flat) anchor: vec2<u32>,
+}
+
+/// An ordered-dither threshold in (0, 1) for the pixel at `p` (framebuffer coordinates): the
+/// 4 × 4 Bayer matrix from pixel `anchor`, shifted by `shift` pixels so that two decisions of
+/// one pixel use different thresholds. Over any 4 × 4 block a share s of the thresholds lies
+/// below s (to 1/16), so a mesh and a card that keep complementary pixels cover what a mix
+/// would; anchored at the member's centre, the pattern moves with it, so its coverage does not
+/// flicker as it crosses pixels.
+fn dither(p: vec2<f32>, anchor: vec2<u32>, shift: vec2<u32>) -> f32 {
+    let q = (vec2<u32>(p) - anchor + shift) & vec2<u32>(3u);
+    let bayer = array<u32, 16>(0u, 8u, 2u, 10u, 12u, 4u, 14u, 6u, 3u, 11u, 1u, 9u, 15u, 7u, 13u, 5u);
+    return (f32(bayer[q.y * 4u + q.x]) + 0.5) / 16.0;
+}
+
+/// What member ids mode writes for frame slot `slot` (`NO_MEMBER`: none), linear: slot + 1 in
+/// base-64 digits, each digit d as the byte 4d + 2 once the target encodes sRGB (throng-gpu
+/// `raster::member_at` reads it back).
+/// The pixel of scene point `centre` (0 behind the eye): the dither's anchor, computed the
+/// same way for a member's mesh and its card.
+fn anchor_of(centre: vec3<f32>) -> vec2<u32> {
+    let c = frame.view_proj * vec4<f32>(centre, 1.0);
+    if c.w <= 1e-6 {
+        return vec2<u32>(0u);
+    }
+    let ndc = c.xy / c.w;
+    let pixel = (vec2<f32>(0.5 + 0.5 * ndc.x, 0.5 - 0.5 * ndc.y)) * frame.motion.xy;
+    return vec2<u32>(vec2<i32>(floor(pixel)) & vec2<i32>(3));
+}
+
+fn member_colour(slot: u32) -> vec3<f32> {
+    let k = slot + 1u;
+    let bytes = (vec3<u32>(k, k >> 6u, k >> 12u) & vec3<u32>(63u)) * 4u + 2u;
+    let c = vec3<f32>(bytes) / 255.0;
+    return select(pow((c + 0.055) / 1.055, vec3<f32>(2.4)), c / 12.92, c <= vec3<f32>(0.04045));
+}
+
+/// Member ids mode's "no member" (`member_colour` of it is all zero digits).
+const NO_MEMBER: u32 = 0xffffffffu;
+
+/// Whether the fragments write member ids (`Frame::tiers.y`).
+fn member_ids() -> bool {
+    return frame.tiers.y == 2u;
 }
 
 /// A well-mixed 32-bit hash (Jarzynski & Olano, "Hash Functions for GPU Rendering", JCGT 2020,
@@ -105,6 +157,16 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
     out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
     if n < frame.tiers.x {
         out.tint = tier_colour(tiers[n]);
+    }
+    out.share = 0.0;
+    out.anchor = vec2<u32>(0u);
+    if n < frame.tiers.z {
+        let f = fades[n];
+        out.share = f.x;
+        out.anchor = anchor_of(f.yzw);
+    }
+    if member_ids() {
+        out.tint = member_colour(n);
     }
     return out;
 }
@@ -141,7 +203,9 @@ fn prop_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Cr
     out.clip = frame.view_proj * vec4<f32>(position, 1.0);
     out.world = position;
     out.normal = select(vec3<f32>(0.0), normalize(turned), dot(turned, turned) > 1e-20);
-    out.tint = prop.colour.rgb;
+    out.tint = select(prop.colour.rgb, member_colour(NO_MEMBER), member_ids());
+    out.share = 0.0;
+    out.anchor = vec2<u32>(0u);
     return out;
 }
 
@@ -176,6 +240,9 @@ fn fog(colour: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
 fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
     // Derivatives first, in uniform control flow.
     let faceted = cross(dpdx(in.world), dpdy(in.world));
+    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) < in.share {
+        discard;
+    }
     var n = in.normal;
     if dot(n, n) < 0.25 {
         n = faceted;
@@ -188,6 +255,9 @@ fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
     if frame.tiers.y == 1u {
         return vec4<f32>(0.5 + 0.5 * n, 1.0);
     }
+    if member_ids() {
+        return vec4<f32>(in.tint, 1.0);
+    }
     return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
 }
 
@@ -196,10 +266,14 @@ fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
 // its scene-space centre, facing the camera (right = normalize(Y × d), up = d × right, d the
 // unit direction toward the eye); it shows the cell of its frame (`first`: the cell of row 0,
 // view 0) at the baked direction nearest to d seen from the character (d turned by −yaw about
-// Y): nearest azimuth, then nearest elevation. The texel's rgb is the component-space normal
-// (0.5 + 0.5 · n), turned by yaw into the scene and lit like the crowd; alpha below one half
-// is discarded. Depth is the card's plane. Group 2, so one module holds it beside the crowd's
-// group 1.
+// Y): the two baked azimuths around it at the nearest elevation row, and the two frames around
+// its clip time (`first`, `next`, mixed by `blend`): four cells, mixed per pixel by ordered
+// dither (each pixel reads one cell: a view by the azimuth's fraction, a frame by `blend`), so
+// the card changes as smoothly as its member turns and moves at one texture fetch a pixel.
+// The texel's rgb is the component-space normal (0.5 + 0.5 · n), turned by yaw into the scene
+// and lit like the crowd; alpha below one half is discarded, and so are the pixels the
+// member's mesh keeps while the two cross-fade (`fade` below 1: `fades`). Depth is the card's
+// plane. Group 2, so one module holds it beside the crowd's group 1.
 //
 // Only the part of the square that can pass the alpha test is drawn: the cell's covered
 // rectangle (`rects`, texels of alpha > 0 at the atlas's full size), grown by what the sampler
@@ -223,7 +297,7 @@ struct Atlas {
     elevations: array<vec4<f32>, 2>,
 }
 
-/// One card (host mirror: throng-gpu `impostor::Card`, 32 bytes).
+/// One card (host mirror: throng-gpu `impostor::Card`, 48 bytes).
 struct Card {
     centre: vec3<f32>,
     /// Rotation about +Y of the instance (radians) and its uniform scale.
@@ -234,6 +308,12 @@ struct Card {
     slot: u32,
     first: u32,
     tier: u32,
+    /// The neighbouring frame's first cell and how far toward it the clip time lies (0–½); the
+    /// card's share of the member's pixels (1: a card alone).
+    next: u32,
+    blend: f32,
+    fade: f32,
+    pad: u32,
 }
 
 @group(2) @binding(0) var<uniform> atlas: Atlas;
@@ -248,22 +328,34 @@ struct Card {
 struct CardVarying {
     @builtin(position) clip: vec4<f32>,
     @location(0) world: vec3<f32>,
-    @location(1) uv: vec2<f32>,
+    /// Where in a cell (uv, 0–1 across it).
+    @location(1) within: vec2<f32>,
     @location(2) @interpolate(flat) tint: vec3<f32>,
     /// Cosine and sine of the card's yaw.
     @location(3) @interpolate(flat) yaw: vec2<f32>,
+    /// The atlas uv of the four cells' corners: (first frame, view a), (first, view b), (next
+    /// frame, view a), (next, view b).
+    @location(4) @interpolate(flat) first_cells: vec4<f32>,
+    @location(5) @interpolate(flat) next_cells: vec4<f32>,
+    /// The frame mix, the view mix (toward view b), and the card's share of the member.
+    @location(6) @interpolate(flat) blends: vec3<f32>,
+    /// The pixel its dithers are anchored at (`anchor_of` its centre).
+    @location(7) @interpolate(flat) anchor: vec2<u32>,
 }
 
-/// The baked (row, view) nearest to unit direction `d` in component space (impostor.rs
-/// `Impostor::nearest_view`).
-fn nearest_view(d: vec3<f32>) -> vec2<u32> {
+/// The baked row nearest to elevation `elevation` (radians), and the two views around the
+/// azimuth of unit direction `d` (component space) with how far toward the second it lies
+/// (impostor.rs `Impostor::nearest_view` is the view of the larger share).
+fn views_around(d: vec3<f32>) -> vec4<f32> {
     let tau = 6.2831853;
     let step = tau / f32(atlas.views);
     var azimuth = atan2(d.x, d.z);
     if azimuth < 0.0 {
         azimuth += tau;
     }
-    let view = u32(round(azimuth / step)) % atlas.views;
+    let x = azimuth / step;
+    let a = u32(floor(x)) % atlas.views;
+    let b = (a + 1u) % atlas.views;
     let elevation = asin(clamp(d.y, -1.0, 1.0));
     var row = 0u;
     var best = 1e9;
@@ -274,7 +366,7 @@ fn nearest_view(d: vec3<f32>) -> vec2<u32> {
             row = r;
         }
     }
-    return vec2<u32>(row, view);
+    return vec4<f32>(f32(row), f32(a), f32(b), clamp(x - floor(x), 0.0, 1.0));
 }
 
 /// Full-size atlas texels the sampler can reach past a cell's covered rectangle, for a card of
@@ -295,6 +387,22 @@ fn card_margin(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) ->
     return max(2.0, 4.0 * rho);
 }
 
+/// The atlas uv of cell `cell`'s top-left corner.
+fn cell_corner(cell: u32) -> vec2<f32> {
+    return vec2<f32>(f32(cell % atlas.columns), f32(cell / atlas.columns)) * atlas.cell_uv;
+}
+
+/// The union of two covered rectangles (x0 > x1: empty).
+fn rect_union(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    if a.x > a.z {
+        return b;
+    }
+    if b.x > b.z {
+        return a;
+    }
+    return vec4<f32>(min(a.xy, b.xy), max(a.zw, b.zw));
+}
+
 @vertex
 fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
     let card = cards[i];
@@ -307,34 +415,61 @@ fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Ca
     let c = cos(card.yaw);
     let s = sin(card.yaw);
     let local = vec3<f32>(c * d.x - s * d.z, d.y, s * d.x + c * d.z);
-    let at = nearest_view(local);
-    let cell = card.first + at.x * atlas.views + at.y;
-    let rect = rects[cell];
+    let around = views_around(local);
+    let base = u32(around.x) * atlas.views;
+    let va = base + u32(around.y);
+    let vb = base + u32(around.z);
+    // The four cells' covered rectangles together: each pixel may read any of them.
+    let rect = rect_union(
+        rect_union(rects[card.first + va], rects[card.first + vb]),
+        rect_union(rects[card.next + va], rects[card.next + vb]),
+    );
     let grow = 2.0 * card_margin(card.centre, right, up, half) / f32(atlas.cell);
     let low = clamp(rect.xy - grow, vec2<f32>(-1.0), vec2<f32>(1.0));
     let high = clamp(rect.zw + grow, vec2<f32>(-1.0), vec2<f32>(1.0));
-    // Strip order: (low, low), (high, low), (low, high), (high, high); an empty cell collapses.
+    // Strip order: (low, low), (high, low), (low, high), (high, high); empty cells collapse.
     var corner = select(low, high, vec2<bool>((v & 1u) != 0u, (v & 2u) != 0u));
     corner = select(vec2<f32>(0.0), corner, rect.x <= rect.z);
     let world = card.centre + (right * corner.x + up * corner.y) * half;
-    let origin = vec2<f32>(f32(cell % atlas.columns), f32(cell / atlas.columns));
     var out: CardVarying;
     out.clip = frame.view_proj * vec4<f32>(world, 1.0);
     out.world = world;
-    out.uv = (origin + vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y)) * atlas.cell_uv;
+    out.within = vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y);
     // Under a tier tint every card is tinted: the caller's by their tier, the cull pass's (tier
     // 0) blue.
     let tinted = card.tier != 0u || frame.tiers.x > 0u;
     out.tint = select(tint(card.slot), tier_colour(card.tier), tinted);
+    if member_ids() {
+        out.tint = member_colour(card.slot);
+    }
     out.yaw = vec2<f32>(c, s);
+    out.first_cells = vec4<f32>(cell_corner(card.first + va), cell_corner(card.first + vb));
+    out.next_cells = vec4<f32>(cell_corner(card.next + va), cell_corner(card.next + vb));
+    out.blends = vec3<f32>(card.blend, around.w, card.fade);
+    out.anchor = anchor_of(card.centre);
     return out;
 }
 
 @fragment
 fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
-    let texel = textureSample(atlas_texture, atlas_sampler, in.uv);
+    // Gradients of the continuous uv within a cell, in uniform control flow: neighbouring
+    // pixels may read different cells.
+    let within = in.within * atlas.cell_uv;
+    let ddx = dpdx(within);
+    let ddy = dpdy(within);
+    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) >= in.blends.z {
+        discard;
+    }
+    let by_frame = dither(in.clip.xy, in.anchor, vec2<u32>(1u, 2u)) < in.blends.x;
+    let cells = select(in.first_cells, in.next_cells, by_frame);
+    let by_view = dither(in.clip.xy, in.anchor, vec2<u32>(2u, 1u)) < in.blends.y;
+    let corner = select(cells.xy, cells.zw, by_view);
+    let texel = textureSampleGrad(atlas_texture, atlas_sampler, corner + within, ddx, ddy);
     if texel.a < 0.5 {
         discard;
+    }
+    if member_ids() {
+        return vec4<f32>(in.tint, 1.0);
     }
     let local = normalize(texel.rgb * 2.0 - 1.0);
     let c = in.yaw.x;
@@ -370,6 +505,9 @@ fn ground_fs(in: GroundVarying) -> @location(0) vec4<f32> {
     let distance_to_line = abs(fract(cell - 0.5) - 0.5) / max(width, vec2<f32>(1e-6));
     let line = 1.0 - clamp(min(distance_to_line.x, distance_to_line.y), 0.0, 1.0);
     let albedo = mix(vec3<f32>(0.16, 0.16, 0.15), vec3<f32>(0.07, 0.07, 0.07), line);
+    if member_ids() {
+        return vec4<f32>(member_colour(NO_MEMBER), 1.0);
+    }
     return vec4<f32>(fog(shade(albedo, vec3<f32>(0.0, 1.0, 0.0)), in.world), 1.0);
 }
 

@@ -7,7 +7,7 @@
 // before it that are not skinned, so every visible slot is drawn once, as a mesh or as a card,
 // and the card draw (budget.wgsl) draws exactly these. A card shows the far tier's impostor
 // (`far`, throng-gpu `FarTier`): its centre, yaw and scale from the slot's placement, the cell
-// of the frame nearest its clock's clip time (throng-cpu-ref impostor.rs `frame_at`, in f32),
+// of the frames around its clock's clip time (throng-cpu-ref impostor.rs `frame_blend`, in f32),
 // and counts in `ranks[total_base]`; a slot of another kind, or of no far tier, gets an empty
 // card (scale 0: nothing rasterised) and is not counted.
 
@@ -30,12 +30,14 @@ struct ScatterParams {
 @group(0) @binding(8) var<storage, read_write> cards: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read_write> ranks: array<atomic<u32>>;
 
-/// The atlas cell of the frame slot `slot`'s clock shows at row 0, view 0 (impostor.rs
-/// `Impostor::frame_cell`; cell 0 when its clip has no frames baked).
-fn card_cell(slot: u32) -> u32 {
+/// The cells the frame slot `slot`'s clock shows at row 0, view 0 and their mix (impostor.rs
+/// `Impostor::card_frame`): the nearest frame's, the neighbouring frame's toward the clip time,
+/// and how far toward it the time lies (f32 bits); cell 0 alone when its clip has no frames
+/// baked.
+fn card_cells(slot: u32) -> vec3<u32> {
     let clock = clocks[slot];
     if clock.x >= far[FAR_CLIPS] {
-        return 0u;
+        return vec3<u32>(0u);
     }
     let at = FAR_HEADER + 4u * clock.x;
     let first = far[at];
@@ -43,35 +45,48 @@ fn card_cell(slot: u32) -> u32 {
     let duration = bitcast<f32>(far[at + 2u]);
     let time = bitcast<f32>(clock.y);
     if first == NO_CELL {
-        return 0u;
+        return vec3<u32>(0u);
     }
     // Rounded half up, as Rust's `f64::round` rounds a non-negative number (WGSL's `round`
     // rounds half to even): presented times fall on half frames often (ticks at 30 Hz, frames
     // baked at 10 per second).
     var frame = 0u;
+    var toward = 0u;
+    var weight = 0.0;
     if duration > 0.0 && frames > 1u && abs(time) <= BOUNDS_EMPTY {
         let phase = time / duration;
         if far[at + 3u] == 1u {
-            frame = u32(floor(fract(phase) * f32(frames) + 0.5)) % frames;
+            let x = fract(phase) * f32(frames);
+            let n = floor(x + 0.5);
+            let d = x - n;
+            frame = u32(n) % frames;
+            toward = select((frame + frames - 1u) % frames, (frame + 1u) % frames, d >= 0.0);
+            weight = abs(d);
         } else {
-            frame = u32(floor(clamp(phase, 0.0, 1.0) * f32(frames - 1u) + 0.5));
+            let x = clamp(phase, 0.0, 1.0) * f32(frames - 1u);
+            let n = floor(x + 0.5);
+            let d = x - n;
+            frame = u32(n);
+            toward = select(max(frame, 1u) - 1u, min(frame + 1u, frames - 1u), d >= 0.0);
+            weight = abs(d);
         }
     }
-    return first + frame * far[FAR_CELLS_PER_FRAME];
+    let per = far[FAR_CELLS_PER_FRAME];
+    return vec3<u32>(first + frame * per, first + toward * per, bitcast<u32>(weight));
 }
 
 /// Cards of the far tier this workgroup wrote (one global add per workgroup: a global atomic
 /// per card contends on one word).
 var<workgroup> carded: atomic<u32>;
 
-/// Slot `slot`'s card: (centre, yaw) and (scale, slot, first cell, tier 0); an empty one
-/// unless its kind is the far tier's.
+/// Slot `slot`'s card (raster.wgsl `Card`): (centre, yaw), (scale, slot, first cell, tier 0)
+/// and (next cell, blend, fade 1, 0); an empty one unless its kind is the far tier's.
 fn write_card(c: u32, slot: u32) {
     let word = slot_kinds[slot];
     var scale = 0.0;
     var centre = vec3<f32>(0.0);
     var yaw = 0.0;
-    var cell = 0u;
+    var cells = vec3<u32>(0u);
     if (word & KIND_MASK) == far[FAR_KIND] {
         let r0 = placements[3u * slot];
         let r1 = placements[3u * slot + 1u];
@@ -84,11 +99,12 @@ fn write_card(c: u32, slot: u32) {
         centre = vec3<f32>(dot(r0.xyz, o) + r0.w, dot(r1.xyz, o) + r1.w, dot(r2.xyz, o) + r2.w);
         scale = length(vec3<f32>(r0.x, r1.x, r2.x));
         yaw = atan2(r0.z, r0.x);
-        cell = card_cell(slot);
+        cells = card_cells(slot);
         atomicAdd(&carded, 1u);
     }
-    cards[2u * c] = bitcast<vec4<u32>>(vec4<f32>(centre, yaw));
-    cards[2u * c + 1u] = vec4<u32>(bitcast<u32>(scale), slot, cell, 0u);
+    cards[3u * c] = bitcast<vec4<u32>>(vec4<f32>(centre, yaw));
+    cards[3u * c + 1u] = vec4<u32>(bitcast<u32>(scale), slot, cells.x, 0u);
+    cards[3u * c + 2u] = vec4<u32>(cells.y, cells.z, bitcast<u32>(1.0), 0u);
 }
 
 @compute @workgroup_size(WORKGROUP)
