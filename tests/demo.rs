@@ -1151,3 +1151,37 @@ fn demo_dolly_keeps_a_members_coverage_within_twice_its_motion_across_the_far_ti
     assert!(pops["compared"].as_u64().unwrap() >= 100, "{pops}");
     assert!(pops["worst_ratio"].as_f64().unwrap() <= 2.0, "{pops}");
 }
+
+/// Cards write motion vectors: while the dolly moves the camera toward a crowd of cards alone,
+/// their pixels move on the motion image (nothing else is drawn, so without the cards' pass it
+/// would be still).
+#[test]
+fn demo_cards_write_motion_vectors_as_the_camera_moves() {
+    let dir = scratch_dir("demo-card-motion");
+    let (png, motion) = (dir.join("dolly.png"), dir.join("motion.png"));
+    let Some(report) = demo_json(&[
+        "--instances",
+        "16",
+        "--frames",
+        "24",
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--dolly",
+        "--out",
+        png.to_str().unwrap(),
+        "--motion-vectors",
+        motion.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    let frame = &report["frames"][2];
+    assert_eq!(frame["lod_histogram"]["impostor"], 16, "{frame}");
+    assert_eq!(frame["lod_histogram"]["cross_fading"], 0, "{frame}");
+    let (_, _, rgba) = decode(&dir.join("motion_0002.png"));
+    let moving = (rgba.chunks_exact(4))
+        .filter(|p| p[0].abs_diff(128) > 2 || p[1].abs_diff(128) > 2)
+        .count();
+    assert!(moving > 20, "{moving} moving pixels");
+}

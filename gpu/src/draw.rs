@@ -353,6 +353,20 @@ impl CrowdPass {
         }
     }
 
+    /// Builds the cards' motion-vector pipeline for `target` ([`CrowdPass::render_card_motion`]).
+    pub(crate) fn prepare_card_motion(&mut self, target: Target) {
+        if let Some(cards) = self.cards.as_mut() {
+            cards.prepare_motion(&self.ctx.device, target, &self.frame_layout);
+        }
+    }
+
+    /// The cards' motion vectors into a motion pass whose group 0 is bound.
+    pub(crate) fn render_card_motion(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some(cards) = &self.cards {
+            cards.render_motion(pass);
+        }
+    }
+
     /// One draw per skinned run of the runtime's last frame that has triangles.
     fn plan_draws(&mut self, runtime: &Runtime) -> Result<(), GpuError> {
         self.planned.clear();

@@ -101,6 +101,12 @@ pub(crate) struct CardLayer {
     /// The runtime's cards past the skinned budget: its card buffer, a group over it, and its
     /// card draw (indirect buffer and offset) of the last frame.
     overflow: Option<Overflow>,
+    /// Per frame slot, its card's centre in the cards set before the last (w = 1; raster.wgsl
+    /// `card_before`), the cards set last, and the motion-vector pipeline once asked for.
+    before: wgpu::Buffer,
+    before_words: Vec<[f32; 4]>,
+    last: Vec<Card>,
+    motion: Option<wgpu::RenderPipeline>,
 }
 
 /// The cards the cull pass writes (scatter.wgsl), drawn by one `draw_indirect`.
@@ -141,7 +147,8 @@ impl CardLayer {
         let device = &ctx.device;
         scoped(device, "impostor atlas upload", || {
             let layout = card_layout(device);
-            let pipeline = card_pipeline(device, target, frame_layout, &layout);
+            let entries = (throng_shaders::CARD_VS, throng_shaders::CARD_FS);
+            let pipeline = card_pipeline(device, target, frame_layout, &layout, entries);
             let view = upload_mips(ctx, atlas, impostor.cell);
             let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
                 label: Some("impostor atlas"),
@@ -183,7 +190,15 @@ impl CardLayer {
                 usage: wgpu::BufferUsages::STORAGE,
             });
             let cards = card_buffer(device, 1);
-            let group = card_group(device, &layout, &uniform, (&rects, &cards), &view, &sampler);
+            let before = before_buffer(device, 1);
+            let group = card_group(
+                device,
+                &layout,
+                &uniform,
+                (&rects, &cards, &before),
+                &view,
+                &sampler,
+            );
             CardLayer {
                 pipeline,
                 layout,
@@ -195,6 +210,10 @@ impl CardLayer {
                 group,
                 count: 0,
                 overflow: None,
+                before,
+                before_words: Vec::new(),
+                last: Vec::new(),
+                motion: None,
             }
         })
     }
@@ -208,7 +227,7 @@ impl CardLayer {
                 &ctx.device,
                 &self.layout,
                 &self.uniform,
-                (&self.rects, cards),
+                (&self.rects, cards, &self.before),
                 &self.view,
                 &self.sampler,
             );
@@ -223,17 +242,42 @@ impl CardLayer {
         }
     }
 
-    /// Writes the cards of the next frames (growing the buffer).
+    /// Writes the cards of the next frames (growing the buffer), and where the last cards set
+    /// were, per frame slot (their motion vectors).
     pub(crate) fn set_cards(&mut self, ctx: &GpuContext, cards: &[Card]) {
+        self.before_words.clear();
+        for c in &self.last {
+            let slot = c.slot as usize;
+            if slot >= self.before_words.len() {
+                self.before_words.resize(slot + 1, [0.0; 4]);
+            }
+            let [x, y, z] = c.centre;
+            self.before_words[slot] = [x, y, z, 1.0];
+        }
+        self.last.clear();
+        self.last.extend_from_slice(cards);
+        let before_bytes = std::mem::size_of_val(self.before_words.as_slice()) as u64;
+        let grow_before = before_bytes > self.before.size();
+        if grow_before {
+            self.before = before_buffer(&ctx.device, self.before_words.len());
+            // The runtime's card group names it too: made again on the next prepare.
+            self.overflow = None;
+        }
+        if !self.before_words.is_empty() {
+            let words: &[u8] = bytemuck::cast_slice(&self.before_words);
+            ctx.queue.write_buffer(&self.before, 0, words);
+        }
         let bytes = std::mem::size_of_val(cards) as u64;
-        if bytes > self.cards.size() {
+        if bytes > self.cards.size() || grow_before {
             let device = &ctx.device;
-            self.cards = card_buffer(device, cards.len());
+            if bytes > self.cards.size() {
+                self.cards = card_buffer(device, cards.len());
+            }
             self.group = card_group(
                 device,
                 &self.layout,
                 &self.uniform,
-                (&self.rects, &self.cards),
+                (&self.rects, &self.cards, &self.before),
                 &self.view,
                 &self.sampler,
             );
@@ -248,7 +292,11 @@ impl CardLayer {
     /// One instanced draw of every card the caller set, then one indirect draw of the cards
     /// past the skinned budget; group 0 (the frame) is bound by the caller.
     pub(crate) fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
-        pass.set_pipeline(&self.pipeline);
+        self.draw_with(pass, &self.pipeline);
+    }
+
+    fn draw_with(&self, pass: &mut wgpu::RenderPass<'_>, pipeline: &wgpu::RenderPipeline) {
+        pass.set_pipeline(pipeline);
         if self.count > 0 {
             pass.set_bind_group(2, &self.group, &[]);
             pass.draw(0..4, 0..self.count);
@@ -260,6 +308,44 @@ impl CardLayer {
             pass.draw_indirect(buffer, *at);
         }
     }
+
+    /// Builds the cards' motion-vector pipeline for `target` (once).
+    pub(crate) fn prepare_motion(
+        &mut self,
+        device: &wgpu::Device,
+        target: Target,
+        frame: &wgpu::BindGroupLayout,
+    ) {
+        if self.motion.is_none() {
+            self.motion = Some(card_pipeline(
+                device,
+                target,
+                frame,
+                &self.layout,
+                (
+                    throng_shaders::CARD_MOTION_VS,
+                    throng_shaders::CARD_MOTION_FS,
+                ),
+            ));
+        }
+    }
+
+    /// The cards' motion vectors, as [`CardLayer::render`] draws them; nothing before
+    /// [`CardLayer::prepare_motion`].
+    pub(crate) fn render_motion(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some(motion) = &self.motion {
+            self.draw_with(pass, motion);
+        }
+    }
+}
+
+fn before_buffer(device: &wgpu::Device, slots: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("impostor cards before"),
+        size: (16 * slots.max(1)) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
 }
 
 fn card_buffer(device: &wgpu::Device, cards: usize) -> wgpu::Buffer {
@@ -294,6 +380,7 @@ fn card_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
                 count: None,
             },
             storage_entry(4),
+            storage_entry(5),
         ],
     })
 }
@@ -302,7 +389,7 @@ fn card_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     uniform: &wgpu::Buffer,
-    (rects, cards): (&wgpu::Buffer, &wgpu::Buffer),
+    (rects, cards, before): (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
     view: &wgpu::TextureView,
     sampler: &wgpu::Sampler,
 ) -> wgpu::BindGroup {
@@ -330,6 +417,10 @@ fn card_group(
                 binding: 4,
                 resource: rects.as_entire_binding(),
             },
+            wgpu::BindGroupEntry {
+                binding: 5,
+                resource: before.as_entire_binding(),
+            },
         ],
     })
 }
@@ -339,6 +430,7 @@ fn card_pipeline(
     target: Target,
     frame_layout: &wgpu::BindGroupLayout,
     layout: &wgpu::BindGroupLayout,
+    entries: (&str, &str),
 ) -> wgpu::RenderPipeline {
     let module = crate::draw::raster_module(device, "impostor cards");
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -350,7 +442,7 @@ fn card_pipeline(
         device,
         &module,
         ("impostor cards", &pipeline_layout),
-        (throng_shaders::CARD_VS, throng_shaders::CARD_FS),
+        entries,
         (target, wgpu::PrimitiveTopology::TriangleStrip),
     )
 }

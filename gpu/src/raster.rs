@@ -417,8 +417,9 @@ impl Raster {
     /// Draws the motion vectors of `runtime`'s last frame (which kept them: `RuntimeOptions::
     /// outputs.motion`) seen now through `scene`'s camera and before through `previous`, for
     /// [`Raster::read_motion`]: per pixel the screen-space motion of the nearest skinned
-    /// surface, encoded with [`MOTION_RANGE`] (128, 128 where nothing moves or nothing was
-    /// drawn). Submits without waiting.
+    /// surface or card (a card moved by its centre's motion since the cards set before),
+    /// encoded with [`MOTION_RANGE`] (128, 128 where nothing moves or nothing was drawn).
+    /// Submits without waiting.
     pub fn render_motion(
         &mut self,
         runtime: &Runtime,
@@ -434,6 +435,11 @@ impl Raster {
         let size = (self.width, self.height);
         self.crowd
             .prepare_seen_before(runtime, scene, size, previous)?;
+        self.crowd.prepare_card_motion(Target {
+            color: MOTION_FORMAT,
+            depth: DEPTH_FORMAT,
+            samples: 1,
+        });
         let device = self.ctx.device.clone();
         let encoder = scoped(&device, "motion-vector recording", || {
             if self.motion.is_none() {
@@ -530,6 +536,7 @@ impl Raster {
             pass.set_bind_group(0, frame, &[]);
             pass.set_pipeline(&m.pipeline);
             self.crowd.draw_runs(&mut pass, indirect, per_draw);
+            self.crowd.render_card_motion(&mut pass);
         }
         drop(pass);
         copy_target(encoder, t, self.width, self.height);

@@ -40,6 +40,9 @@ pub const GROUND_FS: &str = "ground_fs";
 /// Entry points of the far tier's cards (raster.wgsl `card_vs` / `card_fs`).
 pub const CARD_VS: &str = "card_vs";
 pub const CARD_FS: &str = "card_fs";
+/// Entry points of the cards' motion vectors (raster.wgsl `card_motion_vs` / `card_motion_fs`).
+pub const CARD_MOTION_VS: &str = "card_motion_vs";
+pub const CARD_MOTION_FS: &str = "card_motion_fs";
 /// Entry points of the motion-vector pass (raster.wgsl `motion_vs` / `motion_fs`).
 pub const MOTION_VS: &str = "motion_vs";
 pub const MOTION_FS: &str = "motion_fs";

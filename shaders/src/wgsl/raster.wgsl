@@ -91,8 +91,11 @@ struct CrowdVarying {
 /// flicker as it crosses pixels.
 fn dither(p: vec2<f32>, anchor: vec2<u32>, shift: vec2<u32>) -> f32 {
     let q = (vec2<u32>(p) - anchor + shift) & vec2<u32>(3u);
-    let bayer = array<u32, 16>(0u, 8u, 2u, 10u, 12u, 4u, 14u, 6u, 3u, 11u, 1u, 9u, 15u, 7u, 13u, 5u);
-    return (f32(bayer[q.y * 4u + q.x]) + 0.5) / 16.0;
+    // The matrix's entry by bit arithmetic, not a table (an indexed private array costs a
+    // gather per pixel on a CPU driver): the bits of x ^ y and y interleaved, reversed.
+    let a = q.x ^ q.y;
+    let bayer = ((a & 1u) << 3u) | ((q.y & 1u) << 2u) | ((a & 2u)) | ((q.y >> 1u) & 1u);
+    return (f32(bayer) + 0.5) / 16.0;
 }
 
 /// What member ids mode writes for frame slot `slot` (`NO_MEMBER`: none), linear: slot + 1 in
@@ -403,9 +406,8 @@ fn rect_union(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(min(a.xy, b.xy), max(a.zw, b.zw));
 }
 
-@vertex
-fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
-    let card = cards[i];
+/// Card `card` at strip vertex `v` (`card_vs`; `card_motion_vs` adds where it was).
+fn card_at(v: u32, card: Card) -> CardVarying {
     var d = frame.eye.xyz - card.centre;
     d = select(vec3<f32>(0.0, 0.0, 1.0), normalize(d), dot(d, d) > 1e-12);
     var right = cross(vec3<f32>(0.0, 1.0, 0.0), d);
@@ -450,6 +452,38 @@ fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Ca
     return out;
 }
 
+@vertex
+fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
+    return card_at(v, cards[i]);
+}
+
+/// The baked normal (component space) a card shows at pixel `pixel`, `within` its cell, of its
+/// four cells and blends (`CardVarying`); discards the pixel where the card's share or its
+/// alpha leaves it out. `ddx`, `ddy`: the gradients of `within` in atlas uv.
+fn card_texel(
+    pixel: vec2<f32>,
+    within: vec2<f32>,
+    ddx: vec2<f32>,
+    ddy: vec2<f32>,
+    first_cells: vec4<f32>,
+    next_cells: vec4<f32>,
+    blends: vec3<f32>,
+    anchor: vec2<u32>,
+) -> vec3<f32> {
+    if dither(pixel, anchor, vec2<u32>(0u)) >= blends.z {
+        discard;
+    }
+    let by_frame = dither(pixel, anchor, vec2<u32>(1u, 2u)) < blends.x;
+    let cells = select(first_cells, next_cells, by_frame);
+    let by_view = dither(pixel, anchor, vec2<u32>(2u, 1u)) < blends.y;
+    let corner = select(cells.xy, cells.zw, by_view);
+    let texel = textureSampleGrad(atlas_texture, atlas_sampler, corner + within, ddx, ddy);
+    if texel.a < 0.5 {
+        discard;
+    }
+    return normalize(texel.rgb * 2.0 - 1.0);
+}
+
 @fragment
 fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
     // Gradients of the continuous uv within a cell, in uniform control flow: neighbouring
@@ -457,25 +491,72 @@ fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
     let within = in.within * atlas.cell_uv;
     let ddx = dpdx(within);
     let ddy = dpdy(within);
-    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) >= in.blends.z {
-        discard;
-    }
-    let by_frame = dither(in.clip.xy, in.anchor, vec2<u32>(1u, 2u)) < in.blends.x;
-    let cells = select(in.first_cells, in.next_cells, by_frame);
-    let by_view = dither(in.clip.xy, in.anchor, vec2<u32>(2u, 1u)) < in.blends.y;
-    let corner = select(cells.xy, cells.zw, by_view);
-    let texel = textureSampleGrad(atlas_texture, atlas_sampler, corner + within, ddx, ddy);
-    if texel.a < 0.5 {
-        discard;
-    }
+    let local = card_texel(
+        in.clip.xy, within, ddx, ddy, in.first_cells, in.next_cells, in.blends, in.anchor
+    );
     if member_ids() {
         return vec4<f32>(in.tint, 1.0);
     }
-    let local = normalize(texel.rgb * 2.0 - 1.0);
     let c = in.yaw.x;
     let s = in.yaw.y;
     let n = vec3<f32>(c * local.x + s * local.z, local.y, -s * local.x + c * local.z);
     return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+}
+
+// Motion vectors of cards: the card as `card_vs` places it now and, through the previous
+// view-projection, moved back by how far its centre moved since the last frame's cards
+// (`card_before`, per frame slot; a member that was no card the frame before moves with the
+// camera only); the silhouette is the card's own (`card_texel`).
+
+/// Per frame slot, its card's centre in the last frame's cards (w = 1), or none (w = 0).
+@group(2) @binding(5) var<storage, read> card_before: array<vec4<f32>>;
+
+struct CardMotionVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(1) within: vec2<f32>,
+    @location(4) @interpolate(flat) first_cells: vec4<f32>,
+    @location(5) @interpolate(flat) next_cells: vec4<f32>,
+    @location(6) @interpolate(flat) blends: vec3<f32>,
+    @location(7) @interpolate(flat) anchor: vec2<u32>,
+    @location(8) now: vec4<f32>,
+    @location(9) before: vec4<f32>,
+}
+
+@vertex
+fn card_motion_vs(
+    @builtin(vertex_index) v: u32,
+    @builtin(instance_index) i: u32,
+) -> CardMotionVarying {
+    let card = cards[i];
+    let at = card_at(v, card);
+    var moved = vec3<f32>(0.0);
+    if card.slot < arrayLength(&card_before) {
+        let b = card_before[card.slot];
+        if b.w > 0.5 {
+            moved = card.centre - b.xyz;
+        }
+    }
+    var out: CardMotionVarying;
+    out.clip = at.clip;
+    out.within = at.within;
+    out.first_cells = at.first_cells;
+    out.next_cells = at.next_cells;
+    out.blends = at.blends;
+    out.anchor = at.anchor;
+    out.now = at.clip;
+    out.before = frame.previous_view_proj * vec4<f32>(at.world - moved, 1.0);
+    return out;
+}
+
+@fragment
+fn card_motion_fs(in: CardMotionVarying) -> @location(0) vec4<f32> {
+    let within = in.within * atlas.cell_uv;
+    let ddx = dpdx(within);
+    let ddy = dpdy(within);
+    _ = card_texel(
+        in.clip.xy, within, ddx, ddy, in.first_cells, in.next_cells, in.blends, in.anchor
+    );
+    return motion_colour(in.now, in.before);
 }
 
 struct GroundVarying {
@@ -534,7 +615,12 @@ fn motion_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> 
 
 @fragment
 fn motion_fs(in: MotionVarying) -> @location(0) vec4<f32> {
-    let ndc = in.now.xy / in.now.w - in.before.xy / in.before.w;
+    return motion_colour(in.now, in.before);
+}
+
+/// The encoded screen-space motion from clip position `before` to `now` (above).
+fn motion_colour(now: vec4<f32>, before: vec4<f32>) -> vec4<f32> {
+    let ndc = now.xy / now.w - before.xy / before.w;
     let pixels = ndc * vec2<f32>(0.5 * frame.motion.x, -0.5 * frame.motion.y);
     let encoded = clamp(0.5 + pixels / (2.0 * frame.motion.z), vec2<f32>(0.0), vec2<f32>(1.0));
     return vec4<f32>(encoded, 0.0, 1.0);
