@@ -1038,11 +1038,13 @@ fn demo_locomotion_paths_walks_members_along_their_curves() {
 }
 
 /// `--dolly`: the camera moves in from far over the frames, so the members start as the far
-/// tier's cards and end as skinned meshes, and the frames differ.
+/// tier's cards and end as skinned meshes, and the frames differ. Cards write motion vectors:
+/// while the camera moves toward a crowd of cards alone their pixels move on the motion image
+/// (nothing else is drawn, so without the cards' motion pass it would be still).
 #[test]
-fn demo_dolly_brings_members_from_cards_to_meshes() {
+fn demo_dolly_brings_members_from_cards_to_meshes_and_cards_write_motion_vectors() {
     let dir = scratch_dir("demo-dolly");
-    let png = dir.join("dolly.png");
+    let (png, motion) = (dir.join("dolly.png"), dir.join("motion.png"));
     let Some(report) = demo_json(&[
         "--instances",
         "16",
@@ -1055,9 +1057,19 @@ fn demo_dolly_brings_members_from_cards_to_meshes() {
         "--dolly",
         "--out",
         png.to_str().unwrap(),
+        "--motion-vectors",
+        motion.to_str().unwrap(),
     ]) else {
         return;
     };
+    let frame = &report["frames"][2];
+    assert_eq!(frame["lod_histogram"]["impostor"], 16, "{frame}");
+    assert_eq!(frame["lod_histogram"]["cross_fading"], 0, "{frame}");
+    let (_, _, rgba) = decode(&dir.join("motion_0002.png"));
+    let moving = (rgba.chunks_exact(4))
+        .filter(|p| p[0].abs_diff(128) > 2 || p[1].abs_diff(128) > 2)
+        .count();
+    assert!(moving > 20, "{moving} moving pixels on cards alone");
     let frames = report["frames"].as_array().expect("frames");
     let cards = |f: &serde_json::Value| f["lod_histogram"]["impostor"].as_u64().unwrap();
     assert_eq!(cards(&frames[0]), 16, "{}", frames[0]);
@@ -1150,38 +1162,4 @@ fn demo_dolly_keeps_a_members_coverage_within_twice_its_motion_across_the_far_ti
     let pops = &report["pops"];
     assert!(pops["compared"].as_u64().unwrap() >= 100, "{pops}");
     assert!(pops["worst_ratio"].as_f64().unwrap() <= 2.0, "{pops}");
-}
-
-/// Cards write motion vectors: while the dolly moves the camera toward a crowd of cards alone,
-/// their pixels move on the motion image (nothing else is drawn, so without the cards' pass it
-/// would be still).
-#[test]
-fn demo_cards_write_motion_vectors_as_the_camera_moves() {
-    let dir = scratch_dir("demo-card-motion");
-    let (png, motion) = (dir.join("dolly.png"), dir.join("motion.png"));
-    let Some(report) = demo_json(&[
-        "--instances",
-        "16",
-        "--frames",
-        "24",
-        "--width",
-        "160",
-        "--height",
-        "90",
-        "--dolly",
-        "--out",
-        png.to_str().unwrap(),
-        "--motion-vectors",
-        motion.to_str().unwrap(),
-    ]) else {
-        return;
-    };
-    let frame = &report["frames"][2];
-    assert_eq!(frame["lod_histogram"]["impostor"], 16, "{frame}");
-    assert_eq!(frame["lod_histogram"]["cross_fading"], 0, "{frame}");
-    let (_, _, rgba) = decode(&dir.join("motion_0002.png"));
-    let moving = (rgba.chunks_exact(4))
-        .filter(|p| p[0].abs_diff(128) > 2 || p[1].abs_diff(128) > 2)
-        .count();
-    assert!(moving > 20, "{moving} moving pixels");
 }

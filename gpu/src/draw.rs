@@ -136,6 +136,8 @@ pub struct CrowdPass {
     /// The runtime's attachments.
     props: PropLayer,
     crowd: wgpu::RenderPipeline,
+    /// The crowd's while members cross-fade into cards (`fade_count` > 0).
+    crowd_fading: wgpu::RenderPipeline,
     ground: wgpu::RenderPipeline,
     pub(crate) frame_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
@@ -179,7 +181,13 @@ impl CrowdPass {
                 uniform(device, "crowd draws", OFFSET_ALIGNMENT),
             )
         })?;
-        let (crowd, ground, frame_layout, draw_layout) = pipelines;
+        let Pipelines {
+            crowd,
+            crowd_fading,
+            ground,
+            frame_layout,
+            draw_layout,
+        } = pipelines;
         let props = scoped(device, "prop pipeline creation", || {
             PropLayer::new(device, target, &frame_layout)
         })?;
@@ -190,6 +198,7 @@ impl CrowdPass {
             cards: None,
             props,
             crowd,
+            crowd_fading,
             ground,
             frame_layout,
             draw_layout,
@@ -345,7 +354,10 @@ impl CrowdPass {
             pass.set_pipeline(&self.ground);
             pass.draw(0..6, 0..1);
         }
-        pass.set_pipeline(&self.crowd);
+        pass.set_pipeline(match self.fade_count {
+            0 => &self.crowd,
+            _ => &self.crowd_fading,
+        });
         self.draw_runs(pass, indirect, &self.groups);
         self.props.render(pass);
         if let Some(cards) = &self.cards {
@@ -643,17 +655,18 @@ fn uniform(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
     })
 }
 
-/// Crowd and ground pipelines for `target` and their two bind group layouts (frame; draw +
-/// skinned range).
-fn pipelines(
-    device: &wgpu::Device,
-    target: Target,
-) -> (
-    wgpu::RenderPipeline,
-    wgpu::RenderPipeline,
-    wgpu::BindGroupLayout,
-    wgpu::BindGroupLayout,
-) {
+/// The crowd pass's pipelines and its two bind group layouts (frame; draw + skinned range).
+struct Pipelines {
+    crowd: wgpu::RenderPipeline,
+    /// The crowd's, leaving out the pixels cross-fading members' cards take.
+    crowd_fading: wgpu::RenderPipeline,
+    ground: wgpu::RenderPipeline,
+    frame_layout: wgpu::BindGroupLayout,
+    draw_layout: wgpu::BindGroupLayout,
+}
+
+/// Crowd and ground pipelines for `target`.
+fn pipelines(device: &wgpu::Device, target: Target) -> Pipelines {
     let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("crowd frame"),
         entries: &[
@@ -684,13 +697,25 @@ fn pipelines(
         throng_shaders::CROWD_VS,
         throng_shaders::CROWD_FS,
     );
+    let crowd_fading = pipeline(
+        "crowd cross-fading",
+        &crowd_layout,
+        throng_shaders::CROWD_FADING_VS,
+        throng_shaders::CROWD_FADING_FS,
+    );
     let ground = pipeline(
         "crowd ground",
         &ground_layout,
         throng_shaders::GROUND_VS,
         throng_shaders::GROUND_FS,
     );
-    (crowd, ground, frame_layout, draw_layout)
+    Pipelines {
+        crowd,
+        crowd_fading,
+        ground,
+        frame_layout,
+        draw_layout,
+    }
 }
 
 /// raster.wgsl as a shader module.

@@ -33,6 +33,10 @@ const RASTER: &str = include_str!("wgsl/raster.wgsl");
 /// ground grid.
 pub const CROWD_VS: &str = "crowd_vs";
 pub const CROWD_FS: &str = "crowd_fs";
+/// [`CROWD_VS`] / [`CROWD_FS`] leaving out the pixels of cross-fading members that their cards
+/// take.
+pub const CROWD_FADING_VS: &str = "crowd_fading_vs";
+pub const CROWD_FADING_FS: &str = "crowd_fading_fs";
 /// Props on sockets (group 3), shaded by [`CROWD_FS`].
 pub const PROP_VS: &str = "prop_vs";
 pub const GROUND_VS: &str = "ground_vs";

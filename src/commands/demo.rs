@@ -180,9 +180,9 @@ pub struct Args {
     #[arg(long, value_name = "DIR", requires = "locomotion")]
     bvh: Option<PathBuf>,
     /// Also write each frame's motion vectors as a PNG (named like --out's frames): per pixel
-    /// the screen-space motion of the nearest member since the last frame, red = x, green = y
-    /// (down), 128 still, ±16 px at 0 and 255; members teleported around the area and members
-    /// changing skeleton LOD level have none on that frame.
+    /// the screen-space motion of the nearest member (mesh or card) since the last frame, red =
+    /// x, green = y (down), 128 still, ±16 px at 0 and 255; members teleported around the area
+    /// and members changing skeleton LOD level have none on that frame.
     #[arg(long, value_name = "FILE.png")]
     motion_vectors: Option<PathBuf>,
     /// Also write the frames as one looping animated GIF (256 colours per frame, the frames

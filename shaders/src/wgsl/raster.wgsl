@@ -77,8 +77,16 @@ struct CrowdVarying {
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) @interpolate(flat) tint: vec3<f32>,
-    /// The card's share of the member's pixels (`fades`), and the pixel its dither is
-    /// anchored at.
+}
+
+/// `CrowdVarying` and what a cross-fade needs (`crowd_fading_vs`): the card's share of the
+/// member's pixels (`fades`), and the pixel its dither is anchored at. Separate, so a frame
+/// without a cross-fade interpolates nothing more than it did before there was one.
+struct FadingVarying {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) @interpolate(flat) tint: vec3<f32>,
     @location(3) @interpolate(flat) share: f32,
     @location(4) @interpolate(flat) anchor: vec2<u32>,
 }
@@ -149,6 +157,11 @@ fn tint(n: u32) -> vec3<f32> {
 
 @vertex
 fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CrowdVarying {
+    return crowd_vertex(v, i);
+}
+
+/// Vertex `v` of the draw's instance `i` (`crowd_vs`).
+fn crowd_vertex(v: u32, i: u32) -> CrowdVarying {
     let k = ranks[draw.first_at] + i;
     let s = skinned[k * draw.stride + v];
     let position = bitcast<vec3<f32>>(s.xyz);
@@ -161,15 +174,27 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
     if n < frame.tiers.x {
         out.tint = tier_colour(tiers[n]);
     }
+    if member_ids() {
+        out.tint = member_colour(n);
+    }
+    return out;
+}
+
+@vertex
+fn crowd_fading_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> FadingVarying {
+    let c = crowd_vertex(v, i);
+    var out: FadingVarying;
+    out.clip = c.clip;
+    out.world = c.world;
+    out.normal = c.normal;
+    out.tint = c.tint;
     out.share = 0.0;
     out.anchor = vec2<u32>(0u);
+    let n = order[draw.page_rank + ranks[draw.first_at] + i];
     if n < frame.tiers.z {
         let f = fades[n];
         out.share = f.x;
         out.anchor = anchor_of(f.yzw);
-    }
-    if member_ids() {
-        out.tint = member_colour(n);
     }
     return out;
 }
@@ -207,8 +232,6 @@ fn prop_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Cr
     out.world = position;
     out.normal = select(vec3<f32>(0.0), normalize(turned), dot(turned, turned) > 1e-20);
     out.tint = select(prop.colour.rgb, member_colour(NO_MEMBER), member_ids());
-    out.share = 0.0;
-    out.anchor = vec2<u32>(0u);
     return out;
 }
 
@@ -241,11 +264,30 @@ fn fog(colour: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
 
 @fragment
 fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
+    return crowd_colour(in, cross(dpdx(in.world), dpdy(in.world)));
+}
+
+/// `crowd_fs` for frames where members cross-fade into cards: the pixels of a member's mesh
+/// that its card takes are left out. A separate entry point, so frames without a cross-fade
+/// keep a fragment stage that never discards (and its early depth test).
+@fragment
+fn crowd_fading_fs(in: FadingVarying) -> @location(0) vec4<f32> {
     // Derivatives first, in uniform control flow.
     let faceted = cross(dpdx(in.world), dpdy(in.world));
     if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) < in.share {
         discard;
     }
+    var c: CrowdVarying;
+    c.clip = in.clip;
+    c.world = in.world;
+    c.normal = in.normal;
+    c.tint = in.tint;
+    return crowd_colour(c, faceted);
+}
+
+/// The colour of a crowd fragment with interpolants `in`, `faceted` the screen-space normal of
+/// its triangle (for meshes without normals).
+fn crowd_colour(in: CrowdVarying, faceted: vec3<f32>) -> vec4<f32> {
     var n = in.normal;
     if dot(n, n) < 0.25 {
         n = faceted;
@@ -336,14 +378,16 @@ struct CardVarying {
     @location(2) @interpolate(flat) tint: vec3<f32>,
     /// Cosine and sine of the card's yaw.
     @location(3) @interpolate(flat) yaw: vec2<f32>,
-    /// The atlas uv of the four cells' corners: (first frame, view a), (first, view b), (next
-    /// frame, view a), (next, view b).
-    @location(4) @interpolate(flat) first_cells: vec4<f32>,
-    @location(5) @interpolate(flat) next_cells: vec4<f32>,
-    /// The frame mix, the view mix (toward view b), and the card's share of the member.
-    @location(6) @interpolate(flat) blends: vec3<f32>,
-    /// The pixel its dithers are anchored at (`anchor_of` its centre).
-    @location(7) @interpolate(flat) anchor: vec2<u32>,
+    /// The four cells' column and row in the atlas (`cell_at`): (first frame, view a), (first,
+    /// view b), (next frame, view a), (next, view b).
+    @location(4) @interpolate(flat) cells: vec4<u32>,
+    /// `pack_card`: the frame mix, the view mix (toward view b) and the card's share of the
+    /// member in bytes, the pixel its dithers are anchored at (`anchor_of` its centre), and the
+    /// mip level it reads (log2 of texels per pixel at its centre, `card_rho`, rounded: the
+    /// sampler's nearest level; explicit, not from derivatives, as neighbouring pixels may read
+    /// different cells). Packed: a CPU driver pays per interpolant and triangle, and a card is
+    /// two triangles over a few pixels.
+    @location(5) @interpolate(flat) packed: u32,
 }
 
 /// The baked row nearest to elevation `elevation` (radians), and the two views around the
@@ -372,9 +416,9 @@ fn views_around(d: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(f32(row), f32(a), f32(b), clamp(x - floor(x), 0.0, 1.0));
 }
 
-/// Full-size atlas texels the sampler can reach past a cell's covered rectangle, for a card of
-/// half size `half` around `centre` seen along `right` and `up` (the comment above).
-fn card_margin(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) -> f32 {
+/// Full-size atlas texels per pixel across a card of half size `half` around `centre` seen along
+/// `right` and `up`, along its narrower projected side (a cell's side if it is behind the eye).
+fn card_rho(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) -> f32 {
     let c = frame.view_proj * vec4<f32>(centre, 1.0);
     let r = frame.view_proj * vec4<f32>(centre + right * half, 1.0);
     let u = frame.view_proj * vec4<f32>(centre + up * half, 1.0);
@@ -386,13 +430,23 @@ fn card_margin(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) ->
     let to_r = (r.xy / r.w - c.xy / c.w) * pixels;
     let to_u = (u.xy / u.w - c.xy / c.w) * pixels;
     let side = 2.0 * min(length(to_r), length(to_u));
-    let rho = cell / max(side, 1e-6);
-    return max(2.0, 4.0 * rho);
+    return cell / max(side, 1e-6);
 }
 
-/// The atlas uv of cell `cell`'s top-left corner.
-fn cell_corner(cell: u32) -> vec2<f32> {
-    return vec2<f32>(f32(cell % atlas.columns), f32(cell / atlas.columns)) * atlas.cell_uv;
+/// Cell `cell`'s column and row in the atlas, as column | row << 16.
+fn cell_at(cell: u32) -> u32 {
+    // In f32 (exact for the atlas's few thousand cells): an integer division by a value not
+    // known at compile time is a scalar loop per lane on a CPU driver.
+    let columns = f32(atlas.columns);
+    let row = floor((f32(cell) + 0.5) / columns);
+    return u32(f32(cell) - row * columns) | (u32(row) << 16u);
+}
+
+/// The blends (0–1), anchor and mip level of a card in one word (`CardVarying::packed`).
+fn pack_card(blends: vec3<f32>, anchor: vec2<u32>, level: f32) -> u32 {
+    let b = vec3<u32>(round(clamp(blends, vec3<f32>(0.0), vec3<f32>(1.0)) * 255.0));
+    let l = u32(clamp(floor(level + 0.5), 0.0, 15.0));
+    return b.x | (b.y << 8u) | (b.z << 16u) | (anchor.x << 24u) | (anchor.y << 26u) | (l << 28u);
 }
 
 /// The union of two covered rectangles (x0 > x1: empty).
@@ -426,7 +480,9 @@ fn card_at(v: u32, card: Card) -> CardVarying {
         rect_union(rects[card.first + va], rects[card.first + vb]),
         rect_union(rects[card.next + va], rects[card.next + vb]),
     );
-    let grow = 2.0 * card_margin(card.centre, right, up, half) / f32(atlas.cell);
+    // The margin the sampler can reach past the covered rectangle (the comment above).
+    let rho = card_rho(card.centre, right, up, half);
+    let grow = 2.0 * max(2.0, 4.0 * rho) / f32(atlas.cell);
     let low = clamp(rect.xy - grow, vec2<f32>(-1.0), vec2<f32>(1.0));
     let high = clamp(rect.zw + grow, vec2<f32>(-1.0), vec2<f32>(1.0));
     // Strip order: (low, low), (high, low), (low, high), (high, high); empty cells collapse.
@@ -445,10 +501,14 @@ fn card_at(v: u32, card: Card) -> CardVarying {
         out.tint = member_colour(card.slot);
     }
     out.yaw = vec2<f32>(c, s);
-    out.first_cells = vec4<f32>(cell_corner(card.first + va), cell_corner(card.first + vb));
-    out.next_cells = vec4<f32>(cell_corner(card.next + va), cell_corner(card.next + vb));
-    out.blends = vec3<f32>(card.blend, around.w, card.fade);
-    out.anchor = anchor_of(card.centre);
+    out.cells = vec4<u32>(
+        cell_at(card.first + va),
+        cell_at(card.first + vb),
+        cell_at(card.next + va),
+        cell_at(card.next + vb),
+    );
+    let blends = vec3<f32>(card.blend, around.w, card.fade);
+    out.packed = pack_card(blends, anchor_of(card.centre), log2(max(rho, 1e-6)));
     return out;
 }
 
@@ -457,27 +517,24 @@ fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Ca
     return card_at(v, cards[i]);
 }
 
-/// The baked normal (component space) a card shows at pixel `pixel`, `within` its cell, of its
-/// four cells and blends (`CardVarying`); discards the pixel where the card's share or its
-/// alpha leaves it out. `ddx`, `ddy`: the gradients of `within` in atlas uv.
-fn card_texel(
-    pixel: vec2<f32>,
-    within: vec2<f32>,
-    ddx: vec2<f32>,
-    ddy: vec2<f32>,
-    first_cells: vec4<f32>,
-    next_cells: vec4<f32>,
-    blends: vec3<f32>,
-    anchor: vec2<u32>,
-) -> vec3<f32> {
-    if dither(pixel, anchor, vec2<u32>(0u)) >= blends.z {
+/// The baked normal (component space) a card shows at pixel `pixel`, `within` its cell (0–1),
+/// of its four cells and `packed` blends, anchor and level (`CardVarying`); discards the pixel
+/// where the card's share or its alpha leaves it out.
+fn card_texel(pixel: vec2<f32>, within: vec2<f32>, cells: vec4<u32>, packed: u32) -> vec3<f32> {
+    let blends = vec3<f32>(vec3<u32>(packed, packed >> 8u, packed >> 16u) & vec3<u32>(255u));
+    let anchor = vec2<u32>(packed >> 24u, packed >> 26u) & vec2<u32>(3u);
+    let level = f32(packed >> 28u);
+    let shares = blends / 255.0;
+    if dither(pixel, anchor, vec2<u32>(0u)) >= shares.z {
         discard;
     }
-    let by_frame = dither(pixel, anchor, vec2<u32>(1u, 2u)) < blends.x;
-    let cells = select(first_cells, next_cells, by_frame);
-    let by_view = dither(pixel, anchor, vec2<u32>(2u, 1u)) < blends.y;
-    let corner = select(cells.xy, cells.zw, by_view);
-    let texel = textureSampleGrad(atlas_texture, atlas_sampler, corner + within, ddx, ddy);
+    let by_frame = dither(pixel, anchor, vec2<u32>(1u, 2u)) < shares.x;
+    let pair = select(cells.xy, cells.zw, by_frame);
+    let by_view = dither(pixel, anchor, vec2<u32>(2u, 1u)) < shares.y;
+    let cell = select(pair.x, pair.y, by_view);
+    let corner = vec2<f32>(f32(cell & 0xffffu), f32(cell >> 16u));
+    let uv = (corner + within) * atlas.cell_uv;
+    let texel = textureSampleLevel(atlas_texture, atlas_sampler, uv, level);
     if texel.a < 0.5 {
         discard;
     }
@@ -486,14 +543,7 @@ fn card_texel(
 
 @fragment
 fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
-    // Gradients of the continuous uv within a cell, in uniform control flow: neighbouring
-    // pixels may read different cells.
-    let within = in.within * atlas.cell_uv;
-    let ddx = dpdx(within);
-    let ddy = dpdy(within);
-    let local = card_texel(
-        in.clip.xy, within, ddx, ddy, in.first_cells, in.next_cells, in.blends, in.anchor
-    );
+    let local = card_texel(in.clip.xy, in.within, in.cells, in.packed);
     if member_ids() {
         return vec4<f32>(in.tint, 1.0);
     }
@@ -514,10 +564,8 @@ fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
 struct CardMotionVarying {
     @builtin(position) clip: vec4<f32>,
     @location(1) within: vec2<f32>,
-    @location(4) @interpolate(flat) first_cells: vec4<f32>,
-    @location(5) @interpolate(flat) next_cells: vec4<f32>,
-    @location(6) @interpolate(flat) blends: vec3<f32>,
-    @location(7) @interpolate(flat) anchor: vec2<u32>,
+    @location(4) @interpolate(flat) cells: vec4<u32>,
+    @location(5) @interpolate(flat) packed: u32,
     @location(8) now: vec4<f32>,
     @location(9) before: vec4<f32>,
 }
@@ -539,10 +587,8 @@ fn card_motion_vs(
     var out: CardMotionVarying;
     out.clip = at.clip;
     out.within = at.within;
-    out.first_cells = at.first_cells;
-    out.next_cells = at.next_cells;
-    out.blends = at.blends;
-    out.anchor = at.anchor;
+    out.cells = at.cells;
+    out.packed = at.packed;
     out.now = at.clip;
     out.before = frame.previous_view_proj * vec4<f32>(at.world - moved, 1.0);
     return out;
@@ -550,12 +596,7 @@ fn card_motion_vs(
 
 @fragment
 fn card_motion_fs(in: CardMotionVarying) -> @location(0) vec4<f32> {
-    let within = in.within * atlas.cell_uv;
-    let ddx = dpdx(within);
-    let ddy = dpdy(within);
-    _ = card_texel(
-        in.clip.xy, within, ddx, ddy, in.first_cells, in.next_cells, in.blends, in.anchor
-    );
+    _ = card_texel(in.clip.xy, in.within, in.cells, in.packed);
     return motion_colour(in.now, in.before);
 }
 
