@@ -569,6 +569,7 @@ fn mip_chain(atlas: &Image, cell: u32) -> Vec<Image> {
         let (columns, rows) = (width.div_ceil(side), height.div_ceil(side));
         let mut rgba = vec![0u8; (4 * width * height) as usize];
         let mut cell_texels = Vec::new();
+        let mut sorted = Vec::new();
         for cy in 0..rows {
             for cx in 0..columns {
                 cell_texels.clear();
@@ -577,10 +578,11 @@ fn mip_chain(atlas: &Image, cell: u32) -> Vec<Image> {
                         cell_texels.push((y * width + x) as usize);
                     }
                 }
+                sorted.clear();
+                sorted.extend(cell_texels.iter().map(|&i| coverage[i]));
                 // Covered full-size texels under the cell, in this level's texels.
-                let covered: f32 = cell_texels.iter().map(|&i| coverage[i]).sum();
-                let want = (covered.round() as usize).min(cell_texels.len());
-                let mut sorted: Vec<f32> = cell_texels.iter().map(|&i| coverage[i]).collect();
+                let covered: f32 = sorted.iter().sum();
+                let want = (covered.round() as usize).min(sorted.len());
                 sorted.sort_by(|a, b| b.total_cmp(a));
                 // The coverage the `want`-th texel has: texels at or above it pass (at least
                 // the most covered one, when anything is).
