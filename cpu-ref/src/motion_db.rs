@@ -23,16 +23,15 @@
 //! (https://github.com/orangeduck/Motion-Matching).
 //!
 //! Search: [`MotionDatabase::search_exhaustive`] is the oracle, every searchable row in order;
-//! [`MotionDatabase::search`] skips boxes of rows whose axis-aligned bounds cannot beat the best
-//! so far, at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]). The boxes hold similar rows,
-//! grouped at load by recursive median splits (a k-d tree's), not runs of consecutive frames.
-//! Both return the same frame: the lowest cost, ties to the lowest row (a bound prunes a box only
-//! when it is above the best cost, or equal to it with every row of the box after the best's).
-//! Each row's cost is summed in the same order by both (four interleaved lanes, `sum_squares`),
-//! and a bound is a sum of terms each at most the row's in that order, so rounding keeps it below
-//! the row's cost. The fast search visits large boxes best bound first and stops summing a bound
-//! or a row's cost once the partial sum passes the best cost: the terms are never negative, so
-//! neither could win or tie.
+//! [`MotionDatabase::search`] returns the same frame (the lowest cost, ties to the lowest row)
+//! looking at far fewer. At load it projects the searchable rows onto their first [`AXES`]
+//! principal axes and groups the projections into boxes at two sizes ([`SMALL_BLOCK`] inside
+//! [`LARGE_BLOCK`]) by recursive median splits (a k-d tree's). A projection never lengthens a
+//! distance, so a box or a row whose projection is farther from the query's than the best cost
+//! so far (with a slack for rounding) cannot win or tie and is skipped; the rows left are costed
+//! exactly as the oracle costs them (four interleaved lanes, `sum_squares`). Large boxes are
+//! visited nearest first, a row's cost stops summing once it passes the best cost (the terms are
+//! never negative), and a small box's rows are measured against the query in vector lanes.
 
 use thiserror::Error;
 
@@ -53,6 +52,18 @@ pub const SMALL_BLOCK: usize = 16;
 pub const LARGE_BLOCK: usize = 64;
 /// Large boxes the fast search orders by bound at a time (on the stack).
 const WINDOW: usize = 128;
+/// Most small boxes in a large one.
+const SMALLS: usize = LARGE_BLOCK.div_ceil(SMALL_BLOCK);
+/// Principal axes the search's bounds project onto.
+pub const AXES: usize = 8;
+/// Coordinates of a projected row: the [`AXES`] and the length of what they leave out.
+const COORDS: usize = AXES + 1;
+/// Most sweeps of the Jacobi eigenvalue iteration (it converges in about ten).
+const JACOBI_SWEEPS: usize = 64;
+/// Rounding slack of the search's bounds (see [`MotionDatabase::search`]): relative to a cost,
+/// and per unit of a projected vector's length.
+const COST_SLACK: f32 = 1e-4;
+const PROJECTION_SLACK: f32 = 1e-4;
 
 /// Frame tags (bits of [`MotionDatabase::tags`]).
 pub mod tag {
@@ -114,54 +125,85 @@ pub enum DatabaseError {
     Invalid(String),
 }
 
-/// One level of the search's boxes: per box, the lower and upper corner of its rows, the union
-/// of their tags, its lowest row (ties go to the lowest row) and where its contents start in the
-/// level below (rows in [`Boxes::order`] for small boxes, small boxes for large ones; one more
-/// entry than boxes).
+/// A row (or query) as the search's boxes see it: its first [`AXES`] coordinates on the
+/// principal axes, then the length of the rest (the row less its projection onto those axes).
+/// in the basis of the searchable rows' principal axes.
+type Projected = [f32; COORDS];
+
+/// The principal axes float by float: `[f][a]` is float `f` of axis `a`.
+type Axes = [[f32; AXES]; FEATURES];
+
+/// One level of the search's boxes: per box, the lower and upper corner of its rows' projections
+/// (rounded outward; axis by axis, `lo[a][k]`, so that neighbouring boxes' bounds are summed in
+/// vector lanes), the union of their tags and where its contents start in the level below (rows
+/// in [`Boxes::order`] for small boxes, small boxes for large ones; one more entry than boxes).
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Level {
-    lo: Vec<[f32; FEATURES]>,
-    hi: Vec<[f32; FEATURES]>,
+    lo: [Vec<f32>; COORDS],
+    hi: [Vec<f32>; COORDS],
     tags: Vec<u8>,
-    first_row: Vec<u32>,
     start: Vec<u32>,
 }
 
 impl Level {
-    /// Appends the box of `rows` (their indices in `db_rows`), its contents starting at `start`.
-    fn push(&mut self, rows: &[u32], db_rows: &[[f32; FEATURES]], tags: &[u8], start: u32) {
-        let mut lo = [f32::INFINITY; FEATURES];
-        let mut hi = [f32::NEG_INFINITY; FEATURES];
+    /// Appends the box of `rows` (indices into `projected`), its contents starting at `start`.
+    fn push(&mut self, rows: &[u32], projected: &[[f64; COORDS]], tags: &[u8], start: u32) {
+        let mut lo = [f64::INFINITY; COORDS];
+        let mut hi = [f64::NEG_INFINITY; COORDS];
         let mut union = 0;
         for &r in rows {
-            for (f, &v) in db_rows[r as usize].iter().enumerate() {
-                lo[f] = lo[f].min(v);
-                hi[f] = hi[f].max(v);
+            for (a, &v) in projected[r as usize].iter().enumerate() {
+                lo[a] = lo[a].min(v);
+                hi[a] = hi[a].max(v);
             }
             union |= tags[r as usize];
         }
-        self.lo.push(lo);
-        self.hi.push(hi);
+        // Rounded outward, so that the box holds every row's exact projection.
+        for a in 0..COORDS {
+            let (l, h) = (lo[a] as f32, hi[a] as f32);
+            self.lo[a].push(if f64::from(l) > lo[a] {
+                l.next_down()
+            } else {
+                l
+            });
+            self.hi[a].push(if f64::from(h) < hi[a] { h.next_up() } else { h });
+        }
         self.tags.push(union);
-        self.first_row
-            .push(rows.iter().copied().min().unwrap_or(u32::MAX));
         self.start.push(start);
     }
 
-    /// The least cost any row of box `k` can have, or any value above `limit` once the partial
-    /// sum passes it (the terms are never negative, so the whole sum would too).
-    fn bound(&self, k: usize, query: &[f32; FEATURES], limit: f32) -> f32 {
-        let (lo, hi) = (&self.lo[k], &self.hi[k]);
-        sum_squares(|f| (lo[f] - query[f]).max(query[f] - hi[f]).max(0.0), limit)
+    /// Boxes in this level.
+    fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// The squared distances from `query` to boxes `first..` into `out` (one per element).
+    fn bounds(&self, first: usize, query: &Projected, out: &mut [f32]) {
+        out.fill(0.0);
+        let boxes = first..first + out.len();
+        for ((lo, hi), &y) in self.lo.iter().zip(&self.hi).zip(query) {
+            let (lo, hi) = (&lo[boxes.clone()], &hi[boxes.clone()]);
+            for ((b, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
+                let d = (l - y).max(y - h).max(0.0);
+                *b += d * d;
+            }
+        }
     }
 }
 
-/// The fast search's bounds: the searchable rows grouped into large boxes of at most
-/// [`LARGE_BLOCK`] rows, each split into small boxes of at most [`SMALL_BLOCK`], by recursive
-/// median splits along the float of widest spread (a k-d tree's construction: Jon Bentley,
-/// "Multidimensional binary search trees used for associative searching", CACM 1975). Boxes of
-/// similar rows, not of consecutive frames: a run of frames spans a whole gait cycle in the foot
-/// features, so its box bounds little; a box of similar rows is tight in every float.
+/// The fast search's bounds. The searchable rows are projected onto their first [`AXES`]
+/// principal axes (the eigenvectors of their covariance, largest variance first): the features
+/// move together (a foot's position and velocity follow the gait's phase, the trajectory's
+/// positions and directions follow its curvature), so a few axes carry most of every distance,
+/// and a projection onto orthonormal axes never lengthens one, so a distance between
+/// projections bounds the cost from below (the lower-bounding lemma of Christos Faloutsos,
+/// M. Ranganathan and Yannis Manolopoulos, "Fast subsequence matching in time-series
+/// databases", SIGMOD 1994; boxes on principal axes as in James McNames, "A fast
+/// nearest-neighbor algorithm based on a principal axis search tree", IEEE TPAMI 2001). The
+/// projections are grouped into large boxes of at most [`LARGE_BLOCK`] rows, each split into
+/// small boxes of at most [`SMALL_BLOCK`], by recursive median splits along the axis of widest
+/// spread (a k-d tree's construction: Jon Bentley, "Multidimensional binary search trees used
+/// for associative searching", CACM 1975): boxes of similar rows, tight on every axis.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Boxes {
     /// Searchable rows (database indices) in box order: the large boxes' in turn, each's small
@@ -169,10 +211,17 @@ struct Boxes {
     order: Vec<u32>,
     /// The rows in that order (a copy, so a box's rows are contiguous).
     rows: Vec<[f32; FEATURES]>,
+    /// Per small box, its rows' projections axis by axis (`[a][i]`: axis `a` of the box's row
+    /// `i`; infinite past its rows), so that one box's distances are summed in vector lanes.
+    projected: Vec<[[f32; SMALL_BLOCK]; COORDS]>,
     /// Their tags in that order.
     tags: Vec<u8>,
     small: Level,
     large: Level,
+    /// The principal axes float by float: `axes[f][a]` is float `f` of axis `a`.
+    axes: Axes,
+    /// The longest row (Euclidean norm), for the rounding slack of the rows' projections.
+    longest: f32,
 }
 
 impl Boxes {
@@ -180,40 +229,171 @@ impl Boxes {
         let mut ids: Vec<u32> = (0..rows.len() as u32)
             .filter(|&r| searchable[r as usize])
             .collect();
-        let mut b = Boxes::default();
+        let axes = principal_axes(rows, &ids);
+        // Projected in f64 from the f32 axes: exact but for rounding far below f32's.
+        let projected: Vec<[f64; COORDS]> = rows
+            .iter()
+            .map(|r| {
+                let y: [f64; AXES] = std::array::from_fn(|a| {
+                    (0..FEATURES)
+                        .map(|f| f64::from(axes[f][a]) * f64::from(r[f]))
+                        .sum()
+                });
+                let rest = (0..FEATURES).map(|f| {
+                    let along: f64 = (0..AXES).map(|a| f64::from(axes[f][a]) * y[a]).sum();
+                    f64::from(r[f]) - along
+                });
+                let rest = rest.map(|v| v * v).sum::<f64>().sqrt();
+                std::array::from_fn(|c| if c < AXES { y[c] } else { rest })
+            })
+            .collect();
+        let mut b = Boxes {
+            axes,
+            longest: rows.iter().map(|r| norm(r)).fold(0.0, f32::max),
+            ..Boxes::default()
+        };
         let mut larges = Vec::new();
-        split(&mut ids, rows, LARGE_BLOCK, &mut larges);
+        split(&mut ids, &projected, LARGE_BLOCK, &mut larges);
         let mut at = 0;
         for end in larges {
             let large = &mut ids[at..end];
-            b.large.push(large, rows, tags, b.small.lo.len() as u32);
+            b.large.push(large, &projected, tags, b.small.len() as u32);
             let mut smalls = Vec::new();
-            split(large, rows, SMALL_BLOCK, &mut smalls);
+            split(large, &projected, SMALL_BLOCK, &mut smalls);
+            // Runs of at most SMALL_BLOCK cut at its multiples: never more than SMALLS.
+            debug_assert!(smalls.len() <= SMALLS);
             let mut s = 0;
             for e in smalls {
-                b.small.push(&large[s..e], rows, tags, b.order.len() as u32);
+                b.small
+                    .push(&large[s..e], &projected, tags, b.order.len() as u32);
                 b.order.extend_from_slice(&large[s..e]);
                 s = e;
             }
             at = end;
         }
         b.small.start.push(b.order.len() as u32);
-        b.large.start.push(b.small.lo.len() as u32);
+        b.large.start.push(b.small.len() as u32);
         b.rows = b.order.iter().map(|&r| rows[r as usize]).collect();
+        b.projected = (0..b.small.len())
+            .map(|k| {
+                let rows = &b.order[b.small.start[k] as usize..b.small.start[k + 1] as usize];
+                std::array::from_fn(|a| {
+                    std::array::from_fn(|i| {
+                        rows.get(i)
+                            .map_or(f32::INFINITY, |&r| projected[r as usize][a] as f32)
+                    })
+                })
+            })
+            .collect();
         b.tags = b.order.iter().map(|&r| tags[r as usize]).collect();
         b
     }
+
+    /// `query` as the boxes see it, in f32.
+    fn project(&self, query: &[f32; FEATURES]) -> Projected {
+        let mut y = [0.0f32; COORDS];
+        for (axis_floats, &q) in self.axes.iter().zip(query) {
+            for (y, &a) in y.iter_mut().zip(axis_floats) {
+                *y += a * q;
+            }
+        }
+        let mut rest = [0.0f32; FEATURES];
+        for ((rest, axis_floats), &q) in rest.iter_mut().zip(&self.axes).zip(query) {
+            let along: f32 = axis_floats.iter().zip(&y).map(|(a, y)| a * y).sum();
+            *rest = q - along;
+        }
+        y[AXES] = norm(&rest);
+        y
+    }
 }
 
-/// Orders `ids` (rows of `rows`) into runs of at most `size` similar rows and appends each run's
-/// end (an index into `ids`, ascending) to `ends`: splits along the float of widest spread at a
-/// multiple of `size` near the median (the fewest runs), recursively. Deterministic: ties in a
-/// float go by row.
-fn split(ids: &mut [u32], rows: &[[f32; FEATURES]], size: usize, ends: &mut Vec<usize>) {
-    fn go(
+/// The Euclidean norm of `v`.
+fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+/// The first [`AXES`] principal axes of `rows[ids]`, largest variance first, float by float
+/// (`[f][a]`: float `f` of axis `a`), rounded to f32: the eigenvectors of the rows' covariance
+/// by cyclic Jacobi rotations (Golub and Van Loan, "Matrix Computations", §8.5), in f64.
+/// Deterministic: a fixed sweep order, ties in variance by index.
+fn principal_axes(rows: &[[f32; FEATURES]], ids: &[u32]) -> Axes {
+    let n = ids.len().max(1) as f64;
+    let mean: [f64; FEATURES] = std::array::from_fn(|f| {
+        ids.iter()
+            .map(|&r| f64::from(rows[r as usize][f]))
+            .sum::<f64>()
+            / n
+    });
+    let mut a = [[0.0f64; FEATURES]; FEATURES];
+    for &r in ids {
+        let d: [f64; FEATURES] = std::array::from_fn(|f| f64::from(rows[r as usize][f]) - mean[f]);
+        for (i, row) in a.iter_mut().enumerate() {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v += d[i] * d[j] / n;
+            }
+        }
+    }
+    let mut v = [[0.0f64; FEATURES]; FEATURES];
+    for (i, row) in v.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let scale: f64 = (0..FEATURES)
+        .map(|i| a[i][i])
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    for _sweep in 0..JACOBI_SWEEPS {
+        let off: f64 = (0..FEATURES)
+            .flat_map(|i| (0..FEATURES).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum();
+        if off <= (1e-15 * scale).powi(2) {
+            break;
+        }
+        for p in 0..FEATURES {
+            for q in p + 1..FEATURES {
+                if a[p][q] == 0.0 {
+                    continue;
+                }
+                // The rotation zeroing a[p][q] (the smaller root of t² + 2θt - 1 = 0).
+                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                let t = if theta == 0.0 {
+                    1.0
+                } else {
+                    theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
+                };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for row in a.iter_mut() {
+                    let (x, y) = (row[p], row[q]);
+                    row[p] = c * x - s * y;
+                    row[q] = s * x + c * y;
+                }
+                let (before, from_q) = a.split_at_mut(q);
+                for (x, y) in before[p].iter_mut().zip(from_q[0].iter_mut()) {
+                    (*x, *y) = (c * *x - s * *y, s * *x + c * *y);
+                }
+                for row in v.iter_mut() {
+                    let (x, y) = (row[p], row[q]);
+                    row[p] = c * x - s * y;
+                    row[q] = s * x + c * y;
+                }
+            }
+        }
+    }
+    let mut order: [usize; FEATURES] = std::array::from_fn(|i| i);
+    order.sort_by(|&x, &y| a[y][y].total_cmp(&a[x][x]).then(x.cmp(&y)));
+    std::array::from_fn(|f| std::array::from_fn(|k| v[f][order[k]] as f32))
+}
+
+/// Orders `ids` (indices into `points`) into runs of at most `size` similar points and appends
+/// each run's end (an index into `ids`, ascending) to `ends`: splits along the coordinate of
+/// widest spread at a multiple of `size` near the median (the fewest runs), recursively.
+/// Deterministic: ties in a coordinate go by index.
+fn split<const N: usize>(ids: &mut [u32], points: &[[f64; N]], size: usize, ends: &mut Vec<usize>) {
+    fn go<const N: usize>(
         ids: &mut [u32],
         at: usize,
-        rows: &[[f32; FEATURES]],
+        points: &[[f64; N]],
         size: usize,
         ends: &mut Vec<usize>,
     ) {
@@ -223,26 +403,26 @@ fn split(ids: &mut [u32], rows: &[[f32; FEATURES]], size: usize, ends: &mut Vec<
             }
             return;
         }
-        let spread = |f: usize| {
+        let spread = |c: usize| {
             let (lo, hi) = ids
                 .iter()
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &r| {
-                    let v = rows[r as usize][f];
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &r| {
+                    let v = points[r as usize][c];
                     (lo.min(v), hi.max(v))
                 });
             hi - lo
         };
-        let spreads: [f32; FEATURES] = std::array::from_fn(spread);
-        let widest = (0..FEATURES).fold(0, |w, f| if spreads[f] > spreads[w] { f } else { w });
+        let spreads: [f64; N] = std::array::from_fn(spread);
+        let widest = (0..N).fold(0, |w, c| if spreads[c] > spreads[w] { c } else { w });
         ids.sort_unstable_by(|&a, &b| {
-            (rows[a as usize][widest].total_cmp(&rows[b as usize][widest])).then(a.cmp(&b))
+            (points[a as usize][widest].total_cmp(&points[b as usize][widest])).then(a.cmp(&b))
         });
         let cut = ids.len().div_ceil(size).div_ceil(2) * size;
         let (left, right) = ids.split_at_mut(cut);
-        go(left, at, rows, size, ends);
-        go(right, at + cut, rows, size, ends);
+        go(left, at, points, size, ends);
+        go(right, at + cut, points, size, ends);
     }
-    go(ids, 0, rows, size, ends)
+    go(ids, 0, points, size, ends)
 }
 
 /// Lanes of [`sum_squares`]: the floats' squares are summed in this many interleaved partial
@@ -439,9 +619,19 @@ impl MotionDatabase {
         best
     }
 
-    /// The same answer as [`MotionDatabase::search_exhaustive`], skipping boxes whose bounds
-    /// cannot beat the best so far. `start`, when given, is tried first (the frame the character
-    /// plays now, usually: its cost makes the first bound).
+    /// The same answer as [`MotionDatabase::search_exhaustive`], skipping boxes and rows whose
+    /// projections onto the principal axes lie too far from the query's to beat the best so far.
+    /// `start`, when given, is tried first (the frame the character plays now, usually: its cost
+    /// makes the first bound).
+    ///
+    /// Why it is exact: the projection onto orthonormal axes never lengthens a distance, so a
+    /// box's projected distance is at most the cost of any row in it. Rounding could break that
+    /// by a hair (the axes are stored in f32, the query projected in f32, the costs summed in
+    /// f32), so a box or row is skipped only when its projected distance exceeds
+    /// √(best / (1 − [`COST_SLACK`])) + [`PROJECTION_SLACK`] × (|query| + |longest row|): each
+    /// rounding is bounded by a small multiple of f32's epsilon (2⁻²⁴) times those lengths, far
+    /// below the slack. A row within reach is costed exactly as the oracle costs it, ties to the
+    /// lower row.
     pub fn search(
         &self,
         query: &[f32; FEATURES],
@@ -450,66 +640,78 @@ impl MotionDatabase {
     ) -> Option<Match> {
         let tags = filter.tags;
         let boxes = &self.boxes;
+        let projected = boxes.project(query);
+        let slack = PROJECTION_SLACK * (norm(query) + boxes.longest);
+        // The projected squared distance beyond which nothing can beat or tie `best`.
+        let reach_of = |best: &Option<Match>| {
+            best.map_or(f32::INFINITY, |b| {
+                let r = (b.cost / (1.0 - COST_SLACK)).sqrt() + slack;
+                r * r
+            })
+        };
         let mut best: Option<Match> = start
             .filter(|&r| (r as usize) < self.rows.len() && self.eligible(r as usize, filter))
             .map(|r| Match {
                 row: r,
                 cost: self.cost(r as usize, query),
             });
-        let limit = |best: &Option<Match>| best.map_or(f32::INFINITY, |b| b.cost);
-        // A box can hold the answer if its bound is below the best cost, or equal to it with a
-        // row before the best's.
-        let open = |bound: f32, first: u32, best: &Option<Match>| match best {
-            None => bound.is_finite(),
-            Some(b) => bound < b.cost || (bound == b.cost && first < b.row),
-        };
-        // Large boxes are visited best bound first, a window of them at a time (no allocation):
-        // the rows most likely to win are costed first, and their cost prunes the rest.
+        let mut reach = reach_of(&best);
+        // Large boxes are visited nearest first, a window of them at a time (no allocation): the
+        // rows most likely to win are costed first, and their cost prunes the rest.
         let (large, small) = (&boxes.large, &boxes.small);
         let mut window = [(0.0f32, 0u32); WINDOW];
-        for first in (0..large.lo.len()).step_by(WINDOW) {
+        let mut bounds = [0.0f32; WINDOW];
+        let mut small_bounds = [0.0f32; SMALLS];
+        for first in (0..large.len()).step_by(WINDOW) {
+            let count = WINDOW.min(large.len() - first);
+            large.bounds(first, &projected, &mut bounds[..count]);
             let mut len = 0;
-            for big in first..(first + WINDOW).min(large.lo.len()) {
-                if tags != 0 && large.tags[big] & tags == 0 {
-                    continue;
-                }
-                let bound = large.bound(big, query, limit(&best));
-                if open(bound, large.first_row[big], &best) {
+            for (big, &bound) in (first..).zip(&bounds[..count]) {
+                if bound <= reach && (tags == 0 || large.tags[big] & tags != 0) {
                     window[len] = (bound, big as u32);
                     len += 1;
                 }
             }
             window[..len].sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for &(bound, big) in &window[..len] {
-                let big = big as usize;
-                if !open(bound, large.first_row[big], &best) {
-                    continue;
+                if bound > reach {
+                    // Sorted: every box after this one is as far.
+                    break;
                 }
-                for k in large.start[big] as usize..large.start[big + 1] as usize {
-                    if (tags != 0 && small.tags[k] & tags == 0)
-                        || !open(
-                            small.bound(k, query, limit(&best)),
-                            small.first_row[k],
-                            &best,
-                        )
-                    {
+                let big = big as usize;
+                let smalls = large.start[big] as usize..large.start[big + 1] as usize;
+                let small_bounds = &mut small_bounds[..smalls.len()];
+                small.bounds(smalls.start, &projected, small_bounds);
+                for (k, &bound) in smalls.zip(small_bounds.iter()) {
+                    if bound > reach || (tags != 0 && small.tags[k] & tags == 0) {
                         continue;
                     }
-                    for at in small.start[k] as usize..small.start[k + 1] as usize {
+                    // The box's rows' projected distances, in lanes.
+                    let mut near = [0.0f32; SMALL_BLOCK];
+                    for (axis, &y) in boxes.projected[k].iter().zip(&projected) {
+                        for (n, &p) in near.iter_mut().zip(axis) {
+                            *n += (p - y) * (p - y);
+                        }
+                    }
+                    let rows = small.start[k] as usize..small.start[k + 1] as usize;
+                    for (at, &near) in rows.zip(&near) {
                         let row = boxes.order[at];
-                        if (tags != 0 && boxes.tags[at] & tags == 0)
+                        if near > reach
+                            || (tags != 0 && boxes.tags[at] & tags == 0)
                             || filter.exclude.contains(&row)
                         {
                             continue;
                         }
                         let r = &boxes.rows[at];
-                        let cost = sum_squares(|f| r[f] - query[f], limit(&best));
+                        let limit = best.map_or(f32::INFINITY, |b| b.cost);
+                        let cost = sum_squares(|f| r[f] - query[f], limit);
                         let better = match best {
                             None => true,
                             Some(b) => cost < b.cost || (cost == b.cost && row < b.row),
                         };
                         if better {
                             best = Some(Match { row, cost });
+                            reach = reach_of(&best);
                         }
                     }
                 }
@@ -612,6 +814,88 @@ mod tests {
         let m = db.search(&query, &around, Some(147)).unwrap();
         assert_eq!((m.row, m.cost), (147, 0.0));
         assert_eq!(db.search_exhaustive(&query, &around), Some(m));
+    }
+
+    #[test]
+    fn the_fast_search_is_exact_far_from_the_origin_where_rounding_is_largest() {
+        // Rows a thousand units out in every float, along a few correlated directions: the
+        // projections round at their largest, and exact copies tie at cost 0.
+        let small = database(1_000);
+        let rows: Vec<[f32; FEATURES]> = (small.rows.iter())
+            .map(|r| std::array::from_fn(|f| 1000.0 + r[f % 3] * 50.0 + r[f] * 0.001))
+            .collect();
+        let db = MotionDatabase::new(
+            0,
+            60.0,
+            small.horizons,
+            small.weights,
+            small.clips.clone(),
+            [0.0; FEATURES],
+            [1.0; FEATURES],
+            rows,
+            small.tags.clone(),
+        )
+        .unwrap();
+        // Queries on and near the rows `database` duplicated (r and r - 40), starting from the
+        // later copy: its cost of 0 is the first bound, and the earlier copy must still win.
+        let mut disagreements = 0;
+        let pairs = (50..db.rows.len()).step_by(97);
+        let pairs = pairs.filter(|&r| db.is_searchable(r) && db.is_searchable(r - 40));
+        let mut pairs_tried = 0;
+        for (k, r) in pairs.enumerate() {
+            pairs_tried += 1;
+            for noise in [0.0, 1e-4, 0.01, 1.0] {
+                let query: [f32; FEATURES] =
+                    std::array::from_fn(|f| db.rows[r][f] + noise * ((k + f) as f32).cos());
+                let filter = Filter::tags(0);
+                let want = db.search_exhaustive(&query, &filter);
+                if noise == 0.0 && want.map(|m| m.row) != Some(r as u32 - 40) {
+                    disagreements += 1;
+                }
+                for start in [None, Some(r as u32)] {
+                    if db.search(&query, &filter, start) != want {
+                        disagreements += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(disagreements, 0);
+        assert!(pairs_tried >= 6, "{pairs_tried} pairs");
+    }
+
+    #[test]
+    fn the_principal_axes_are_orthonormal_and_the_widest_comes_first() {
+        // Rows spread along (1, 2, 0, ..., 0) and a little along every float.
+        let rows: Vec<[f32; FEATURES]> = (0..500)
+            .map(|r| {
+                let t = (r as f32 * 0.37).sin() * 10.0;
+                std::array::from_fn(|f| {
+                    let along = [1.0, 2.0].get(f).copied().unwrap_or(0.0) * t;
+                    along + ((r * 31 + f * 17) as f32).sin() * 0.1
+                })
+            })
+            .collect();
+        let ids: Vec<u32> = (0..rows.len() as u32).collect();
+        let axes = principal_axes(&rows, &ids);
+        let axis = |a: usize| -> [f32; FEATURES] { std::array::from_fn(|f| axes[f][a]) };
+        let dot = |x: &[f32; FEATURES], y: &[f32; FEATURES]| -> f32 {
+            x.iter().zip(y).map(|(a, b)| a * b).sum()
+        };
+        for a in 0..AXES {
+            for b in 0..AXES {
+                let want = if a == b { 1.0 } else { 0.0 };
+                assert!(
+                    (dot(&axis(a), &axis(b)) - want).abs() < 1e-5,
+                    "axes {a}, {b}"
+                );
+            }
+        }
+        let widest = axis(0);
+        let along = [1.0 / 5f32.sqrt(), 2.0 / 5f32.sqrt()];
+        assert!(
+            (widest[0] * along[0] + widest[1] * along[1]).abs() > 0.9999,
+            "{widest:?}"
+        );
     }
 
     #[test]
