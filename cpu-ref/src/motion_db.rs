@@ -24,11 +24,12 @@
 //!
 //! Search: [`MotionDatabase::search_exhaustive`] is the oracle, every searchable row in order;
 //! [`MotionDatabase::search`] returns the same frame (the lowest cost, ties to the lowest row)
-//! looking at far fewer. At load it projects the searchable rows onto their first [`AXES`]
-//! principal axes and groups the projections into boxes at two sizes ([`SMALL_BLOCK`] inside
-//! [`LARGE_BLOCK`]) by recursive median splits (a k-d tree's). A projection never lengthens a
-//! distance, so a box or a row whose projection is farther from the query's than the best cost
-//! so far (with a slack for rounding) cannot win or tie and is skipped; the rows left are costed
+//! looking at far fewer. At load it describes each searchable row by its projection onto the
+//! rows' first [`AXES`] principal axes and the length of the rest, and groups the rows into boxes
+//! at two sizes ([`SMALL_BLOCK`] inside [`LARGE_BLOCK`]) by recursive median splits (a k-d
+//! tree's). Distances in those coordinates never exceed the true ones, so a box or a row farther
+//! from the query there than the best cost so far (with a slack for rounding) cannot win or tie
+//! and is skipped; the rows left are costed
 //! exactly as the oracle costs them (four interleaved lanes, `sum_squares`). Large boxes are
 //! visited nearest first, a row's cost stops summing once it passes the best cost (the terms are
 //! never negative), and a small box's rows are measured against the query in vector lanes.
@@ -127,7 +128,6 @@ pub enum DatabaseError {
 
 /// A row (or query) as the search's boxes see it: its first [`AXES`] coordinates on the
 /// principal axes, then the length of the rest (the row less its projection onto those axes).
-/// in the basis of the searchable rows' principal axes.
 type Projected = [f32; COORDS];
 
 /// The principal axes float by float: `[f][a]` is float `f` of axis `a`.
@@ -194,16 +194,19 @@ impl Level {
 /// The fast search's bounds. The searchable rows are projected onto their first [`AXES`]
 /// principal axes (the eigenvectors of their covariance, largest variance first): the features
 /// move together (a foot's position and velocity follow the gait's phase, the trajectory's
-/// positions and directions follow its curvature), so a few axes carry most of every distance,
-/// and a projection onto orthonormal axes never lengthens one, so a distance between
-/// projections bounds the cost from below (the lower-bounding lemma of Christos Faloutsos,
-/// M. Ranganathan and Yannis Manolopoulos, "Fast subsequence matching in time-series
-/// databases", SIGMOD 1994; boxes on principal axes as in James McNames, "A fast
-/// nearest-neighbor algorithm based on a principal axis search tree", IEEE TPAMI 2001). The
-/// projections are grouped into large boxes of at most [`LARGE_BLOCK`] rows, each split into
-/// small boxes of at most [`SMALL_BLOCK`], by recursive median splits along the axis of widest
-/// spread (a k-d tree's construction: Jon Bentley, "Multidimensional binary search trees used
-/// for associative searching", CACM 1975): boxes of similar rows, tight on every axis.
+/// positions and directions follow its curvature), so a few axes carry most of every distance.
+/// A projection onto orthonormal axes never lengthens a distance, the part it leaves out is
+/// orthogonal to it, and two vectors' left-out parts differ by at least the difference of their
+/// lengths; so the distance between two rows' [`Projected`] coordinates (the projection and
+/// the left-out part's length, which keeps a query far off the axes from looking near every
+/// row) bounds their cost from below (the lower-bounding lemma of Christos Faloutsos, M.
+/// Ranganathan and Yannis Manolopoulos, "Fast subsequence matching in time-series databases",
+/// SIGMOD 1994; boxes on principal axes as in James McNames, "A fast nearest-neighbor algorithm
+/// based on a principal axis search tree", IEEE TPAMI 2001). The rows are grouped into large
+/// boxes of at most [`LARGE_BLOCK`], each split into small boxes of at most [`SMALL_BLOCK`], by
+/// recursive median splits along the coordinate of widest spread (a k-d tree's construction: Jon
+/// Bentley, "Multidimensional binary search trees used for associative searching", CACM 1975):
+/// boxes of similar rows, tight in every coordinate.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Boxes {
     /// Searchable rows (database indices) in box order: the large boxes' in turn, each's small
@@ -389,11 +392,11 @@ fn principal_axes(rows: &[[f32; FEATURES]], ids: &[u32]) -> Axes {
 /// each run's end (an index into `ids`, ascending) to `ends`: splits along the coordinate of
 /// widest spread at a multiple of `size` near the median (the fewest runs), recursively.
 /// Deterministic: ties in a coordinate go by index.
-fn split<const N: usize>(ids: &mut [u32], points: &[[f64; N]], size: usize, ends: &mut Vec<usize>) {
-    fn go<const N: usize>(
+fn split(ids: &mut [u32], points: &[[f64; COORDS]], size: usize, ends: &mut Vec<usize>) {
+    fn go(
         ids: &mut [u32],
         at: usize,
-        points: &[[f64; N]],
+        points: &[[f64; COORDS]],
         size: usize,
         ends: &mut Vec<usize>,
     ) {
@@ -412,8 +415,8 @@ fn split<const N: usize>(ids: &mut [u32], points: &[[f64; N]], size: usize, ends
                 });
             hi - lo
         };
-        let spreads: [f64; N] = std::array::from_fn(spread);
-        let widest = (0..N).fold(0, |w, c| if spreads[c] > spreads[w] { c } else { w });
+        let spreads: [f64; COORDS] = std::array::from_fn(spread);
+        let widest = (0..COORDS).fold(0, |w, c| if spreads[c] > spreads[w] { c } else { w });
         ids.sort_unstable_by(|&a, &b| {
             (points[a as usize][widest].total_cmp(&points[b as usize][widest])).then(a.cmp(&b))
         });
