@@ -2,7 +2,8 @@
 //! (`fixtures/trees/crowd.toml`) per instance, on one thread and over rayon, beside the CPU
 //! reference's one-clip pose of one instance (program + FK, one thread) measured in the same
 //! run. Inputs (`speed`, `wave`) change every tick outside the timed region, as a game's would,
-//! so transitions, fades and sync run; only `Crowd::tick` is timed.
+//! so transitions, fades and sync run; only `Crowd::tick` is timed. The motion-matched rows take
+//! turns with a crowd of the crowd tree, whose tick is set beside theirs.
 
 use std::time::Instant;
 
@@ -44,6 +45,13 @@ pub struct ControlRow {
     pub pose_ns_per_instance: f64,
     /// `ns_per_instance_tick / pose_ns_per_instance`.
     pub tick_over_pose: f64,
+    /// Motion-matched rows only: the crowd tree's tick per instance (ns, median) of a crowd of
+    /// as many instances taking turns with this row's (two ticks each, the second timed), so
+    /// the machine's drift falls on both; `null` in the crowd tree's rows.
+    pub crowd_tree_ns_alternated: Option<f64>,
+    /// `ns_per_instance_tick / crowd_tree_ns_alternated` (the issue's "≤ 2× the crowd tree's
+    /// tick in the same run"); `null` in the crowd tree's rows.
+    pub over_crowd_tree: Option<f64>,
 }
 
 /// The control table for the generated character `subject` at `counts`: a row per count for
@@ -67,7 +75,7 @@ pub fn run(
         subject.skeleton,
     )
     .map_err(|e| unusable(e.to_string()))?;
-    let ctl = Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
+    let crowd_ctl = Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
         .map_err(|e| unusable(e.to_string()))?;
     let pose_ns = pose_ns_per_instance(subject, options)?;
     let one = one_thread_pool(subject)?;
@@ -79,7 +87,8 @@ pub fn run(
         options,
     };
     for &n in counts {
-        table.rows(&ctl, n, "crowd", set_inputs, &mut rows, &mut on_row)?;
+        let ticked = Ticked::new(&crowd_ctl, n, set_inputs, subject)?;
+        table.rows((ticked, "crowd"), None, &mut rows, &mut on_row)?;
     }
     let Some(matched) = matched else {
         return Ok(rows);
@@ -95,11 +104,11 @@ pub fn run(
             .map_err(|e| unusable(e.to_string()))?;
             let ctl =
                 Controller::new(tree, package, TICK_HZ, 64).map_err(|e| unusable(e.to_string()))?;
+            let matched_crowd = Ticked::new(&ctl, matched, set_matched_inputs, subject)?;
+            let crowd_tree = Ticked::new(&crowd_ctl, matched, set_inputs, subject)?;
             table.rows(
-                &ctl,
-                matched,
-                "motion_matching",
-                set_matched_inputs,
+                (matched_crowd, "motion_matching"),
+                Some(crowd_tree),
                 &mut rows,
                 &mut on_row,
             )?;
@@ -120,34 +129,82 @@ struct Table<'a> {
     options: &'a Options,
 }
 
+/// A crowd of one tree and how its inputs change from tick to tick.
+struct Ticked<'a> {
+    ctl: &'a Controller,
+    crowd: Crowd,
+    inputs: Inputs,
+    tick: u64,
+}
+
+/// Sets a crowd's inputs for a tick, outside the timed region.
+type Inputs = fn(&Controller, &mut Crowd, u64) -> Result<(), BenchError>;
+
+impl<'a> Ticked<'a> {
+    fn new(
+        ctl: &'a Controller,
+        n: usize,
+        inputs: Inputs,
+        subject: &Subject,
+    ) -> Result<Ticked<'a>, BenchError> {
+        let crowd = Crowd::new(ctl, n).map_err(|e| BenchError::Unusable {
+            subject: subject.name.clone(),
+            why: e.to_string(),
+        })?;
+        Ok(Ticked {
+            ctl,
+            crowd,
+            inputs,
+            tick: 0,
+        })
+    }
+
+    /// One tick under the next tick's inputs, on `pool` (else the current rayon pool): its
+    /// time, ms.
+    fn once(&mut self, pool: Option<&rayon::ThreadPool>) -> Result<f64, BenchError> {
+        tick_once(self.ctl, &mut self.crowd, pool, &mut self.tick, self.inputs)
+    }
+}
+
 impl Table<'_> {
-    /// The rows of `n` instances of `ctl`'s tree (named `tree`), one thread then the pool,
-    /// `inputs` setting each tick's inputs outside the timed region.
+    /// The rows of `ticked`'s crowd (its tree named `tree`), one thread then the pool. With
+    /// `alternate`, the two crowds take turns (warm-up and timed alike), so the machine's drift
+    /// falls on both, and the other's median is set beside the row's.
     fn rows(
         &self,
-        ctl: &Controller,
-        n: usize,
-        tree: &str,
-        inputs: fn(&Controller, &mut Crowd, u64) -> Result<(), BenchError>,
+        (mut ticked, tree): (Ticked<'_>, &str),
+        mut alternate: Option<Ticked<'_>>,
         rows: &mut Vec<ControlRow>,
         on_row: &mut impl FnMut(&ControlRow),
     ) -> Result<(), BenchError> {
-        let mut crowd = Crowd::new(ctl, n).map_err(|e| BenchError::Unusable {
-            subject: self.subject.name.clone(),
-            why: e.to_string(),
-        })?;
-        let mut tick = 0;
+        let n = ticked.crowd.instances.len();
         for threads in [1, rayon::current_num_threads()] {
             let pool = (threads == 1).then_some(self.one);
             let warm_up = Instant::now();
             while ms_since(warm_up) < WARM_UP_MS {
-                tick_once(ctl, &mut crowd, pool, &mut tick, inputs)?;
+                ticked.once(pool)?;
+                if let Some(other) = alternate.as_mut() {
+                    other.once(pool)?;
+                }
             }
+            // Alternated, each crowd ticks twice in a row and the second tick is timed: the
+            // first brings its state back into the caches the other crowd's tick took.
             let ticks = measure(self.options.frames, self.options.budget_ms, |_| {
-                let ms = tick_once(ctl, &mut crowd, pool, &mut tick, inputs)?;
-                Ok::<_, BenchError>((ms, ms))
+                let Some(other) = alternate.as_mut() else {
+                    let ms = ticked.once(pool)?;
+                    return Ok::<_, BenchError>((ms, (ms, 0.0)));
+                };
+                ticked.once(pool)?;
+                let ms = ticked.once(pool)?;
+                other.once(pool)?;
+                let other = other.once(pool)?;
+                Ok((ms + other, (ms, other)))
             })?;
-            let ns = median(ticks.iter().copied()) * 1e6 / n.max(1) as f64;
+            let per_instance = |ms: f64| ms * 1e6 / n.max(1) as f64;
+            let ns = per_instance(median(ticks.iter().map(|t| t.0)));
+            let crowd_tree = alternate
+                .as_ref()
+                .map(|_| per_instance(median(ticks.iter().map(|t| t.1))));
             let row = ControlRow {
                 subject: self.subject.name.clone(),
                 tree: tree.into(),
@@ -157,6 +214,8 @@ impl Table<'_> {
                 ticks: ticks.len(),
                 pose_ns_per_instance: self.pose_ns,
                 tick_over_pose: ns / self.pose_ns.max(1e-9),
+                crowd_tree_ns_alternated: crowd_tree,
+                over_crowd_tree: crowd_tree.map(|c| ns / c.max(1e-9)),
             };
             on_row(&row);
             rows.push(row);
@@ -201,7 +260,7 @@ fn tick_once(
     crowd: &mut Crowd,
     pool: Option<&rayon::ThreadPool>,
     tick: &mut u64,
-    inputs: fn(&Controller, &mut Crowd, u64) -> Result<(), BenchError>,
+    inputs: Inputs,
 ) -> Result<f64, BenchError> {
     inputs(ctl, crowd, *tick)?;
     *tick += 1;

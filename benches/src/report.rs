@@ -592,24 +592,30 @@ fn control_table(rows: &[ControlRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncontrol: one tick of a tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose"
+        "\ncontrol: one tick of a tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose; crowd ns = the crowd tree's tick ticked alternately with a motion-matched row, /crowd = tick / crowd ns"
     );
     let _ = writeln!(
         s,
-        "{:<22} {:<15} {:>7} {:>7} | {:>9} {:>9} {:>6}",
-        "subject", "tree", "N", "threads", "tick ns", "pose ns", "ratio"
+        "{:<22} {:<15} {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>9} {:>6}",
+        "subject", "tree", "N", "threads", "tick ns", "pose ns", "ratio", "crowd ns", "/crowd"
     );
     for r in rows {
+        let (crowd, over) = match (r.crowd_tree_ns_alternated, r.over_crowd_tree) {
+            (Some(c), Some(o)) => (format!("{c:.0}"), format!("{o:.2}")),
+            _ => ("-".into(), "-".into()),
+        };
         let _ = writeln!(
             s,
-            "{:<22} {:<15} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3}",
+            "{:<22} {:<15} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3} | {:>9} {:>6}",
             r.subject,
             r.tree,
             r.instances,
             r.threads,
             r.ns_per_instance_tick,
             r.pose_ns_per_instance,
-            r.tick_over_pose
+            r.tick_over_pose,
+            crowd,
+            over
         );
     }
     s

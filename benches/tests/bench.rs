@@ -588,6 +588,22 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         assert_eq!(r.ticks, 3);
         let ratio = r.ns_per_instance_tick / r.pose_ns_per_instance;
         assert!((r.tick_over_pose - ratio).abs() < 1e-9, "{r:?}");
+        // Only the motion-matched rows are ticked alternately with the crowd tree.
+        match (
+            r.tree.as_str(),
+            r.crowd_tree_ns_alternated,
+            r.over_crowd_tree,
+        ) {
+            ("crowd", None, None) => {}
+            ("motion_matching", Some(crowd), Some(over)) => {
+                assert!(crowd > 0.0, "{r:?}");
+                assert!(
+                    (over - r.ns_per_instance_tick / crowd).abs() < 1e-9,
+                    "{r:?}"
+                );
+            }
+            _ => panic!("alternated fields do not fit the row's tree: {r:?}"),
+        }
     }
     let report = Report {
         adapter: None,
