@@ -61,6 +61,7 @@ fn run(ctl: &Controller) -> (Motion, Vec<Vec3>) {
         clips: &package.clips,
         skins: &[],
         masks: &ctl.tree.masks,
+        curves: &throng_cpu_ref::scalar::NO_CURVES,
     };
     let mut ops = vec![PoseOp::rest(0); limits.max_ops];
     let mut pool = vec![0.0; limits.max_weights];

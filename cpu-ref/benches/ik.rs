@@ -210,6 +210,7 @@ fn hero_frame(c: &mut Criterion) {
         clips: &p.clips,
         skins: &p.skins,
         masks: &[],
+        curves: &throng_cpu_ref::scalar::NO_CURVES,
     };
     let mut ev = Evaluator::new(
         ProgramLimits::default(),

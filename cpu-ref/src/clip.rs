@@ -174,10 +174,10 @@ impl Clip {
 
 /// The two samples bracketing a time and the fraction between them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Bracket {
-    i0: u32,
-    i1: u32,
-    u: f32,
+pub(crate) struct Bracket {
+    pub(crate) i0: u32,
+    pub(crate) i1: u32,
+    pub(crate) u: f32,
 }
 
 /// `x as f32`, without the false dependency x86-64's conversion has on its destination register
@@ -203,7 +203,7 @@ impl Clip {
     /// Bracketing samples of `time`, clamped to [0, duration] (NaN reads as 0). In f32, as the
     /// GPU computes it: `i0 = floor(time * rate)`, `u = (time - t(i0)) / (t(i1) - t(i0))`, so the
     /// last interval may be shorter than a sample period.
-    fn bracket(&self, time: f32) -> Bracket {
+    pub(crate) fn bracket(&self, time: f32) -> Bracket {
         let last = self.sample_count.saturating_sub(1);
         let duration = f64_to_f32(self.duration);
         let time = if time.is_nan() {

@@ -23,6 +23,9 @@ pub struct Package {
     /// Mesh nodes (skinned or not) with their default morph weights, the primitives of unskinned
     /// mesh nodes, and the clips' morph-weight tracks ([`crate::morph`]).
     pub scene: Scene,
+    /// Scalar curves: channels per skeleton, the clips' tracks of them, curve selections
+    /// ([`crate::scalar`]).
+    pub curves: crate::scalar::Curves,
 }
 
 impl Package {
@@ -34,6 +37,7 @@ impl Package {
             clips: &self.clips,
             skins: &self.skins,
             masks: &self.masks,
+            curves: &self.curves,
         })
     }
 

@@ -54,7 +54,8 @@ pub struct PoseOp {
     /// Blend: offset into the weight pool. Override / Additive: mask index or [`NO_MASK`].
     /// Capture / Inertialize: history slot.
     pub c: u32,
-    /// Capture: the previous-destination register.
+    /// Capture: the previous-destination register. Override / Additive: the curve selection,
+    /// [`crate::scalar::ALL_CURVES`] (0) or selection `d - 1` of the package's curves.
     pub d: u32,
     /// Override / Additive weight in [0, 1]. Capture: seconds between the previous and current
     /// samples (at least [`crate::inertialize::MIN_CAPTURE_INTERVAL`]). Inertialize: the decay's
@@ -88,11 +89,22 @@ impl PoseOp {
     pub fn blend(dst: u32, first: u32, count: u32, weight_offset: u32) -> Self {
         Self::new(op::BLEND, dst, first, count, weight_offset, 0.0, 0.0)
     }
+    /// An override layer on every curve its source animates ([`PoseOp::with_curves`] names a
+    /// curve selection).
     pub fn overriding(dst: u32, src: u32, weight: f32, mask: u32) -> Self {
         Self::new(op::OVERRIDE, dst, src, 0, mask, weight, 0.0)
     }
+    /// An additive layer on every curve its source animates ([`PoseOp::with_curves`]).
     pub fn additive(dst: u32, src: u32, reference: u32, weight: f32, mask: u32) -> Self {
         Self::new(op::ADDITIVE, dst, src, reference, mask, weight, 0.0)
+    }
+    /// This Override or Additive op moving only curve selection `selection`'s curves (by its
+    /// weights).
+    pub fn with_curves(self, selection: u32) -> Self {
+        PoseOp {
+            d: selection.saturating_add(1),
+            ..self
+        }
     }
     pub fn to_component(src: u32) -> Self {
         Self::new(op::TO_COMPONENT, 0, src, 0, 0, 0.0, 0.0)
@@ -208,6 +220,18 @@ pub enum ProgramError {
         len: usize,
         joints: usize,
     },
+    #[error("op {op}: curve selection {selection} does not exist ({count} selections given; PoseOp::d names selection d - 1, 0 selects every curve)")]
+    MissingCurveSelection {
+        op: usize,
+        selection: u32,
+        count: usize,
+    },
+    #[error("op {op}: curve selection {selection} was made for skeleton {skeleton}, not this one, or does not weigh each of its curve channels in [0, 1]")]
+    BadCurveSelection {
+        op: usize,
+        selection: u32,
+        skeleton: u32,
+    },
     #[error("op {op}: skin {skin} does not exist or binds another skeleton")]
     MissingSkin { op: usize, skin: u32 },
     #[error("op {op}: {what} is {value}, outside {range}")]
@@ -240,6 +264,8 @@ pub struct Assets<'a> {
     pub clips: &'a [Clip],
     pub skins: &'a [SkinBinding],
     pub masks: &'a [Mask],
+    /// The package's scalar curves (programs carry the skeleton's channels).
+    pub curves: &'a crate::scalar::Curves,
 }
 
 /// Most registers any program may use: validation tracks written registers in a `u64`.
@@ -378,6 +404,7 @@ impl Program {
                     }
                     unit_interval(i, "layer weight", o.weight)?;
                     check_mask(i, o.c, assets)?;
+                    check_selection(i, o.d, assets)?;
                 }
                 op::TO_COMPONENT => {
                     if to_component {
@@ -582,6 +609,34 @@ fn check_mask(op: usize, mask: u32, assets: &Assets) -> Result<(), ProgramError>
             mask,
             len: m.weights.len(),
             joints,
+        });
+    }
+    Ok(())
+}
+
+/// Curve selection `d` ([`crate::scalar::selection_of`]) is every curve, or a selection of
+/// this skeleton with a weight in [0, 1] per channel.
+fn check_selection(op: usize, d: u32, assets: &Assets) -> Result<(), ProgramError> {
+    let Some(selection) = crate::scalar::selection_of(d) else {
+        return Ok(());
+    };
+    let selections = &assets.curves.selections;
+    let s = selections
+        .get(selection as usize)
+        .ok_or(ProgramError::MissingCurveSelection {
+            op,
+            selection,
+            count: selections.len(),
+        })?;
+    let channels = assets.curves.range(assets.skeleton_index).len();
+    if s.skeleton != assets.skeleton_index
+        || s.weights.len() != channels
+        || !s.weights.iter().all(|w| (0.0..=1.0).contains(w))
+    {
+        return Err(ProgramError::BadCurveSelection {
+            op,
+            selection,
+            skeleton: s.skeleton,
         });
     }
     Ok(())

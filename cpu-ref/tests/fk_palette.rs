@@ -84,7 +84,7 @@ proptest! {
         let ibm = |k: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(1.0 + k), Quat::from_rotation_y(k), Vec3::new(k, -k, 0.5));
         let skin = SkinBinding { name: "s".into(), skeleton: 0, joints: vec![5, 2, 4], inverse_bind: vec![ibm(0.1), ibm(0.2), ibm(0.3)] };
         let skins = [skin.clone(), SkinBinding { joints: vec![1], inverse_bind: vec![ibm(0.4)], ..skin.clone() }];
-        let assets = Assets { skeleton: &rig, skeleton_index: 0, clips: &clips, skins: &skins, masks: &[] };
+        let assets = Assets { skeleton: &rig, skeleton_index: 0, clips: &clips, skins: &skins, masks: &[] , curves: &throng_cpu_ref::scalar::NO_CURVES};
         let program = Program {
             ops: vec![PoseOp::sample(3, 0, 0.0), PoseOp::to_component(3), PoseOp::palette(0), PoseOp::palette(1)],
             weights: vec![],

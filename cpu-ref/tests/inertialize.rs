@@ -148,6 +148,7 @@ mod frames {
             impostors: vec![],
             motion_databases: Vec::new(),
             scene: Default::default(),
+            curves: Default::default(),
         }
     }
 

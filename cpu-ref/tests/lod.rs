@@ -163,6 +163,7 @@ fn package() -> Package {
         impostors: vec![],
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     }
 }
 

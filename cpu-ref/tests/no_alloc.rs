@@ -27,6 +27,7 @@ fn run_does_not_allocate() {
         clips: &clips,
         skins: &skins,
         masks: &masks,
+        curves: &throng_cpu_ref::scalar::NO_CURVES,
     };
     let program = Program {
         ops: vec![

@@ -30,6 +30,7 @@ fn run(
         clips: &clips,
         skins: &[],
         masks,
+        curves: &throng_cpu_ref::scalar::NO_CURVES,
     };
     let mut ev = Evaluator::new(ProgramLimits::default(), JOINTS, 0);
     ev.run(&Program { ops, weights }, &assets)

@@ -64,6 +64,7 @@ impl Fixture {
             clips: &self.clips,
             skins: &self.skins,
             masks: &self.masks,
+            curves: &throng_cpu_ref::scalar::NO_CURVES,
         }
     }
 

@@ -204,5 +204,6 @@ pub fn package(clips: Vec<Clip>) -> Package {
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     }
 }

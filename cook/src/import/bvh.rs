@@ -317,6 +317,7 @@ pub fn import_bvh(
             impostors: Vec::new(),
             motion_databases: Vec::new(),
             scene: Default::default(),
+            curves: Default::default(),
         },
         source_clips: vec![SourceClip {
             name: name.to_owned(),

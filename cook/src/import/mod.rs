@@ -199,6 +199,7 @@ fn import(
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: meshes.scene,
+        curves: Default::default(),
     };
     Ok(Imported {
         source: file.to_string(),

@@ -58,6 +58,7 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     };
     if let Some(lods) = lods {
         read_lods(lods, &mut package.skeletons)?;

@@ -292,6 +292,7 @@ pub fn sample_package() -> Package {
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     }
 }
 

@@ -135,6 +135,7 @@ pub fn chain_package(joints: usize) -> Package {
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     }
 }
 
@@ -151,6 +152,7 @@ pub fn many_skins_package(n: usize) -> Package {
         impostors: Vec::new(),
         motion_databases: Vec::new(),
         scene: Default::default(),
+        curves: Default::default(),
     };
     for k in 0..n as u32 {
         p.skeletons.push(one.skeletons[0].clone());

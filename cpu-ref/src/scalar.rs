@@ -1,0 +1,421 @@
+//! Scalar curves (DESIGN.md §5): named f32 channels a pose carries beside its joints (morph
+//! weights, contact weights, correctives), sampled from clips and combined by the same program
+//! ops as joints, each by its channel's [`Composition`].
+//!
+//! A package's [`Curves`] hold, per skeleton, its channels (the schema: default, range,
+//! composition), the clips' tracks of them (uniform samples on the clip's own sample grid,
+//! lerped between the two bracketing samples exactly as cooked translations are) and curve
+//! selections (a weight per channel: which curves a layer touches, separate from joint masks).
+//! A channel's id is its index in [`Curves::channels`]; programs of a skeleton carry that
+//! skeleton's channels, in id order ([`Curves::range`]).
+//!
+//! Each register holds, per channel, a [`CurveValue`]: the value and its *cover*, how much of
+//! the pose actually animates the channel (0 for the rest pose and for a clip without a track of
+//! it, 1 for a clip with one, the weighted mix through blends). Cover gates layers: an override
+//! or additive layer moves a channel only as far as its source animates it, so a layer whose clip
+//! has no face curves leaves the face alone without a selection saying so.
+//!
+//! The ops, per channel (`a` a layer's weight times its selection's weight for the channel):
+//!
+//! | op | `blend`, `additive` | `override` | `max` / `min` |
+//! |---|---|---|---|
+//! | Rest | default, cover 0 | same | same |
+//! | Sample | the track at the time, cover 1; default, cover 0 without a track | same | same |
+//! | Blend (weights normalised) | Σ wᵢ vᵢ | the heaviest input with cover > 0 (first on ties) | the largest (smallest) vᵢ of inputs with wᵢ > 0 and cover > 0 |
+//! | Override (`a' = a · cover(src)`) | `blend`: lerp(v, src, a'); `additive`: v + a' · src | src where a' > 0 | max (min) of v and src where a' > 0 |
+//! | Additive (`a' = a · cover(src)`) | v + a' · (src − reference) | src where a' > 0 | max (min) of v and src where a' > 0 |
+//!
+//! Blends with weights summing below [`crate::interpreter::BLEND_EPSILON`] give the rest value.
+//! Cover combines as `Σ wᵢ coverᵢ` in a blend and `c + (1 − c) · a'` in a layer. A program's
+//! curve output is its final register's values (the register `ToComponent` converts), each
+//! clamped to its channel's range. `Capture` and `Inertialize` leave curves alone: a curve
+//! switches with its transition (no offset decays on it).
+
+use thiserror::Error;
+
+use crate::clip::Clip;
+
+/// How a channel's values combine in blends and layers (the table in the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Composition {
+    /// Normalised base blend: blends average, override layers lerp, additive layers add a
+    /// difference.
+    Blend = 0,
+    /// Ordered override: the last contributor wins (the heaviest in a blend).
+    Override = 1,
+    /// Contributions add: blends average, override layers add their value times their weight.
+    Additive = 2,
+    /// Explicit reducer: the largest contribution.
+    Max = 3,
+    /// Explicit reducer: the smallest contribution.
+    Min = 4,
+}
+
+impl Composition {
+    pub const ALL: [Composition; 5] = [
+        Composition::Blend,
+        Composition::Override,
+        Composition::Additive,
+        Composition::Max,
+        Composition::Min,
+    ];
+
+    pub fn from_u32(code: u32) -> Option<Composition> {
+        Composition::ALL.into_iter().find(|c| *c as u32 == code)
+    }
+
+    /// The name a tree, sidecar or report uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Composition::Blend => "blend",
+            Composition::Override => "override",
+            Composition::Additive => "additive",
+            Composition::Max => "max",
+            Composition::Min => "min",
+        }
+    }
+}
+
+/// One channel's schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveChannel {
+    /// Unique among its skeleton's channels (e.g. `morph/Face/1`, `contact/foot_l`).
+    pub name: String,
+    /// Index of the skeleton in the package.
+    pub skeleton: u32,
+    /// The value of a pose that does not animate the channel (the rest pose's).
+    pub default: f32,
+    /// The output's range: a program's curve output is clamped to `[min, max]`.
+    pub min: f32,
+    pub max: f32,
+    pub composition: Composition,
+}
+
+/// One clip's samples of one channel: `values[i]` at the clip's sample `i`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveTrack {
+    /// Index of the clip in the package.
+    pub clip: u32,
+    /// The channel's id (index in [`Curves::channels`]); of the clip's skeleton.
+    pub channel: u32,
+    /// One per sample of the clip (`Clip::sample_count`).
+    pub values: Vec<f32>,
+}
+
+/// Which curves a layer moves, and how much: a weight in [0, 1] per channel of its skeleton
+/// (Override and Additive ops name one by `PoseOp::d`, [`selection_of`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveSelection {
+    pub name: String,
+    pub skeleton: u32,
+    /// One per channel of the skeleton, in id order.
+    pub weights: Vec<f32>,
+}
+
+/// A package's scalar curves: channels sorted by skeleton (each skeleton's a contiguous range),
+/// tracks sorted by clip then channel, selections.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Curves {
+    pub channels: Vec<CurveChannel>,
+    pub tracks: Vec<CurveTrack>,
+    pub selections: Vec<CurveSelection>,
+}
+
+/// A channel's state in one register.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CurveValue {
+    pub value: f32,
+    /// How much of the pose animates the channel, in [0, 1].
+    pub cover: f32,
+}
+
+/// `PoseOp::d` of an Override or Additive op: every curve weighs 1 (each still gated by its
+/// source's cover).
+pub const ALL_CURVES: u32 = 0;
+
+/// The selection index `d` names (`d - 1`), or `None` for [`ALL_CURVES`].
+pub fn selection_of(d: u32) -> Option<u32> {
+    d.checked_sub(1)
+}
+
+/// Why a package's curves are malformed.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum CurveError {
+    #[error("curve channel {channel} ('{name}'): {what}")]
+    Channel {
+        channel: usize,
+        name: String,
+        what: String,
+    },
+    #[error("curve track {track} (clip {clip}, channel {channel}): {what}")]
+    Track {
+        track: usize,
+        clip: u32,
+        channel: u32,
+        what: String,
+    },
+    #[error("curve selection {selection} ('{name}'): {what}")]
+    Selection {
+        selection: usize,
+        name: String,
+        what: String,
+    },
+}
+
+impl Curves {
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty() && self.tracks.is_empty() && self.selections.is_empty()
+    }
+
+    /// The ids of `skeleton`'s channels.
+    pub fn range(&self, skeleton: u32) -> std::ops::Range<usize> {
+        let start = self.channels.partition_point(|c| c.skeleton < skeleton);
+        let end = self.channels.partition_point(|c| c.skeleton <= skeleton);
+        start..end
+    }
+
+    /// The tracks of clip `clip`, by channel.
+    pub fn tracks_of(&self, clip: u32) -> &[CurveTrack] {
+        let start = self.tracks.partition_point(|t| t.clip < clip);
+        let end = self.tracks.partition_point(|t| t.clip <= clip);
+        &self.tracks[start..end]
+    }
+
+    /// The id of `skeleton`'s channel named `name`.
+    pub fn find(&self, skeleton: u32, name: &str) -> Option<u32> {
+        let range = self.range(skeleton);
+        let start = range.start;
+        self.channels[range]
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| (start + i) as u32)
+    }
+
+    /// Checks the curves against the package's `clips` and its `skeletons` (their count): the
+    /// orders above, names unique per skeleton, finite defaults inside finite or infinite
+    /// ranges, tracks of existing clips and of channels of their clip's skeleton with a finite
+    /// value per sample, selections of a weight in [0, 1] per channel.
+    pub fn validate(&self, clips: &[Clip], skeletons: usize) -> Result<(), CurveError> {
+        for (i, c) in self.channels.iter().enumerate() {
+            let bad = |what: String| CurveError::Channel {
+                channel: i,
+                name: c.name.clone(),
+                what,
+            };
+            if c.skeleton as usize >= skeletons {
+                return Err(bad(format!(
+                    "skeleton {} does not exist ({skeletons} in the package)",
+                    c.skeleton
+                )));
+            }
+            if i > 0 && self.channels[i - 1].skeleton > c.skeleton {
+                return Err(bad("channels are not sorted by skeleton".into()));
+            }
+            if self.channels[self.range(c.skeleton)]
+                .iter()
+                .take_while(|o| !std::ptr::eq(*o, c))
+                .any(|o| o.name == c.name)
+            {
+                return Err(bad("a second channel of this name on its skeleton".into()));
+            }
+            if c.min.is_nan() || c.max.is_nan() || c.min > c.max {
+                return Err(bad(format!("range [{}, {}] is empty", c.min, c.max)));
+            }
+            if !c.default.is_finite() || c.default < c.min || c.default > c.max {
+                return Err(bad(format!(
+                    "default {} is not a finite value in [{}, {}]",
+                    c.default, c.min, c.max
+                )));
+            }
+        }
+        for (i, t) in self.tracks.iter().enumerate() {
+            let bad = |what: String| CurveError::Track {
+                track: i,
+                clip: t.clip,
+                channel: t.channel,
+                what,
+            };
+            if i > 0 {
+                let p = &self.tracks[i - 1];
+                if (p.clip, p.channel) >= (t.clip, t.channel) {
+                    return Err(bad(
+                        "tracks are not sorted by clip then channel, or repeat one".into(),
+                    ));
+                }
+            }
+            let clip = clips.get(t.clip as usize).ok_or_else(|| {
+                bad(format!(
+                    "the clip does not exist ({} in the package)",
+                    clips.len()
+                ))
+            })?;
+            let channel = self.channels.get(t.channel as usize).ok_or_else(|| {
+                bad(format!(
+                    "the channel does not exist ({} in the package)",
+                    self.channels.len()
+                ))
+            })?;
+            if channel.skeleton != clip.skeleton {
+                return Err(bad(format!(
+                    "the channel belongs to skeleton {}, the clip to skeleton {}",
+                    channel.skeleton, clip.skeleton
+                )));
+            }
+            if t.values.len() != clip.sample_count as usize {
+                return Err(bad(format!(
+                    "{} values for the clip's {} samples",
+                    t.values.len(),
+                    clip.sample_count
+                )));
+            }
+            if let Some(v) = t.values.iter().find(|v| !v.is_finite()) {
+                return Err(bad(format!("value {v} is not finite")));
+            }
+        }
+        for (i, s) in self.selections.iter().enumerate() {
+            let bad = |what: String| CurveError::Selection {
+                selection: i,
+                name: s.name.clone(),
+                what,
+            };
+            let channels = self.range(s.skeleton).len();
+            if s.skeleton as usize >= skeletons {
+                return Err(bad(format!("skeleton {} does not exist", s.skeleton)));
+            }
+            if s.weights.len() != channels {
+                return Err(bad(format!(
+                    "{} weights for the skeleton's {channels} channels",
+                    s.weights.len()
+                )));
+            }
+            if let Some(w) = s.weights.iter().find(|w| !(0.0..=1.0).contains(*w)) {
+                return Err(bad(format!("weight {w} is outside [0, 1]")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Track `values` of `clip` at `time` (seconds, clamped to the clip): the lerp of the two
+/// bracketing samples, as a cooked translation is sampled. A track shorter than the clip reads
+/// its last value past its end (validation rules that out).
+pub fn sample_track(clip: &Clip, values: &[f32], time: f32) -> f32 {
+    let b = clip.bracket(time);
+    let at = |i: u32| {
+        values
+            .get(i as usize)
+            .or(values.last())
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let (v0, v1) = (at(b.i0), at(b.i1));
+    v0 + (v1 - v0) * b.u
+}
+
+/// The rest state of `channel`: its default, cover 0.
+pub fn rest_channel(channel: &CurveChannel) -> CurveValue {
+    CurveValue {
+        value: channel.default,
+        cover: 0.0,
+    }
+}
+
+/// A Blend of one channel's `inputs` with weights already normalised to sum 1.
+pub fn blend_channel(
+    inputs: impl IntoIterator<Item = (CurveValue, f32)>,
+    channel: &CurveChannel,
+) -> CurveValue {
+    let mut cover = 0.0;
+    let mut sum = 0.0;
+    // The chosen input of `override`, `max` and `min`: (value, its weight).
+    let mut chosen: Option<(f32, f32)> = None;
+    for (x, w) in inputs {
+        cover += w * x.cover;
+        sum += w * x.value;
+        if w > 0.0 && x.cover > 0.0 {
+            let better = match (channel.composition, chosen) {
+                (_, None) => true,
+                (Composition::Override, Some((_, cw))) => w > cw,
+                (Composition::Max, Some((cv, _))) => x.value > cv,
+                (Composition::Min, Some((cv, _))) => x.value < cv,
+                _ => false,
+            };
+            if better {
+                chosen = Some((x.value, w));
+            }
+        }
+    }
+    let value = match channel.composition {
+        Composition::Blend | Composition::Additive => sum,
+        _ => chosen.map_or(channel.default, |(v, _)| v),
+    };
+    CurveValue { value, cover }
+}
+
+/// An Override layer on one channel: `dst` moved toward `src` by `a` (the layer's weight times
+/// its selection's) as far as `src` animates the channel.
+pub fn override_channel(
+    dst: CurveValue,
+    src: CurveValue,
+    a: f32,
+    composition: Composition,
+) -> CurveValue {
+    let a = a * src.cover;
+    let value = match composition {
+        Composition::Blend => dst.value + (src.value - dst.value) * a,
+        Composition::Additive => dst.value + a * src.value,
+        _ => reduce(dst.value, src.value, a, composition),
+    };
+    layered(dst, value, a)
+}
+
+/// An Additive layer on one channel: `dst` plus `w` times `src`'s difference from `reference`,
+/// as far as `src` animates the channel; `override`, `max` and `min` take `src` as an override
+/// layer would.
+pub fn additive_channel(
+    dst: CurveValue,
+    src: CurveValue,
+    reference: CurveValue,
+    w: f32,
+    composition: Composition,
+) -> CurveValue {
+    let a = w * src.cover;
+    let value = match composition {
+        Composition::Blend | Composition::Additive => dst.value + (src.value - reference.value) * a,
+        _ => reduce(dst.value, src.value, a, composition),
+    };
+    layered(dst, value, a)
+}
+
+/// `override`, `max` and `min` of a layer's `src` over `dst` where the layer weighs `a > 0`.
+fn reduce(dst: f32, src: f32, a: f32, composition: Composition) -> f32 {
+    if a <= 0.0 {
+        return dst;
+    }
+    match composition {
+        Composition::Max => dst.max(src),
+        Composition::Min => dst.min(src),
+        _ => src,
+    }
+}
+
+fn layered(dst: CurveValue, value: f32, a: f32) -> CurveValue {
+    CurveValue {
+        value,
+        cover: dst.cover + (1.0 - dst.cover) * a,
+    }
+}
+
+/// A program's output value of `channel`: `value` clamped to the channel's range.
+pub fn output(channel: &CurveChannel, value: f32) -> f32 {
+    // Not `clamp`, which panics on a range that validation would have refused.
+    value.max(channel.min).min(channel.max)
+}
+
+/// A package without curves, for assets built by hand.
+pub static NO_CURVES: Curves = Curves {
+    channels: Vec::new(),
+    tracks: Vec::new(),
+    selections: Vec::new(),
+};
