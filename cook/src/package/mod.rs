@@ -26,7 +26,9 @@ pub const MAGIC: [u8; 8] = *b"THRNGPKG";
 /// Format version written by this build; the reader accepts exactly this version (version 2 added
 /// the events' flags and the root-motion trajectory to clip records; version 3 the compressed clip
 /// encoding; version 4 the SCENE section: mesh nodes, static meshes, morph targets and morph
-/// weight tracks). Packages are not migrated: an older one is refused with a message that says
+/// weight tracks, and the CURVES section of scalar curves, present only in packages that have
+/// curve channels, so a build from before it refuses such a package as an unknown section and
+/// reads every other). Packages are not migrated: an older one is refused with a message that says
 /// to re-cook its source.
 pub const FORMAT_VERSION: u32 = 4;
 /// Bytes before the section table. The content hash covers every byte after them.
@@ -78,11 +80,14 @@ pub enum SectionKind {
     /// Not optional (a reader that skipped it would pose the wrong shapes), but absent when the
     /// package has none of them, so packages without morphs keep their five-section layout.
     Scene = 10,
+    /// Scalar curve channels and the clips' tracks of them (throng-cpu-ref `scalar`). Not
+    /// optional (programs carry the channels), but absent when the package has none.
+    Curves = 11,
 }
 
 impl SectionKind {
     /// All known kinds in the order the writer lays them out.
-    pub const ALL: [SectionKind; 10] = [
+    pub const ALL: [SectionKind; 11] = [
         SectionKind::Strings,
         SectionKind::Skeletons,
         SectionKind::Skins,
@@ -93,6 +98,7 @@ impl SectionKind {
         SectionKind::Impostors,
         SectionKind::MotionDatabases,
         SectionKind::Scene,
+        SectionKind::Curves,
     ];
 
     /// Whether the kind is written with [`SECTION_OPTIONAL`] and may be absent.
@@ -122,6 +128,7 @@ impl SectionKind {
             SectionKind::Impostors => "IMPOSTORS",
             SectionKind::MotionDatabases => "MOTION_DATABASES",
             SectionKind::Scene => "SCENE",
+            SectionKind::Curves => "CURVES",
         }
     }
 }

@@ -10,7 +10,8 @@ use throng_cpu_ref::morph::{
 };
 use throng_cpu_ref::motion_db::{DatabaseClip, MotionDatabase, FEATURES, GROUPS, HORIZONS};
 use throng_cpu_ref::{
-    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, LoopPolicy, Package, RootMotion,
+    clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, Composition, CurveChannel, CurveTrack, Curves,
+    LoopPolicy, Package, RootMotion,
     RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind,
     SyncMarker, Trs,
 };
@@ -43,7 +44,7 @@ const MARKER_SIZE: u64 = 16;
 /// justifies; every failure says what was wrong and where.
 pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     let section_count = read_header(bytes)?;
-    let (sections, [lods, mesh_lods, impostors, databases, scene]) =
+    let (sections, [lods, mesh_lods, impostors, databases, scene, curves]) =
         read_section_table(bytes, section_count)?;
     let [strings, skeletons, skins, meshes, clips] = sections;
     let mut names = Names::new(strings);
@@ -74,6 +75,9 @@ pub fn read_package(bytes: &[u8]) -> Result<Package, PackageError> {
     }
     if let Some(section) = scene {
         read_scene(section, &mut package, &mut names)?;
+    }
+    if let Some(section) = curves {
+        package.curves = read_curves(section, &mut names)?;
     }
     names.check_all_used()?;
     validate_package(&package)?;
@@ -132,7 +136,7 @@ struct Section<'a> {
 fn read_section_table(
     bytes: &[u8],
     count: u32,
-) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 5]), PackageError> {
+) -> Result<([Section<'_>; 5], [Option<Section<'_>>; 6]), PackageError> {
     let total = bytes.len() as u64;
     let mut c = Cursor::new(
         bytes.get(HEADER_SIZE..).unwrap_or_default(),
@@ -148,7 +152,7 @@ fn read_section_table(
         ))
     })?;
     let align = SECTION_ALIGN as u64;
-    let mut found: [Option<Section>; 10] = [None; 10];
+    let mut found: [Option<Section>; 11] = [None; 11];
     let mut end = c.offset();
     for (index, (kind, flags, offset, size)) in (0u32..).zip(entries) {
         if offset % align != 0 {
@@ -248,9 +252,64 @@ fn read_section_table(
         SectionKind::Impostors,
         SectionKind::MotionDatabases,
         SectionKind::Scene,
+        SectionKind::Curves,
     ]
     .map(|k| found[k as usize - 1]);
     Ok((sections, optional))
+}
+
+/// The CURVES section (docs/package-format.md, "CURVES"): channels and clip tracks. Values and
+/// references are checked by `validate_package`; here only structure: counts against the bytes
+/// left and composition codes.
+fn read_curves(section: Section, names: &mut Names) -> Result<Curves, PackageError> {
+    let mut c = Cursor::new(section.bytes, section.offset, section.kind.name());
+    let channel_count = c.u32("channel count")?;
+    let track_count = c.u32("track count")?;
+    if channel_count == 0 {
+        return Err(PackageError::Invalid {
+            section: "CURVES",
+            index: 0,
+            field: "channel count",
+            what: "a package without curve channels has no CURVES section".into(),
+        });
+    }
+    let channels = c.vec(channel_count, 28, "channels", |c, i| {
+        let name = names.read(c, "name")?;
+        let skeleton = c.u32("skeleton")?;
+        let [default, min, max] = c.f32s("default and range")?;
+        let code = c.u32("composition")?;
+        let composition = Composition::from_u32(code).ok_or(PackageError::Invalid {
+            section: "CURVES",
+            index: i,
+            field: "composition",
+            what: format!("{code} is not a composition (0 to 4)"),
+        })?;
+        Ok(CurveChannel {
+            name,
+            skeleton,
+            default,
+            min,
+            max,
+            composition,
+        })
+    })?;
+    let tracks = c.vec(track_count, 12, "tracks", |c, _| {
+        let clip = c.u32("clip")?;
+        let channel = c.u32("channel")?;
+        let count = c.u32("value count")?;
+        let values = c.vec(count, 4, "values", |c, _| c.f32("value"))?;
+        Ok(CurveTrack {
+            clip,
+            channel,
+            values,
+        })
+    })?;
+    c.finish()?;
+    Ok(Curves {
+        channels,
+        tracks,
+        selections: Vec::new(),
+    })
 }
 
 /// The SCENE section (docs/package-format.md, "SCENE") into the package: static meshes, the

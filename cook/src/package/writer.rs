@@ -8,7 +8,7 @@ use throng_cpu_ref::impostor::Impostor;
 use throng_cpu_ref::morph::{MeshRef, MorphTarget};
 use throng_cpu_ref::motion_db::MotionDatabase;
 use throng_cpu_ref::{
-    Clip, ClipEvent, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
+    Clip, ClipEvent, Curves, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -32,6 +32,8 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     let meshes = meshes(&package.meshes, &mut strings);
     let clips = clips(&package.clips, &mut strings);
     let scene_body = has_scene(package).then(|| scene(package, &mut strings).0);
+    let curves_body =
+        (!package.curves.channels.is_empty()).then(|| curves(&package.curves, &mut strings).0);
     let mut kinds = SectionKind::ALL[..5].to_vec();
     let mut bodies = vec![strings.bytes, skeletons.0, skins.0, meshes.0, clips.0];
     if package.skeletons.iter().any(|s| !s.lods.is_empty()) {
@@ -52,6 +54,10 @@ pub fn write_package(package: &Package) -> Vec<u8> {
     }
     if let Some(body) = scene_body {
         kinds.push(SectionKind::Scene);
+        bodies.push(body);
+    }
+    if let Some(body) = curves_body {
+        kinds.push(SectionKind::Curves);
         bodies.push(body);
     }
 
@@ -139,6 +145,28 @@ fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
             out.f32(lod.error);
             lod.indices.iter().for_each(|&i| out.u32(i));
         }
+    }
+    out
+}
+
+/// The CURVES section: the channel and track counts, each channel (name, skeleton, default,
+/// range, composition), then each track (clip, channel, value count, values). Curve selections
+/// are not stored: like masks, they come with the state tree.
+fn curves(curves: &Curves, strings: &mut Strings) -> Out {
+    let mut out = Out(Vec::new());
+    out.u32(len32(curves.channels.len()));
+    out.u32(len32(curves.tracks.len()));
+    for c in &curves.channels {
+        out.str(strings, &c.name);
+        out.u32(c.skeleton);
+        out.f32s(&[c.default, c.min, c.max]);
+        out.u32(c.composition as u32);
+    }
+    for t in &curves.tracks {
+        out.u32(t.clip);
+        out.u32(t.channel);
+        out.u32(len32(t.values.len()));
+        out.f32s(&t.values);
     }
     out
 }
