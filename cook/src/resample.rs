@@ -56,6 +56,7 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
     let mut reports = Vec::with_capacity(imported.source_clips.len());
     let mut warnings = Vec::new();
     let no_meta = ClipMeta::default();
+    let mut curves = Vec::new();
     for (index, source) in imported.source_clips.iter().enumerate() {
         let err = |reason: String| CookError::Clip {
             file: imported.source.clone(),
@@ -84,6 +85,14 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         let mut clip = resample(source, skeleton, profile, motion).map_err(err)?;
         clip.events = metadata::events(meta, &clip)?;
         clip.markers = metadata::markers(meta, &clip)?;
+        for (curve, values) in metadata::curves(meta, &clip)? {
+            curves.push(metadata::ClipCurve {
+                clip: package.clips.len() as u32,
+                skeleton: clip.skeleton,
+                curve,
+                values,
+            });
+        }
         let error = measure_clip_error(skeleton, source, &clip);
         reports.push(ClipReport::new(
             &clip,
@@ -93,6 +102,7 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         ));
         package.clips.push(clip);
     }
+    package.curves = metadata::channels(curves)?;
     for pin in &imported.lod_pins {
         if package
             .skeletons

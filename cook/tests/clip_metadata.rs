@@ -196,6 +196,121 @@ fn without_a_sidecar_import_file_reads_the_extras_alone() {
     assert_eq!(clip(&package, "walk").markers.len(), 2);
 }
 
+/// The generated character's `walk` (1 s) and `run` with a sidecar of two curves on `walk`
+/// (a linear contact curve and a stepped one) and one on `run`, cooked at 30 Hz.
+const CURVES_SIDECAR: &str = r#"version = 1
+[clips.walk]
+curves = [
+  { name = "contact/foot_l", keys = [[0.0, 1.0], [0.25, 1.0], [0.5, 0.0], [1.0, 0.0]], composition = "max", range = [0.0, 1.0] },
+  { name = "blink", keys = [[0.1, 0.0], [0.2, 1.0]], interpolation = "step", default = 0.0 },
+]
+[clips.run]
+curves = [ { name = "contact/foot_l", keys = [[0.0, 0.5]], composition = "max", range = [0.0, 1.0] } ]
+"#;
+
+#[test]
+fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name() {
+    let package = cook_with_sidecar("curves", CURVES_SIDECAR).unwrap();
+    let c = &package.curves;
+    let names: Vec<&str> = c.channels.iter().map(|ch| ch.name.as_str()).collect();
+    assert_eq!(names, ["blink", "contact/foot_l"], "sorted by name");
+    let contact = &c.channels[1];
+    assert_eq!(
+        (
+            contact.composition,
+            contact.default,
+            contact.min,
+            contact.max
+        ),
+        (throng_cpu_ref::Composition::Max, 0.0, 0.0, 1.0)
+    );
+    assert_eq!(
+        (c.channels[0].min, c.channels[0].max),
+        (f32::NEG_INFINITY, f32::INFINITY),
+        "no range: unbounded"
+    );
+    let walk = package.find_clip("walk").unwrap() as u32;
+    let run = package.find_clip("run").unwrap() as u32;
+    let tracks = |clip| {
+        c.tracks_of(clip)
+            .iter()
+            .map(|t| t.channel)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tracks(walk), [0, 1]);
+    assert_eq!(tracks(run), [1]);
+    let w = &package.clips[walk as usize];
+    assert_eq!(w.sample_count, 31);
+    let blink = &c.tracks_of(walk)[0].values;
+    let foot = &c.tracks_of(walk)[1].values;
+    // Sample i is at i / 30 s: 1 until 0.25 s, then down to 0 at 0.5 s (12/30 = 0.4 s: 0.4).
+    for (i, want) in [(0, 1.0), (7, 1.0), (12, 0.4), (15, 0.0), (30, 0.0)] {
+        assert!((foot[i] - want).abs() < 1e-6, "sample {i}: {}", foot[i]);
+    }
+    // Stepped: 0 before 0.2 s (the first key's value before it), 1 from 0.2 s.
+    assert_eq!(
+        (blink[0], blink[5], blink[6], blink[30]),
+        (0.0, 0.0, 1.0, 1.0)
+    );
+    assert!(c.tracks_of(run)[0].values.iter().all(|&v| v == 0.5));
+    assert_eq!(c.validate(&package.clips, package.skeletons.len()), Ok(()));
+}
+
+#[test]
+fn curves_in_the_extras_are_cooked_like_the_sidecars() {
+    let glb = character_with_json(|json| {
+        json.replace(
+            r#""throng":{"#,
+            r#""throng":{"curves":[{"name":"lift","keys":[[0.0,0.0],[0.5,2.0]],"composition":"additive"}],"#,
+        )
+    });
+    let imported = import_slice(&glb, "character.glb").unwrap();
+    let (package, _) = cook(&imported, &Profile::DEFAULT).unwrap();
+    let c = &package.curves;
+    assert_eq!(c.channels.len(), 1);
+    assert_eq!(
+        (c.channels[0].name.as_str(), c.channels[0].composition),
+        ("lift", throng_cpu_ref::Composition::Additive)
+    );
+    // Every animation with extras (walk and run) carries it; walk's sample 6 (0.2 s) holds 0.8.
+    let walk = package.find_clip("walk").unwrap() as u32;
+    let run = package.find_clip("run").unwrap() as u32;
+    let clips: Vec<u32> = c.tracks.iter().map(|t| t.clip).collect();
+    let mut want = vec![walk, run];
+    want.sort();
+    assert_eq!(clips, want);
+    let v = c.tracks_of(walk)[0].values[6];
+    assert!((v - 0.8).abs() < 1e-6, "{v}");
+}
+
+#[test]
+fn cooked_curves_come_out_of_a_program_that_samples_the_clip() {
+    use throng_cpu_ref::{Evaluator, PoseOp, Program, ProgramLimits};
+    let package = cook_with_sidecar("curves_program", CURVES_SIDECAR).unwrap();
+    let assets = package.assets(0).unwrap();
+    let walk = package.find_clip("walk").unwrap() as u32;
+    let run = package.find_clip("run").unwrap() as u32;
+    let joints = package.skeletons[0].joint_count();
+    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 2);
+    // Walk at 0.375 s (contact 0.5) blended evenly with run (contact 0.5 throughout; no blink
+    // track, so blink takes its default 0 there): max reduces to 0.5, blink averages 0.5.
+    let program = Program {
+        ops: vec![
+            PoseOp::sample(0, walk, 0.375),
+            PoseOp::sample(1, run, 0.1),
+            PoseOp::blend(2, 0, 2, 0),
+            PoseOp::to_component(2),
+        ],
+        weights: vec![1.0, 1.0],
+    };
+    ev.run(&program, &assets).unwrap();
+    let out = ev.curves();
+    assert!(
+        (out[0] - 0.5).abs() < 1e-6 && (out[1] - 0.5).abs() < 1e-6,
+        "{out:?}"
+    );
+}
+
 #[test]
 fn a_loop_end_marker_is_stored_at_zero() {
     let toml = "version = 1\n[clips.walk]\nmarkers = [ { name = \"end\", time = 1.0 }, { name = \"mid\", time = 0.5 } ]\n";
@@ -277,6 +392,48 @@ fn bad_sidecars_are_errors_naming_file_line_and_key() {
             "sideways",
         ),
         ("syntax", "version = 1\n[clips.walk\n", "[clips.walk", "sidecar", ""),
+        (
+            "curve_without_keys",
+            "version = 1\n[[clips.walk.curves]]\nname = \"contact/foot_l\"\nkeys = []\n",
+            "[[clips.walk.curves]]",
+            "clips.walk.curves[0]",
+            "has no keys",
+        ),
+        (
+            "curve_key_after_the_end",
+            "version = 1\n[clips.walk]\ncurves = [ { name = \"c\", keys = [[0.0, 1.0], [2.0, 0.0]] } ]\n",
+            "keys = [[0.0",
+            "clips.walk.curves[0]",
+            "key 1 at 2 s is not a time in clip 'walk'",
+        ),
+        (
+            "curve_keys_out_of_order",
+            "version = 1\n[clips.walk]\ncurves = [ { name = \"c\", keys = [[0.5, 1.0], [0.25, 0.0]] } ]\n",
+            "keys = [[0.5",
+            "clips.walk.curves[0]",
+            "after the key before it",
+        ),
+        (
+            "curve_default_outside_its_range",
+            "version = 1\n[clips.walk]\ncurves = [ { name = \"c\", keys = [[0.0, 1.0]], default = 2.0, range = [0.0, 1.0] } ]\n",
+            "default = 2.0",
+            "clips.walk.curves[0]",
+            "default 2 is not a finite value in [0, 1]",
+        ),
+        (
+            "curve_schemas_disagree",
+            "version = 1\n[clips.run]\ncurves = [ { name = \"c\", keys = [[0.0, 1.0]], composition = \"max\" } ]\n[clips.walk]\ncurves = [ { name = \"c\", keys = [[0.0, 1.0]] } ]\n",
+            "composition = \"max\"",
+            "clips.run.curves[0]",
+            "a curve has one schema on its skeleton",
+        ),
+        (
+            "curve_composition_unknown",
+            "version = 1\n[clips.walk]\ncurves = [ { name = \"c\", keys = [[0.0, 1.0]], composition = \"average\" } ]\n",
+            "average",
+            "sidecar",
+            "average",
+        ),
         ("future_version", "version = 2\n", "version = 2", "version", "2 is not supported"),
     ];
     for (case, toml, line_text, key, reason) in cases {

@@ -83,7 +83,11 @@ fn curves_that_name_a_missing_clip_or_a_channel_of_another_skeleton_are_refused(
         ),
         "{err:?}"
     );
-    assert!(err.to_string().contains("skeleton 0, the clip to skeleton 1"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("skeleton 0, the clip to skeleton 1"),
+        "{err}"
+    );
     let mut p = with_curves();
     p.curves.tracks[2].clip = 9;
     let err = read_package(&write_package(&p)).unwrap_err();

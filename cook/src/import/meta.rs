@@ -1,4 +1,5 @@
-//! Clip metadata: events, sync markers and root-motion requests (docs/events-and-root-motion.md).
+//! Clip metadata: events, sync markers, root-motion requests (docs/events-and-root-motion.md) and
+//! authored scalar curves (docs/morph-targets.md, "Authored curves").
 //!
 //! Two sources. The glTF `extras.throng` object of an animation:
 //!
@@ -6,11 +7,14 @@
 //! "extras": { "throng": {
 //!   "events": [{ "name": "step", "time": 0.25, "reversible": true }],
 //!   "markers": [{ "name": "left_foot_down", "time": 0.0 }],
-//!   "root_motion": { "joint": "root", "policy": "planar" } } }
+//!   "root_motion": { "joint": "root", "policy": "planar" },
+//!   "curves": [{ "name": "contact/foot_l", "keys": [[0.0, 1.0], [0.5, 0.0]],
+//!                "interpolation": "linear", "composition": "max", "default": 0.0,
+//!                "range": [0.0, 1.0] }] } }
 //! ```
 //!
 //! and a sidecar TOML file beside the source, `<file stem>.throng.toml` ([`sidecar_path`]):
-//! `version = 1`, then one `[clips.NAME]` table per clip with the same three keys, and an
+//! `version = 1`, then one `[clips.NAME]` table per clip with the same four keys, and an
 //! optional `[lod]` table whose `pins` name joints every skeleton LOD level keeps. For each clip the
 //! sidecar names, every key it gives replaces that key from the extras, and keys it omits keep the
 //! extras' value; `root_motion = { policy = "none" }` removes a request. Other keys under `extras`
@@ -25,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use gltf::Document;
 use serde::Deserialize;
-use throng_cpu_ref::{ClipEvent, RootMotionPolicy, SyncMarker};
+use throng_cpu_ref::{ClipEvent, Composition, RootMotionPolicy, SyncMarker};
 use toml::Spanned;
 
 use super::animation::animation_name;
@@ -69,12 +73,28 @@ pub struct RootMotionRequest {
     pub policy: RootMotionPolicy,
 }
 
+/// An authored scalar curve of one clip: its channel's schema and its keys (throng-cpu-ref
+/// `scalar`; docs/morph-targets.md, "Authored curves").
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuthoredCurve {
+    pub name: String,
+    pub composition: Composition,
+    pub default: f32,
+    pub min: f32,
+    pub max: f32,
+    /// `false`: linear between keys; `true`: each key holds until the next.
+    pub step: bool,
+    /// (time in seconds, value), as written.
+    pub keys: Vec<(f64, f32)>,
+}
+
 /// One clip's metadata as written, before the cook checks it against the clip.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClipMeta {
     pub events: Vec<Placed<ClipEvent>>,
     pub markers: Vec<Placed<SyncMarker>>,
     pub root_motion: Option<Placed<RootMotionRequest>>,
+    pub curves: Vec<Placed<AuthoredCurve>>,
 }
 
 /// The sidecar of a source file: `Fox.glb` → `Fox.throng.toml` in the same folder.
@@ -106,6 +126,41 @@ struct RawRootMotion {
     policy: RawPolicy,
 }
 
+/// An authored curve: `{ name, keys = [[t, v], ..], interpolation = "linear" | "step",
+/// composition = "blend" | "override" | "additive" | "max" | "min", default = 0, range = [lo, hi] }`.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCurve {
+    name: String,
+    keys: Vec<[f64; 2]>,
+    #[serde(default)]
+    interpolation: RawCurveInterpolation,
+    #[serde(default)]
+    composition: RawComposition,
+    #[serde(default)]
+    default: f32,
+    range: Option<[f32; 2]>,
+}
+
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RawCurveInterpolation {
+    #[default]
+    Linear,
+    Step,
+}
+
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RawComposition {
+    #[default]
+    Blend,
+    Override,
+    Additive,
+    Max,
+    Min,
+}
+
 #[derive(Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum RawPolicy {
@@ -121,6 +176,7 @@ struct Extras {
     events: Option<Vec<RawEvent>>,
     markers: Option<Vec<RawMarker>>,
     root_motion: Option<RawRootMotion>,
+    curves: Option<Vec<RawCurve>>,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +201,7 @@ struct SidecarClip {
     events: Option<Vec<Spanned<RawEvent>>>,
     markers: Option<Vec<Spanned<RawMarker>>>,
     root_motion: Option<Spanned<RawRootMotion>>,
+    curves: Option<Vec<Spanned<RawCurve>>>,
 }
 
 /// A sidecar's path (for errors) and text.
@@ -159,6 +216,7 @@ struct Given {
     events: Option<Vec<(RawEvent, Origin)>>,
     markers: Option<Vec<(RawMarker, Origin)>>,
     root_motion: Option<(RawRootMotion, Origin)>,
+    curves: Option<Vec<(RawCurve, Origin)>>,
 }
 
 /// The metadata of every animation of `doc` (by animation index), from its extras, overridden
@@ -228,6 +286,12 @@ fn read_extras(
                 .collect()
         }),
         root_motion: extras.root_motion.map(|r| (r, origin(".root_motion"))),
+        curves: extras.curves.map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(k, c)| (c, list("curves", k)))
+                .collect()
+        }),
     }))
 }
 
@@ -287,6 +351,13 @@ fn read_sidecar(sidecar: &SidecarText, names: &[String]) -> Result<SidecarRead, 
                 let o = origin(line(r.span()), format!("{key}.root_motion"));
                 (r.into_inner(), o)
             }),
+            curves: table.curves.map(|v| {
+                let placed = |(k, c): (usize, Spanned<RawCurve>)| {
+                    let o = entry("curves", k, c.span());
+                    (c.into_inner(), o)
+                };
+                v.into_iter().enumerate().map(placed).collect()
+            }),
         };
         out.push((clip, given));
     }
@@ -330,6 +401,34 @@ fn apply(meta: &mut ClipMeta, given: Given) -> Result<(), CookError> {
                     time: m.time,
                 },
                 origin,
+            })
+            .collect();
+    }
+    if let Some(curves) = given.curves {
+        meta.curves = curves
+            .into_iter()
+            .map(|(c, origin)| {
+                let (min, max) = c
+                    .range
+                    .map_or((f32::NEG_INFINITY, f32::INFINITY), |[lo, hi]| (lo, hi));
+                Placed {
+                    value: AuthoredCurve {
+                        name: c.name,
+                        composition: match c.composition {
+                            RawComposition::Blend => Composition::Blend,
+                            RawComposition::Override => Composition::Override,
+                            RawComposition::Additive => Composition::Additive,
+                            RawComposition::Max => Composition::Max,
+                            RawComposition::Min => Composition::Min,
+                        },
+                        default: c.default,
+                        min,
+                        max,
+                        step: matches!(c.interpolation, RawCurveInterpolation::Step),
+                        keys: c.keys.iter().map(|&[t, v]| (t, v as f32)).collect(),
+                    },
+                    origin,
+                }
             })
             .collect();
     }

@@ -80,7 +80,7 @@ use throng_cpu_ref::{Package, SourceClip};
 use accessor::Buffers;
 pub use bvh::{import_bvh, BvhOptions};
 pub use error::CookError;
-pub use meta::{sidecar_path, ClipMeta, Origin, Placed, RootMotionRequest};
+pub use meta::{sidecar_path, AuthoredCurve, ClipMeta, Origin, Placed, RootMotionRequest};
 pub use rig::SYNTHETIC_ROOT_NAME;
 
 /// What a glTF file holds, before cooking: skeletons, skins and meshes in a package with no clips,

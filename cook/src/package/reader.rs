@@ -11,9 +11,8 @@ use throng_cpu_ref::morph::{
 use throng_cpu_ref::motion_db::{DatabaseClip, MotionDatabase, FEATURES, GROUPS, HORIZONS};
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, Composition, CurveChannel, CurveTrack, Curves,
-    LoopPolicy, Package, RootMotion,
-    RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding, SkinnedMesh, SubTrack, SubTrackKind,
-    SyncMarker, Trs,
+    LoopPolicy, Package, RootMotion, RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding,
+    SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 

@@ -25,17 +25,15 @@ pub(super) fn validate_package(p: &Package) -> Result<(), PackageError> {
         validate_clip(i, clip, &p.skeletons)?;
     }
     validate_scene(p)?;
-    p.curves
-        .validate(&p.clips, p.skeletons.len())
-        .map_err(|e| {
-            use throng_cpu_ref::scalar::CurveError;
-            let (index, field) = match &e {
-                CurveError::Channel { channel, .. } => (*channel, "channel"),
-                CurveError::Track { track, .. } => (*track, "track"),
-                CurveError::Selection { selection, .. } => (*selection, "selection"),
-            };
-            invalid("CURVES", index, field, e.to_string())
-        })
+    p.curves.validate(&p.clips, p.skeletons.len()).map_err(|e| {
+        use throng_cpu_ref::scalar::CurveError;
+        let (index, field) = match &e {
+            CurveError::Channel { channel, .. } => (*channel, "channel"),
+            CurveError::Track { track, .. } => (*track, "track"),
+            CurveError::Selection { selection, .. } => (*selection, "selection"),
+        };
+        invalid("CURVES", index, field, e.to_string())
+    })
 }
 
 /// The SCENE section's invariants: static meshes like skinned ones (finite, whole triangles in

@@ -8,7 +8,8 @@ use throng_cpu_ref::impostor::Impostor;
 use throng_cpu_ref::morph::{MeshRef, MorphTarget};
 use throng_cpu_ref::motion_db::MotionDatabase;
 use throng_cpu_ref::{
-    Clip, ClipEvent, Curves, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh, SyncMarker, Trs,
+    Clip, ClipEvent, Curves, Package, RootMotionPolicy, Skeleton, SkinBinding, SkinnedMesh,
+    SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 

@@ -194,6 +194,7 @@ pub fn retarget(
             events: meta.events.clone(),
             markers: meta.markers.clone(),
             root_motion: root_motion.clone(),
+            curves: meta.curves.clone(),
         });
     }
     out.warnings.extend(binding.warnings.iter().cloned());

@@ -5,7 +5,7 @@ use throng_cpu_ref::clip::sample_clip;
 use throng_cpu_ref::{Clip, Package, Skeleton, SourceClip, Trs};
 
 use super::RetargetError;
-use crate::import::{ClipMeta, Origin, Placed as MetaPlaced};
+use crate::import::{AuthoredCurve, ClipMeta, Origin, Placed as MetaPlaced};
 use crate::Imported;
 
 /// A source's skeleton (its first) and the clips on it, each with its metadata.
@@ -83,7 +83,12 @@ impl Source {
     /// extracted is refused: its pose no longer holds the motion (retarget its glTF source).
     pub fn from_package(package: Package, file: &str) -> Result<Source, RetargetError> {
         let mut clips = Vec::new();
-        for clip in package.clips.iter().filter(|c| c.skeleton == 0) {
+        for (index, clip) in package
+            .clips
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.skeleton == 0)
+        {
             if clip.root_motion.is_some() {
                 return Err(RetargetError::Source {
                     file: file.to_string(),
@@ -106,6 +111,9 @@ impl Source {
                     .map(|m| cooked_meta(m.clone(), file))
                     .collect(),
                 root_motion: None,
+                curves: cooked_curves(&package, index as u32, clip)
+                    .map(|c| cooked_meta(c, file))
+                    .collect(),
             };
             clips.push((Motion::Cooked(Box::new(clip.clone())), meta));
         }
@@ -125,6 +133,31 @@ impl Source {
                 reason: "has no skeleton".into(),
             })
     }
+}
+
+/// A cooked clip's curve tracks as authored curves: linear keys at its sample times, with
+/// their channels' schema.
+fn cooked_curves<'a>(
+    package: &'a Package,
+    index: u32,
+    clip: &'a Clip,
+) -> impl Iterator<Item = AuthoredCurve> + 'a {
+    let curves = &package.curves;
+    curves.tracks_of(index).iter().filter_map(move |t| {
+        let c = curves.channels.get(t.channel as usize)?;
+        Some(AuthoredCurve {
+            name: c.name.clone(),
+            composition: c.composition,
+            default: c.default,
+            min: c.min,
+            max: c.max,
+            step: false,
+            keys: (0u32..)
+                .zip(&t.values)
+                .map(|(i, &v)| (clip.sample_time(i), v))
+                .collect(),
+        })
+    })
 }
 
 fn cooked_meta<T>(value: T, file: &str) -> MetaPlaced<T> {
