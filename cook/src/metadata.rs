@@ -61,10 +61,7 @@ pub type SampledCurve<'a> = (&'a Placed<AuthoredCurve>, Vec<f32>);
 /// and the last's after. Errors at the curve's origin: an empty name, a name given twice, no
 /// keys, a key time that is not finite, outside the clip or not after the key before it, a
 /// value that is not finite, an empty range or a default outside it.
-pub fn curves<'a>(
-    meta: &'a ClipMeta,
-    clip: &Clip,
-) -> Result<Vec<SampledCurve<'a>>, CookError> {
+pub fn curves<'a>(meta: &'a ClipMeta, clip: &Clip) -> Result<Vec<SampledCurve<'a>>, CookError> {
     let mut out: Vec<SampledCurve> = Vec::with_capacity(meta.curves.len());
     let slack = TIME_TOLERANCE * clip.duration.max(1.0);
     for placed in &meta.curves {

@@ -107,7 +107,23 @@ fn extras_give_the_generated_gaits_steps_markers_and_root_motion() {
         let row = report.clips.iter().find(|r| r.name == name).unwrap();
         assert_eq!((row.events, row.markers), (2, 2));
         assert_eq!(row.root_motion.as_ref().unwrap().policy, "planar");
+        // Contact curves: the left foot planted over the first half of the cycle, the right
+        // over the second; at about a quarter and three quarters of the cycle one is 1, the
+        // other 0.
+        let index = package.find_clip(name).unwrap() as u32;
+        let tracks = package.curves.tracks_of(index);
+        assert_eq!(tracks.len(), 2, "{name}");
+        let at = |track: usize, cycle: f64| {
+            let i = (cycle * c.duration * f64::from(c.sample_rate)).round() as usize;
+            tracks[track].values[i]
+        };
+        assert_eq!((at(0, 0.25), at(1, 0.25)), (1.0, 0.0), "{name}");
+        assert_eq!((at(0, 0.75), at(1, 0.75)), (0.0, 1.0), "{name}");
     }
+    let names: Vec<&str> = (package.curves.channels.iter())
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["contact/foot_l", "contact/foot_r"]);
     for name in ["idle", "wave", "breathe"] {
         let c = clip(&package, name);
         assert!(
@@ -258,28 +274,31 @@ fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name(
 
 #[test]
 fn curves_in_the_extras_are_cooked_like_the_sidecars() {
+    // The gaits' extras already carry their contact curves: add a third.
     let glb = character_with_json(|json| {
         json.replace(
-            r#""throng":{"#,
-            r#""throng":{"curves":[{"name":"lift","keys":[[0.0,0.0],[0.5,2.0]],"composition":"additive"}],"#,
+            r#""curves":["#,
+            r#""curves":[{"name":"lift","keys":[[0.0,0.0],[0.5,2.0]],"composition":"additive"},"#,
         )
     });
     let imported = import_slice(&glb, "character.glb").unwrap();
     let (package, _) = cook(&imported, &Profile::DEFAULT).unwrap();
     let c = &package.curves;
-    assert_eq!(c.channels.len(), 1);
+    let names: Vec<&str> = c.channels.iter().map(|ch| ch.name.as_str()).collect();
+    assert_eq!(names, ["contact/foot_l", "contact/foot_r", "lift"]);
     assert_eq!(
-        (c.channels[0].name.as_str(), c.channels[0].composition),
-        ("lift", throng_cpu_ref::Composition::Additive)
+        c.channels[2].composition,
+        throng_cpu_ref::Composition::Additive
     );
-    // Every animation with extras (walk and run) carries it; walk's sample 6 (0.2 s) holds 0.8.
+    // Every animation with curves in its extras (walk and run) carries it; walk's sample 6
+    // (0.2 s) holds 0.8.
+    for name in ["walk", "run"] {
+        let clip = package.find_clip(name).unwrap() as u32;
+        let channels: Vec<u32> = c.tracks_of(clip).iter().map(|t| t.channel).collect();
+        assert_eq!(channels, [0, 1, 2], "{name}");
+    }
     let walk = package.find_clip("walk").unwrap() as u32;
-    let run = package.find_clip("run").unwrap() as u32;
-    let clips: Vec<u32> = c.tracks.iter().map(|t| t.clip).collect();
-    let mut want = vec![walk, run];
-    want.sort();
-    assert_eq!(clips, want);
-    let v = c.tracks_of(walk)[0].values[6];
+    let v = c.tracks_of(walk)[2].values[6];
     assert!((v - 0.8).abs() < 1e-6, "{v}");
 }
 

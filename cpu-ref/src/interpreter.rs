@@ -54,13 +54,14 @@ pub struct Evaluator {
 
 impl Evaluator {
     /// Scratch for programs within `limits` on skeletons of up to `joints` joints, writing up to
-    /// `palette` palette entries (the sum over a program's `Palette` ops). Allocates once.
+    /// `palette` palette entries (the sum over a program's `Palette` ops). Allocates once. It
+    /// evaluates joints only: no scalar curves ([`Evaluator::with_curves`]).
     pub fn new(limits: ProgramLimits, joints: usize, palette: usize) -> Self {
         Self::with_curves(limits, joints, palette, 0)
     }
 
-    /// [`Evaluator::new`] for skeletons with up to `channels` scalar curve channels
-    /// ([`crate::scalar`]).
+    /// [`Evaluator::new`] evaluating the scalar curves ([`crate::scalar`]) of skeletons with up
+    /// to `channels` curve channels (a run on a skeleton with more is refused); 0 evaluates none.
     pub fn with_curves(
         limits: ProgramLimits,
         joints: usize,
@@ -153,7 +154,7 @@ impl Evaluator {
             });
         }
         let channels = assets.curves.range(assets.skeleton_index).len();
-        if channels > self.curve_capacity {
+        if self.curve_capacity > 0 && channels > self.curve_capacity {
             return Err(ProgramError::Capacity {
                 what: "curve channels",
                 count: channels,
@@ -178,8 +179,8 @@ impl Evaluator {
         palettes: bool,
     ) {
         self.joints = assets.skeleton.joint_count();
-        // `run` refuses a skeleton with more channels than the capacity; other callers get its
-        // first channels only, never an index past the registers.
+        // `run` refuses a skeleton with more channels than a non-zero capacity; an evaluator of
+        // no capacity evaluates none, and no caller gets an index past the registers.
         let channels = assets.curves.range(assets.skeleton_index);
         self.channels = channels.start..channels.end.min(channels.start + self.curve_capacity);
         self.palette_len = 0;

@@ -277,6 +277,33 @@ fn validation_refuses_a_missing_or_foreign_curve_selection_and_too_many_channels
     );
 }
 
+#[test]
+fn an_evaluator_made_without_curve_capacity_evaluates_joints_only() {
+    let skeleton = common::branching_rig();
+    let clips = clips(&skeleton);
+    let curves = curves();
+    let assets = Assets {
+        skeleton: &skeleton,
+        skeleton_index: 0,
+        clips: &clips,
+        skins: &[],
+        masks: &[],
+        curves: &curves,
+    };
+    let mut ev = Evaluator::new(ProgramLimits::default(), skeleton.joint_count(), 0);
+    let ops = vec![PoseOp::sample(0, 0, 0.5), PoseOp::to_component(0)];
+    ev.run(
+        &Program {
+            ops,
+            weights: vec![],
+        },
+        &assets,
+    )
+    .unwrap();
+    assert!(ev.curves().is_empty());
+    assert_eq!(ev.curve_register(0), Some(&[][..]));
+}
+
 /// A change that makes [`curves`] invalid.
 type Damage = Box<dyn Fn(&mut Curves)>;
 
