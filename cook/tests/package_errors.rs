@@ -89,41 +89,41 @@ fn bad_magic() {
 
 #[test]
 fn other_versions_are_refused() {
-    // Version 4 added the SCENE section (morph targets, mesh nodes, weight tracks).
-    assert_eq!(FORMAT_VERSION, 4);
-    let result = patched(|b| put_u32(b, 8, 5));
+    // Version 5 added the CURVES section (scalar curve channels and clip tracks).
+    assert_eq!(FORMAT_VERSION, 5);
+    let result = patched(|b| put_u32(b, 8, 6));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 5,
+            found: 6,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 5 is not supported (this build reads version 4): re-cook the \
+        "package format version 6 is not supported (this build reads version 5): re-cook the \
          package with this build's `throng cook`, or read it with the newer build that wrote it"
     );
-    // Versions 3 (no SCENE section) and 2 (no compressed clips) are not read either: only the
-    // current version, and the message says to re-cook.
-    let result = patched(|b| put_u32(b, 8, 3));
+    // Versions 4 (no CURVES section), 3 (no SCENE section) and 2 (no compressed clips) are not
+    // read either: only the current version, and the message says to re-cook.
+    let result = patched(|b| put_u32(b, 8, 4));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 3,
-            supported: 4
+            found: 4,
+            supported: 5
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 3 is older than the version 4 this build reads: re-cook the \
+        "package format version 4 is older than the version 5 this build reads: re-cook the \
          package from its source with `throng cook` (packages are not migrated)"
     );
     assert_eq!(
         patched(|b| put_u32(b, 8, 2)),
         Err(PackageError::UnsupportedVersion {
             found: 2,
-            supported: 4
+            supported: 5
         })
     );
 }
