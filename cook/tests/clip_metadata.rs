@@ -113,6 +113,10 @@ fn extras_give_the_generated_gaits_steps_markers_and_root_motion() {
         let index = package.find_clip(name).unwrap() as u32;
         let tracks = package.curves.tracks_of(index);
         assert_eq!(tracks.len(), 2, "{name}");
+        assert_eq!(
+            package.curves.channels[0].composition,
+            throng_cpu_ref::Composition::Blend
+        );
         let at = |track: usize, cycle: f64| {
             let i = (cycle * c.duration * f64::from(c.sample_rate)).round() as usize;
             tracks[track].values[i]
@@ -124,6 +128,11 @@ fn extras_give_the_generated_gaits_steps_markers_and_root_motion() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(names, ["contact/foot_l", "contact/foot_r"]);
+    // Idle stands on both feet.
+    let idle = package.find_clip("idle").unwrap() as u32;
+    for t in package.curves.tracks_of(idle) {
+        assert!(t.values.iter().all(|&v| v == 1.0));
+    }
     for name in ["idle", "wave", "breathe"] {
         let c = clip(&package, name);
         assert!(

@@ -341,6 +341,58 @@ fn the_pelvis_drops_only_to_let_a_foot_reach_and_flat_ground_keeps_the_feet_stil
 }
 
 #[test]
+fn contact_curves_plant_each_foot_while_its_curve_is_on() {
+    use throng_cpu_ref::scalar::sample_track;
+    let package = character();
+    let mut walker = Walker::new(package);
+    let assets = package.assets(0).unwrap();
+    let err = walker.hero.set_contact_curves(&assets, &["contact/tail"]);
+    assert!(
+        err.unwrap_err()
+            .to_string()
+            .contains("no curve channel 'contact/tail'"),
+        "an unknown curve is refused"
+    );
+    walker
+        .hero
+        .set_contact_curves(&assets, &["contact/foot_l", "contact/foot_r"])
+        .unwrap();
+    let walk = &package.clips[walker.walk as usize];
+    let tracks = package.curves.tracks_of(walker.walk);
+    let d = walk.duration as f32;
+    let ground = FlatGround(0.0);
+    // The left foot is on for the first half of each cycle, the right for the second. A foot is
+    // never engaged while its curve is off (below the release value 0.4), and one whose curve is
+    // on (0.5 and up) is engaged unless it was released out of reach (a stance foot left
+    // behind as the body moves on: the reach rule, not the curve).
+    let mut engaged = [false; 2];
+    let (mut plants, mut out_of_reach) = ([0; 2], 0);
+    for k in 0..(2.0 * HZ) as u32 {
+        walker.frame(k, &ground);
+        let t = (k as f32 / HZ).rem_euclid(d);
+        for (i, f) in walker.hero.contacts().unwrap().feet().iter().enumerate() {
+            let v = sample_track(walk, &tracks[i].values, t);
+            let now = matches!(f.phase, ContactPhase::Planting | ContactPhase::Planted);
+            if now {
+                assert!(v >= 0.4, "foot {i} at {t} s engaged with its curve at {v}");
+            } else if v >= 0.5 {
+                assert_eq!(
+                    f.reason,
+                    Some(ReleaseReason::OutOfReach),
+                    "foot {i} at {t} s: curve {v}, {:?}",
+                    f.phase
+                );
+                out_of_reach += usize::from(engaged[i]);
+            }
+            plants[i] += usize::from(now && !engaged[i]);
+            engaged[i] = now;
+        }
+    }
+    eprintln!("plants {plants:?}, out-of-reach releases while the curve was on: {out_of_reach}");
+    assert!(plants.iter().all(|&n| n >= 2), "{plants:?}");
+}
+
+#[test]
 fn a_hero_frame_with_contacts_allocates_nothing_after_the_first() {
     let package = character();
     let mut walker = Walker::new(package);

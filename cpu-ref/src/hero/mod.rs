@@ -47,7 +47,8 @@ pub struct HeroFrame<'a> {
     /// The world the feet stand on.
     pub ground: &'a dyn GroundQuery,
     /// Authored contact values, one per leg in [0, 1] (contact curves or windows), or `None`
-    /// for the detector ([`contact`]).
+    /// for the hero's contact curves ([`Hero::set_contact_curves`]) or, without those, the
+    /// detector ([`contact`]).
     pub contact_values: Option<&'a [f32]>,
 }
 
@@ -70,6 +71,8 @@ pub enum HeroError {
     Skeleton { joints: usize },
     #[error("foot contacts: {0}")]
     Contacts(IkError),
+    #[error("no curve channel '{name}' on the hero's skeleton (it has {channels}): a contact curve must be one the package's clips carry")]
+    ContactCurve { name: String, channels: usize },
     #[error("modifier '{modifier}' failed critically: {error}")]
     Rejected {
         modifier: &'static str,
@@ -99,6 +102,14 @@ pub struct Hero {
     contacts: Option<Contacts>,
     diagnostics: Diagnostics,
     frames: u64,
+    /// The evaluator's sizes, to rebuild it with curve capacity ([`Hero::set_contact_curves`]).
+    limits: ProgramLimits,
+    palette_len: usize,
+    /// Per leg, the index among the skeleton's curve channels of the curve that gates its
+    /// contact; empty for none.
+    contact_curves: Vec<usize>,
+    /// This frame's values of `contact_curves`, clamped to [0, 1].
+    contact_values: Vec<f32>,
 }
 
 impl Hero {
@@ -124,7 +135,37 @@ impl Hero {
             contacts: None,
             diagnostics: Diagnostics::default(),
             frames: 0,
+            limits,
+            palette_len,
+            contact_curves: Vec::new(),
+            contact_values: Vec::new(),
         }
+    }
+
+    /// Gates each leg's contact (in [`Contacts::legs`] order) by the scalar curve of that name
+    /// of `assets`' skeleton, evaluated by the hero's program each frame (e.g. the generated
+    /// character's `contact/foot_l` and `contact/foot_r`), unless a frame gives
+    /// [`HeroFrame::contact_values`] itself; no names: the detector again. The evaluator is
+    /// rebuilt to carry the skeleton's curves.
+    pub fn set_contact_curves(&mut self, assets: &Assets, names: &[&str]) -> Result<(), HeroError> {
+        let channels = assets.curves.range(assets.skeleton_index);
+        let ids = names
+            .iter()
+            .map(|name| {
+                let id = assets.curves.find(assets.skeleton_index, name);
+                id.map(|id| id as usize - channels.start)
+                    .ok_or_else(|| HeroError::ContactCurve {
+                        name: (*name).to_string(),
+                        channels: channels.len(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let joints = assets.skeleton.joint_count();
+        let capacity = if ids.is_empty() { 0 } else { channels.len() };
+        self.evaluator = Evaluator::with_curves(self.limits, joints, self.palette_len, capacity);
+        self.contact_values = vec![0.0; ids.len()];
+        self.contact_curves = ids;
+        Ok(())
     }
 
     /// Places the feet from now on (`None`: no contacts).
@@ -267,6 +308,11 @@ impl Hero {
             .ok_or(HeroError::Skeleton { joints })?;
         self.local.copy_from_slice(local);
         self.component.copy_from_slice(self.evaluator.component());
+        let curves = self.evaluator.curves();
+        for (value, &k) in self.contact_values.iter_mut().zip(&self.contact_curves) {
+            *value = curves.get(k).map_or(0.0, |v| v.clamp(0.0, 1.0));
+        }
+
         let ctx = ModifierFrame {
             time: frame.time,
             dt: frame.dt,
@@ -274,6 +320,11 @@ impl Hero {
         };
         for stage in [Stage::Posture, Stage::Aim, Stage::Reach, Stage::Secondary] {
             if stage == Stage::Aim {
+                let authored = match frame.contact_values {
+                    Some(given) => Some(given),
+                    None if !self.contact_curves.is_empty() => Some(&self.contact_values[..]),
+                    None => None,
+                };
                 if let Some(contacts) = &mut self.contacts {
                     contacts
                         .update(
@@ -282,7 +333,7 @@ impl Hero {
                             &mut self.component,
                             &frame.placement,
                             frame.ground,
-                            frame.contact_values,
+                            authored,
                             frame.dt,
                         )
                         .map_err(HeroError::Contacts)?;

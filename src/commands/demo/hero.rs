@@ -8,8 +8,10 @@
 //!    generated character's breathing scales the chest) made uniform of equal volume, since the
 //!    solvers only work on similarity transforms and would otherwise keep the FK pose
 //!    (`UnsupportedScale`);
-//! 2. contacts: both feet planted on the flat ground while the animation holds them low and slow
-//!    (`throng_cpu_ref::hero::contact`), the pelvis lowered when a leg needs it;
+//! 2. contacts: each foot planted on the flat ground while its contact curve (`contact/foot_l`,
+//!    `contact/foot_r`, the generated character's) is on, or, in a package without them, while
+//!    the animation holds it low and slow (`throng_cpu_ref::hero::contact`); the pelvis lowered
+//!    when a leg needs it;
 //! 3. aim ([`LookAt`]): the head looks at one target shared by all heroes, sweeping left and
 //!    right in front of their row ([`Heroes::look_target`]): `solve_aim` over
 //!    spine_03–neck–head with weights [`HEAD_WEIGHTS`] and yaw / pitch limits, so the chest and
@@ -121,6 +123,9 @@ fn idle() -> IkResult {
     }
 }
 
+/// The scalar curves that plant each foot (left, right) where a package has them.
+const CONTACT_CURVES: [&str; 2] = ["contact/foot_l", "contact/foot_r"];
+
 impl Heroes {
     /// Heroes of skin `skin` of `package` at `placements` (component → scene, facing +Z, feet on
     /// y = 0), evaluating programs within `limits`, with a history slot each (hero `h`'s is
@@ -146,9 +151,24 @@ impl Heroes {
             history_slots: n,
             ..limits
         };
+        // Feet planted by the package's contact curves where it has them (the generated
+        // character's), else by the detector.
+        let assets = package.assets(binding.skeleton).filter(|a| {
+            CONTACT_CURVES
+                .iter()
+                .all(|c| a.curves.find(a.skeleton_index, c).is_some())
+        });
         let heroes = (0..n)
-            .map(|h| rig.hero(skeleton, skin as usize, binding.joints.len(), limits, h))
-            .collect::<Result<_, _>>()?;
+            .map(|h| {
+                let mut hero =
+                    rig.hero(skeleton, skin as usize, binding.joints.len(), limits, h)?;
+                if let Some(assets) = &assets {
+                    hero.set_contact_curves(assets, &CONTACT_CURVES)
+                        .map_err(|e| usage(format!("--heroes: {e}")))?;
+                }
+                Ok(hero)
+            })
+            .collect::<Result<_, CliError>>()?;
         let idle = idle();
         Ok(Heroes {
             rig,
