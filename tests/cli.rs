@@ -92,6 +92,18 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(inspect["skeletons"][0]["joints"].as_u64().unwrap() >= 40);
     assert_eq!(inspect["clips"].as_array().unwrap().len(), 5);
+    // The contact curves: two channels, tracks on idle, walk and run.
+    let curves: Vec<&str> = (inspect["curves"].as_array().unwrap().iter())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(curves, ["contact/foot_l", "contact/foot_r"]);
+    let walk = (inspect["clips"].as_array().unwrap().iter())
+        .find(|c| c["name"] == "walk")
+        .unwrap();
+    let walk_curves = (walk["channels"].as_array().unwrap().iter())
+        .filter(|c| c["path"] == "curve")
+        .count();
+    assert_eq!(walk_curves, 2);
 
     // Cooked pose from the package equals the cooked pose from the source; exact is close to it.
     let cooked = pose_json(&[
@@ -122,6 +134,11 @@ fn main_job_pipeline_character_cook_inspect_pose() {
         "--exact",
         "--json",
     ]);
+    // At half the walk cycle the right foot has landed and the left has not yet lifted.
+    assert_eq!(
+        cooked["curves"],
+        serde_json::json!({"contact/foot_l": 1.0, "contact/foot_r": 1.0})
+    );
     assert_eq!(cooked["joints"], from_glb["joints"]);
     assert_eq!(cooked["vertices"], from_glb["vertices"]);
     let joints = cooked["joints"].as_array().unwrap();

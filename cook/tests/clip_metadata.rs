@@ -222,15 +222,16 @@ fn without_a_sidecar_import_file_reads_the_extras_alone() {
 }
 
 /// The generated character's `walk` (1 s) and `run` with a sidecar of two curves on `walk`
-/// (a linear contact curve and a stepped one) and one on `run`, cooked at 30 Hz.
+/// (a linear `max` curve and a stepped one) and one on `run`, cooked at 30 Hz; they replace the
+/// gaits' contact curves (idle keeps its own).
 const CURVES_SIDECAR: &str = r#"version = 1
 [clips.walk]
 curves = [
-  { name = "contact/foot_l", keys = [[0.0, 1.0], [0.25, 1.0], [0.5, 0.0], [1.0, 0.0]], composition = "max", range = [0.0, 1.0] },
+  { name = "grip", keys = [[0.0, 1.0], [0.25, 1.0], [0.5, 0.0], [1.0, 0.0]], composition = "max", range = [0.0, 1.0] },
   { name = "blink", keys = [[0.1, 0.0], [0.2, 1.0]], interpolation = "step", default = 0.0 },
 ]
 [clips.run]
-curves = [ { name = "contact/foot_l", keys = [[0.0, 0.5]], composition = "max", range = [0.0, 1.0] } ]
+curves = [ { name = "grip", keys = [[0.0, 0.5]], composition = "max", range = [0.0, 1.0] } ]
 "#;
 
 #[test]
@@ -238,15 +239,14 @@ fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name(
     let package = cook_with_sidecar("curves", CURVES_SIDECAR).unwrap();
     let c = &package.curves;
     let names: Vec<&str> = c.channels.iter().map(|ch| ch.name.as_str()).collect();
-    assert_eq!(names, ["blink", "contact/foot_l"], "sorted by name");
-    let contact = &c.channels[1];
     assert_eq!(
-        (
-            contact.composition,
-            contact.default,
-            contact.min,
-            contact.max
-        ),
+        names,
+        ["blink", "contact/foot_l", "contact/foot_r", "grip"],
+        "sorted by name"
+    );
+    let grip = &c.channels[3];
+    assert_eq!(
+        (grip.composition, grip.default, grip.min, grip.max),
         (throng_cpu_ref::Composition::Max, 0.0, 0.0, 1.0)
     );
     assert_eq!(
@@ -256,21 +256,23 @@ fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name(
     );
     let walk = package.find_clip("walk").unwrap() as u32;
     let run = package.find_clip("run").unwrap() as u32;
+    let idle = package.find_clip("idle").unwrap() as u32;
     let tracks = |clip| {
         c.tracks_of(clip)
             .iter()
             .map(|t| t.channel)
             .collect::<Vec<_>>()
     };
-    assert_eq!(tracks(walk), [0, 1]);
-    assert_eq!(tracks(run), [1]);
+    assert_eq!(tracks(walk), [0, 3]);
+    assert_eq!(tracks(run), [3]);
+    assert_eq!(tracks(idle), [1, 2]);
     let w = &package.clips[walk as usize];
     assert_eq!(w.sample_count, 31);
     let blink = &c.tracks_of(walk)[0].values;
-    let foot = &c.tracks_of(walk)[1].values;
+    let grip = &c.tracks_of(walk)[1].values;
     // Sample i is at i / 30 s: 1 until 0.25 s, then down to 0 at 0.5 s (12/30 = 0.4 s: 0.4).
     for (i, want) in [(0, 1.0), (7, 1.0), (12, 0.4), (15, 0.0), (30, 0.0)] {
-        assert!((foot[i] - want).abs() < 1e-6, "sample {i}: {}", foot[i]);
+        assert!((grip[i] - want).abs() < 1e-6, "sample {i}: {}", grip[i]);
     }
     // Stepped: 0 before 0.2 s (the first key's value before it), 1 from 0.2 s.
     assert_eq!(
@@ -319,9 +321,10 @@ fn cooked_curves_come_out_of_a_program_that_samples_the_clip() {
     let walk = package.find_clip("walk").unwrap() as u32;
     let run = package.find_clip("run").unwrap() as u32;
     let joints = package.skeletons[0].joint_count();
-    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 2);
-    // Walk at 0.375 s (contact 0.5) blended evenly with run (contact 0.5 throughout; no blink
-    // track, so blink takes its default 0 there): max reduces to 0.5, blink averages 0.5.
+    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 4);
+    // Walk at 0.375 s (grip 0.5) blended evenly with run (grip 0.5 throughout; no blink track,
+    // so blink takes its default 0 there): max reduces to 0.5, blink averages 0.5. Neither
+    // gait has contact curves any more (the sidecar replaced them): their defaults, 0.
     let program = Program {
         ops: vec![
             PoseOp::sample(0, walk, 0.375),
@@ -333,10 +336,10 @@ fn cooked_curves_come_out_of_a_program_that_samples_the_clip() {
     };
     ev.run(&program, &assets).unwrap();
     let out = ev.curves();
-    assert!(
-        (out[0] - 0.5).abs() < 1e-6 && (out[1] - 0.5).abs() < 1e-6,
-        "{out:?}"
-    );
+    assert_eq!(out.len(), 4);
+    for (k, want) in [(0, 0.5), (1, 0.0), (2, 0.0), (3, 0.5)] {
+        assert!((out[k] - want).abs() < 1e-6, "{out:?}");
+    }
 }
 
 #[test]
@@ -521,7 +524,7 @@ fn bad_extras_are_errors_naming_the_animation_and_key() {
         (
             "\"events\":[",
             "\"sounds\":[],\"events\":[",
-            "animations[1] ('walk') extras.throng",
+            "animations[0] ('idle') extras.throng",
             "unknown field `sounds`",
         ),
     ];

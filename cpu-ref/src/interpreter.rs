@@ -18,9 +18,9 @@ use crate::fk::local_to_component;
 use crate::inertialize::{capture_joint, inertialize_joint, History, JointOffset};
 use crate::palette::build_palette;
 use crate::program::{op, Assets, NO_MASK};
-use crate::scalar::{self, CurveChannel, CurveValue};
+use crate::scalar::{CurveRegisters, CurveValue};
 use crate::transform::{nlerp_shortest, slerp_shortest};
-use crate::{Clip, PoseOp, Program, ProgramError, ProgramLimits, SkeletonLod, Trs};
+use crate::{PoseOp, Program, ProgramError, ProgramLimits, SkeletonLod, Trs};
 
 /// A Blend whose weights sum below this gives the rest pose.
 pub const BLEND_EPSILON: f32 = 1e-6;
@@ -42,14 +42,8 @@ pub struct Evaluator {
     /// Offsets the last run's `Capture` wrote (one per joint), and their slot.
     captured: Vec<JointOffset>,
     captured_slot: Option<u32>,
-    /// Curve channel capacity: the stride of a register in `curve_registers`.
-    curve_capacity: usize,
-    /// The last run's skeleton's curve channels (ids in the package's curves).
-    channels: std::ops::Range<usize>,
-    /// Register `r`'s curves are `curve_registers[r * curve_capacity ..][.. channels.len()]`.
-    curve_registers: Vec<CurveValue>,
-    /// The curve output of the last `ToComponent`'s register, clamped to each channel's range.
-    curves: Vec<f32>,
+    /// The scalar curves of the last run's skeleton, as many as the capacity holds.
+    curves: CurveRegisters,
 }
 
 impl Evaluator {
@@ -78,10 +72,7 @@ impl Evaluator {
             palette_len: 0,
             captured: vec![JointOffset::ZERO; joints],
             captured_slot: None,
-            curve_capacity: channels,
-            channels: 0..0,
-            curve_registers: vec![CurveValue::default(); limits.registers() * channels],
-            curves: vec![0.0; channels],
+            curves: CurveRegisters::new(limits.registers(), channels),
         }
     }
 
@@ -154,11 +145,12 @@ impl Evaluator {
             });
         }
         let channels = assets.curves.range(assets.skeleton_index).len();
-        if self.curve_capacity > 0 && channels > self.curve_capacity {
+        let capacity = self.curves.capacity();
+        if capacity > 0 && channels > capacity {
             return Err(ProgramError::Capacity {
                 what: "curve channels",
                 count: channels,
-                limit: self.curve_capacity,
+                limit: capacity,
             });
         }
         Ok(())
@@ -182,7 +174,8 @@ impl Evaluator {
         // `run` refuses a skeleton with more channels than a non-zero capacity; an evaluator of
         // no capacity evaluates none, and no caller gets an index past the registers.
         let channels = assets.curves.range(assets.skeleton_index);
-        self.channels = channels.start..channels.end.min(channels.start + self.curve_capacity);
+        self.curves
+            .select(channels.start, channels.map(|id| id as u32));
         self.palette_len = 0;
         self.captured_slot = None;
         for o in &program.ops {
@@ -232,13 +225,12 @@ impl Evaluator {
     /// The curve values of the last run's `ToComponent` register, clamped to each channel's
     /// range: one per curve channel of the skeleton, in id order ([`crate::scalar`]).
     pub fn curves(&self) -> &[f32] {
-        &self.curves[..self.channels.len()]
+        self.curves.outputs()
     }
 
     /// Curves (value and cover) in `register` after the last run, one per channel.
     pub fn curve_register(&self, register: u32) -> Option<&[CurveValue]> {
-        let start = (register as usize).checked_mul(self.curve_capacity)?;
-        self.curve_registers.get(start..start + self.channels.len())
+        self.curves.register(register)
     }
 
     /// Component (skeleton-space) transforms written by the last `ToComponent`.
@@ -269,12 +261,12 @@ impl Evaluator {
                 for (out, rest) in self.register_mut(o.dst).iter_mut().zip(&skeleton.rest) {
                     *out = *rest;
                 }
-                self.rest_curves(o.dst, assets);
+                self.curves.op(o, weights, assets);
             }
             op::SAMPLE => {
                 if let Some(clip) = assets.clips.get(o.a as usize) {
                     sample_clip(clip, skeleton, o.time, self.register_mut(o.dst));
-                    self.sample_curves(o.dst, o.a, clip, o.time, assets);
+                    self.curves.op(o, weights, assets);
                 }
             }
             op::BLEND => {
@@ -282,7 +274,7 @@ impl Evaluator {
                     .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))
                     .unwrap_or(&[]);
                 self.blend(o.dst, o.a, w, &skeleton.rest);
-                self.blend_curves(o.dst, o.a, w, assets);
+                self.curves.op(o, weights, assets);
             }
             op::OVERRIDE => {
                 let mask = mask_weights(assets, o.c);
@@ -291,7 +283,7 @@ impl Evaluator {
                     let (d, s) = (self.at(o.dst, j), self.at(o.a, j));
                     self.registers[d] = override_joint(&self.registers[d], &self.registers[s], a);
                 }
-                self.layer_curves(o, assets);
+                self.curves.op(o, weights, assets);
             }
             op::ADDITIVE => {
                 let mask = mask_weights(assets, o.c);
@@ -301,7 +293,7 @@ impl Evaluator {
                     let regs = &self.registers;
                     self.registers[d] = additive_joint(&regs[d], &regs[s], &regs[r], w);
                 }
-                self.layer_curves(o, assets);
+                self.curves.op(o, weights, assets);
             }
             op::TO_COMPONENT => {
                 if let Some(lod) = lod {
@@ -315,12 +307,7 @@ impl Evaluator {
                 let start = self.at(o.a, 0);
                 let local = &self.registers[start..start + self.joints];
                 local_to_component(skeleton, local, &mut self.component[..self.joints]);
-                let channels = &assets.curves.channels[self.channels.clone()];
-                let start = o.a as usize * self.curve_capacity;
-                let register = &self.curve_registers[start..start + channels.len()];
-                for ((out, x), channel) in self.curves.iter_mut().zip(register).zip(channels) {
-                    *out = scalar::output(channel, x.value);
-                }
+                self.curves.op(o, weights, assets);
             }
             op::PALETTE => {
                 if let Some(skin) = assets.skins.get(o.a as usize) {
@@ -347,89 +334,6 @@ impl Evaluator {
             };
             let d = self.at(dst, j);
             self.registers[d] = pose;
-        }
-    }
-}
-
-/// Per-channel curve ops ([`crate::scalar`]), beside the joints' ops above.
-impl Evaluator {
-    /// Register `r`'s curves and the skeleton's channels.
-    fn curve_register_mut<'a>(
-        &mut self,
-        r: u32,
-        assets: &Assets<'a>,
-    ) -> (&mut [CurveValue], &'a [CurveChannel]) {
-        let channels = &assets.curves.channels[self.channels.clone()];
-        let start = r as usize * self.curve_capacity;
-        (
-            &mut self.curve_registers[start..start + channels.len()],
-            channels,
-        )
-    }
-
-    fn rest_curves(&mut self, dst: u32, assets: &Assets) {
-        let (out, channels) = self.curve_register_mut(dst, assets);
-        for (x, channel) in out.iter_mut().zip(channels) {
-            *x = scalar::rest_channel(channel);
-        }
-    }
-
-    fn sample_curves(
-        &mut self,
-        dst: u32,
-        clip_index: u32,
-        clip: &Clip,
-        time: f32,
-        assets: &Assets,
-    ) {
-        self.rest_curves(dst, assets);
-        let first = self.channels.start;
-        let (out, _) = self.curve_register_mut(dst, assets);
-        for track in assets.curves.tracks_of(clip_index) {
-            if let Some(x) = (track.channel as usize)
-                .checked_sub(first)
-                .and_then(|k| out.get_mut(k))
-            {
-                *x = CurveValue {
-                    value: scalar::sample_track(clip, &track.values, time),
-                    cover: 1.0,
-                };
-            }
-        }
-    }
-
-    fn blend_curves(&mut self, dst: u32, first: u32, weights: &[f32], assets: &Assets) {
-        let sum: f32 = weights.iter().sum();
-        let channels = &assets.curves.channels[self.channels.clone()];
-        let n = self.curve_capacity;
-        for (k, channel) in channels.iter().enumerate() {
-            let x = if sum < BLEND_EPSILON {
-                scalar::rest_channel(channel)
-            } else {
-                let inputs = (first..).map(|r| self.curve_registers[r as usize * n + k]);
-                scalar::blend_channel(inputs.zip(weights.iter().map(|w| w / sum)), channel)
-            };
-            self.curve_registers[dst as usize * n + k] = x;
-        }
-    }
-
-    /// An Override or Additive op `o` on the curves its selection weighs.
-    fn layer_curves(&mut self, o: &PoseOp, assets: &Assets) {
-        let channels = &assets.curves.channels[self.channels.clone()];
-        let selection = scalar::selection_of(o.d)
-            .and_then(|s| assets.curves.selections.get(s as usize))
-            .map(|s| &s.weights[..]);
-        let n = self.curve_capacity;
-        let regs = &mut self.curve_registers;
-        for (k, channel) in channels.iter().enumerate() {
-            let a = o.weight * selection.map_or(1.0, |w| w.get(k).copied().unwrap_or(0.0));
-            let (d, s) = (regs[o.dst as usize * n + k], regs[o.a as usize * n + k]);
-            regs[o.dst as usize * n + k] = if o.code == op::ADDITIVE {
-                let r = regs[o.b as usize * n + k];
-                scalar::additive_channel(d, s, r, a, channel.composition)
-            } else {
-                scalar::override_channel(d, s, a, channel.composition)
-            };
         }
     }
 }

@@ -34,6 +34,8 @@
 use thiserror::Error;
 
 use crate::clip::Clip;
+use crate::interpreter::BLEND_EPSILON;
+use crate::program::{op, Assets, PoseOp};
 
 /// How a channel's values combine in blends and layers (the table in the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -411,6 +413,130 @@ fn layered(dst: CurveValue, value: f32, a: f32) -> CurveValue {
 pub fn output(channel: &CurveChannel, value: f32) -> f32 {
     // Not `clamp`, which panics on a range that validation would have refused.
     value.max(channel.min).min(channel.max)
+}
+
+/// The curve half of a program run: per register, the state of each evaluated channel, and the
+/// output of the register `ToComponent` converts. The interpreter evaluates every channel of the
+/// skeleton with one; control evaluates just the channels it watches with another (ozz-style:
+/// sized once, allocating nothing per run).
+#[derive(Clone, Debug)]
+pub struct CurveRegisters {
+    /// Channels per register.
+    capacity: usize,
+    /// The evaluated channels' ids, ascending, at most `capacity`.
+    ids: Vec<u32>,
+    /// The id of the skeleton's first channel (selections weigh channels from it).
+    first: u32,
+    /// Register `r`'s channel `k` is `registers[r * capacity + k]`.
+    registers: Vec<CurveValue>,
+    outputs: Vec<f32>,
+}
+
+impl CurveRegisters {
+    /// Room for `registers` registers of up to `capacity` channels.
+    pub fn new(registers: usize, capacity: usize) -> Self {
+        CurveRegisters {
+            capacity,
+            ids: Vec::with_capacity(capacity),
+            first: 0,
+            registers: vec![CurveValue::default(); registers * capacity],
+            outputs: vec![0.0; capacity],
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Evaluates channels `ids` (ascending ids of one skeleton, whose first channel is `first`)
+    /// from now on: as many as the capacity holds.
+    pub fn select(&mut self, first: usize, ids: impl IntoIterator<Item = u32>) {
+        self.first = first as u32;
+        self.ids.clear();
+        self.ids.extend(ids.into_iter().take(self.capacity));
+    }
+
+    /// The evaluated channels' ids.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// The output of the last `ToComponent`: each evaluated channel's value clamped to its range.
+    pub fn outputs(&self) -> &[f32] {
+        &self.outputs[..self.ids.len()]
+    }
+
+    /// Register `r`'s channels.
+    pub fn register(&self, r: u32) -> Option<&[CurveValue]> {
+        let start = (r as usize).checked_mul(self.capacity)?;
+        self.registers.get(start..start + self.ids.len())
+    }
+
+    /// Op `o` of a validated program (whose blend weights are `weights`) on the evaluated
+    /// channels: Rest, Sample, Blend, Override and Additive as the module doc's table says;
+    /// `ToComponent` writes the outputs; other ops touch no curve.
+    pub fn op(&mut self, o: &PoseOp, weights: &[f32], assets: &Assets) {
+        let channels = &assets.curves.channels;
+        let n = self.capacity;
+        let at = |r: u32, k: usize| r as usize * n + k;
+        for (k, &id) in self.ids.iter().enumerate() {
+            let Some(channel) = channels.get(id as usize) else {
+                continue;
+            };
+            let value = match o.code {
+                op::REST => rest_channel(channel),
+                op::SAMPLE => {
+                    let tracks = assets.curves.tracks_of(o.a);
+                    let track = tracks
+                        .binary_search_by_key(&id, |t| t.channel)
+                        .ok()
+                        .map(|i| &tracks[i]);
+                    match (assets.clips.get(o.a as usize), track) {
+                        (Some(clip), Some(t)) => CurveValue {
+                            value: sample_track(clip, &t.values, o.time),
+                            cover: 1.0,
+                        },
+                        _ => rest_channel(channel),
+                    }
+                }
+                op::BLEND => {
+                    let w = weights
+                        .get(o.c as usize..(o.c as usize).saturating_add(o.b as usize))
+                        .unwrap_or(&[]);
+                    let sum: f32 = w.iter().sum();
+                    if sum < BLEND_EPSILON {
+                        rest_channel(channel)
+                    } else {
+                        let inputs = (o.a..).map(|r| self.registers[at(r, k)]);
+                        blend_channel(inputs.zip(w.iter().map(|w| w / sum)), channel)
+                    }
+                }
+                op::OVERRIDE | op::ADDITIVE => {
+                    let selected = selection_of(o.d)
+                        .and_then(|s| assets.curves.selections.get(s as usize))
+                        .map_or(1.0, |s| {
+                            let local = id.wrapping_sub(self.first) as usize;
+                            s.weights.get(local).copied().unwrap_or(0.0)
+                        });
+                    let a = o.weight * selected;
+                    let (d, s) = (self.registers[at(o.dst, k)], self.registers[at(o.a, k)]);
+                    if o.code == op::ADDITIVE {
+                        let r = self.registers[at(o.b, k)];
+                        additive_channel(d, s, r, a, channel.composition)
+                    } else {
+                        override_channel(d, s, a, channel.composition)
+                    }
+                }
+                op::TO_COMPONENT => {
+                    self.outputs[k] = output(channel, self.registers[at(o.a, k)].value);
+                    continue;
+                }
+                _ => continue,
+            };
+            let dst = at(o.dst, k);
+            self.registers[dst] = value;
+        }
+    }
 }
 
 /// A package without curves, for assets built by hand.

@@ -186,6 +186,27 @@ fn print_text(path: &std::path::Path, p: &Package) {
         for w in p.scene.clips.iter().filter(|w| w.name == c.name) {
             print_weight_channels(p, w);
         }
+        for t in p.curves.tracks_of(i as u32) {
+            println!(
+                "     curve: '{}' ({} bytes uncompressed)",
+                p.curves
+                    .channels
+                    .get(t.channel as usize)
+                    .map_or("?", |c| &c.name),
+                4 * t.values.len()
+            );
+        }
+    }
+    for (i, c) in p.curves.channels.iter().enumerate() {
+        println!(
+            "curve channel {i}: '{}' on skeleton {}, {}, default {} in [{}, {}]",
+            c.name,
+            c.skeleton,
+            c.composition.name(),
+            c.default,
+            c.min,
+            c.max
+        );
     }
     // Morph-weight clips of animations that move no joint (files without skins).
     for w in p
@@ -241,11 +262,12 @@ fn print_weight_channels(p: &Package, w: &WeightClip) {
     }
 }
 
-/// The channels of clip `name`: per joint its animated or constant sub-tracks, then the morph
-/// weights of each mesh node the clip animates.
-fn channels_json(p: &Package, name: &str, clip: Option<&Clip>) -> Vec<serde_json::Value> {
+/// The channels of clip `name` (package clip `clip`): per joint its animated or constant
+/// sub-tracks, then its scalar curves, then the morph weights of each mesh node the clip
+/// animates.
+fn channels_json(p: &Package, name: &str, clip: Option<(usize, &Clip)>) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    if let Some(c) = clip {
+    if let Some((index, c)) = clip {
         let skeleton = &p.skeletons[c.skeleton as usize];
         for (k, t) in c.sub_tracks.iter().enumerate() {
             if t.kind == SubTrackKind::Default {
@@ -256,6 +278,13 @@ fn channels_json(p: &Package, name: &str, clip: Option<&Clip>) -> Vec<serde_json
                 "joint": skeleton.names.get(k / 3),
                 "path": path,
                 "kind": if t.kind == SubTrackKind::Animated { "animated" } else { "constant" },
+            }));
+        }
+        for t in p.curves.tracks_of(index as u32) {
+            out.push(json!({
+                "curve": p.curves.channels.get(t.channel as usize).map(|c| &c.name),
+                "path": "curve",
+                "bytes": 4 * t.values.len(),
             }));
         }
     }
@@ -290,7 +319,10 @@ fn to_json(p: &Package) -> serde_json::Value {
         "skins": p.skins.iter().map(|s| json!({"name": s.name, "skeleton": s.skeleton, "palette": s.joints.len()})).collect::<Vec<_>>(),
         "meshes": p.meshes.iter().map(|m| json!({"name": m.name, "skin": m.skin, "vertices": m.positions.len(), "triangles": m.indices.len() / 3,
             "lods": m.lods.iter().map(|l| json!({"triangles": l.indices.len() / 3, "vertices": used_vertices(&l.indices), "error": l.error})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-        "clips": p.clips.iter().map(|c| {
+        "curves": p.curves.channels.iter().map(|c| json!({"name": c.name, "skeleton": c.skeleton,
+            "composition": c.composition.name(), "default": c.default,
+            "min": c.min.is_finite().then_some(c.min), "max": c.max.is_finite().then_some(c.max)})).collect::<Vec<_>>(),
+        "clips": p.clips.iter().enumerate().map(|(i, c)| {
             let counts = kind_counts(c);
             json!({
                 "name": c.name, "skeleton": c.skeleton, "duration_s": c.duration, "sample_rate": c.sample_rate,
@@ -298,7 +330,7 @@ fn to_json(p: &Package) -> serde_json::Value {
                 "animated": counts[SubTrackKind::Animated as usize], "constant": counts[SubTrackKind::Constant as usize],
                 "default": counts[SubTrackKind::Default as usize], "bytes": throng_cook::report::clip_bytes(c),
                 "events": c.events.len(), "markers": c.markers.len(),
-                "channels": channels_json(p, &c.name, Some(c)),
+                "channels": channels_json(p, &c.name, Some((i, c))),
             })
         }).collect::<Vec<_>>(),
         "motion_databases": p.motion_databases.iter().map(|d| json!({

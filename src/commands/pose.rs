@@ -10,6 +10,7 @@ use serde_json::json;
 use throng_cpu_ref::bounds::SkinBounds;
 use throng_cpu_ref::ik::{solve_aim, solve_two_bone, Aim, IkResult, TwoBone};
 use throng_cpu_ref::morph::{self, MeshRef, SourceWeightClip};
+use throng_cpu_ref::scalar;
 use throng_cpu_ref::transform::mean_column_scale;
 use throng_cpu_ref::{
     clip::{root_motion_affine, sample_clip},
@@ -453,10 +454,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         out["joints"] = json!(joints);
         out["vertices"] = json!(vertices);
         out["bounds"] = json!(bounds);
+        out["curves"] = curves_json(p, skin.skeleton, clip.as_deref(), args.time);
     } else {
         out["joints"] = json!([]);
         out["vertices"] = json!([]);
         out["bounds"] = serde_json::Value::Null;
+        out["curves"] = json!({});
     }
     out["ik"] = json!(ik);
 
@@ -521,6 +524,26 @@ pub fn run(args: Args) -> Result<(), CliError> {
     out["mesh_vertices"] = json!(mesh_vertices);
     print_json(&out);
     Ok(())
+}
+
+/// The scalar curves of `skeleton` at `time` of `clip` (by name; none: the rest pose), by name:
+/// the cooked tracks (also with `--exact`: authored keys are cooked onto the clip's samples),
+/// a channel the clip has no track of at its default, each clamped to its range.
+fn curves_json(p: &Package, skeleton: u32, clip: Option<&str>, time: f64) -> serde_json::Value {
+    let index = clip
+        .and_then(|name| (p.clips.iter()).position(|c| c.skeleton == skeleton && c.name == name));
+    let mut out = serde_json::Map::new();
+    for id in p.curves.range(skeleton) {
+        let channel = &p.curves.channels[id];
+        let track = index
+            .and_then(|i| (p.curves.tracks_of(i as u32).iter()).find(|t| t.channel as usize == id));
+        let value = match (index, track) {
+            (Some(i), Some(t)) => scalar::sample_track(&p.clips[i], &t.values, time as f32),
+            _ => channel.default,
+        };
+        out.insert(channel.name.clone(), json!(scalar::output(channel, value)));
+    }
+    serde_json::Value::Object(out)
 }
 
 /// 16 floats, column-major.
