@@ -21,6 +21,7 @@ use glam::Affine3A;
 use rayon::prelude::*;
 use throng_cpu_ref::{PoseOp, Program, ProgramLimits};
 
+use crate::curve_events::CurveWatch;
 use crate::events::Event;
 use crate::instance::{Controller, InstanceState, Scratch, TickError, TickOutput};
 use crate::program::{compile_weighed, Out, Written};
@@ -88,6 +89,10 @@ struct Lane {
     pending_ends: Vec<usize>,
     /// The chunk's instances (crowd indices, ascending) whose program's static part changed.
     changed: Vec<u32>,
+    curve_watch: CurveWatch,
+    /// The chunk's watched curve values after the last tick: instance by instance, the tree's
+    /// watched channels in order.
+    curves: Vec<f32>,
 }
 
 /// Many instances of one controller.
@@ -194,6 +199,11 @@ impl Crowd {
             let moved = self.lanes[last / CHUNK].sockets[(last % CHUNK) * per + k];
             self.lanes[i / CHUNK].sockets[(i % CHUNK) * per + k] = moved;
         }
+        let per = self.lanes[0].curves.len() / CHUNK;
+        for k in 0..per {
+            let moved = self.lanes[last / CHUNK].curves[(last % CHUNK) * per + k];
+            self.lanes[i / CHUNK].curves[(i % CHUNK) * per + k] = moved;
+        }
         self.motion.swap_remove(i);
         self.lanes.truncate(last.div_ceil(CHUNK).max(1));
         Some(self.instances.swap_remove(i))
@@ -221,6 +231,30 @@ impl Crowd {
         self.programs.ranges[i] = range(i, limits, w.ops, w.weights);
         self.value_counts[i] = w.values as u32;
         self.place_sockets(ctl, i);
+        self.place_curves(ctl, i);
+    }
+
+    /// Evaluates instance `i`'s watched curves from its program (outside a tick: no events).
+    fn place_curves(&mut self, ctl: &Controller, i: usize) {
+        let per = ctl.tree.watched_curves.len();
+        if per == 0 {
+            return;
+        }
+        let (ops, weights) = self.programs.program(i).unwrap_or_default();
+        let lane = &mut self.lanes[i / CHUNK];
+        let values = lane.curve_watch.evaluate(ctl, ops, weights);
+        lane.curves[(i % CHUNK) * per..][..per].copy_from_slice(values);
+    }
+
+    /// Instance `i`'s watched curves after the last tick, in [`crate::tree::Tree::watched_curves`]
+    /// order; empty for an unknown instance.
+    pub fn curves(&self, ctl: &Controller, i: usize) -> &[f32] {
+        let per = ctl.tree.watched_curves.len();
+        self.lanes
+            .get(i / CHUNK)
+            .filter(|_| i < self.instances.len())
+            .and_then(|l| l.curves.get((i % CHUNK) * per..(i % CHUNK + 1) * per))
+            .unwrap_or(&[])
     }
 
     /// Evaluates instance `i`'s sockets from its program (outside a tick).
@@ -322,12 +356,14 @@ fn lane(ctl: &Controller) -> Lane {
     Lane {
         scratch,
         out: ctl.output(),
-        events: Vec::with_capacity(CHUNK * ctl.event_capacity),
+        events: Vec::with_capacity(CHUNK * (ctl.event_capacity + ctl.tree.curve_events.len())),
         failures: Vec::with_capacity(CHUNK),
         socket_evaluator: SocketEvaluator::new(ctl),
         sockets: vec![Affine3A::IDENTITY; CHUNK * ctl.tree.sockets.len()],
         pending_ends: Vec::with_capacity(CHUNK),
         changed: Vec::with_capacity(CHUNK),
+        curve_watch: CurveWatch::new(ctl),
+        curves: vec![0.0; CHUNK * ctl.tree.watched_curves.len()],
     }
 }
 
@@ -418,6 +454,11 @@ fn tick_chunk(
         );
         if let Err(e) = lane.socket_evaluator.run(ctl, o, w, out) {
             lane.failures.push((s.id, TickError::Socket(e.to_string())));
+        }
+        let watched = ctl.tree.watched_curves.len();
+        if watched > 0 {
+            let last = &mut lane.curves[k * watched..][..watched];
+            (lane.curve_watch).fire(ctl, (o, w), (s.tick, s.id), last, &mut lane.events);
         }
     }
     // Root motion last, the chunk's instances back to back: each instance's is a chain of

@@ -53,6 +53,7 @@ impl Digest {
         self.u64(match e.kind {
             EventKind::Clip(i) => i as u64,
             EventKind::Completed => u64::MAX,
+            EventKind::Curve(i) => (1 << 32) | u64::from(i),
         });
         self.f64(e.time);
         self.u64(e.reverse as u64);

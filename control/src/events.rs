@@ -19,6 +19,8 @@ pub enum EventKind {
     Clip(u32),
     /// A `Once` player reached its end (latched: once per activation).
     Completed,
+    /// Curve event `index` of the tree's `curve_events` ([`crate::curve_events`]).
+    Curve(u32),
 }
 
 /// One delivered event with its identity: which instance, region, play (activation), cycle and

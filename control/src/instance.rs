@@ -612,7 +612,8 @@ impl Controller {
         self.banks[r]
     }
 
-    /// The events' clip event names (for dumps and output), `None` for a completion.
+    /// The events' names (for dumps and output): a clip event's or a curve event's; `None` for
+    /// a completion.
     pub fn event_name(&self, clip: u32, kind: EventKind) -> Option<&str> {
         match kind {
             EventKind::Clip(i) => self
@@ -621,6 +622,11 @@ impl Controller {
                 .get(i as usize)
                 .map(|e| e.name.as_str()),
             EventKind::Completed => None,
+            EventKind::Curve(i) => self
+                .tree
+                .curve_events
+                .get(i as usize)
+                .map(|e| e.name.as_str()),
         }
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod blend;
 pub mod crowd;
+pub mod curve_events;
 pub mod digest;
 pub mod dump;
 pub mod events;

@@ -26,7 +26,17 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn steady_state_crowd_ticks_allocate_nothing() {
-    let ctl = support::crowd(60.0);
+    // The crowd tree with curve events on both feet's contact curves (evaluated every tick).
+    let ctl = {
+        let package = support::character().clone();
+        let source = format!(
+            "{}\n[curve_events.left_down]\ncurve = \"contact/foot_l\"\nabove = 0.5\n\n\
+             [curve_events.right_up]\ncurve = \"contact/foot_r\"\nbelow = 0.5\n",
+            support::CROWD_TREE
+        );
+        let tree = throng_control::tree::load(&source, "crowd.toml", &package, 0).unwrap();
+        throng_control::instance::Controller::new(tree, package, 60.0, 64).unwrap()
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()

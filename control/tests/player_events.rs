@@ -32,7 +32,7 @@ fn fired(
             );
             let index = match e.kind {
                 EventKind::Clip(i) => i,
-                EventKind::Completed => u32::MAX,
+                EventKind::Completed | EventKind::Curve(_) => u32::MAX,
             };
             (index, e.cycle, e.time, e.reverse)
         })

@@ -314,7 +314,9 @@ fn tick_json(
         .iter()
         .map(|e| {
             let (name, index) = match e.kind {
-                EventKind::Clip(i) => (ctl.event_name(e.clip, e.kind).unwrap_or("?"), json!(i)),
+                EventKind::Clip(i) | EventKind::Curve(i) => {
+                    (ctl.event_name(e.clip, e.kind).unwrap_or("?"), json!(i))
+                }
                 EventKind::Completed => ("completed", serde_json::Value::Null),
             };
             json!({
@@ -445,7 +447,9 @@ fn print_trace(ctl: &Controller, trace: &Trace, ticks: u64, feet: Option<&Feet>)
         }
         for ev in &e.events {
             let name = match ev.kind {
-                EventKind::Clip(_) => ctl.event_name(ev.clip, ev.kind).unwrap_or("?"),
+                EventKind::Clip(_) | EventKind::Curve(_) => {
+                    ctl.event_name(ev.clip, ev.kind).unwrap_or("?")
+                }
                 EventKind::Completed => "completed",
             };
             println!(

@@ -21,7 +21,18 @@ pub struct Doc {
     pub masks: BTreeMap<String, S<MaskDoc>>,
     #[serde(default)]
     pub sockets: BTreeMap<String, S<SocketDoc>>,
+    #[serde(default)]
+    pub curve_events: BTreeMap<String, S<CurveEventDoc>>,
     pub regions: S<Vec<S<RegionDoc>>>,
+}
+
+/// `[curve_events.NAME]`: `curve` and one of `above` or `below`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveEventDoc {
+    pub curve: S<String>,
+    pub above: Option<S<f64>>,
+    pub below: Option<S<f64>>,
 }
 
 #[derive(Deserialize)]

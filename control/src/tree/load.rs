@@ -10,10 +10,10 @@ use throng_cpu_ref::{LoopPolicy, Mask, Package};
 
 use super::doc::{ClauseDoc, Doc, MatchingDoc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
-    check, Clause, Cmp, InputDef, InputType, LayerBlend, Matching, Producer, Region, RootMotionUse,
-    Socket, State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind, Value,
-    FORMAT_VERSION, MAX_DEPTH, MAX_INPUTS, MAX_POINTS, MAX_REGIONS, MAX_STATES, MAX_SYNC_GROUPS,
-    MAX_TRANSITIONS,
+    check, Clause, Cmp, CurveEvent, InputDef, InputType, LayerBlend, Matching, Producer, Region,
+    RootMotionUse, Socket, State, Transition, TransitionBlend, Tree, TreeError, TreeErrorKind,
+    Value, FORMAT_VERSION, MAX_DEPTH, MAX_INPUTS, MAX_POINTS, MAX_REGIONS, MAX_STATES,
+    MAX_SYNC_GROUPS, MAX_TRANSITIONS,
 };
 use crate::blend::triangulate;
 use crate::player::PlayMode;
@@ -90,6 +90,7 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
     let inputs = inputs(&ctx, &doc)?;
     let masks = masks(&ctx, &doc, skeleton, rig)?;
     let sockets = sockets(&ctx, &doc, rig)?;
+    let (curve_events, watched_curves) = curve_events(&ctx, &doc, package, skeleton)?;
     let mask_base = package.masks.len() as u32;
     let binder = Binder {
         ctx: &ctx,
@@ -126,6 +127,8 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         regions,
         sync_groups,
         sockets,
+        curve_events,
+        watched_curves,
     };
     for (r, region) in doc.regions.get_ref().iter().enumerate() {
         check::region(&ctx, &tree, r, region)?;
@@ -269,6 +272,67 @@ fn sockets(ctx: &Ctx, doc: &Doc, rig: &throng_cpu_ref::Skeleton) -> Result<Vec<S
         });
     }
     Ok(out)
+}
+
+/// `[curve_events.NAME]`: each names a curve the package has on the skeleton and exactly one
+/// finite threshold (`above` or `below`). Also the watched channels, ascending.
+fn curve_events(
+    ctx: &Ctx,
+    doc: &Doc,
+    package: &Package,
+    skeleton: u32,
+) -> Result<(Vec<CurveEvent>, Vec<u32>), TreeError> {
+    let mut events = Vec::new();
+    for (name, e) in &doc.curve_events {
+        let key = format!("curve_events.{name}");
+        let d = e.get_ref();
+        let curve = d.curve.get_ref();
+        let channel = package.curves.find(skeleton, curve).ok_or_else(|| {
+            let known: Vec<&str> = package.curves.channels[package.curves.range(skeleton)]
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            ctx.err(
+                d.curve.span(),
+                format!("{key}.curve"),
+                TreeErrorKind::UnknownCurve {
+                    curve: curve.clone(),
+                    known: if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    },
+                },
+            )
+        })?;
+        let (threshold, rising) =
+            match (&d.above, &d.below) {
+                (Some(t), None) => (t, true),
+                (None, Some(t)) => (t, false),
+                _ => return Err(ctx.invalid(
+                    e.span(),
+                    key,
+                    "give exactly one of `above` (a rising crossing) or `below` (a falling one)",
+                )),
+            };
+        if !threshold.get_ref().is_finite() {
+            return Err(ctx.invalid(threshold.span(), key, "the threshold is not finite"));
+        }
+        events.push(CurveEvent {
+            name: name.clone(),
+            channel,
+            slot: 0,
+            threshold: *threshold.get_ref() as f32,
+            rising,
+        });
+    }
+    let mut watched: Vec<u32> = events.iter().map(|e| e.channel).collect();
+    watched.sort_unstable();
+    watched.dedup();
+    for e in &mut events {
+        e.slot = watched.partition_point(|&c| c < e.channel) as u32;
+    }
+    Ok((events, watched))
 }
 
 fn masks(

@@ -344,6 +344,24 @@ pub struct Tree {
     pub sync_groups: Vec<String>,
     /// Gameplay sockets control evaluates every tick, sorted by name.
     pub sockets: Vec<Socket>,
+    /// Events fired when a scalar curve crosses a threshold, sorted by name
+    /// ([`crate::curve_events`]).
+    pub curve_events: Vec<CurveEvent>,
+    /// The curve channels the events watch (package ids, ascending, each once).
+    pub watched_curves: Vec<u32>,
+}
+
+/// `[curve_events.NAME]`: an event each time the instance's curve crosses `threshold`, rising
+/// (`above`: from below it to at or above it) or falling (`below`: from at or above it to below).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveEvent {
+    pub name: String,
+    /// The curve's channel id in the package.
+    pub channel: u32,
+    /// Its index in [`Tree::watched_curves`].
+    pub slot: u32,
+    pub threshold: f32,
+    pub rising: bool,
 }
 
 /// A point fixed to a joint (`[sockets.NAME]`): control evaluates it every tick from the
@@ -440,6 +458,8 @@ pub enum TreeErrorKind {
     UnknownMask(String),
     #[error("mask names unknown joint '{0}'")]
     UnknownJoint(String),
+    #[error("unknown curve '{curve}': the package's clips carry no such curve on this skeleton (it has {known})")]
+    UnknownCurve { curve: String, known: String },
     #[error("'{0}' is defined twice")]
     Duplicate(String),
     #[error("state '{0}' is unreachable from the region's initial state")]
