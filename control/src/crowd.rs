@@ -194,16 +194,8 @@ impl Crowd {
             .copy_within(last * stride..(last + 1) * stride, i * stride);
         self.values.truncate(last * stride);
         self.value_counts.swap_remove(i);
-        let per = self.lanes[0].sockets.len() / CHUNK;
-        for k in 0..per {
-            let moved = self.lanes[last / CHUNK].sockets[(last % CHUNK) * per + k];
-            self.lanes[i / CHUNK].sockets[(i % CHUNK) * per + k] = moved;
-        }
-        let per = self.lanes[0].curves.len() / CHUNK;
-        for k in 0..per {
-            let moved = self.lanes[last / CHUNK].curves[(last % CHUNK) * per + k];
-            self.lanes[i / CHUNK].curves[(i % CHUNK) * per + k] = moved;
-        }
+        move_row(&mut self.lanes, last, i, |l| &mut l.sockets);
+        move_row(&mut self.lanes, last, i, |l| &mut l.curves);
         self.motion.swap_remove(i);
         self.lanes.truncate(last.div_ceil(CHUNK).max(1));
         Some(self.instances.swap_remove(i))
@@ -249,11 +241,21 @@ impl Crowd {
     /// Instance `i`'s watched curves after the last tick, in [`crate::tree::Tree::watched_curves`]
     /// order; empty for an unknown instance.
     pub fn curves(&self, ctl: &Controller, i: usize) -> &[f32] {
-        let per = ctl.tree.watched_curves.len();
+        self.lane_row(i, ctl.tree.watched_curves.len(), |l| &l.curves)
+    }
+
+    /// Instance `i`'s `per` entries of a lane's per-instance array; none for an unknown
+    /// instance.
+    fn lane_row<'a, T>(
+        &'a self,
+        i: usize,
+        per: usize,
+        array: impl Fn(&'a Lane) -> &'a [T],
+    ) -> &'a [T] {
         self.lanes
             .get(i / CHUNK)
             .filter(|_| i < self.instances.len())
-            .and_then(|l| l.curves.get((i % CHUNK) * per..(i % CHUNK + 1) * per))
+            .and_then(|l| array(l).get((i % CHUNK) * per..(i % CHUNK + 1) * per))
             .unwrap_or(&[])
     }
 
@@ -272,12 +274,7 @@ impl Crowd {
     /// Instance `i`'s socket transforms after the last tick, in the tree's order (component
     /// frame; [`crate::socket`]); empty for an unknown instance.
     pub fn sockets(&self, ctl: &Controller, i: usize) -> &[Affine3A] {
-        let per = ctl.tree.sockets.len();
-        self.lanes
-            .get(i / CHUNK)
-            .filter(|_| i < self.instances.len())
-            .and_then(|l| l.sockets.get((i % CHUNK) * per..(i % CHUNK + 1) * per))
-            .unwrap_or(&[])
+        self.lane_row(i, ctl.tree.sockets.len(), |l| &l.sockets)
     }
 
     /// One tick of every instance on the current rayon pool (run it inside
@@ -364,6 +361,21 @@ fn lane(ctl: &Controller) -> Lane {
         changed: Vec::with_capacity(CHUNK),
         curve_watch: CurveWatch::new(ctl),
         curves: vec![0.0; CHUNK * ctl.tree.watched_curves.len()],
+    }
+}
+
+/// Copies instance `from`'s row of a lane's per-instance array (`CHUNK` rows) over instance
+/// `to`'s.
+fn move_row<T: Copy>(
+    lanes: &mut [Lane],
+    from: usize,
+    to: usize,
+    array: impl Fn(&mut Lane) -> &mut Vec<T>,
+) {
+    let per = array(&mut lanes[0]).len() / CHUNK;
+    for k in 0..per {
+        let moved = array(&mut lanes[from / CHUNK])[(from % CHUNK) * per + k];
+        array(&mut lanes[to / CHUNK])[(to % CHUNK) * per + k] = moved;
     }
 }
 

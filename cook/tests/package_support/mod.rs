@@ -319,6 +319,28 @@ pub fn restamp(bytes: &mut [u8]) {
     put_u64(bytes, 16, hash);
 }
 
+/// Reads `bytes` again with each byte of `range` rewritten (to 0, 0xff, its low bit flipped and
+/// 8 added; unchanged values skipped), restamped; returns how many were refused and how many
+/// read. Any panic fails the caller.
+pub fn rewrite_each_byte(bytes: &[u8], range: std::ops::Range<usize>) -> (usize, usize) {
+    let (mut refused, mut read) = (0, 0);
+    for at in range {
+        for value in [0u8, 0xff, bytes[at] ^ 1, bytes[at].wrapping_add(8)] {
+            if value == bytes[at] {
+                continue;
+            }
+            let mut damaged = bytes.to_vec();
+            damaged[at] = value;
+            restamp(&mut damaged);
+            match throng_cook::read_package(&damaged) {
+                Ok(_) => read += 1,
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    (refused, read)
+}
+
 /// (offset, size) of the section of `kind`, read from the table as documented.
 pub fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
     let count = u32_at(bytes, 12) as usize;
