@@ -371,6 +371,9 @@ impl Controller {
         if package.masks.len() == tree.mask_base as usize {
             package.masks.extend(tree.masks.iter().cloned());
         }
+        if package.curves.selections.len() == tree.selection_base as usize {
+            (package.curves.selections).extend(tree.curve_selections.iter().cloned());
+        }
         let tracks = package.clips.iter().map(EventTrack::new).collect();
         let skin = package
             .skins

@@ -285,11 +285,9 @@ fn write_program(
             LayerBlend::Override => {
                 w.blend(1, list);
                 let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
-                w.op(PoseOp::overriding(
-                    0,
-                    1,
-                    (region.weight * presence).min(1.0),
-                    mask,
+                w.op(with_curves(
+                    PoseOp::overriding(0, 1, (region.weight * presence).min(1.0), mask),
+                    region,
                 ));
             }
             LayerBlend::Additive => {
@@ -301,12 +299,9 @@ fn write_program(
                 w.blend(1, list);
                 w.blend(2, &refs[..m]);
                 let mask = region.mask.unwrap_or(throng_cpu_ref::program::NO_MASK);
-                w.op(PoseOp::additive(
-                    0,
-                    1,
-                    2,
-                    (region.weight * presence).min(1.0),
-                    mask,
+                w.op(with_curves(
+                    PoseOp::additive(0, 1, 2, (region.weight * presence).min(1.0), mask),
+                    region,
                 ));
             }
         }
@@ -380,6 +375,11 @@ fn inertialize(
     }
     w.op(PoseOp::capture(0, 1, 2, 3, slot, dt));
     w.op(PoseOp::inertialize(0, slot, 0.0, duration));
+}
+
+/// A layer's op moving the curves of the region's curve selection, if it names one.
+fn with_curves(op: PoseOp, region: &crate::tree::Region) -> PoseOp {
+    region.curves.map_or(op, |s| op.with_curves(s))
 }
 
 /// The additive reference of `list`: each clip's first sample (time 0) with its weight, equal

@@ -1,7 +1,8 @@
-//! Curve events (docs/state-tree.md, "Curve events"): a crowd of the generated character walking
-//! fires each foot's contact events where its contact curve crosses the threshold, checked
-//! against the curve sampled at the walk player's time; the same events on one and two threads;
-//! bad curve events are load errors naming the line and key.
+//! Curves in control (docs/state-tree.md, "Curve events" and "Curve selections"): a crowd of the
+//! generated character walking fires each foot's contact events where its contact curve crosses
+//! the threshold, checked against the curve sampled at the walk player's time; the same events
+//! on one and two threads; a layer's curve selection reaches its program; bad curve events and
+//! selections are load errors naming the line and key.
 
 mod support;
 
@@ -164,4 +165,64 @@ fn a_curve_event_naming_a_missing_curve_or_two_thresholds_is_a_load_error() {
     let err = load("\n[curve_events.both]\ncurve = \"contact/foot_l\"\nabove = 0.5\nbelow = 0.2\n")
         .unwrap_err();
     assert!(err.to_string().contains("exactly one of `above`"), "{err}");
+}
+
+#[test]
+fn a_layers_curve_selection_joins_the_package_and_its_program() {
+    let package = character().clone();
+    let source = CROWD_TREE
+        .replace(
+            "# Upper body: wave",
+            "[curve_selections.left_foot]\ncurves = { \"contact/foot_l\" = 0.5 }\n\n# Upper body: wave",
+        )
+        .replace("mask = \"right_arm\"\n", "mask = \"right_arm\"\ncurves = \"left_foot\"\n");
+    assert!(source.contains("curves = \"left_foot\""));
+    let tree = tree::load(&source, "crowd.toml", &package, 0).unwrap();
+    assert_eq!(tree.regions[1].curves, Some(0));
+    let ctl = Controller::new(tree, package, 60.0, 64).unwrap();
+    let selection = &ctl.package.curves.selections[0];
+    assert_eq!(
+        (selection.name.as_str(), &selection.weights[..]),
+        ("left_foot", &[0.5, 0.0][..])
+    );
+    let mut crowd = Crowd::new(&ctl, 1).unwrap();
+    let wave = ctl.tree.input("wave").unwrap();
+    ctl.set_input_at(&mut crowd.instances[0], wave, Value::Bool(true))
+        .unwrap();
+    for _ in 0..30 {
+        crowd.tick(&ctl);
+    }
+    let (ops, _) = crowd.programs.program(0).unwrap();
+    let layer = ops
+        .iter()
+        .find(|o| o.code == op::OVERRIDE)
+        .expect("the waving layer");
+    assert_eq!(layer.d, 1, "selection 0 of the package");
+    let additive = ops
+        .iter()
+        .find(|o| o.code == op::ADDITIVE)
+        .expect("breathing");
+    assert_eq!(additive.d, 0, "no selection: every curve");
+}
+
+#[test]
+fn an_unknown_curve_selection_or_curve_in_one_is_a_load_error() {
+    let package = character();
+    let with_layer = CROWD_TREE.replace(
+        "mask = \"right_arm\"\n",
+        "mask = \"right_arm\"\ncurves = \"face\"\n",
+    );
+    let err = tree::load(&with_layer, "crowd.toml", package, 0).unwrap_err();
+    assert!(
+        matches!(&err.kind, TreeErrorKind::UnknownCurveSelection(s) if s == "face"),
+        "{err}"
+    );
+    assert_eq!(err.key, "regions[1].curves");
+    let selection = format!("{CROWD_TREE}\n[curve_selections.face]\ncurves = {{ blink = 1.0 }}\n");
+    let err = tree::load(&selection, "crowd.toml", package, 0).unwrap_err();
+    assert!(
+        matches!(&err.kind, TreeErrorKind::UnknownCurve { curve, .. } if curve == "blink"),
+        "{err}"
+    );
+    assert_eq!(err.key, "curve_selections.face.curves");
 }

@@ -23,7 +23,16 @@ pub struct Doc {
     pub sockets: BTreeMap<String, S<SocketDoc>>,
     #[serde(default)]
     pub curve_events: BTreeMap<String, S<CurveEventDoc>>,
+    #[serde(default)]
+    pub curve_selections: BTreeMap<String, S<CurveSelectionDoc>>,
     pub regions: S<Vec<S<RegionDoc>>>,
+}
+
+/// `[curve_selections.NAME]`: `curves = { "NAME" = weight, .. }`; curves left out weigh 0.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveSelectionDoc {
+    pub curves: BTreeMap<String, S<f64>>,
 }
 
 /// `[curve_events.NAME]`: `curve` and one of `above` or `below`.
@@ -67,6 +76,7 @@ pub struct RegionDoc {
     pub name: S<String>,
     pub blend: Option<S<String>>,
     pub mask: Option<S<String>>,
+    pub curves: Option<S<String>>,
     pub weight: Option<S<f64>>,
     pub initial: S<String>,
     pub states: S<Vec<S<StateDoc>>>,

@@ -6,7 +6,7 @@ use std::ops::Range;
 use glam::DVec2;
 use throng_cpu_ref::inertialize::MAX_INERTIALIZATION;
 use throng_cpu_ref::motion_db::tag;
-use throng_cpu_ref::{LoopPolicy, Mask, Package};
+use throng_cpu_ref::{CurveSelection, LoopPolicy, Mask, Package};
 
 use super::doc::{ClauseDoc, Doc, MatchingDoc, RegionDoc, StateDoc, TransitionDoc, S};
 use super::{
@@ -91,6 +91,8 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
     let masks = masks(&ctx, &doc, skeleton, rig)?;
     let sockets = sockets(&ctx, &doc, rig)?;
     let (curve_events, watched_curves) = curve_events(&ctx, &doc, package, skeleton)?;
+    let curve_selections = curve_selections(&ctx, &doc, package, skeleton)?;
+    let selection_base = package.curves.selections.len() as u32;
     let mask_base = package.masks.len() as u32;
     let binder = Binder {
         ctx: &ctx,
@@ -99,6 +101,8 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         inputs: &inputs,
         masks: &masks,
         mask_base,
+        selections: &curve_selections,
+        selection_base,
     };
     let mut sync_groups = Vec::new();
     let mut regions = Vec::new();
@@ -129,6 +133,8 @@ pub fn load(source: &str, file: &str, package: &Package, skeleton: u32) -> Resul
         sockets,
         curve_events,
         watched_curves,
+        curve_selections,
+        selection_base,
     };
     for (r, region) in doc.regions.get_ref().iter().enumerate() {
         check::region(&ctx, &tree, r, region)?;
@@ -288,20 +294,12 @@ fn curve_events(
         let d = e.get_ref();
         let curve = d.curve.get_ref();
         let channel = package.curves.find(skeleton, curve).ok_or_else(|| {
-            let known: Vec<&str> = package.curves.channels[package.curves.range(skeleton)]
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect();
             ctx.err(
                 d.curve.span(),
                 format!("{key}.curve"),
                 TreeErrorKind::UnknownCurve {
                     curve: curve.clone(),
-                    known: if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    },
+                    known: known_curves(package, skeleton),
                 },
             )
         })?;
@@ -333,6 +331,60 @@ fn curve_events(
         e.slot = watched.partition_point(|&c| c < e.channel) as u32;
     }
     Ok((events, watched))
+}
+
+/// `[curve_selections.NAME]`: a weight in [0, 1] per named curve of the skeleton (others 0).
+fn curve_selections(
+    ctx: &Ctx,
+    doc: &Doc,
+    package: &Package,
+    skeleton: u32,
+) -> Result<Vec<CurveSelection>, TreeError> {
+    let range = package.curves.range(skeleton);
+    let mut out = Vec::new();
+    for (name, selection) in &doc.curve_selections {
+        let key = format!("curve_selections.{name}");
+        let mut weights = vec![0.0f32; range.len()];
+        for (curve, w) in &selection.get_ref().curves {
+            let id = package.curves.find(skeleton, curve).ok_or_else(|| {
+                ctx.err(
+                    w.span(),
+                    format!("{key}.curves"),
+                    TreeErrorKind::UnknownCurve {
+                        curve: curve.clone(),
+                        known: known_curves(package, skeleton),
+                    },
+                )
+            })?;
+            if !(0.0..=1.0).contains(w.get_ref()) {
+                return Err(ctx.invalid(
+                    w.span(),
+                    format!("{key}.curves"),
+                    "weight outside [0, 1]",
+                ));
+            }
+            weights[id as usize - range.start] = *w.get_ref() as f32;
+        }
+        out.push(CurveSelection {
+            name: name.clone(),
+            skeleton,
+            weights,
+        });
+    }
+    Ok(out)
+}
+
+/// The names of `skeleton`'s curves, for an error ("none" without any).
+fn known_curves(package: &Package, skeleton: u32) -> String {
+    let known: Vec<&str> = package.curves.channels[package.curves.range(skeleton)]
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    if known.is_empty() {
+        "none".into()
+    } else {
+        known.join(", ")
+    }
 }
 
 fn masks(
@@ -387,6 +439,9 @@ struct Binder<'a> {
     masks: &'a [Mask],
     /// Package index of `masks[0]`.
     mask_base: u32,
+    selections: &'a [CurveSelection],
+    /// Package index of `selections[0]`.
+    selection_base: u32,
 }
 
 impl Binder<'_> {
@@ -440,6 +495,28 @@ impl Binder<'_> {
                         )
                     })? as u32
                     + self.mask_base,
+            ),
+        };
+        let curves = match &d.curves {
+            None => None,
+            Some(_) if blend == LayerBlend::Base => {
+                return Err(ctx.invalid(
+                    doc.span(),
+                    format!("{key}.curves"),
+                    "the base region takes no curve selection",
+                ))
+            }
+            Some(c) => Some(
+                (self.selections.iter())
+                    .position(|x| &x.name == c.get_ref())
+                    .ok_or_else(|| {
+                        ctx.err(
+                            c.span(),
+                            format!("{key}.curves"),
+                            TreeErrorKind::UnknownCurveSelection(c.get_ref().clone()),
+                        )
+                    })? as u32
+                    + self.selection_base,
             ),
         };
         let weight = d.weight.as_ref().map_or(1.0, |w| *w.get_ref());
@@ -511,6 +588,7 @@ impl Binder<'_> {
             line: ctx.line(d.name.span().start),
             blend,
             mask,
+            curves,
             weight: weight as f32,
             initial,
             states,

@@ -304,6 +304,9 @@ pub struct Region {
     pub blend: LayerBlend,
     /// Package mask index (`Tree::mask_base` + its index in [`Tree::masks`]).
     pub mask: Option<u32>,
+    /// Package curve selection index (`Tree::selection_base` + its index in
+    /// [`Tree::curve_selections`]); `None`: the layer moves every curve its clips animate.
+    pub curves: Option<u32>,
     /// Layer weight in [0, 1] (1 for the base).
     pub weight: f32,
     /// Top-level state entered first.
@@ -349,6 +352,11 @@ pub struct Tree {
     pub curve_events: Vec<CurveEvent>,
     /// The curve channels the events watch (package ids, ascending, each once).
     pub watched_curves: Vec<u32>,
+    /// The tree's curve selections, sorted by name; like masks they join the package
+    /// (selection `k` here is package selection `selection_base + k`).
+    pub curve_selections: Vec<throng_cpu_ref::CurveSelection>,
+    /// How many curve selections the package held when the tree was loaded against it.
+    pub selection_base: u32,
 }
 
 /// `[curve_events.NAME]`: an event each time the instance's curve crosses `threshold`, rising
@@ -456,6 +464,8 @@ pub enum TreeErrorKind {
     UnknownInput(String),
     #[error("unknown mask '{0}'")]
     UnknownMask(String),
+    #[error("unknown curve selection '{0}'")]
+    UnknownCurveSelection(String),
     #[error("mask names unknown joint '{0}'")]
     UnknownJoint(String),
     #[error("unknown curve '{curve}': the package's clips carry no such curve on this skeleton (it has {known})")]
