@@ -31,11 +31,11 @@ use throng_cpu_ref::curve::sample_exact;
 use throng_cpu_ref::error_metric::measure_clip_error;
 use throng_cpu_ref::morph::{SourceWeightClip, WeightClip, WeightTrack};
 use throng_cpu_ref::{
-    Clip, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip, SubTrack,
-    SubTrackKind, Trs,
+    Clip, Composition, Interpolation, LoopPolicy, Package, RootMotionPolicy, Skeleton, SourceClip,
+    SubTrack, SubTrackKind, Trs,
 };
 
-use crate::import::ClipMeta;
+use crate::import::{AuthoredCurve, ClipMeta, Origin, Placed};
 use crate::report::{rest_extent, ClipReport, CookReport, WeightClipReport};
 use crate::{metadata, root_motion, CookError, Imported, Profile};
 
@@ -102,7 +102,6 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         ));
         package.clips.push(clip);
     }
-    package.curves = metadata::channels(curves)?;
     for pin in &imported.lod_pins {
         if package
             .skeletons
@@ -124,6 +123,18 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
         package.scene.clips.push(clip);
         weight_reports.push(report);
     }
+    let morph = morph_curves(&package, &imported.source, &mut warnings);
+    curves.extend(
+        morph
+            .iter()
+            .map(|(clip, skeleton, curve, values)| metadata::ClipCurve {
+                clip: *clip,
+                skeleton: *skeleton,
+                curve,
+                values: values.clone(),
+            }),
+    );
+    package.curves = metadata::channels(curves)?;
     let pins: Vec<String> = imported.lod_pins.iter().map(|p| p.value.clone()).collect();
     let lods = crate::lod::build_lods(&mut package, &pins)?;
     let mut report = CookReport::new(imported, profile, &package, reports);
@@ -133,6 +144,80 @@ pub fn cook(imported: &Imported, profile: &Profile) -> Result<(Package, CookRepo
     report.weight_clips = weight_reports;
     report.warnings.extend(warnings);
     Ok((package, report))
+}
+
+/// The morph weights of each skinned mesh node as scalar curves of its skin's skeleton, so pose
+/// programs carry them (docs/morph-targets.md, "Morph weights as curves"): target `i` of node
+/// NAME is the `blend` curve `morph/NAME/i`, unbounded, its default the node's default weight;
+/// each weight clip's track of the node becomes the curve's track on the skeleton clip of the
+/// same animation (the weight clip was sampled on that clip's grid). A weight clip with no such
+/// clip of the skeleton (or another grid) keeps its weights in the SCENE section alone, with a
+/// warning. Each entry: the clip, the skeleton, the curve and its values.
+fn morph_curves(
+    package: &Package,
+    file: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<(u32, u32, Placed<AuthoredCurve>, Vec<f32>)> {
+    let mut out = Vec::new();
+    for (k, node) in package.scene.nodes.iter().enumerate() {
+        let Some(skeleton) = node
+            .skin
+            .and_then(|s| package.skins.get(s as usize))
+            .map(|s| s.skeleton)
+        else {
+            continue;
+        };
+        let targets = node.weights.len();
+        for w in &package.scene.clips {
+            let Some(track) = w.tracks.iter().find(|t| t.node as usize == k) else {
+                continue;
+            };
+            let clip = (package.clips.iter())
+                .position(|c| c.skeleton == skeleton && c.name == w.name)
+                .filter(|&c| package.clips[c].sample_count == w.sample_count);
+            let Some(clip) = clip else {
+                warnings.push(format!(
+                    "morph weights of node '{}' in '{}': no clip of the skin's skeleton on the same \
+                     samples, so no program carries them (throng pose still shows them)",
+                    node.name, w.name
+                ));
+                continue;
+            };
+            for i in 0..targets {
+                let curve = AuthoredCurve {
+                    name: format!("morph/{}/{i}", node.name),
+                    composition: Composition::Blend,
+                    default: node.weights[i],
+                    min: f32::NEG_INFINITY,
+                    max: f32::INFINITY,
+                    step: false,
+                    keys: Vec::new(),
+                };
+                let origin = Origin {
+                    file: file.to_string(),
+                    line: None,
+                    key: format!("animations ('{}') weights of node '{}'", w.name, node.name),
+                };
+                let values = track
+                    .values
+                    .iter()
+                    .skip(i)
+                    .step_by(targets)
+                    .copied()
+                    .collect();
+                out.push((
+                    clip as u32,
+                    skeleton,
+                    Placed {
+                        value: curve,
+                        origin,
+                    },
+                    values,
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The skeleton joint and policy of the clip's root-motion request, if any.

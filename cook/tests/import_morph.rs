@@ -38,9 +38,13 @@ impl Bin {
         values.iter().flat_map(|v| v.to_le_bytes()).collect()
     }
 
-    /// A dense float accessor of `ty` ("SCALAR" or "VEC3").
+    /// A dense float accessor of `ty` ("SCALAR", "VEC3" or "VEC4").
     fn floats(&mut self, values: &[f32], ty: &str) -> usize {
-        let width = if ty == "VEC3" { 3 } else { 1 };
+        let width = match ty {
+            "VEC3" => 3,
+            "VEC4" => 4,
+            _ => 1,
+        };
         let view = self.view(&Self::f32_bytes(values));
         let bounds = if ty == "VEC3" {
             r#","min":[-10,-10,-10],"max":[10,10,10]"#
@@ -344,6 +348,86 @@ fn bad_targets_and_weights_are_typed_errors_that_name_the_place() {
     weights_animation(&mut d, "LINEAR", &[0.0, 1.0], &[0.0, 1.0, 1.0]);
     let err = import(&d).unwrap_err();
     assert!(matches!(&err, CookError::OutputCount { .. }), "{err:?}");
+}
+
+/// A skinned triangle (node 1 "face", one joint, node 0 "root") with one POSITION target and
+/// default weight 0.25; animation "a" turns the joint and keys the weight from 0 to 1 over 1 s.
+fn skinned_doc() -> Vec<u8> {
+    use gltf_support::base64 as encode;
+    let mut bin = Bin::default();
+    let positions = bin.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
+    let joints = bin.view(&[0u8; 12]);
+    bin.accessors.push(format!(
+        r#"{{"bufferView":{joints},"componentType":5121,"type":"VEC4","count":3}}"#
+    ));
+    let joints = bin.accessors.len() - 1;
+    let weights = bin.floats(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
+    let target = bin.floats(&[0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0], "VEC3");
+    let times = bin.floats(&[0.0, 1.0], "SCALAR");
+    let turn = (0.25f32).sin();
+    let rotations = bin.floats(
+        &[0.0, 0.0, 0.0, 1.0, 0.0, turn, 0.0, (0.25f32).cos()],
+        "VEC4",
+    );
+    let keyed = bin.floats(&[0.0, 1.0], "SCALAR");
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0,1]}}],"nodes":[{{"name":"root"}},{{"name":"face","mesh":0,"skin":0}}],"skins":[{{"joints":[0]}}],"meshes":[{{"name":"face","primitives":[{{"attributes":{{"POSITION":{positions},"JOINTS_0":{joints},"WEIGHTS_0":{weights}}},"targets":[{{"POSITION":{target}}}]}}],"weights":[0.25]}}],"animations":[{{"name":"a","samplers":[{{"input":{times},"output":{rotations},"interpolation":"LINEAR"}},{{"input":{times},"output":{keyed},"interpolation":"LINEAR"}}],"channels":[{{"sampler":0,"target":{{"node":0,"path":"rotation"}}}},{{"sampler":1,"target":{{"node":1,"path":"weights"}}}}]}}],"accessors":[{}],"bufferViews":[{}],"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}]}}"#,
+        bin.accessors.join(","),
+        bin.views.join(","),
+        bin.bytes.len(),
+        encode(&bin.bytes)
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_skinned_nodes_morph_weights_are_curves_of_its_skeleton_that_programs_carry() {
+    use throng_cpu_ref::{Evaluator, PoseOp, Program, ProgramLimits};
+    let imported = import_slice(&skinned_doc(), "skinned.gltf").unwrap();
+    let (package, _) = cook(&imported, &Profile::DEFAULT).unwrap();
+    let c = &package.curves;
+    assert_eq!(c.channels.len(), 1);
+    let channel = &c.channels[0];
+    assert_eq!(
+        (channel.name.as_str(), channel.default, channel.composition),
+        ("morph/face/0", 0.25, throng_cpu_ref::Composition::Blend)
+    );
+    let clip = package.find_clip("a").unwrap();
+    assert_eq!(c.tracks_of(clip as u32).len(), 1);
+    // A program sampling the clip carries the weight the weight clip gives at that time; the
+    // rest pose carries the default.
+    let assets = package.assets(0).unwrap();
+    let joints = package.skeletons[0].joint_count();
+    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 1);
+    let weights = &package.scene.clips[0];
+    for t in [0.0f32, 0.3, 0.55, 1.0] {
+        let program = Program {
+            ops: vec![PoseOp::sample(0, clip as u32, t), PoseOp::to_component(0)],
+            weights: vec![],
+        };
+        ev.run(&program, &assets).unwrap();
+        let mut want = [0.0];
+        assert!(weights.sample(0, f64::from(t), &mut want));
+        assert!(
+            (ev.curves()[0] - want[0]).abs() < 1e-6,
+            "{t}: {:?} against {want:?}",
+            ev.curves()
+        );
+    }
+    let rest = Program {
+        ops: vec![PoseOp::rest(0), PoseOp::to_component(0)],
+        weights: vec![],
+    };
+    ev.run(&rest, &assets).unwrap();
+    assert_eq!(ev.curves(), [0.25]);
+    // The package carries them.
+    assert_eq!(
+        read_package(&write_package(&package)).unwrap().curves,
+        package.curves
+    );
 }
 
 #[test]
