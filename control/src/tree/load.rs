@@ -333,6 +333,28 @@ fn curve_events(
     Ok((events, watched))
 }
 
+/// The package index (`base` + position among `names`) of the mask or curve selection a layer's
+/// key names; an error for the base region or an unknown name.
+fn layer_ref<'a>(
+    ctx: &Ctx,
+    (span, key, base_region): (Range<usize>, String, bool),
+    given: Option<&S<String>>,
+    names: impl Iterator<Item = &'a str>,
+    (base, what, unknown): (u32, &str, fn(String) -> TreeErrorKind),
+) -> Result<Option<u32>, TreeError> {
+    let Some(name) = given else {
+        return Ok(None);
+    };
+    if base_region {
+        return Err(ctx.invalid(span, key, format!("the base region takes no {what}")));
+    }
+    let mut names = names;
+    let k = names
+        .position(|n| n == name.get_ref())
+        .ok_or_else(|| ctx.err(name.span(), key, unknown(name.get_ref().clone())))?;
+    Ok(Some(k as u32 + base))
+}
+
 /// `[curve_selections.NAME]`: a weight in [0, 1] per named curve of the skeleton (others 0).
 fn curve_selections(
     ctx: &Ctx,
@@ -474,51 +496,25 @@ impl Binder<'_> {
                 "the first region, and only it, is the base",
             ));
         }
-        let mask = match &d.mask {
-            None => None,
-            Some(_) if blend == LayerBlend::Base => {
-                return Err(ctx.invalid(
-                    doc.span(),
-                    format!("{key}.mask"),
-                    "the base region takes no mask",
-                ))
-            }
-            Some(m) => Some(
-                self.masks
-                    .iter()
-                    .position(|x| &x.name == m.get_ref())
-                    .ok_or_else(|| {
-                        ctx.err(
-                            m.span(),
-                            format!("{key}.mask"),
-                            TreeErrorKind::UnknownMask(m.get_ref().clone()),
-                        )
-                    })? as u32
-                    + self.mask_base,
+        let base = blend == LayerBlend::Base;
+        let mask = layer_ref(
+            ctx,
+            (doc.span(), format!("{key}.mask"), base),
+            d.mask.as_ref(),
+            self.masks.iter().map(|m| m.name.as_str()),
+            (self.mask_base, "mask", TreeErrorKind::UnknownMask),
+        )?;
+        let curves = layer_ref(
+            ctx,
+            (doc.span(), format!("{key}.curves"), base),
+            d.curves.as_ref(),
+            self.selections.iter().map(|c| c.name.as_str()),
+            (
+                self.selection_base,
+                "curve selection",
+                TreeErrorKind::UnknownCurveSelection,
             ),
-        };
-        let curves = match &d.curves {
-            None => None,
-            Some(_) if blend == LayerBlend::Base => {
-                return Err(ctx.invalid(
-                    doc.span(),
-                    format!("{key}.curves"),
-                    "the base region takes no curve selection",
-                ))
-            }
-            Some(c) => Some(
-                (self.selections.iter())
-                    .position(|x| &x.name == c.get_ref())
-                    .ok_or_else(|| {
-                        ctx.err(
-                            c.span(),
-                            format!("{key}.curves"),
-                            TreeErrorKind::UnknownCurveSelection(c.get_ref().clone()),
-                        )
-                    })? as u32
-                    + self.selection_base,
-            ),
-        };
+        )?;
         let weight = d.weight.as_ref().map_or(1.0, |w| *w.get_ref());
         if !(0.0..=1.0).contains(&weight) {
             let span = d.weight.as_ref().map_or(doc.span(), |w| w.span());
