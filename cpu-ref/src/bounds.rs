@@ -2,7 +2,8 @@
 
 use glam::{Affine3A, Vec3};
 
-use crate::{SkinBinding, SkinnedMesh};
+use crate::morph::{reach, target_weights, TargetWeight};
+use crate::{Package, SkinBinding, SkinnedMesh};
 
 /// An axis-aligned box; `min > max` on some axis means empty.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,12 +103,21 @@ pub fn of_unit_cube(m: &Affine3A) -> Bounds {
 /// vertex, whatever the pose (additives and IK included: the bound is taken from the final
 /// palette). Joint space follows the bone, so limbs get boxes far tighter than a box in bind
 /// space would be.
+///
+/// Morph targets move a vertex by `d = Σₜ wₜ δₜ` in bind space before skinning, so its skinned
+/// position moves by `M d` from the unmorphed one inside the boxes: `|M d| ≤ maxₖ ‖palette[k]‖
+/// · Σₜ |wₜ| reachₜ` (M a convex combination of palette entries; `reachₜ` the target's longest
+/// delta, `‖·‖` the Frobenius norm, at least the spectral), and the placement scales that by
+/// at most its own norm. [`SkinBounds::instance`] pads the union by that radius.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinBounds {
     /// Palette entry of each box.
     pub entries: Vec<u32>,
     /// Per box: the cube `[-1, 1]³` onto the box, bind space.
     pub boxes: Vec<Affine3A>,
+    /// Per morph target of the skin's meshes (mesh order, then glTF order): what weighs it and
+    /// its reach ([`crate::morph::reach`]).
+    pub targets: Vec<(TargetWeight, f32)>,
 }
 
 impl SkinBounds {
@@ -151,18 +161,51 @@ impl SkinBounds {
         bounds
     }
 
-    /// The scene-space box of an instance posed with `palette` and placed by `placement`,
-    /// padded by [`BOUNDS_PAD`] (empty when the skin influences no vertex). The GPU's bounds pass computes the same,
-    /// in the same order (shaders/src/wgsl/bounds.wgsl).
-    pub fn instance(&self, palette: &[Affine3A], placement: &Affine3A) -> Bounds {
+    /// The boxes of skin `skin` of `package` over the meshes bound to it, with their morph
+    /// targets.
+    pub fn for_skin(package: &Package, skin: usize) -> SkinBounds {
+        let Some(binding) = package.skins.get(skin) else {
+            return SkinBounds::default();
+        };
+        let bound = |m: &&SkinnedMesh| m.skin as usize == skin;
+        let mut bounds = SkinBounds::new(binding, package.meshes.iter().filter(bound));
+        for (m, mesh) in package.meshes.iter().enumerate().filter(|(_, m)| bound(m)) {
+            let weights = target_weights(package, m);
+            bounds
+                .targets
+                .extend(weights.into_iter().zip(mesh.targets.iter().map(reach)));
+        }
+        bounds
+    }
+
+    /// How far morph targets move a vertex at most in bind space, given the instance's curve
+    /// values: `Σₜ |wₜ| reachₜ`.
+    pub fn morph_reach(&self, curves: &[f32]) -> f32 {
+        (self.targets.iter()).fold(0.0, |r, (w, reach)| r + w.of(curves).abs() * reach)
+    }
+
+    /// The scene-space box of an instance posed with `palette`, its morph targets weighed by
+    /// its `curves` and placed by `placement`, padded by [`BOUNDS_PAD`] (empty when the skin
+    /// influences no vertex). The GPU's bounds pass computes the same, in the same order
+    /// (shaders/src/wgsl/bounds.wgsl).
+    pub fn instance(&self, palette: &[Affine3A], placement: &Affine3A, curves: &[f32]) -> Bounds {
         let mut out = Bounds::EMPTY;
+        // The largest Frobenius norm of a boxed entry's linear part.
+        let mut norm = 0.0f32;
         for (&k, unit) in self.entries.iter().zip(&self.boxes) {
             if let Some(p) = palette.get(k as usize) {
                 out = out.union(&of_unit_cube(&(*placement * (*p * *unit))));
+                norm = norm.max(frobenius(&p.matrix3));
             }
         }
         if out.is_empty() {
             return out;
+        }
+        let reach = self.morph_reach(curves);
+        if reach > 0.0 {
+            let r = reach * norm * frobenius(&placement.matrix3);
+            out.min -= r;
+            out.max += r;
         }
         let pad = BOUNDS_PAD * out.min.abs().max(out.max.abs()).max_element();
         Bounds {
@@ -170,6 +213,11 @@ impl SkinBounds {
             max: out.max + pad,
         }
     }
+}
+
+/// The Frobenius norm of a linear map (an upper bound of how far it stretches a vector).
+fn frobenius(m: &glam::Mat3A) -> f32 {
+    (m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()).sqrt()
 }
 
 /// A view frustum as six planes `(n, d)`, inside where `n·p + d >= 0`: left, right, bottom,

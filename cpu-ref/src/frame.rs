@@ -30,11 +30,12 @@ use thiserror::Error;
 use crate::bounds::{Bounds, SkinBounds};
 use crate::inertialize::{History, JointOffset};
 use crate::interpreter::Evaluator;
+use crate::morph::{morph, TargetWeight};
 use crate::motion::MotionResets;
 use crate::palette::build_palette;
 use crate::program::op;
 use crate::retained::Instances;
-use crate::skinning::{cofactor, skin_mesh};
+use crate::skinning::{cofactor, skin_shape};
 use crate::{Assets, Package, Program, ProgramError, ProgramLimits, SkinBinding, Trs};
 
 /// Handle of a package added to a runtime (CPU or GPU): its index, in the order added.
@@ -172,6 +173,8 @@ pub struct BatchOutput {
     pub joints: usize,
     pub palette_len: usize,
     pub vertex_count: usize,
+    /// Scalar curve channels of the batch's skeleton (`crate::scalar`).
+    pub curve_count: usize,
     /// Final local poses (empty unless [`Outputs::locals`]; undefined for heroes).
     pub locals: Vec<Trs>,
     /// Component transforms (undefined for heroes).
@@ -185,6 +188,9 @@ pub struct BatchOutput {
     /// Previous scene-space position of each skinned vertex (empty unless [`Outputs::motion`]):
     /// skinned with the slot's last palette and placement, or its current one on a reset.
     pub previous: Vec<Vec3>,
+    /// Each instance's curve values (`curve_count` each, channel id order, clamped to their
+    /// ranges; undefined for heroes).
+    pub curves: Vec<f32>,
 }
 
 /// Why a frame was refused. Nothing of it was evaluated.
@@ -222,8 +228,19 @@ impl BatchAssets<'_> {
         self.assets.skeleton.joint_count()
     }
 
+    /// Scalar curve channels of the batch's skeleton.
+    pub fn curve_count(&self) -> usize {
+        self.assets.curves.range(self.assets.skeleton_index).len()
+    }
+
     pub fn palette_len(&self) -> usize {
         self.skin.map_or(0, |(_, s)| s.joints.len())
+    }
+
+    /// The meshes bound to the batch's skin with their package index, in package order.
+    pub fn meshes_indexed(&self) -> impl Iterator<Item = (usize, &crate::SkinnedMesh)> + '_ {
+        let skin = self.skin.map(|(k, _)| k);
+        (self.package.meshes.iter().enumerate()).filter(move |(_, m)| Some(m.skin) == skin)
     }
 
     /// The meshes bound to the batch's skin, in package order (none without a skin).
@@ -481,6 +498,44 @@ struct Worker {
     evaluator: Evaluator,
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
+    morphing: Morphing,
+}
+
+/// A worker's scratch for morphed bind shapes: positions, normals and one mesh's target weights.
+#[derive(Clone, Debug)]
+struct Morphing {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    weights: Vec<f32>,
+}
+
+impl Morphing {
+    /// `mesh`'s bind-space shape for an instance whose curve values are `curves`: the mesh's
+    /// own positions and normals, or, when one of its targets (`targets`: what weighs each)
+    /// weighs anything, morphed into this scratch (DESIGN.md §5; `crate::morph`).
+    fn shape<'a>(
+        &'a mut self,
+        mesh: &'a crate::SkinnedMesh,
+        targets: &[TargetWeight],
+        curves: &[f32],
+    ) -> (&'a [Vec3], &'a [Vec3]) {
+        self.weights.clear();
+        self.weights.extend(targets.iter().map(|t| t.of(curves)));
+        let (n, k) = (mesh.positions.len(), mesh.normals.len());
+        if self.weights.iter().all(|&w| w == 0.0) || self.positions.len() < n {
+            return (&mesh.positions, &mesh.normals);
+        }
+        let (p, nn) = (&mut self.positions[..n], &mut self.normals[..k]);
+        morph(
+            &mesh.positions,
+            &mesh.normals,
+            &mesh.targets,
+            &self.weights,
+            p,
+            nn,
+        );
+        (&self.positions[..n], &self.normals[..k])
+    }
 }
 
 /// The CPU frame runtime: packages, per-thread scratch and each batch's outputs.
@@ -490,10 +545,16 @@ pub struct CpuRuntime {
     packages: Vec<Package>,
     /// Per package, per skin: its animated bounds.
     skin_bounds: Vec<Vec<SkinBounds>>,
+    /// Per package, per mesh: what weighs each of its morph targets.
+    morphs: Vec<Vec<Vec<TargetWeight>>>,
     workers: Vec<Worker>,
-    /// Largest skeleton and mesh of the packages: what the workers are sized for.
+    /// Largest skeleton, curve channel count and mesh of the packages: what the workers are
+    /// sized for.
     joints: usize,
+    curves: usize,
     mesh_vertices: usize,
+    /// Most morph targets of one mesh.
+    mesh_targets: usize,
     batches: Vec<BatchOutput>,
     /// `limits.history_slots` slots of inertialization history.
     history: History,
@@ -524,6 +585,7 @@ struct Strides {
     captures: usize,
     /// Vertices with previous positions: `vertices` with [`Outputs::motion`], else 0.
     previous: usize,
+    curves: usize,
 }
 
 /// One batch's outputs for a range of its instances.
@@ -535,6 +597,7 @@ struct Slices<'a> {
     bounds: &'a mut [Bounds],
     captures: &'a mut [JointOffset],
     previous: &'a mut [Vec3],
+    curves: &'a mut [f32],
 }
 
 impl<'a> Slices<'a> {
@@ -547,6 +610,7 @@ impl<'a> Slices<'a> {
         let (ba, bb) = self.bounds.split_at_mut(n * s.bounds);
         let (xa, xb) = self.captures.split_at_mut(n * s.captures);
         let (va, vb) = self.previous.split_at_mut(n * s.previous);
+        let (ka, kb) = self.curves.split_at_mut(n * s.curves);
         (
             Slices {
                 locals: la,
@@ -556,6 +620,7 @@ impl<'a> Slices<'a> {
                 bounds: ba,
                 captures: xa,
                 previous: va,
+                curves: ka,
             },
             Slices {
                 locals: lb,
@@ -565,6 +630,7 @@ impl<'a> Slices<'a> {
                 bounds: bb,
                 captures: xb,
                 previous: vb,
+                curves: kb,
             },
         )
     }
@@ -579,9 +645,12 @@ impl CpuRuntime {
             outputs,
             packages: Vec::new(),
             skin_bounds: Vec::new(),
+            morphs: Vec::new(),
             workers: Vec::new(),
             joints: 0,
+            curves: 0,
             mesh_vertices: 0,
+            mesh_targets: 0,
             batches: Vec::new(),
             history: History::new(limits.history_slots, 0),
             claims: SlotClaims::default(),
@@ -603,9 +672,14 @@ impl CpuRuntime {
 
     fn worker(&self) -> Worker {
         Worker {
-            evaluator: Evaluator::new(self.limits, self.joints, 0),
+            evaluator: Evaluator::with_curves(self.limits, self.joints, 0, self.curves),
             positions: vec![Vec3::ZERO; self.mesh_vertices],
             normals: vec![Vec3::ZERO; self.mesh_vertices],
+            morphing: Morphing {
+                positions: vec![Vec3::ZERO; self.mesh_vertices],
+                normals: vec![Vec3::ZERO; self.mesh_vertices],
+                weights: Vec::with_capacity(self.mesh_targets),
+            },
         }
     }
 
@@ -617,6 +691,7 @@ impl CpuRuntime {
     pub fn add_package(&mut self, package: &Package) -> PackageId {
         self.packages.push(package.clone());
         self.skin_bounds.push(skin_bounds(package));
+        self.morphs.push(mesh_targets(package));
         self.resize_workers();
         PackageId(self.packages.len() - 1)
     }
@@ -628,6 +703,7 @@ impl CpuRuntime {
         };
         *slot = package.clone();
         self.skin_bounds[id.0] = skin_bounds(package);
+        self.morphs[id.0] = mesh_targets(package);
         self.resize_workers();
         true
     }
@@ -650,9 +726,23 @@ impl CpuRuntime {
             .flat_map(|p| &p.meshes)
             .map(|m| m.positions.len())
             .max();
+        let curves = (self.packages.iter())
+            .flat_map(|p| (0..p.skeletons.len() as u32).map(|s| p.curves.range(s).len()))
+            .max();
         let (joints, vertices) = (joints.unwrap_or(0), vertices.unwrap_or(0));
-        if joints > self.joints || vertices > self.mesh_vertices {
+        let curves = curves.unwrap_or(0);
+        let targets = (self.packages.iter().flat_map(|p| &p.meshes))
+            .map(|m| m.targets.len())
+            .max()
+            .unwrap_or(0);
+        if joints > self.joints
+            || vertices > self.mesh_vertices
+            || curves > self.curves
+            || targets > self.mesh_targets
+        {
             self.joints = self.joints.max(joints);
+            self.curves = self.curves.max(curves);
+            self.mesh_targets = self.mesh_targets.max(targets);
             self.mesh_vertices = self.mesh_vertices.max(vertices);
             let threads = self.workers.len();
             self.workers = (0..threads).map(|_| self.worker()).collect();
@@ -791,6 +881,7 @@ impl CpuRuntime {
                 } else {
                     0
                 },
+                curves: checked.curve_count(),
             };
             self.captures
                 .resize(n * strides.captures, JointOffset::ZERO);
@@ -804,6 +895,7 @@ impl CpuRuntime {
             out.joints = strides.joints;
             out.palette_len = strides.palette;
             out.vertex_count = strides.vertices;
+            out.curve_count = strides.curves;
             out.locals.resize(n * strides.locals, Trs::IDENTITY);
             out.components
                 .resize(n * strides.joints, Affine3A::IDENTITY);
@@ -812,6 +904,7 @@ impl CpuRuntime {
                 .resize(n * strides.vertices, SkinnedVertex::default());
             out.bounds.resize(n * strides.bounds, Bounds::EMPTY);
             out.previous.resize(n * strides.previous, Vec3::ZERO);
+            out.curves.resize(n * strides.curves, 0.0);
             let slices = Slices {
                 locals: &mut out.locals,
                 components: &mut out.components,
@@ -820,6 +913,7 @@ impl CpuRuntime {
                 bounds: &mut out.bounds,
                 captures: &mut self.captures,
                 previous: &mut out.previous,
+                curves: &mut out.curves,
             };
             let bounds = batch
                 .skin
@@ -837,6 +931,7 @@ impl CpuRuntime {
             });
             let batch_in = BatchIn {
                 assets: &checked,
+                morphs: &self.morphs[batch.package.0],
                 bounds,
                 history,
                 last,
@@ -962,6 +1057,9 @@ fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: 
                 }
             }
             out.components.copy_from_slice(w.evaluator.component());
+            if out.curves.len() == w.evaluator.curves().len() {
+                out.curves.copy_from_slice(w.evaluator.curves());
+            }
             if let Some((_, skin)) = batch.skin {
                 build_palette(skin, out.components, out.palettes);
             }
@@ -970,12 +1068,16 @@ fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: 
         Pose::Keep | Pose::Hidden => {}
     }
     let cof = cofactor(&x.placement.matrix3);
+    let hero = matches!(x.pose, Pose::Hero(_));
+    let curves = morph_curves(out.curves, hero);
     let mut at = 0;
-    for mesh in batch.meshes() {
+    for (m, mesh) in batch.meshes_indexed() {
         let n = mesh.positions.len();
         let (positions, normals) = (&mut w.positions[..n], &mut w.normals[..n]);
         normals.fill(Vec3::ZERO);
-        skin_mesh(mesh, out.palettes, positions, normals);
+        let targets = batch_in.morphs.get(m).map_or(&[][..], |t| &t[..]);
+        let shape = w.morphing.shape(mesh, targets, curves);
+        skin_shape(mesh, shape, out.palettes, positions, normals);
         for ((o, &p), &nn) in out.skinned[at..at + n]
             .iter_mut()
             .zip(&*positions)
@@ -986,16 +1088,35 @@ fn pose_instance(w: &mut Worker, x: &Instance, i: usize, out: Slices, batch_in: 
         at += n;
     }
     if let (Some(b), Some(bounds)) = (out.bounds.first_mut(), batch_in.bounds) {
-        *b = bounds.instance(out.palettes, &x.placement);
+        *b = bounds.instance(out.palettes, &x.placement, curves);
     }
     if let Some(last) = &batch_in.last {
-        previous_positions(w, i, out, batch, last);
+        previous_positions(w, i, out, batch_in, last, hero);
+    }
+}
+
+/// The curve values that weigh an instance's morph targets: its own, or none for a hero (no
+/// program of its evaluates curves), whose targets take their default weights.
+fn morph_curves(curves: &[f32], hero: bool) -> &[f32] {
+    if hero {
+        &[]
+    } else {
+        curves
     }
 }
 
 /// Step 6: each vertex skinned with instance `i`'s last palette and placement, or its current
 /// position when it resets.
-fn previous_positions(w: &mut Worker, i: usize, out: Slices, batch: &BatchAssets, last: &Last) {
+fn previous_positions(
+    w: &mut Worker,
+    i: usize,
+    out: Slices,
+    batch_in: &BatchIn,
+    last: &Last,
+    hero: bool,
+) {
+    let batch = batch_in.assets;
+    let curves = morph_curves(out.curves, hero);
     let k = batch.palette_len();
     let palette = last.palettes.get(i * k..(i + 1) * k);
     let (Some(palette), Some(placement), false) = (
@@ -1009,10 +1130,12 @@ fn previous_positions(w: &mut Worker, i: usize, out: Slices, batch: &BatchAssets
         return;
     };
     let mut at = 0;
-    for mesh in batch.meshes() {
+    for (m, mesh) in batch.meshes_indexed() {
         let n = mesh.positions.len();
         let positions = &mut w.positions[..n];
-        skin_mesh(mesh, palette, positions, &mut []);
+        let targets = batch_in.morphs.get(m).map_or(&[][..], |t| &t[..]);
+        let shape = w.morphing.shape(mesh, targets, curves);
+        skin_shape(mesh, shape, palette, positions, &mut []);
         for (o, &p) in out.previous[at..at + n].iter_mut().zip(&*positions) {
             *o = placement.transform_point3(p);
         }
@@ -1023,6 +1146,8 @@ fn previous_positions(w: &mut Worker, i: usize, out: Slices, batch: &BatchAssets
 /// What every instance of a batch reads.
 struct BatchIn<'a> {
     assets: &'a BatchAssets<'a>,
+    /// Per mesh of the batch's package: what weighs each of its morph targets.
+    morphs: &'a [Vec<TargetWeight>],
     /// The batch skin's bounds (`None` without a skin).
     bounds: Option<&'a SkinBounds>,
     history: &'a History,
@@ -1037,10 +1162,16 @@ struct Last<'a> {
     resets: &'a [bool],
 }
 
+/// Per mesh of `package`, what weighs each of its morph targets.
+fn mesh_targets(package: &Package) -> Vec<Vec<TargetWeight>> {
+    (0..package.meshes.len())
+        .map(|m| crate::morph::target_weights(package, m))
+        .collect()
+}
+
 /// Every skin's animated bounds, in package order.
 pub fn skin_bounds(package: &Package) -> Vec<SkinBounds> {
-    let k = |m: &&crate::SkinnedMesh, k: usize| m.skin as usize == k;
-    (package.skins.iter().enumerate())
-        .map(|(i, skin)| SkinBounds::new(skin, package.meshes.iter().filter(|m| k(m, i))))
+    (0..package.skins.len())
+        .map(|k| SkinBounds::for_skin(package, k))
         .collect()
 }

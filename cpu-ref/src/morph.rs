@@ -281,6 +281,62 @@ impl WeightChannel {
     }
 }
 
+/// What weighs one morph target of a skinned mesh in a posed frame: the curve `morph/NODE/i` of
+/// the mesh's node, as the instance's program evaluates it, when the package has that channel
+/// (`channel`: its index among the skeleton's channels); else the node's default weight,
+/// constant (the cook makes the channel only where a clip animates the node's weights).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TargetWeight {
+    pub channel: Option<u32>,
+    pub default: f32,
+}
+
+impl TargetWeight {
+    /// The weight, given the instance's curve values (its skeleton's channels in id order; a
+    /// channel past their end reads the default).
+    pub fn of(&self, curves: &[f32]) -> f32 {
+        self.channel
+            .and_then(|c| curves.get(c as usize).copied())
+            .unwrap_or(self.default)
+    }
+}
+
+/// Per morph target of skinned mesh `mesh` of `package` (glTF order), what weighs it
+/// ([`TargetWeight`]); empty for a mesh without targets or one no mesh node lists.
+pub fn target_weights(package: &crate::Package, mesh: usize) -> Vec<TargetWeight> {
+    let Some(m) = package.meshes.get(mesh) else {
+        return Vec::new();
+    };
+    let node = (package.scene.nodes.iter()).find(|n| {
+        n.primitives
+            .iter()
+            .any(|p| p.mesh == MeshRef::Skinned(mesh as u32))
+    });
+    let skeleton = package.skins.get(m.skin as usize).map(|s| s.skeleton);
+    let (Some(node), Some(skeleton)) = (node, skeleton) else {
+        return Vec::new();
+    };
+    let first = package.curves.range(skeleton).start as u32;
+    (0..m.targets.len())
+        .map(|i| TargetWeight {
+            channel: (package.curves)
+                .find(skeleton, &format!("morph/{}/{i}", node.name))
+                .map(|id| id - first),
+            default: node.weights.get(i).copied().unwrap_or(0.0),
+        })
+        .collect()
+}
+
+/// The longest POSITION delta of `target`: no vertex moves further at weight 1 (animated bounds
+/// widen by it, `crate::bounds`).
+pub fn reach(target: &MorphTarget) -> f32 {
+    target
+        .positions
+        .iter()
+        .map(|d| d.length())
+        .fold(0.0, f32::max)
+}
+
 /// Morphs positions (and normals, when both `normals` and `out_normals` are given) into
 /// caller-owned outputs: `base + Σᵢ weights[i] · targets[i]`, normals normalised after (a zero
 /// sum stays zero). Targets past the end of `weights`, zero weights and vertices past the end

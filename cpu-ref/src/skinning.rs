@@ -49,13 +49,31 @@ pub fn skin_mesh(
     positions: &mut [Vec3],
     normals: &mut [Vec3],
 ) {
+    skin_shape(
+        mesh,
+        (&mesh.positions, &mesh.normals),
+        palette,
+        positions,
+        normals,
+    );
+}
+
+/// [`skin_mesh`] of `mesh`'s influences over another bind-space shape of it (`bind`: positions
+/// and normals, e.g. morphed by `crate::morph::morph`).
+pub fn skin_shape(
+    mesh: &SkinnedMesh,
+    (bind_positions, bind_normals): (&[Vec3], &[Vec3]),
+    palette: &[Affine3A],
+    positions: &mut [Vec3],
+    normals: &mut [Vec3],
+) {
     let influences = mesh.joints.iter().zip(&mesh.weights);
     for (v, (&joints, &weights)) in influences.enumerate() {
         let m = blend_matrix(palette, joints, weights);
-        if let (Some(out), Some(&p)) = (positions.get_mut(v), mesh.positions.get(v)) {
+        if let (Some(out), Some(&p)) = (positions.get_mut(v), bind_positions.get(v)) {
             *out = m.transform_point3(p);
         }
-        if let (Some(out), Some(&n)) = (normals.get_mut(v), mesh.normals.get(v)) {
+        if let (Some(out), Some(&n)) = (normals.get_mut(v), bind_normals.get(v)) {
             *out = Vec3::from(cofactor(&m.matrix3) * Vec3A::from(n)).normalize_or_zero();
         }
     }

@@ -172,7 +172,7 @@ fn bounds_hold_under_arbitrary_palettes() {
             );
         }
         throng_cpu_ref::skinning::skin_mesh(mesh, &palette, &mut positions, &mut []);
-        let b = bounds[mesh.skin as usize].instance(&palette, &Affine3A::IDENTITY);
+        let b = bounds[mesh.skin as usize].instance(&palette, &Affine3A::IDENTITY, &[]);
         for (v, p) in positions.iter().enumerate() {
             assert!(b.contains(*p, 0.0), "vertex {v} at {p} outside {b:?}");
         }

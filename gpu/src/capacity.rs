@@ -20,6 +20,12 @@ pub struct Capacities {
     pub palette: u32,
     /// Vertices of the largest skin's meshes: the per-instance stride of skinned vertices.
     pub vertices: u32,
+    /// Scalar curve channels of the skeleton with the most: the per-instance stride of curve
+    /// values (0: the pose pass writes no curves).
+    pub curves: u32,
+    /// Morph targets of the skin with the most (over its meshes): 0 compiles no morphing into
+    /// the skinning and bounds passes.
+    pub morph_targets: u32,
     /// The skinned budget: instances skinned per frame at most (the skinned pool's size).
     /// Visible instances past it, in frame-slot order, are neither skinned nor drawn
     /// ([`crate::Visibility::over_budget`]).
@@ -73,6 +79,22 @@ impl Capacities {
                 .max()
                 .unwrap_or(0)
         });
+        let curves = most(&|p| {
+            (0..p.skeletons.len() as u32)
+                .map(|s| p.curves.range(s).len())
+                .max()
+                .unwrap_or(0)
+        });
+        let morph_targets = most(&|p| {
+            (0..p.skins.len())
+                .map(|k| {
+                    (p.meshes.iter().filter(|m| m.skin as usize == k))
+                        .map(|m| m.targets.len())
+                        .sum::<usize>()
+                })
+                .max()
+                .unwrap_or(0)
+        });
         let limits = ProgramLimits::default();
         let decoded: u64 = (packages.iter().flat_map(|p| &p.clips))
             .filter_map(|c| {
@@ -90,6 +112,8 @@ impl Capacities {
             joints,
             palette,
             vertices,
+            curves,
+            morph_targets,
             skinned_instances: instances,
             ops_per_program: limits.max_ops as u32,
             weights_per_program: limits.max_weights as u32,
@@ -194,6 +218,8 @@ mod tests {
             joints: 4,
             palette: 4,
             vertices: 8,
+            curves: 0,
+            morph_targets: 0,
             skinned_instances: 10,
             ops_per_program: 32,
             weights_per_program: 32,

@@ -1,4 +1,4 @@
-//! The frame's buffers, sized once from [`Capacities`]: six per-instance streams, cut
+//! The frame's buffers, sized once from [`Capacities`]: seven per-instance streams, cut
 //! into pages (throng-shaders `FrameLayout`), the per-frame inputs (records, placements,
 //! dispatch parameters), the animated bounds, the inertialization history and the decode cache.
 //!
@@ -32,18 +32,20 @@ pub(crate) fn stream_extent(s: Stream, c: &Capacities, o: Outputs) -> (u32, u32)
         Stream::Skinned => (c.vertices, c.skinned_instances),
         Stream::LastPalettes => (c.palette, kept(o.motion, c.instances)),
         Stream::Previous => (c.vertices, kept(o.motion, c.skinned_instances)),
+        Stream::Curves => (c.curves, kept(c.curves > 0, c.instances)),
     }
 }
 
 /// The streams as a table: `(stream, label)`; element types and sizes come from
 /// [`Stream::element`], counts from [`stream_extent`].
-pub(crate) const STREAMS: [(Stream, &str); 6] = [
+pub(crate) const STREAMS: [(Stream, &str); 7] = [
     (Stream::Locals, "local poses"),
     (Stream::Components, "component transforms"),
     (Stream::Palettes, "palettes"),
     (Stream::Skinned, "skinned vertices"),
     (Stream::LastPalettes, "last palettes"),
     (Stream::Previous, "previous positions"),
+    (Stream::Curves, "curve values"),
 ];
 
 /// Bytes the streams hold per instance of a batch of `joints` joints and, when skinned, a
@@ -152,7 +154,7 @@ impl CullBuffers {
 /// Every buffer a frame writes.
 pub(crate) struct FrameBuffers {
     pub layout: FrameLayout,
-    pub streams: [StreamBuffers; 6],
+    pub streams: [StreamBuffers; 7],
     /// Instance records (vec4<u32>).
     pub records: wgpu::Buffer,
     /// Placements: three rows per slot.
@@ -238,8 +240,8 @@ impl FrameBuffers {
                 instance_bytes,
             })
         };
-        let [l, m, p, k, lp, pv] = STREAMS.map(build);
-        let streams = [l?, m?, p?, k?, lp?, pv?];
+        let [l, m, p, k, lp, pv, cv] = STREAMS.map(build);
+        let streams = [l?, m?, p?, k?, lp?, pv?, cv?];
         let slot_bytes = u64::from(c.joints.max(1)) * HISTORY_JOINT_BYTES;
         let per_page = (binding_limit / slot_bytes).min(u64::from(u32::MAX)) as u32;
         if per_page == 0 && c.history_slots > 0 {
@@ -262,6 +264,7 @@ impl FrameBuffers {
             skinned: streams[3].paging,
             last_palettes: streams[4].paging,
             previous: streams[5].paging,
+            curves: streams[6].paging,
             history,
         };
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;

@@ -186,6 +186,11 @@ fn kind_row(
         held_base: sk.held_base,
         decode_base: package.decode_base,
         unit_base: NO_UNIT,
+        morph_tiers: throng_shaders::NO_MORPH,
+        curve_count: sk.curve_count,
+        curve_base: sk.curve_base,
+        curve_clips: sk.curve_clips,
+        curve_selections: sk.curve_selections,
         ..KindRow::default()
     };
     let Some(s) = key.skin else {
@@ -204,6 +209,9 @@ fn kind_row(
     row.box_base = skin.box_base;
     row.entry_base = skin.entry_base;
     row.boxes = skin.boxes;
+    row.morph_tiers = skin.morph_tiers;
+    row.morph_count = skin.morph_count;
+    row.morph_base = skin.morph_base;
     row.unit_base = unit_base;
     row.tiers = skin.tiers.len() as u32;
     let units = (skin.tiers.iter().enumerate())

@@ -41,6 +41,8 @@ use crate::{
 pub const POSITION_TOLERANCE: f64 = 1e-4;
 pub const ROTATION_TOLERANCE: f64 = 1e-4;
 pub const VERTEX_TOLERANCE: f64 = 1e-4;
+/// Curve values, absolute (issue 48's bar; curves are unitless weights).
+pub const CURVE_TOLERANCE: f64 = 1e-5;
 
 /// A package to check, with a name for the report.
 #[derive(Clone, Copy, Debug)]
@@ -653,12 +655,15 @@ impl BatchPlan {
         let masks: Vec<u32> = (0..p.masks.len() as u32)
             .filter(|&m| p.masks[m as usize].skeleton == skeleton)
             .collect();
+        let selections: Vec<u32> = (0..p.curves.selections.len() as u32)
+            .filter(|&s| p.curves.selections[s as usize].skeleton == skeleton)
+            .collect();
         let n = instances as usize;
         // A few program shapes per batch, each instance one of them with its own clips, times
         // and weights: every specialised pipeline is compiled once and runs several instances.
         let templates: Vec<Program> = HISTORY_USE
             .iter()
-            .map(|&h| random_program(rng, p, &clips, &masks, skin, h))
+            .map(|&h| random_program(rng, p, &clips, (&masks, &selections), skin, h))
             .collect();
         let placements = (0..n).map(|i| random_placement(rng, i)).collect();
         // The second instance is a hero when there is a skin to take its palette.
@@ -832,6 +837,7 @@ fn compare_case(c: &BatchCase) -> BatchParity {
     let mut bounds = Worst::new("bounds", "× mesh bounds diagonal", VERTEX_TOLERANCE);
     // A GPU-skinned vertex outside its GPU box: the box must hold it exactly.
     let mut outside = Worst::new("outside bounds", "× mesh bounds diagonal", 0.0);
+    let mut curve = Worst::new("curve value", "absolute", CURVE_TOLERANCE);
     let joints = c.cpu.joints;
     let n = c.heroes.len();
     let count_mismatch = c.gpu.locals.len() != c.cpu.locals.len()
@@ -839,7 +845,8 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         || c.gpu.palettes.len() != c.cpu.palettes.len()
         || c.gpu.skinned.len() != c.cpu.skinned.len()
         || c.gpu.previous.len() != c.cpu.previous.len()
-        || c.gpu.bounds.len() != c.cpu.bounds.len();
+        || c.gpu.bounds.len() != c.cpu.bounds.len()
+        || c.gpu.curves.len() != c.cpu.curves.len();
     if count_mismatch {
         for w in [
             &mut local_t,
@@ -848,10 +855,12 @@ fn compare_case(c: &BatchCase) -> BatchParity {
             &mut vertex,
             &mut previous,
             &mut bounds,
+            &mut curve,
         ] {
             w.see(f64::INFINITY, 0, 0);
         }
     }
+    let channels = c.cpu.curve_count;
     for i in 0..n {
         if c.heroes[i] {
             continue;
@@ -874,6 +883,12 @@ fn compare_case(c: &BatchCase) -> BatchParity {
                     .length();
                 comp_t.see(d / extent, i, j);
                 comp_q.see(column_angle(g, r), i, j);
+            }
+        }
+        for ch in 0..channels {
+            let k = i * channels + ch;
+            if let (Some(g), Some(r)) = (c.gpu.curves.get(k), c.cpu.curves.get(k)) {
+                curve.see(f64::from((g - r).abs()), i, ch);
             }
         }
     }
@@ -943,6 +958,9 @@ fn compare_case(c: &BatchCase) -> BatchParity {
         comp_t.finish(),
         comp_q.finish(),
     ];
+    if channels > 0 {
+        stages.push(curve.finish());
+    }
     if c.skin.is_some() {
         stages.extend([
             palette.finish(),
@@ -1091,11 +1109,13 @@ fn random_time(rng: &mut Rng, p: &Package, clip: u32) -> f32 {
 /// as `history` says (history slot 0, times 0: [`reroll`] sets them; a capture's source in
 /// register 5, previous source in 0, previous destination in 7), an optional masked override and
 /// an optional masked additive, then `ToComponent` and the skin's `Palette`.
+/// A random valid program over `clips`; its layers take one of `masks` (joint masks) and of
+/// `selections` (curve selections, `PoseOp::with_curves`) or none.
 pub fn random_program(
     rng: &mut Rng,
     p: &Package,
     clips: &[u32],
-    masks: &[u32],
+    (masks, selections): (&[u32], &[u32]),
     skin: Option<u32>,
     history: HistoryUse,
 ) -> Program {
@@ -1150,16 +1170,27 @@ pub fn random_program(
             masks[rng.index(masks.len())]
         }
     };
+    // Draws only where the skeleton has selections, so packages without curves keep their
+    // programs.
+    let select = |rng: &mut Rng, o: PoseOp| {
+        if selections.is_empty() || rng.chance(0.4) {
+            o
+        } else {
+            o.with_curves(selections[rng.index(selections.len())])
+        }
+    };
     if rng.chance(0.6) {
         source(rng, 5, &mut ops);
         let m = mask(rng);
-        ops.push(PoseOp::overriding(base, 5, random_weight(rng), m));
+        let o = PoseOp::overriding(base, 5, random_weight(rng), m);
+        ops.push(select(rng, o));
     }
     if rng.chance(0.6) {
         source(rng, 6, &mut ops);
         source(rng, 7, &mut ops);
         let m = mask(rng);
-        ops.push(PoseOp::additive(base, 6, 7, random_weight(rng), m));
+        let o = PoseOp::additive(base, 6, 7, random_weight(rng), m);
+        ops.push(select(rng, o));
     }
     ops.push(PoseOp::to_component(base));
     if let Some(k) = skin {

@@ -323,6 +323,7 @@ mod tests {
                 locals: true,
                 components: false,
                 palettes: false,
+                curves: false,
             },
             decoded: false,
         };

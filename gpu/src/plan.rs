@@ -32,6 +32,8 @@ pub struct BatchSlots {
     pub joints: u32,
     pub palette_len: u32,
     pub vertex_count: u32,
+    /// Curve channels of the batch's skeleton.
+    pub curve_count: u32,
     pub heroes: u32,
 }
 
@@ -153,6 +155,9 @@ impl Plan {
             };
             let skin = batch.skin.and_then(|k| package.skins.get(k as usize));
             let joints = package.skeleton(batch.skeleton).map_or(0, |s| s.joints);
+            let curve_count = package
+                .skeleton(batch.skeleton)
+                .map_or(0, |s| s.curve_count);
             let heroes = batch
                 .instances
                 .iter()
@@ -169,6 +174,7 @@ impl Plan {
                 joints,
                 palette_len: skin.map_or(0, |s| s.len),
                 vertex_count: skin.map_or(0, |s| s.vertex_count),
+                curve_count,
                 heroes,
             });
             let first = self.bins.len();

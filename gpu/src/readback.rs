@@ -90,8 +90,8 @@ fn runs(
     }
 }
 
-/// Reads every batch of `batches`: components, and locals, palettes, skinned vertices (and
-/// their previous positions) and bounds where the frame wrote them. Skinned vertices are those
+/// Reads every batch of `batches`: components, and locals, palettes, curve values, skinned
+/// vertices (and their previous positions) and bounds where the frame wrote them. Skinned vertices are those
 /// of the batch's skinned instances (`skinned[b]`), in frame-slot order; a vertex an instance's
 /// level of detail does not skin reads back as NaN.
 pub(crate) fn read(
@@ -109,6 +109,9 @@ pub(crate) fn read(
         }
         if b.skin.is_some() {
             streams.push(Stream::Palettes);
+        }
+        if b.curve_count > 0 {
+            streams.push(Stream::Curves);
         }
         for s in streams {
             runs(buffers, index, s, b.first_slot, b.count, &mut copies);
@@ -165,6 +168,7 @@ pub(crate) fn read(
             joints: b.joints as usize,
             palette_len: b.palette_len as usize,
             vertex_count: b.vertex_count as usize,
+            curve_count: b.curve_count as usize,
             ..BatchOutput::default()
         })
         .collect();
@@ -204,6 +208,7 @@ pub(crate) fn read(
                 Stream::Previous => o.previous.extend(
                     elements::<[f32; 4]>(one, o.vertex_count).map(|p| Vec3::from_slice(&p[..3])),
                 ),
+                Stream::Curves => o.curves.extend(elements::<f32>(one, o.curve_count)),
                 // Input of the next frame's skinning, never read back.
                 Stream::LastPalettes => {}
             }

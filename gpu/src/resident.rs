@@ -44,6 +44,11 @@ pub(crate) struct SkeletonRange {
     pub block: u32,
     /// `pool`: the held poses of LOD levels 1, 2, … (three vec4s per joint each).
     pub held_base: u32,
+    /// `tables`: the skeleton's curve channels (curves.wgsl; `KindRow::curve_count` and after).
+    pub curve_count: u32,
+    pub curve_base: u32,
+    pub curve_clips: u32,
+    pub curve_selections: u32,
 }
 
 /// Where one skin lives: its palette tables and the vertices of the meshes it binds.
@@ -73,6 +78,12 @@ pub struct SkinRange {
     pub(crate) box_base: u32,
     pub(crate) entry_base: u32,
     pub(crate) boxes: u32,
+    /// The skin's morph targets (morph.wgsl): per level, where its vertex ranges start
+    /// (`tables`, one word per level; `NO_MORPH` without a target that moves a vertex); the
+    /// targets and, per target, its channel, default weight and reach (`tables`).
+    pub(crate) morph_tiers: u32,
+    pub morph_count: u32,
+    pub(crate) morph_base: u32,
 }
 
 /// One level of detail of a skin: the vertex records its mesh LODs use, copied contiguously,
@@ -183,7 +194,8 @@ impl ResidentPackage {
         let clip_base = a.table_at().map_err(bad)?;
         let headers = CLIP_WORDS as usize * package.clips.len();
         a.tables.resize(a.tables.len() + headers, 0);
-        let skeletons = add_skeletons(a, &package).map_err(bad)?;
+        let mut skeletons = add_skeletons(a, &package).map_err(bad)?;
+        add_curves(a, &package, &mut skeletons).map_err(bad)?;
         let skins = add_skins(a, &package).map_err(bad)?;
         let mask_base = add_masks(a, &package).map_err(bad)?;
         let decode_lists = (package.clips.iter().enumerate())
@@ -350,9 +362,68 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
             lod_base,
             block: index(1 + words + joints, "LOD block")?,
             held_base,
+            ..SkeletonRange::default()
         });
     }
     Ok(ranges)
+}
+
+/// Per skeleton with curve channels, into the tables: its channels' schema (default, min and max
+/// as f32 bits, the composition), per clip of the package a word per channel (where the clip's
+/// track of it starts, or `NO_CURVE_TRACK`), per curve selection a weight per channel (zeros for
+/// another skeleton's selection), then the tracks' values (f32 bits). The curves are validated
+/// first, so every index the shaders follow holds.
+fn add_curves(
+    a: &mut Arrays,
+    package: &Package,
+    skeletons: &mut [SkeletonRange],
+) -> Result<(), String> {
+    let curves = &package.curves;
+    curves
+        .validate(&package.clips, package.skeletons.len())
+        .map_err(|e| e.to_string())?;
+    for (s, range) in skeletons.iter_mut().enumerate() {
+        let ids = curves.range(s as u32);
+        let count = ids.len();
+        if count == 0 {
+            continue;
+        }
+        range.curve_count = index(count, "curve channel")?;
+        range.curve_base = a.table_at()?;
+        for c in &curves.channels[ids.clone()] {
+            let composition = c.composition as u32;
+            a.tables.extend([
+                c.default.to_bits(),
+                c.min.to_bits(),
+                c.max.to_bits(),
+                composition,
+            ]);
+        }
+        range.curve_clips = a.table_at()?;
+        let clip_table = a.tables.len();
+        a.tables.resize(
+            clip_table + package.clips.len() * count,
+            throng_shaders::NO_CURVE_TRACK,
+        );
+        range.curve_selections = a.table_at()?;
+        for selection in &curves.selections {
+            let ours = selection.skeleton == s as u32;
+            a.tables.extend((0..count).map(|k| {
+                let w = if ours { selection.weights[k] } else { 0.0 };
+                w.to_bits()
+            }));
+        }
+        for t in curves
+            .tracks
+            .iter()
+            .filter(|t| ids.contains(&(t.channel as usize)))
+        {
+            let at = a.table_at()?;
+            a.tables[clip_table + t.clip as usize * count + (t.channel as usize - ids.start)] = at;
+            a.tables.extend(t.values.iter().map(|v| v.to_bits()));
+        }
+    }
+    Ok(())
 }
 
 /// Per mask its weights (four per pool vec4) and, in the tables, where they start.
@@ -491,7 +562,7 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             meshes.push((m, count, index(n, "vertex")?));
             count += n as u32;
         }
-        let bounds = SkinBounds::new(skin, meshes.iter().map(|&(m, _, _)| &package.meshes[m]));
+        let bounds = SkinBounds::for_skin(package, k);
         let levels = package.skeletons[skin.skeleton as usize].lods.len();
         let (tiers, indices) = add_tiers(a, package, &meshes, (vertex_base, count), levels)?;
         let index_count = tiers[0].index_count;
@@ -500,6 +571,7 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             .extend(bounds.boxes.iter().flat_map(|m| AffineRows::from(m).rows));
         let entry_base = a.table_at()?;
         a.tables.extend(&bounds.entries);
+        let (morph_tiers, morph_base) = add_morphs(a, package, &meshes, &tiers, &bounds)?;
         ranges.push(SkinRange {
             skeleton: skin.skeleton,
             len: index(skin.joints.len(), "palette entry")?,
@@ -513,6 +585,9 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             box_base,
             entry_base,
             boxes: bounds.entries.len() as u32,
+            morph_tiers,
+            morph_count: index(bounds.targets.len(), "morph target")?,
+            morph_base,
             index_count,
             tiers,
             indices,
@@ -526,6 +601,80 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
 /// `l ≥ 1` copies the records its meshes' LOD triangles use (`SkinnedMesh::level_indices`) after
 /// the ones already there, in skin vertex order (a skin whose meshes have no LODs draws level 0
 /// at every level). Returns the levels and their indices.
+/// A skin's morph targets (morph.wgsl): per target of its meshes (`bounds.targets`, mesh order
+/// then glTF order) its channel or `NO_CHANNEL`, default weight and reach; per skin vertex its
+/// entries (position delta and target, normal delta) in `pool`, in target order; per level its
+/// vertices' ranges of entries. Returns where the levels' range starts and the targets lie;
+/// `NO_MORPH` for the first when no target moves a vertex.
+fn add_morphs(
+    a: &mut Arrays,
+    package: &Package,
+    meshes: &[(usize, u32, u32)],
+    tiers: &[SkinTier],
+    bounds: &SkinBounds,
+) -> Result<(u32, u32), String> {
+    let morph_base = a.table_at()?;
+    for (w, reach) in &bounds.targets {
+        let channel = w.channel.unwrap_or(throng_shaders::NO_CHANNEL);
+        a.tables
+            .extend([channel, w.default.to_bits(), reach.to_bits()]);
+    }
+    // Per skin vertex, its (target, position delta, normal delta) in target order.
+    let count: usize = meshes.iter().map(|&(_, _, n)| n as usize).sum();
+    let mut entries: Vec<Vec<(u32, glam::Vec3, glam::Vec3)>> = vec![Vec::new(); count];
+    let mut target = 0u32;
+    for &(m, first, n) in meshes {
+        let mesh = &package.meshes[m];
+        for (t, tg) in mesh.targets.iter().enumerate() {
+            let bad = |what: &str| format!("mesh {m} ('{}') morph target {t}: {what}", mesh.name);
+            if tg.positions.len() != tg.vertices.len()
+                || !(tg.normals.is_empty() || tg.normals.len() == tg.vertices.len())
+            {
+                return Err(bad("delta and vertex counts differ"));
+            }
+            let weight = bounds.targets.get(target as usize).map(|(w, _)| *w);
+            // A target no channel weighs and whose default is 0 never moves a vertex.
+            let moves = weight.is_some_and(|w| w.channel.is_some() || w.default != 0.0);
+            for (k, (&v, &d)) in tg.vertices.iter().zip(&tg.positions).enumerate() {
+                if v >= n {
+                    return Err(bad(&format!("vertex {v} of {n}")));
+                }
+                let dn = tg.normals.get(k).copied().unwrap_or(glam::Vec3::ZERO);
+                if moves {
+                    entries[(first + v) as usize].push((target, d, dn));
+                }
+            }
+            target += 1;
+        }
+    }
+    if entries.iter().all(Vec::is_empty) {
+        return Ok((throng_shaders::NO_MORPH, morph_base));
+    }
+    let mut ranges = Vec::with_capacity(count);
+    for list in &entries {
+        ranges.push((a.pool_at()?, list.len() as u32));
+        for &(t, d, dn) in list {
+            a.pool.push([d.x, d.y, d.z, f32::from_bits(t)]);
+            a.pool.push([dn.x, dn.y, dn.z, 0.0]);
+        }
+    }
+    let mut starts = Vec::with_capacity(tiers.len());
+    for tier in tiers {
+        starts.push(a.table_at()?);
+        if tier.vertices.is_empty() {
+            a.tables.extend(ranges.iter().flat_map(|&(f, c)| [f, c]));
+        } else {
+            for &v in &tier.vertices {
+                let (f, c) = ranges[v as usize];
+                a.tables.extend([f, c]);
+            }
+        }
+    }
+    let morph_tiers = a.table_at()?;
+    a.tables.extend(starts);
+    Ok((morph_tiers, morph_base))
+}
+
 fn add_tiers(
     a: &mut Arrays,
     package: &Package,

@@ -371,6 +371,7 @@ impl Retained {
             joints: package.skeleton(key.skeleton).map_or(0, |s| s.joints),
             palette_len: skin.map_or(0, |s| s.len),
             vertex_count: skin.map_or(0, |s| s.vertex_count),
+            curve_count: package.skeleton(key.skeleton).map_or(0, |s| s.curve_count),
             heroes: u32::from(hero),
         });
     }

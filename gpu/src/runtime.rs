@@ -332,8 +332,10 @@ impl Runtime {
             )
         })??;
         let layout = buffers.layout;
+        let curves = capacities.curves > 0;
+        let morph = capacities.morph_targets > 0;
         // Counted from the kernels' own binding lists, pages included.
-        let streams = crate::passes::widest_binding(&layout, &options);
+        let streams = crate::passes::widest_binding(&layout, &options, curves, morph);
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
@@ -355,9 +357,9 @@ impl Runtime {
         let passes = Passes {
             present: PresentPass::new(device)?,
             decode: DecodePass::new(device)?,
-            pose: PosePass::new(ctx, &layout, mapping, options)?,
-            cull: CullPass::new(device, &layout)?,
-            skin: SkinPass::new(device, &layout, options.outputs.motion)?,
+            pose: PosePass::new(ctx, &layout, mapping, options, curves)?,
+            cull: CullPass::new(device, &layout, morph)?,
+            skin: SkinPass::new(device, &layout, options.outputs.motion, morph)?,
             attach: AttachPass::new(device, &layout)?,
         };
         let arena = scoped(device, "package upload", || {
@@ -905,6 +907,16 @@ impl Runtime {
                     skin.map_or(0, |s| s.vertex_count).into(),
                     c.vertices,
                 ),
+                over(
+                    "morph targets of one skin",
+                    skin.map_or(0, |s| s.morph_count).into(),
+                    c.morph_targets,
+                ),
+                over(
+                    "curve channels of one skeleton",
+                    p.skeleton(b.skeleton).map_or(0, |s| s.curve_count).into(),
+                    c.curves,
+                ),
             ];
             if let Some(e) = checks.into_iter().flatten().next() {
                 return Err(e);
@@ -1395,6 +1407,20 @@ impl Runtime {
     /// Page and byte offset of frame slot `slot`'s first palette entry.
     pub fn palette_at(&self, slot: u32) -> (usize, u64) {
         self.buffers.stream(Stream::Palettes).locate(slot, 0)
+    }
+
+    /// Pages of the curve-value stream, `None` when no resident skeleton has curve channels
+    /// (`Capacities::curves` is 0): per frame slot of a posed instance, `Capacities::curves`
+    /// `f32`s, the first `n` its skeleton's channels in id order (`Package::curves`, clamped to
+    /// each channel's range; throng-cpu-ref `scalar`), written by the pose pass. A kept slot keeps
+    /// its last values; a hero's are undefined. [`Runtime::curves_at`] locates a slot.
+    pub fn curve_pages(&self) -> Option<&[wgpu::Buffer]> {
+        (self.capacities.curves > 0).then(|| self.buffers.stream(Stream::Curves).pages.as_slice())
+    }
+
+    /// Page and byte offset of frame slot `slot`'s first curve value.
+    pub fn curves_at(&self, slot: u32) -> (usize, u64) {
+        self.buffers.stream(Stream::Curves).locate(slot, 0)
     }
 
     /// The last frame's placements (component space → scene) by frame slot, each three

@@ -10,7 +10,7 @@ use throng_cpu_ref::frame::HIDDEN_LEVEL;
 use throng_cpu_ref::program::op;
 use throng_cpu_ref::{Batch, Pose, Program};
 use throng_shaders::prelude::NO_CELL;
-use throng_shaders::{kind_word, write_record, Stream, NO_KIND};
+use throng_shaders::{kind_word, write_record, Stream, HERO_BIT, NO_KIND};
 
 use crate::frame_buffers::FrameBuffers;
 use crate::layout::AffineRows;
@@ -114,7 +114,13 @@ impl Staging {
                     pose => pose.program().map_or(0, |(_, lod)| lod),
                 };
                 let slot = slots.first_slot as usize + i;
-                self.slot_kinds[slot] = kind_word(slots.kind, level);
+                // A hero's flag: its morph targets take their default weights (morph.wgsl).
+                let hero = if matches!(x.pose, Pose::Hero(_)) {
+                    HERO_BIT
+                } else {
+                    0
+                };
+                self.slot_kinds[slot] = kind_word(slots.kind, level) | hero;
                 if let Some((p, _)) = x.pose.program() {
                     self.clocks[slot] = clock(p);
                 }

@@ -54,6 +54,111 @@ fn character_parity_within_tolerances_on_every_path() {
 }
 
 #[test]
+fn curves_of_every_composition_match_the_cpu_on_every_path_and_a_nudge_past_tolerance_fails() {
+    let Some(ctx) = common::gpu() else { return };
+    let package = common::with_every_composition(common::character());
+    let packages = [PackageUnderTest {
+        name: "character with curves",
+        package: &package,
+    }];
+    let curve_stage = |report: &parity::ParityReport| {
+        (report.batches.iter())
+            .flat_map(|b| &b.stages)
+            .find(|s| s.stage == "curve value")
+            .cloned()
+            .expect("the report compares curve values")
+    };
+    for path in PATHS {
+        let options = parity::Options {
+            seed: 48,
+            instances: 24,
+            binding_limit: None,
+            path,
+            decode: throng_gpu::Decode::Auto,
+            present: None,
+        };
+        let run = parity::evaluate(&ctx, &packages, &options).unwrap();
+        let report = parity::compare(&run, path);
+        println!("{report}");
+        ran_on(&report, path);
+        assert!(curve_stage(&report).pass, "{report}");
+        assert!(report.pass, "{report}");
+        // The programs move the curves: many distinct values, some clamped to a bound.
+        let cpu = &run.cases[0].cpu;
+        let mut distinct: Vec<u32> = cpu.curves.iter().map(|v| v.to_bits()).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(
+            distinct.len() > 40,
+            "{} distinct curve values",
+            distinct.len()
+        );
+        assert!(cpu.curves.iter().any(|&v| v == 1.5 || v == -0.5));
+
+        let mut nudged = run.clone();
+        let k = 3 * cpu.curve_count + 2;
+        nudged.cases[0].gpu.curves[k] += 2e-5;
+        let failed = parity::compare(&nudged, path);
+        assert!(!curve_stage(&failed).pass, "{failed}");
+    }
+}
+
+#[test]
+fn morph_targets_skin_like_the_cpu_on_every_path_and_move_the_vertices_they_name() {
+    let Some(ctx) = common::gpu() else { return };
+    let plain = common::character();
+    let morphed = common::with_morph_targets(plain.clone());
+    for path in PATHS {
+        let options = parity::Options {
+            seed: 49,
+            instances: 16,
+            binding_limit: None,
+            path,
+            decode: throng_gpu::Decode::Auto,
+            present: None,
+        };
+        let evaluate = |package: &throng_cpu_ref::Package| {
+            let packages = [PackageUnderTest {
+                name: "character",
+                package,
+            }];
+            parity::evaluate(&ctx, &packages, &options).unwrap()
+        };
+        let run = evaluate(&morphed);
+        let report = parity::compare(&run, path);
+        println!("{report}");
+        ran_on(&report, path);
+        assert!(report.pass, "{report}");
+        // Against the same programs on the character without targets: the targets move the
+        // vertices they list (target 1's constant weight moves every 11th vertex of every
+        // instance), and only those.
+        let base = evaluate(&plain);
+        let (with, without) = (&run.cases[0].cpu, &base.cases[0].cpu);
+        let moved = |v: usize| v % 7 == 0 || v % 11 == 0;
+        let verts = with.vertex_count;
+        let (mut seen_moved, mut seen_still) = (0, 0);
+        for (k, (a, b)) in with.skinned.iter().zip(&without.skinned).enumerate() {
+            let same = a.position == b.position;
+            if moved(k % verts) {
+                seen_moved += usize::from(!same);
+            } else {
+                assert!(same, "vertex {} of instance {} moved", k % verts, k / verts);
+                seen_still += 1;
+            }
+        }
+        assert!(seen_moved > 0 && seen_still > 0);
+        let gpu_moved = (run.cases[0]
+            .gpu
+            .skinned
+            .iter()
+            .zip(&base.cases[0].gpu.skinned))
+        .filter(|(a, b)| a.position != b.position)
+        .count();
+        assert!(gpu_moved >= seen_moved / 2, "{gpu_moved} of {seen_moved}");
+    }
+}
+
+#[test]
 fn retained_instances_presented_between_ticks_match_the_cpu_at_every_fraction_and_path() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();

@@ -25,11 +25,13 @@ use crate::shape::Shape;
 
 const MATH: &str = include_str!("wgsl/math.wgsl");
 const SAMPLE: &str = include_str!("wgsl/sample.wgsl");
+const CURVES: &str = include_str!("wgsl/curves.wgsl");
 const CODEC: &str = include_str!("wgsl/codec.wgsl");
 const INTERPRETER: &str = include_str!("wgsl/interpreter.wgsl");
 const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const MOTION: &str = include_str!("wgsl/motion.wgsl");
+const MORPH: &str = include_str!("wgsl/morph.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const ATTACH: &str = include_str!("wgsl/attach.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
@@ -62,16 +64,19 @@ pub enum Stream {
     /// Motion vectors: each skinned vertex's previous position (`vec4<f32>`, w = 1), in the
     /// skinned pool's order like `Skinned`.
     Previous,
+    /// Scalar curve values (`f32`, 4 B per channel of the instance's skeleton; curves.wgsl).
+    Curves,
 }
 
 impl Stream {
-    pub const ALL: [Stream; 6] = [
+    pub const ALL: [Stream; 7] = [
         Stream::Locals,
         Stream::Components,
         Stream::Palettes,
         Stream::Skinned,
         Stream::LastPalettes,
         Stream::Previous,
+        Stream::Curves,
     ];
 
     pub fn name(self) -> &'static str {
@@ -82,6 +87,7 @@ impl Stream {
             Stream::Skinned => "skinned",
             Stream::LastPalettes => "last_palettes",
             Stream::Previous => "previous",
+            Stream::Curves => "curves",
         }
     }
 
@@ -92,6 +98,7 @@ impl Stream {
             Stream::Components | Stream::Palettes | Stream::LastPalettes => ("Affine", 48),
             Stream::Skinned => ("vec4<u32>", 16),
             Stream::Previous => ("vec4<f32>", 16),
+            Stream::Curves => ("f32", 4),
         }
     }
 
@@ -101,6 +108,7 @@ impl Stream {
             Stream::Skinned => "vec4<u32>",
             Stream::Previous => "vec4<f32>",
             Stream::Locals => "TrsRecord",
+            Stream::Curves => "f32",
             _ => "Affine",
         }
     }
@@ -124,6 +132,7 @@ pub struct FrameLayout {
     pub skinned: Paging,
     pub last_palettes: Paging,
     pub previous: Paging,
+    pub curves: Paging,
     /// History slots per page; `stride`: joints per slot ([`HISTORY_VEC4S`] vec4s each).
     pub history: Paging,
 }
@@ -141,6 +150,7 @@ impl FrameLayout {
             Stream::Skinned => self.skinned,
             Stream::LastPalettes => self.last_palettes,
             Stream::Previous => self.previous,
+            Stream::Curves => self.curves,
         }
     }
 }
@@ -277,6 +287,8 @@ pub struct Outputs {
     pub components: bool,
     /// The palette of the batch's skin (needs `components`).
     pub palettes: bool,
+    /// Each instance's scalar curve values (the `Curves` stream; needs a layout with room).
+    pub curves: bool,
 }
 
 /// Declarations and accessors (`load_<stream>`, `store_<stream>`) of the streams in `streams`,
@@ -421,6 +433,9 @@ fn pose_streams(outputs: Outputs) -> Vec<(Stream, Access)> {
     if outputs.palettes && outputs.components {
         streams.push((Stream::Palettes, Access::ReadWrite));
     }
+    if outputs.curves {
+        streams.push((Stream::Curves, Access::ReadWrite));
+    }
     streams
 }
 
@@ -434,6 +449,15 @@ fn pose_head(
     let history = history.then_some(layout.history);
     let (decls, mut bindings, mut next) = pose_bindings(shapes, history);
     let mut accessors = stream_bindings(layout, &pose_streams(outputs), &mut next, &mut bindings);
+    if outputs.curves {
+        // A kind with more channels than the stream holds writes only what fits (the host
+        // refuses such frames; this keeps a missed check inside the buffer).
+        let _ = writeln!(
+            accessors,
+            "fn curve_channels() -> u32 {{\n    return min(kind.curve_count, {}u);\n}}",
+            layout.curves.stride
+        );
+    }
     if let Some(h) = history {
         accessors.push_str(&history_accessors(h));
     }
@@ -444,6 +468,7 @@ fn pose_head(
         POSE_COMMON,
         &decls,
         SAMPLE,
+        CURVES,
         CODEC,
         INERTIALIZE,
         &accessors,
@@ -522,8 +547,15 @@ fn store_history(slot: u32, j: u32, o: Offset) {{
 /// pose, FK through the component stream, palette entries): first the joints of the dispatch's
 /// skeleton LOD level with `local`, then the dropped ones with their held pose, each group parent
 /// before child. Two loops rather than a branch per joint: lavapipe ran the branch's program code
-/// for dropped joints too (the same pose-pass time at every level).
-fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> String {
+/// for dropped joints too (the same pose-pass time at every level). With curves, then each
+/// curve channel's value with `curve` (at every level: curves have no skeleton LOD).
+fn per_thread_main(
+    outputs: Outputs,
+    stride: &str,
+    hoist: &str,
+    local: &str,
+    curve: &str,
+) -> String {
     let mut body = String::new();
     if outputs.locals {
         body.push_str("        store_locals(slot, j, trs_store(local));\n");
@@ -553,6 +585,16 @@ fn per_thread_main(outputs: Outputs, stride: &str, hoist: &str, local: &str) -> 
             );
         }
     }
+    let curves = if outputs.curves {
+        format!(
+            "    for (var ch = 0u; ch < curve_channels(); ch++) {{
+        store_curves(slot, ch, {curve});
+    }}
+"
+        )
+    } else {
+        String::new()
+    };
     format!(
         "
 @compute @workgroup_size({WORKGROUP})
@@ -574,7 +616,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let j = lod_joint(i);
         let local = held_joint(j);
 {body}    }}
-}}
+{curves}}}
 "
     )
 }
@@ -587,6 +629,7 @@ pub fn interpreter(layout: &FrameLayout, outputs: Outputs) -> Kernel {
         "params.record_stride",
         "",
         "interpret(rec, j, rest)",
+        "interpret_curve(rec, ch)",
     );
     Kernel {
         label: format!("pose interpreter {}", variant(outputs)),
@@ -607,6 +650,9 @@ fn variant(o: Outputs) -> String {
     if o.palettes {
         v.push("palettes");
     }
+    if o.curves {
+        v.push("curves");
+    }
     v.join("+")
 }
 
@@ -622,10 +668,12 @@ enum Node {
         inputs: Vec<usize>,
         word: u32,
     },
+    /// `curves`: the layer's curve selection (`ShapeOp::d`).
     Override {
         dst: usize,
         src: usize,
         mask: u32,
+        curves: u32,
         word: u32,
     },
     Additive {
@@ -633,6 +681,7 @@ enum Node {
         src: usize,
         reference: usize,
         mask: u32,
+        curves: u32,
         word: u32,
     },
     /// Writes history; its value is the captured offset.
@@ -674,6 +723,7 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
                 dst: reg(&regs, o.dst),
                 src: reg(&regs, o.a),
                 mask: o.c,
+                curves: o.d,
                 word: o.word,
             },
             op::ADDITIVE => Node::Additive {
@@ -681,6 +731,7 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
                 src: reg(&regs, o.a),
                 reference: reg(&regs, o.b),
                 mask: o.c,
+                curves: o.d,
                 word: o.word,
             },
             op::TO_COMPONENT => {
@@ -866,6 +917,7 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
                 src,
                 mask,
                 word: w,
+                ..
             } => {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
@@ -882,6 +934,7 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
                 reference,
                 mask,
                 word: w,
+                ..
             } => {
                 vec4s.insert(w / 4);
                 fields.push(format!("w{n}: f32"));
@@ -963,7 +1016,97 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
     );
     s.push_str(&joint);
     let _ = writeln!(s, "    return n{output};\n}}");
+    s.push_str(&curve_function(&nodes, output));
     (s, masks)
+}
+
+/// `shape_curve(h, rec, ch)`: the shape's curve output of channel `ch` (`interpret_curve`,
+/// straight-line) over the values `hoist` gives `shape_joint`. Captures touch no curve and an
+/// inertialization passes its destination's curves through, so fewer nodes are live here than
+/// for joints, never more.
+fn curve_function(nodes: &[Node], output: usize) -> String {
+    let mut live = vec![false; nodes.len()];
+    live[output] = true;
+    for n in (0..nodes.len()).rev() {
+        if !live[n] {
+            continue;
+        }
+        let inputs = match &nodes[n] {
+            Node::Blend { inputs, .. } => inputs.clone(),
+            Node::Override { dst, src, .. } => vec![*dst, *src],
+            Node::Additive {
+                dst,
+                src,
+                reference,
+                ..
+            } => vec![*dst, *src, *reference],
+            Node::Inertialize { dst, .. } => vec![*dst],
+            _ => Vec::new(),
+        };
+        for i in inputs {
+            live[i] = true;
+        }
+    }
+    let mut f = String::from(
+        "fn shape_curve(h: Hoisted, rec: u32, ch: u32) -> f32 {\n    let c = curve_channel(ch);\n",
+    );
+    for (n, node) in nodes.iter().enumerate() {
+        if !live[n] {
+            continue;
+        }
+        match node {
+            Node::Rest => {
+                let _ = writeln!(f, "    let cn{n} = rest_curve(c);");
+            }
+            Node::Sample { word: w, .. } => {
+                let clip = format!(
+                    "records[rec + {}u].{}",
+                    w / 4,
+                    ["x", "y", "z", "w"][(w % 4) as usize]
+                );
+                let _ = writeln!(f, "    let cn{n} = sample_curve({clip}, h.b{n}, ch, c);");
+            }
+            Node::Blend { inputs, .. } => {
+                let _ = writeln!(f, "    var acc{n} = curve_blend_start();");
+                for (k, i) in inputs.iter().enumerate() {
+                    let _ = writeln!(
+                        f,
+                        "    acc{n} = curve_blend_add(acc{n}, cn{i}, h.n{n}_{k}, c.composition);"
+                    );
+                }
+                let _ = writeln!(
+                    f,
+                    "    var cn{n} = curve_blend_end(acc{n}, c);\n    if h.z{n} {{\n        cn{n} = rest_curve(c);\n    }}"
+                );
+            }
+            Node::Override {
+                dst, src, curves, ..
+            } => {
+                let _ = writeln!(
+                    f,
+                    "    let cn{n} = override_curve(cn{dst}, cn{src}, h.w{n} * curve_selected({curves}u, ch), c.composition);"
+                );
+            }
+            Node::Additive {
+                dst,
+                src,
+                reference,
+                curves,
+                ..
+            } => {
+                let _ = writeln!(
+                    f,
+                    "    let cn{n} = additive_curve(cn{dst}, cn{src}, cn{reference}, h.w{n} * curve_selected({curves}u, ch), c.composition);"
+                );
+            }
+            Node::Inertialize { dst, .. } => {
+                let _ = writeln!(f, "    let cn{n} = cn{dst};");
+            }
+            Node::Capture { .. } => {}
+        }
+    }
+    let _ = writeln!(f, "    return curve_output(c, cn{output}.value);\n}}");
+    f
 }
 
 /// The thread mapping for `shape`: one thread per instance walking the skeleton's joints in
@@ -982,6 +1125,7 @@ pub fn thread(layout: &FrameLayout, outputs: Outputs, shape: &Shape, decoded: bo
         &stride,
         "    let h = hoist(rec);\n",
         &format!("shape_joint(h, j, rest{weights})"),
+        "shape_curve(h, rec, ch)",
     );
     Kernel {
         label: format!("pose thread {}", variant(outputs)),
@@ -1052,6 +1196,18 @@ pub fn group(
             );
         }
     }
+    if outputs.curves {
+        let _ = write!(
+            tail,
+            "    if k < params.count && j < curve_channels() {{
+        let h = hoist(rec);
+        for (var ch = j; ch < curve_channels(); ch += {lanes}u) {{
+            store_curves(slot, ch, shape_curve(h, rec, ch));
+        }}
+    }}
+"
+        );
+    }
     let source = format!(
         "{head}
 {functions}
@@ -1101,8 +1257,9 @@ fn main(
 }
 
 /// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch; with
-/// `motion` it also writes each vertex's previous position (motion.wgsl).
-pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
+/// `motion` it also writes each vertex's previous position (motion.wgsl); with `morph` it
+/// applies morph targets first (morph.wgsl), reading the curve stream.
+pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
     let mut resources = vec![
         (Resource::Params, Access::Uniform),
         (Resource::Vertices, Access::Read),
@@ -1138,10 +1295,14 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
             (Stream::Previous, Access::ReadWrite),
         ]);
     }
+    if morph {
+        morph_bindings(&mut resources, &mut decls, &mut streams);
+    }
     let mut bindings = numbered(&resources);
     let mut next = resources.len() as u32;
     let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
     let hook = if motion { MOTION } else { NO_MOTION };
+    let morph_hook = if morph { MORPH } else { NO_MORPH_HOOK };
     let source = [
         crate::prelude::source().as_str(),
         MATH,
@@ -1149,6 +1310,7 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
         &decls,
         &accessors,
         hook,
+        morph_hook,
         SKINNING,
     ]
     .join("\n");
@@ -1166,11 +1328,42 @@ pub fn skinning(layout: &FrameLayout, motion: bool) -> Kernel {
 }
 
 /// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
+const NO_MORPH_HOOK: &str = "struct Morphing { ranges: u32 }
+fn morph_begin(row: UnitRow, slot: u32) -> Morphing { return Morphing(NO_MORPH); }
+fn morph_vertex(m: Morphing, v: u32, p: ptr<function, vec3<f32>>, n: ptr<function, vec3<f32>>) {}
+";
+
+/// What morph.wgsl reads, added to a kernel's `resources` (declared in `decls`, numbered after
+/// those there) and `streams`: the resident tables, pool and kind rows, the slots' kind words
+/// and the curve stream. The kernel must not have bound the first four itself.
+fn morph_bindings(
+    resources: &mut Vec<(Resource, Access)>,
+    decls: &mut String,
+    streams: &mut Vec<(Stream, Access)>,
+) {
+    for (resource, decl) in [
+        (Resource::Tables, "tables: array<u32>"),
+        (Resource::Pool, "pool: array<vec4<f32>>"),
+        (Resource::Kinds, "kinds: array<KindRow>"),
+        (Resource::SlotKinds, "slot_kinds: array<u32>"),
+    ] {
+        let _ = writeln!(
+            decls,
+            "@group(0) @binding({}) var<storage, read> {decl};",
+            resources.len()
+        );
+        resources.push((resource, Access::Read));
+    }
+    streams.push((Stream::Curves, Access::Read));
+}
+
 const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32>, w: vec4<f32>, p: vec3<f32>, position: vec3<f32>, skin_len: u32) {}\n";
 
 /// The bounds pass: one thread per frame slot, one dispatch; it culls, and marks the slots it
 /// sees with their significance keys.
-pub fn bounds(layout: &FrameLayout) -> Kernel {
+/// With `morph`, boxes widen by the slot's morph targets (morph.wgsl, reading the curve
+/// stream).
+pub fn bounds(layout: &FrameLayout, morph: bool) -> Kernel {
     let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
@@ -1196,9 +1389,14 @@ pub fn bounds(layout: &FrameLayout) -> Kernel {
             (Resource::Kinds, Access::Read),
         ],
         decls,
-        &[KINDS, BOUNDS],
+        morph.then_some(Stream::Curves),
+        &[KINDS, if morph { MORPH } else { NO_MORPH_BOUNDS }, BOUNDS],
     )
 }
+
+const NO_MORPH_BOUNDS: &str = "fn morph_norm(a: Affine) -> f32 { return 0.0; }
+fn morph_pad(k: KindRow, slot: u32, hero: bool, norm: f32, placement: Affine) -> f32 { return 0.0; }
+";
 
 /// The attachments pass: one thread per (rank of the skinned pool, attachment), one dispatch
 /// per frame; it places every prop from its instance's palette (attach.wgsl).
@@ -1226,24 +1424,27 @@ pub fn attachments(layout: &FrameLayout) -> Kernel {
             (Resource::Units, Access::Read),
         ],
         decls,
+        None,
         &[KINDS, ATTACH],
     )
 }
 
 /// A one-dispatch-per-batch kernel over frame slots that reads their palettes: `resources`
 /// (binding `n` is the `n`-th, declared by `decls`), then the palette pages and their
-/// `load_palettes`, then `body`.
+/// `load_palettes` (and those of stream `also`), then `body`.
 fn palette_reader(
     label: &str,
     layout: &FrameLayout,
     resources: &[(Resource, Access)],
     decls: &str,
+    also: Option<Stream>,
     body: &[&str],
 ) -> Kernel {
     let mut bindings = numbered(resources);
     let mut next = resources.len() as u32;
-    let palettes = [(Stream::Palettes, Access::Read)];
-    let accessors = stream_bindings(layout, &palettes, &mut next, &mut bindings);
+    let mut streams = vec![(Stream::Palettes, Access::Read)];
+    streams.extend(also.map(|s| (s, Access::Read)));
+    let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
     let prelude = crate::prelude::source();
     let head = [prelude.as_str(), MATH, decls, &accessors];
     Kernel {

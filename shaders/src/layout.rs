@@ -87,8 +87,33 @@ pub struct KindRow {
     pub unit_base: u32,
     /// Levels of detail of the skin (units from `unit_base`).
     pub tiers: u32,
-    pub pad: [u32; 11],
+    /// The skeleton's scalar curve channels (throng-cpu-ref `scalar`; 0 without curves) and,
+    /// in `tables`, their schema (four words per channel: default and range as f32 bits, the
+    /// composition), per clip of the package a word per channel (where the clip's track of the
+    /// channel starts in `tables`, its values as f32 bits, or [`NO_CURVE_TRACK`]) and per curve
+    /// selection of the package a weight per channel (f32 bits; zeros for another skeleton's).
+    pub curve_count: u32,
+    pub curve_base: u32,
+    pub curve_clips: u32,
+    pub curve_selections: u32,
+    /// The skin's morph targets (throng-shaders morph.wgsl): where the vertex ranges of each of
+    /// its levels start (`tables`, one word per level; [`NO_MORPH`] when no target moves a
+    /// vertex), how many targets and where their channel, default weight and reach lie.
+    pub morph_tiers: u32,
+    pub morph_count: u32,
+    pub morph_base: u32,
+    pub pad: [u32; 4],
 }
+
+/// A skin without morph targets (`KindRow::morph_tiers`); a skinning thread none of whose
+/// targets weighs anything.
+pub const NO_MORPH: u32 = u32::MAX;
+
+/// A morph target no curve channel weighs: its default weight holds.
+pub const NO_CHANNEL: u32 = u32::MAX;
+
+/// A clip without a track of a curve channel (`KindRow::curve_clips`): the channel's default.
+pub const NO_CURVE_TRACK: u32 = u32::MAX;
 
 /// `UnitRow` of partition.wgsl and skinning.wgsl: one skinning unit, a skinned kind at one
 /// level of detail (32 bytes, one row of the unit table).
@@ -252,7 +277,8 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
             members!(KindRow: joint_count, clip_base, parent_base, depth_base, rest_base, skin_len,
                 skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base, max_depth,
                 lod_base, lod_block, held_base, decode_base, box_base, entry_base, boxes, unit_base,
-                tiers),
+                tiers, curve_count, curve_base, curve_clips, curve_selections, morph_tiers,
+                morph_count, morph_base),
         ),
         (
             "UnitRow",

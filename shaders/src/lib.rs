@@ -21,8 +21,8 @@ pub use kernel::{
 pub use layout::{
     kind_word, AttachParams, BinRow, BoundsParams, BudgetParams, DecodeParams, KindRow,
     PartitionParams, PatchParams, PoseParams, PresentParams, ScatterParams, SkinParams,
-    TallyParams, UnitRow, HERO_BIT, KEEP_BIT, KIND_MASK, LEVEL_SHIFT, NO_DECODE, NO_KIND, NO_LOD,
-    NO_SHAPE, NO_UNIT,
+    TallyParams, UnitRow, HERO_BIT, KEEP_BIT, KIND_MASK, LEVEL_SHIFT, NO_CHANNEL, NO_CURVE_TRACK,
+    NO_DECODE, NO_KIND, NO_LOD, NO_MORPH, NO_SHAPE, NO_UNIT,
 };
 pub use shape::{write_record, Shape, ShapeOp};
 

@@ -10,7 +10,7 @@ use throng_cpu_ref::clip::encoding;
 use throng_cpu_ref::codec::layout as codec;
 use throng_cpu_ref::program::{op, NO_MASK};
 use throng_cpu_ref::skinning::NO_NORMAL;
-use throng_cpu_ref::{interpreter::BLEND_EPSILON, SubTrackKind, NO_PARENT};
+use throng_cpu_ref::{interpreter::BLEND_EPSILON, Composition, SubTrackKind, NO_PARENT};
 
 /// Registers of the interpreter's register file: programs may use `0 .. REGISTERS`.
 pub const REGISTERS: u32 = 8;
@@ -63,7 +63,7 @@ pub const NO_CELL: u32 = u32::MAX;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 52] = [
+    let u32s: [(&str, u32); 60] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -116,6 +116,14 @@ pub fn source() -> String {
         ("FAR_CENTRE", FAR_CENTRE),
         ("FAR_HEADER", FAR_HEADER),
         ("NO_CELL", NO_CELL),
+        ("NO_CURVE_TRACK", crate::layout::NO_CURVE_TRACK),
+        ("NO_MORPH", crate::layout::NO_MORPH),
+        ("NO_CHANNEL", crate::layout::NO_CHANNEL),
+        ("COMPOSITION_BLEND", Composition::Blend as u32),
+        ("COMPOSITION_OVERRIDE", Composition::Override as u32),
+        ("COMPOSITION_ADDITIVE", Composition::Additive as u32),
+        ("COMPOSITION_MAX", Composition::Max as u32),
+        ("COMPOSITION_MIN", Composition::Min as u32),
     ];
     let mut s = String::from("// Generated from throng-shaders `prelude` (Rust definitions).\n");
     for (name, value) in u32s {

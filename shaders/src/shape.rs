@@ -32,7 +32,8 @@ pub struct ShapeOp {
     pub word: u32,
     /// Sample: the encoding of its clip, else 0.
     pub encoding: Encoding,
-    /// Capture: the previous-destination register, else 0.
+    /// Capture: the previous-destination register; Override and Additive: the layer's curve
+    /// selection (0 every curve); else 0.
     pub d: u32,
 }
 
@@ -79,8 +80,15 @@ fn shape_op(o: &PoseOp, word: u32, encoding: &impl Fn(u32) -> Encoding) -> Optio
         op::REST => Some(keep(0, 0, 0, 0)),
         op::SAMPLE => Some(keep(0, 0, 0, encoding(o.a))),
         op::BLEND => Some(keep(o.a, o.b, 0, 0)),
-        op::OVERRIDE => Some(keep(o.a, 0, masked(o.c), 0)),
-        op::ADDITIVE => Some(keep(o.a, o.b, masked(o.c), 0)),
+        // `d`: the layer's curve selection (throng-cpu-ref `scalar::selection_of`).
+        op::OVERRIDE => Some(ShapeOp {
+            d: o.d,
+            ..keep(o.a, 0, masked(o.c), 0)
+        }),
+        op::ADDITIVE => Some(ShapeOp {
+            d: o.d,
+            ..keep(o.a, o.b, masked(o.c), 0)
+        }),
         op::TO_COMPONENT => Some(ShapeOp {
             dst: 0,
             ..keep(o.a, 0, 0, 0)

@@ -49,6 +49,7 @@ fn layout(pages: u32) -> FrameLayout {
         skinned: p(30),
         last_palettes: p(8),
         previous: p(30),
+        curves: p(4),
         history: p(8),
     }
 }
@@ -58,21 +59,25 @@ const OUTPUTS: [Outputs; 4] = [
         locals: false,
         components: true,
         palettes: false,
+        curves: false,
     },
     Outputs {
         locals: false,
         components: true,
         palettes: true,
+        curves: true,
     },
     Outputs {
         locals: true,
         components: true,
         palettes: true,
+        curves: false,
     },
     Outputs {
         locals: true,
         components: false,
         palettes: false,
+        curves: true,
     },
 ];
 
@@ -103,7 +108,7 @@ fn programs() -> Vec<Program> {
                 PoseOp::sample(1, 1, 0.2),
                 PoseOp::blend(2, 0, 2, 0),
                 PoseOp::sample(3, 0, 0.3),
-                PoseOp::overriding(2, 3, 0.8, 1),
+                PoseOp::overriding(2, 3, 0.8, 1).with_curves(1),
                 PoseOp::sample(4, 1, 0.0),
                 PoseOp::rest(5),
                 PoseOp::additive(2, 4, 5, 0.5, NO_MASK),
@@ -167,7 +172,8 @@ fn every_pose_kernel_validates_with_the_bindings_it_lists() {
 fn skinning_bounds_budget_decode_present_and_raster_validate() {
     for pages in [1, 4] {
         for k in [
-            kernel::bounds(&layout(pages)),
+            kernel::bounds(&layout(pages), false),
+            kernel::bounds(&layout(pages), true),
             kernel::decode(),
             kernel::budget(),
             kernel::scatter(),
@@ -179,8 +185,8 @@ fn skinning_bounds_budget_decode_present_and_raster_validate() {
         ] {
             check_bindings(&k, &validate(&k.label, &k.source));
         }
-        for motion in [false, true] {
-            let k = kernel::skinning(&layout(pages), motion);
+        for (motion, morph) in [(false, false), (true, false), (false, true), (true, true)] {
+            let k = kernel::skinning(&layout(pages), motion, morph);
             let module = validate(&k.label, &k.source);
             check_bindings(&k, &module);
             let bound = |stream| {
@@ -192,6 +198,10 @@ fn skinning_bounds_budget_decode_present_and_raster_validate() {
             let motion_pages = if motion { pages as usize } else { 0 };
             assert_eq!(bound(Stream::Previous), motion_pages);
             assert_eq!(bound(Stream::LastPalettes), motion_pages);
+            assert_eq!(
+                bound(Stream::Curves),
+                if morph { pages as usize } else { 0 }
+            );
         }
     }
     let module = validate("raster", &throng_shaders::raster_source());
@@ -223,7 +233,7 @@ fn skinning_bounds_budget_decode_present_and_raster_validate() {
 #[test]
 fn a_broken_kernel_is_rejected() {
     // The check can fail: an undefined function in a composed module is caught by naga.
-    let source = kernel::skinning(&layout(1), false)
+    let source = kernel::skinning(&layout(1), false, false)
         .source
         .replace("affine_point(m,", "affine_pointt(m,");
     assert!(naga::front::wgsl::parse_str(&source).is_err());
@@ -292,8 +302,8 @@ fn host_structs_match_naga_layout() {
     let k = kernel::interpreter(&layout(1), OUTPUTS[0]);
     let modules = [
         k.source,
-        kernel::skinning(&layout(1), false).source,
-        kernel::bounds(&layout(1)).source,
+        kernel::skinning(&layout(1), false, false).source,
+        kernel::bounds(&layout(1), true).source,
         kernel::budget().source,
         kernel::partition().source,
         kernel::scatter().source,

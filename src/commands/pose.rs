@@ -448,7 +448,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             skin,
             p.meshes.iter().filter(|m| m.skin as usize == args.skin),
         )
-        .instance(&pal, &scene);
+        .instance(&pal, &scene, &[]);
         let bounds = (!bounds.is_empty())
             .then(|| json!({"min": bounds.min.to_array(), "max": bounds.max.to_array()}));
         out["joints"] = json!(joints);

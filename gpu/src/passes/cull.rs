@@ -62,11 +62,16 @@ pub fn significance(frustum: Option<&Frustum>, b: &Bounds) -> u32 {
 }
 
 impl CullPass {
-    pub fn new(device: &wgpu::Device, layout: &FrameLayout) -> Result<CullPass, GpuError> {
+    /// With `morph`, the bounds widen by each slot's morph targets.
+    pub fn new(
+        device: &wgpu::Device,
+        layout: &FrameLayout,
+        morph: bool,
+    ) -> Result<CullPass, GpuError> {
         let make = |what, k| build(device, &k).map_err(|reason| GpuError::Wgpu { what, reason });
         Ok(CullPass {
             built: [
-                make("bounds pipeline", kernel::bounds(layout))?,
+                make("bounds pipeline", kernel::bounds(layout, morph))?,
                 make("skinned budget threshold pipeline", kernel::tally())?,
                 make("skinned budget pipeline", kernel::budget())?,
                 make("budgeted instances and cards pipeline", kernel::scatter())?,

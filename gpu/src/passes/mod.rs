@@ -217,12 +217,17 @@ pub(crate) fn missing() -> crate::GpuError {
 /// Storage buffers the widest kernel a runtime of `layout` and `options` builds binds: what
 /// the device must allow per shader stage. The specialised pose kernels bind no more than the
 /// interpreter (history only when their shape uses it).
-pub(crate) fn widest_binding(layout: &FrameLayout, options: &RuntimeOptions) -> u32 {
+pub(crate) fn widest_binding(
+    layout: &FrameLayout,
+    options: &RuntimeOptions,
+    curves: bool,
+    morph: bool,
+) -> u32 {
     let kernels = [
-        kernel::interpreter(layout, pose::outputs(false, options)),
-        kernel::interpreter(layout, pose::outputs(true, options)),
-        kernel::skinning(layout, options.outputs.motion),
-        kernel::bounds(layout),
+        kernel::interpreter(layout, pose::outputs(false, curves, options)),
+        kernel::interpreter(layout, pose::outputs(true, curves, options)),
+        kernel::skinning(layout, options.outputs.motion, morph),
+        kernel::bounds(layout, morph),
         kernel::attachments(layout),
         kernel::decode(),
         kernel::present(),

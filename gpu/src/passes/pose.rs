@@ -26,6 +26,8 @@ enum PipelineId {
 pub(crate) struct PosePass {
     mapping: Mapping,
     options: RuntimeOptions,
+    /// Whether dispatches write curve values (some resident skeleton has curve channels).
+    curves: bool,
     interpreters: HashMap<Outputs, Built>,
     pub pipelines: Pipelines,
     groups: HashMap<PipelineId, Group>,
@@ -39,10 +41,11 @@ impl PosePass {
         layout: &FrameLayout,
         mapping: Mapping,
         options: RuntimeOptions,
+        curves: bool,
     ) -> Result<PosePass, GpuError> {
         let mut interpreters = HashMap::new();
         for skinned in [false, true] {
-            let outputs = outputs(skinned, &options);
+            let outputs = outputs(skinned, curves, &options);
             let built =
                 build(&ctx.device, &kernel::interpreter(layout, outputs)).map_err(|reason| {
                     GpuError::Wgpu {
@@ -55,6 +58,7 @@ impl PosePass {
         Ok(PosePass {
             mapping,
             options,
+            curves,
             interpreters,
             pipelines: Pipelines::new(ctx, options.specialise),
             groups: HashMap::new(),
@@ -123,7 +127,7 @@ impl PosePass {
         };
         Some(Key {
             form,
-            outputs: outputs(d.skinned, &self.options),
+            outputs: outputs(d.skinned, self.curves, &self.options),
             decoded,
         })
     }
@@ -148,7 +152,9 @@ impl PosePass {
         for d in poses {
             let shape = &frame.shapes.entries[d.shape as usize];
             let id = match d.path {
-                PosePath::Interpreter => PipelineId::Interpreter(outputs(d.skinned, &self.options)),
+                PosePath::Interpreter => {
+                    PipelineId::Interpreter(outputs(d.skinned, self.curves, &self.options))
+                }
                 _ => {
                     let decoded =
                         shape.shape.samples_compressed() && decodes.all_decoded(d.packages);
@@ -210,11 +216,13 @@ impl PosePass {
     }
 }
 
-/// The outputs a pose dispatch writes: palettes when one of its instances has a skin.
-pub(crate) fn outputs(skinned: bool, options: &RuntimeOptions) -> Outputs {
+/// The outputs a pose dispatch writes: palettes when one of its instances has a skin, curve
+/// values when the runtime has room for them.
+pub(crate) fn outputs(skinned: bool, curves: bool, options: &RuntimeOptions) -> Outputs {
     Outputs {
         locals: options.outputs.locals,
         components: options.fk,
         palettes: options.fk && skinned,
+        curves,
     }
 }

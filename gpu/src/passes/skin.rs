@@ -20,12 +20,14 @@ impl SkinPass {
         device: &wgpu::Device,
         layout: &FrameLayout,
         motion: bool,
+        morph: bool,
     ) -> Result<SkinPass, GpuError> {
-        let built =
-            build(device, &kernel::skinning(layout, motion)).map_err(|reason| GpuError::Wgpu {
+        let built = build(device, &kernel::skinning(layout, motion, morph)).map_err(|reason| {
+            GpuError::Wgpu {
                 what: "skinning pipeline",
                 reason,
-            })?;
+            }
+        })?;
         Ok(SkinPass {
             built,
             group: Group::default(),

@@ -169,3 +169,155 @@ pub fn many_skins_package(n: usize) -> Package {
     }
     p
 }
+
+/// Appends `added` (channels of skeleton 0) to skeleton 0's channels: later channels' ids move
+/// up, skeleton 0's selections weigh the new ones 0. Returns the first new id.
+fn add_channels(package: &mut Package, added: Vec<throng_cpu_ref::CurveChannel>) -> u32 {
+    let curves = &mut package.curves;
+    let first = curves.range(0).end;
+    let n = added.len() as u32;
+    curves.channels.splice(first..first, added);
+    for t in &mut curves.tracks {
+        if t.channel as usize >= first {
+            t.channel += n;
+        }
+    }
+    for s in curves.selections.iter_mut().filter(|s| s.skeleton == 0) {
+        s.weights.extend((0..n).map(|_| 0.0));
+    }
+    first as u32
+}
+
+/// Tracks of `channels` (ids from `first`) on every other clip of skeleton 0, values in
+/// `lo..hi` from `rng`.
+fn add_tracks(
+    package: &mut Package,
+    (first, channels): (u32, u32),
+    (lo, hi): (f32, f32),
+    rng: &mut throng_fixtures::SplitMix64,
+) {
+    let clips: Vec<u32> = (0..package.clips.len() as u32)
+        .filter(|&c| package.clips[c as usize].skeleton == 0)
+        .step_by(2)
+        .collect();
+    for &c in &clips {
+        let samples = package.clips[c as usize].sample_count as usize;
+        for k in 0..channels {
+            package.curves.tracks.push(throng_cpu_ref::CurveTrack {
+                clip: c,
+                channel: first + k,
+                values: (0..samples).map(|_| rng.range(lo, hi)).collect(),
+            });
+        }
+    }
+    package.curves.tracks.sort_by_key(|t| (t.clip, t.channel));
+}
+
+/// `package` with scalar curves of every composition added on skeleton 0 (after its own
+/// channels): per composition a channel with a range that clamps, tracks on every other clip of
+/// the skeleton (so samples with and without a track meet in blends and layers), values from a
+/// seeded generator; and two curve selections (weights in [0, 1], one of them zero on some
+/// channels).
+pub fn with_every_composition(mut package: Package) -> Package {
+    use throng_cpu_ref::{Composition, CurveChannel, CurveSelection};
+    let mut rng = throng_fixtures::SplitMix64::new(48);
+    let added: Vec<CurveChannel> = Composition::ALL
+        .iter()
+        .map(|&composition| CurveChannel {
+            name: format!("test/{}", composition.name()),
+            skeleton: 0,
+            default: 0.25,
+            min: -0.5,
+            max: 1.5,
+            composition,
+        })
+        .collect();
+    let n = added.len() as u32;
+    let first = add_channels(&mut package, added);
+    add_tracks(&mut package, (first, n), (-1.0, 2.0), &mut rng);
+    let count = package.curves.range(0).len();
+    for (s, name) in ["test/half", "test/some"].into_iter().enumerate() {
+        package.curves.selections.push(CurveSelection {
+            name: name.into(),
+            skeleton: 0,
+            weights: (0..count)
+                .map(|k| {
+                    if s == 1 && k % 2 == 0 {
+                        0.0
+                    } else {
+                        rng.unit()
+                    }
+                })
+                .collect(),
+        });
+    }
+    package
+        .curves
+        .validate(&package.clips, package.skeletons.len())
+        .expect("the test curves are valid");
+    package
+}
+
+/// `package` (whose mesh 0 is skinned by skin 0 of skeleton 0 and has no targets) with three
+/// morph targets on mesh 0 and a mesh node `Body` for it: target 0 moves every 7th vertex
+/// (position and normal deltas) and is weighed by the curve `morph/Body/0` (tracks on every
+/// other clip, weights in -0.5..1.5); target 1 moves every 11th vertex (positions only) and has
+/// no curve, so its default weight 0.3 always holds; target 2 has no curve and default 0, so it
+/// never moves anything. Deltas up to 5 cm.
+pub fn with_morph_targets(mut package: Package) -> Package {
+    use glam::Vec3;
+    use throng_cpu_ref::morph::{MeshNode, MeshRef, MorphTarget, NodePrimitive};
+    use throng_cpu_ref::{Composition, CurveChannel};
+    let mut rng = throng_fixtures::SplitMix64::new(4848);
+    let mut delta = |scale: f32| {
+        Vec3::new(
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+        ) * scale
+    };
+    let n = package.meshes[0].positions.len() as u32;
+    let target = |step: u32, normals: bool, delta: &mut dyn FnMut(f32) -> Vec3| {
+        let vertices: Vec<u32> = (0..n).step_by(step as usize).collect();
+        MorphTarget {
+            positions: vertices.iter().map(|_| delta(0.05)).collect(),
+            normals: if normals {
+                vertices.iter().map(|_| delta(0.3)).collect()
+            } else {
+                Vec::new()
+            },
+            vertices,
+        }
+    };
+    let targets = vec![
+        target(7, true, &mut delta),
+        target(11, false, &mut delta),
+        target(5, true, &mut delta),
+    ];
+    package.meshes[0].targets = targets;
+    package.scene.nodes.push(MeshNode {
+        node: 1000,
+        name: "Body".into(),
+        world: glam::Affine3A::IDENTITY,
+        skin: Some(package.meshes[0].skin),
+        primitives: vec![NodePrimitive {
+            primitive: 0,
+            mesh: MeshRef::Skinned(0),
+        }],
+        weights: vec![0.0, 0.3, 0.0],
+    });
+    let first = add_channels(
+        &mut package,
+        vec![CurveChannel {
+            name: "morph/Body/0".into(),
+            skeleton: 0,
+            default: 0.0,
+            min: f32::NEG_INFINITY,
+            max: f32::INFINITY,
+            composition: Composition::Blend,
+        }],
+    );
+    let mut rng = throng_fixtures::SplitMix64::new(48_48);
+    add_tracks(&mut package, (first, 1), (-0.5, 1.5), &mut rng);
+    package
+}

@@ -3,8 +3,9 @@
 // or NO_KIND for a slot no instance holds) names its kind row; per box b of the kind's skin
 // (palette entry k, the cube [-1, 1]³ onto the box in bind space U), M = P · palette[k] · U, with
 // P the slot's placement; the box of M's cube is centre M.t, half extent |row|·(1, 1, 1) per row;
-// the union over boxes, padded by BOUNDS_PAD × its largest coordinate, is the instance's
-// scene-space box. Output per frame slot: two vec4<f32>, min and max in xyz (min > max: no box,
+// the union over boxes, widened by how far the slot's morph targets can move a vertex
+// (`morph_pad`, morph.wgsl; a no-op hook when no resident skin has targets) and padded by
+// BOUNDS_PAD × its largest coordinate, is the instance's scene-space box. Output per frame slot: two vec4<f32>, min and max in xyz (min > max: no box,
 // as for a kind without a skin).
 //
 // Then visibility and significance: an instance is seen (never without a skin or when hidden;
@@ -68,16 +69,19 @@ fn significance(lo: vec3<f32>, hi: vec3<f32>) -> u32 {
 
 /// The scene-space box of frame slot `slot` of kind `k` (min, max; min > max when its skin has
 /// no box).
-fn instance_box(slot: u32, k: KindRow) -> array<vec3<f32>, 2> {
+fn instance_box(slot: u32, k: KindRow, hero: bool) -> array<vec3<f32>, 2> {
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
     var lo = vec3<f32>(BOUNDS_EMPTY);
     var hi = vec3<f32>(-BOUNDS_EMPTY);
+    var norm = 0.0;
     for (var b = 0u; b < k.boxes; b++) {
         let e = tables[k.entry_base + b];
         let at = k.box_base + 3u * b;
         let unit = Affine(pool[at], pool[at + 1u], pool[at + 2u]);
-        let m = affine_mul(placement, affine_mul(load_palettes(slot, e), unit));
+        let palette = load_palettes(slot, e);
+        norm = max(norm, morph_norm(palette));
+        let m = affine_mul(placement, affine_mul(palette, unit));
         let centre = vec3<f32>(m.r0.w, m.r1.w, m.r2.w);
         let half = vec3<f32>(
             abs(m.r0.x) + abs(m.r0.y) + abs(m.r0.z),
@@ -88,6 +92,9 @@ fn instance_box(slot: u32, k: KindRow) -> array<vec3<f32>, 2> {
         hi = max(hi, centre + half);
     }
     if k.boxes > 0u {
+        let r = morph_pad(k, slot, hero, norm, placement);
+        lo -= vec3<f32>(r);
+        hi += vec3<f32>(r);
         let extent = max(abs(lo), abs(hi));
         let pad = BOUNDS_PAD * max(extent.x, max(extent.y, extent.z));
         lo -= vec3<f32>(pad);
@@ -122,7 +129,7 @@ fn main(
             let k = kinds[word & KIND_MASK];
             skinned = k.unit_base != NO_UNIT;
             if skinned {
-                b = instance_box(slot, k);
+                b = instance_box(slot, k, (word & HERO_BIT) != 0u);
             }
         }
         bounds[2u * slot] = vec4<f32>(b[0], 0.0);

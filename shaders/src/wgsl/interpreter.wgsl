@@ -95,3 +95,56 @@ fn interpret(rec: u32, j: u32, rest: Trs) -> Trs {
     }
     return result;
 }
+
+var<private> curve_regs: array<CurveValue, REGISTERS>;
+
+/// The shape's curve output of channel `ch` for the instance whose record is at `rec`
+/// (`CurveRegisters::op` over the shape's ops, one channel).
+fn interpret_curve(rec: u32, ch: u32) -> f32 {
+    let c = curve_channel(ch);
+    var result = curve_output(c, c.default_value);
+    for (var k = 0u; k < params.shape_ops; k++) {
+        // code, dst, a, b | c, word, encoding, d
+        let o = shapes[params.shape_base + 2u * k];
+        let p = shapes[params.shape_base + 2u * k + 1u];
+        switch o.x {
+            case OP_REST: {
+                curve_regs[o.y] = rest_curve(c);
+            }
+            case OP_SAMPLE: {
+                let clip = record_word(rec, p.y);
+                let b = bracket(clip_header(clip), bitcast<f32>(record_word(rec, p.y + 1u)));
+                curve_regs[o.y] = sample_curve(clip, b, ch, c);
+            }
+            case OP_BLEND: {
+                var sum = 0.0;
+                for (var i = 0u; i < o.w; i++) {
+                    sum += bitcast<f32>(record_word(rec, p.y + i));
+                }
+                if sum < BLEND_EPSILON {
+                    curve_regs[o.y] = rest_curve(c);
+                } else {
+                    var acc = curve_blend_start();
+                    for (var i = 0u; i < o.w; i++) {
+                        let w = bitcast<f32>(record_word(rec, p.y + i)) / sum;
+                        acc = curve_blend_add(acc, curve_regs[o.z + i], w, c.composition);
+                    }
+                    curve_regs[o.y] = curve_blend_end(acc, c);
+                }
+            }
+            case OP_OVERRIDE: {
+                let a = bitcast<f32>(record_word(rec, p.y)) * curve_selected(p.w, ch);
+                curve_regs[o.y] = override_curve(curve_regs[o.y], curve_regs[o.z], a, c.composition);
+            }
+            case OP_ADDITIVE: {
+                let a = bitcast<f32>(record_word(rec, p.y)) * curve_selected(p.w, ch);
+                curve_regs[o.y] = additive_curve(curve_regs[o.y], curve_regs[o.z], curve_regs[o.w], a, c.composition);
+            }
+            case OP_TO_COMPONENT: {
+                result = curve_output(c, curve_regs[o.z].value);
+            }
+            default: {}
+        }
+    }
+    return result;
+}

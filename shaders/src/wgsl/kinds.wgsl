@@ -38,13 +38,18 @@ struct KindRow {
     /// The kind's first skinning unit, or NO_UNIT without a skin; `tiers` units from it.
     unit_base: u32,
     tiers: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    pad5: u32,
-    pad6: u32,
+    /// The skeleton's curve channels, their schema (`tables`, four words each), per package
+    /// clip a track start per channel (or NO_CURVE_TRACK), per curve selection a weight per
+    /// channel (curves.wgsl).
+    curve_count: u32,
+    curve_base: u32,
+    curve_clips: u32,
+    curve_selections: u32,
+    /// The skin's morph targets (morph.wgsl): per level where its vertex ranges start (or
+    /// NO_MORPH), the target count and their channel, default and reach.
+    morph_tiers: u32,
+    morph_count: u32,
+    morph_base: u32,
     pad7: u32,
     pad8: u32,
     pad9: u32,

@@ -11,6 +11,9 @@
 // `normalize(cof(L) n)` (L the linear part of M); then the instance's placement P: `P (M p)`,
 // `normalize(cof(P) n)`. Output per vertex: the position's bits and the octahedral normal
 // (`encode_normal`); then the `motion` hook (motion.wgsl, or a no-op without motion vectors).
+// Before the palette blends a vertex, the `morph_vertex` hook moves it by its instance's morph
+// targets (morph.wgsl, or a no-op when no resident skin has targets); the previous position of
+// motion vectors is that morphed vertex under the last palette.
 //
 // A vertex record is three vec4<u32>: position bits and joints 0-1 (16 bits each), normal bits
 // (zero without normals) and joints 2-3, the four weights' bits.
@@ -56,6 +59,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
+    let morphing = morph_begin(row, slot);
     for (var n = 0u; n < SKIN_VERTICES_PER_THREAD; n++) {
         let v = (block * SKIN_VERTICES_PER_THREAD + n) * WORKGROUP + lane;
         if v >= row.vertex_count {
@@ -73,9 +77,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                 m = Affine(m.r0 + p.r0 * wt[k], m.r1 + p.r1 * wt[k], m.r2 + p.r2 * wt[k]);
             }
         }
-        let p = bitcast<vec3<f32>>(a.xyz);
+        var p = bitcast<vec3<f32>>(a.xyz);
+        var bind_normal = bitcast<vec3<f32>>(b.xyz);
+        morph_vertex(morphing, v, &p, &bind_normal);
         let position = affine_point(placement, affine_point(m, p));
-        let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bitcast<vec3<f32>>(b.xyz)))));
+        let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bind_normal))));
         store_skinned(out, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
         motion(out, slot, v, joints, wt, p, position, row.skin_len);
     }
