@@ -92,11 +92,19 @@ fn main_job_pipeline_character_cook_inspect_pose() {
     let inspect: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(inspect["skeletons"][0]["joints"].as_u64().unwrap() >= 40);
     assert_eq!(inspect["clips"].as_array().unwrap().len(), 5);
-    // The contact curves: two channels, tracks on idle, walk and run.
+    // The contact curves (tracks on idle, walk and run) and the face's morph weights.
     let curves: Vec<&str> = (inspect["curves"].as_array().unwrap().iter())
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(curves, ["contact/foot_l", "contact/foot_r"]);
+    assert_eq!(
+        curves,
+        [
+            "contact/foot_l",
+            "contact/foot_r",
+            "morph/Body/0",
+            "morph/Body/1"
+        ]
+    );
     let walk = (inspect["clips"].as_array().unwrap().iter())
         .find(|c| c["name"] == "walk")
         .unwrap();
@@ -134,10 +142,12 @@ fn main_job_pipeline_character_cook_inspect_pose() {
         "--exact",
         "--json",
     ]);
-    // At half the walk cycle the right foot has landed and the left has not yet lifted.
+    // At half the walk cycle the right foot has landed and the left has not yet lifted; the
+    // walk leaves the face alone.
     assert_eq!(
         cooked["curves"],
-        serde_json::json!({"contact/foot_l": 1.0, "contact/foot_r": 1.0})
+        serde_json::json!({"contact/foot_l": 1.0, "contact/foot_r": 1.0,
+            "morph/Body/0": 0.0, "morph/Body/1": 0.0})
     );
     assert_eq!(cooked["joints"], from_glb["joints"]);
     assert_eq!(cooked["vertices"], from_glb["vertices"]);

@@ -6,7 +6,8 @@
 //! docs/benchmark.md says how to read it. The criterion benches in `benches/` time the CPU
 //! kernels one by one. [`codec`] compares the reference and compressed clip encodings (pose
 //! only) for the same subjects and crowds; [`Report::codec`] holds what it found. [`control`]
-//! times the authoritative control tick beside the pose ([`Report::control`]).
+//! times the authoritative control tick beside the pose ([`Report::control`]); [`morph`] what
+//! the character's morph targets cost ([`Report::morph`]).
 //!
 //! Every path does the same work per frame: the same programs, advanced by one 60 Hz frame, in
 //! pose-only frames (program + FK: component transforms of every instance) and whole frames
@@ -22,6 +23,7 @@ pub mod crowd;
 pub mod game;
 pub mod gpu;
 pub mod lod;
+pub mod morph;
 pub mod plot;
 pub mod report;
 pub mod subject;
@@ -41,6 +43,7 @@ pub use crowd::{CrowdRow, FarCost};
 pub use game::GameRow;
 pub use gpu::{GpuCrowd, GpuFrame};
 pub use lod::LodRow;
+pub use morph::MorphRow;
 pub use report::{CpuTiming, Derived, GpuTiming, MappingPose, Report, Row, Stages};
 pub use subject::Subject;
 
@@ -238,6 +241,7 @@ pub fn run(
         lod: Vec::new(),
         control: Vec::new(),
         game: Vec::new(),
+        morph: Vec::new(),
     })
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use throng_gpu::AdapterReport;
 
 use crate::crowd::FarCost;
-use crate::{Codec, ControlRow, CrowdRow, GameRow, LodRow};
+use crate::{Codec, ControlRow, CrowdRow, GameRow, LodRow, MorphRow};
 use throng_fixtures::BenchShape;
 
 /// One run: the machine's view and one row per (subject, shape, instance count).
@@ -41,6 +41,9 @@ pub struct Report {
     /// The game loop through the embedding API ([`crate::game::run`]); empty unless asked
     /// (`throng bench --game`).
     pub game: Vec<GameRow>,
+    /// Whole frames with the character's morph targets against without ([`crate::morph::run`]);
+    /// empty unless the caller ran it.
+    pub morph: Vec<MorphRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -400,6 +403,7 @@ impl Report {
         s.push_str(&self.transitions());
         s.push_str(&self.codec.table());
         s.push_str(&lod_table(&self.lod));
+        s.push_str(&morph_table(&self.morph));
         s.push_str(&crowd_table(&self.crowd));
         s.push_str(&far_cost_lines(&self.far_cost));
         s.push_str(&control_table(&self.control));
@@ -650,6 +654,41 @@ fn lod_table(rows: &[LodRow]) -> String {
             r.joints,
             num(r.pose_ms),
             r.pose_ms / full.max(1e-9)
+        );
+    }
+    s
+}
+
+/// The morph table: whole frames with the morph targets against without, CPU and GPU.
+fn morph_table(rows: &[MorphRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nmorph targets: whole frames (ms, median, interleaved frame by frame) with the targets and without them; ratio = with / without"
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:>6} {:>6} {:>7} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}",
+        "subject", "N", "active", "moved", "CPU", "CPU bare", "ratio", "GPU", "GPU bare", "ratio"
+    );
+    for r in rows {
+        let (cpu, gpu) = r.ratios();
+        let _ = writeln!(
+            s,
+            "{:<24} {:>6} {:>6} {:>7} | {:>8} {:>8} {:>6.3} | {:>8} {:>8} {:>6}",
+            r.subject,
+            r.instances,
+            r.active_targets,
+            r.moved_vertices,
+            num(r.cpu_ms),
+            num(r.cpu_plain_ms),
+            cpu,
+            r.gpu_ms.map_or("-".into(), num),
+            r.gpu_plain_ms.map_or("-".into(), num),
+            gpu.map_or("-".into(), |g| format!("{g:.3}")),
         );
     }
     s

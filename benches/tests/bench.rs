@@ -301,6 +301,7 @@ fn codec_rows_carry_both_encodings_and_the_compressed_clips_are_smaller() {
         lod: Vec::new(),
         control: Vec::new(),
         game: Vec::new(),
+        morph: Vec::new(),
     };
     let table = report.table();
     println!("{table}");
@@ -458,6 +459,7 @@ fn crowd_rows_count_what_culling_and_the_budget_kept() {
         lod: Vec::new(),
         control: Vec::new(),
         game: Vec::new(),
+        morph: Vec::new(),
     };
     assert!(report.table().contains("crowd: whole frames with raster"));
     let json = serde_json::to_value(&report).unwrap();
@@ -541,6 +543,7 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
         lod: rows,
         control: Vec::new(),
         game: Vec::new(),
+        morph: Vec::new(),
     };
     assert!(report
         .table()
@@ -617,6 +620,7 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         lod: Vec::new(),
         control: rows,
         game: Vec::new(),
+        morph: Vec::new(),
     };
     assert!(report
         .table()

@@ -80,6 +80,14 @@ fn cached_bind_groups_and_pipelines_follow_changed_frames_and_replaced_packages(
     // clips, so groups still bound to the old buffers would give the old poses.
     let mut reversed = subject.clone();
     reversed.package.clips.reverse();
+    // Curve tracks name their clip: they follow it.
+    let last = reversed.package.clips.len() as u32 - 1;
+    let curves = &mut reversed.package.curves;
+    curves
+        .tracks
+        .iter_mut()
+        .for_each(|t| t.clip = last - t.clip);
+    curves.tracks.sort_by_key(|t| (t.clip, t.channel));
     reversed.clips = (0..reversed.package.clips.len() as u32).collect();
     runtime.replace_package(id, &reversed.package).unwrap();
     let e = worst_error(&mut runtime, id, &reversed, Shape::OneClip, 5);

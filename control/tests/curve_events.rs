@@ -156,7 +156,8 @@ fn a_curve_event_naming_a_missing_curve_or_two_thresholds_is_a_load_error() {
     let err = load("\n[curve_events.blink]\ncurve = \"blink\"\nabove = 0.5\n").unwrap_err();
     assert!(
         matches!(&err.kind, TreeErrorKind::UnknownCurve { curve, known }
-            if curve == "blink" && known == "contact/foot_l, contact/foot_r"),
+            if curve == "blink"
+                && known == "contact/foot_l, contact/foot_r, morph/Body/0, morph/Body/1"),
         "{err}"
     );
     assert_eq!(err.key, "curve_events.blink.curve");
@@ -183,7 +184,7 @@ fn a_layers_curve_selection_joins_the_package_and_its_program() {
     let selection = &ctl.package.curves.selections[0];
     assert_eq!(
         (selection.name.as_str(), &selection.weights[..]),
-        ("left_foot", &[0.5, 0.0][..])
+        ("left_foot", &[0.5, 0.0, 0.0, 0.0][..])
     );
     let mut crowd = Crowd::new(&ctl, 1).unwrap();
     let wave = ctl.tree.input("wave").unwrap();

@@ -127,10 +127,19 @@ fn extras_give_the_generated_gaits_steps_markers_and_root_motion() {
     let names: Vec<&str> = (package.curves.channels.iter())
         .map(|c| c.name.as_str())
         .collect();
-    assert_eq!(names, ["contact/foot_l", "contact/foot_r"]);
+    // The contact curves, and the face's morph weights (fixtures' `Body` node).
+    assert_eq!(
+        names,
+        [
+            "contact/foot_l",
+            "contact/foot_r",
+            "morph/Body/0",
+            "morph/Body/1"
+        ]
+    );
     // Idle stands on both feet.
     let idle = package.find_clip("idle").unwrap() as u32;
-    for t in package.curves.tracks_of(idle) {
+    for t in &package.curves.tracks_of(idle)[..2] {
         assert!(t.values.iter().all(|&v| v == 1.0));
     }
     for name in ["idle", "wave", "breathe"] {
@@ -223,7 +232,7 @@ fn without_a_sidecar_import_file_reads_the_extras_alone() {
 
 /// The generated character's `walk` (1 s) and `run` with a sidecar of two curves on `walk`
 /// (a linear `max` curve and a stepped one) and one on `run`, cooked at 30 Hz; they replace the
-/// gaits' contact curves (idle keeps its own).
+/// gaits' contact curves (idle keeps its own, and its morph weights).
 const CURVES_SIDECAR: &str = r#"version = 1
 [clips.walk]
 curves = [
@@ -241,7 +250,14 @@ fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name(
     let names: Vec<&str> = c.channels.iter().map(|ch| ch.name.as_str()).collect();
     assert_eq!(
         names,
-        ["blink", "contact/foot_l", "contact/foot_r", "grip"],
+        [
+            "blink",
+            "contact/foot_l",
+            "contact/foot_r",
+            "grip",
+            "morph/Body/0",
+            "morph/Body/1"
+        ],
         "sorted by name"
     );
     let grip = &c.channels[3];
@@ -265,7 +281,8 @@ fn authored_curves_are_cooked_onto_each_clips_samples_with_one_channel_per_name(
     };
     assert_eq!(tracks(walk), [0, 3]);
     assert_eq!(tracks(run), [3]);
-    assert_eq!(tracks(idle), [1, 2]);
+    // Idle keeps its contact curves and its blink (and the face's other weight, 0).
+    assert_eq!(tracks(idle), [1, 2, 4, 5]);
     let w = &package.clips[walk as usize];
     assert_eq!(w.sample_count, 31);
     let blink = &c.tracks_of(walk)[0].values;
@@ -296,7 +313,16 @@ fn curves_in_the_extras_are_cooked_like_the_sidecars() {
     let (package, _) = cook(&imported, &Profile::DEFAULT).unwrap();
     let c = &package.curves;
     let names: Vec<&str> = c.channels.iter().map(|ch| ch.name.as_str()).collect();
-    assert_eq!(names, ["contact/foot_l", "contact/foot_r", "lift"]);
+    assert_eq!(
+        names,
+        [
+            "contact/foot_l",
+            "contact/foot_r",
+            "lift",
+            "morph/Body/0",
+            "morph/Body/1"
+        ]
+    );
     assert_eq!(
         c.channels[2].composition,
         throng_cpu_ref::Composition::Additive
@@ -321,7 +347,7 @@ fn cooked_curves_come_out_of_a_program_that_samples_the_clip() {
     let walk = package.find_clip("walk").unwrap() as u32;
     let run = package.find_clip("run").unwrap() as u32;
     let joints = package.skeletons[0].joint_count();
-    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 4);
+    let mut ev = Evaluator::with_curves(ProgramLimits::default(), joints, 0, 6);
     // Walk at 0.375 s (grip 0.5) blended evenly with run (grip 0.5 throughout; no blink track,
     // so blink takes its default 0 there): max reduces to 0.5, blink averages 0.5. Neither
     // gait has contact curves any more (the sidecar replaced them): their defaults, 0.
@@ -336,8 +362,9 @@ fn cooked_curves_come_out_of_a_program_that_samples_the_clip() {
     };
     ev.run(&program, &assets).unwrap();
     let out = ev.curves();
-    assert_eq!(out.len(), 4);
-    for (k, want) in [(0, 0.5), (1, 0.0), (2, 0.0), (3, 0.5)] {
+    // Then the face's morph weights: neither gait animates them.
+    assert_eq!(out.len(), 6);
+    for (k, want) in [(0, 0.5), (1, 0.0), (2, 0.0), (3, 0.5), (4, 0.0), (5, 0.0)] {
         assert!((out[k] - want).abs() < 1e-6, "{out:?}");
     }
 }

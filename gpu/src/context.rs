@@ -170,13 +170,16 @@ impl GpuContext {
 
     /// The limits to request of a device for Throng, from the adapter's (`Adapter::limits`):
     /// the WebGPU defaults, raised to the adapter's storage binding and buffer sizes, workgroups
-    /// per dimension and storage buffers per stage (crowd capacity grows with the first two).
+    /// per dimension, storage buffers and all buffers per stage (crowd capacity grows with the
+    /// first two; paged streams, morph targets and curves bind more buffers).
     pub fn required_limits(adapter: &wgpu::Limits) -> wgpu::Limits {
         wgpu::Limits {
             max_storage_buffer_binding_size: adapter.max_storage_buffer_binding_size,
             max_buffer_size: adapter.max_buffer_size,
             max_compute_workgroups_per_dimension: adapter.max_compute_workgroups_per_dimension,
             max_storage_buffers_per_shader_stage: adapter.max_storage_buffers_per_shader_stage,
+            max_buffers_and_acceleration_structures_per_shader_stage: adapter
+                .max_buffers_and_acceleration_structures_per_shader_stage,
             ..wgpu::Limits::default()
         }
     }

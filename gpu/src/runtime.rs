@@ -335,13 +335,24 @@ impl Runtime {
         let curves = capacities.curves > 0;
         let morph = capacities.morph_targets > 0;
         // Counted from the kernels' own binding lists, pages included.
-        let streams = crate::passes::widest_binding(&layout, &options, curves, morph);
+        let (streams, bound) = crate::passes::widest_binding(&layout, &options, curves, morph);
         if streams > ctx.limits.max_storage_buffers_per_shader_stage {
             return Err(GpuError::AdapterLimit {
                 adapter: ctx.adapter.name.clone(),
                 what: "storage buffers per shader stage (pages of the frame streams and history)",
                 have: ctx.limits.max_storage_buffers_per_shader_stage.into(),
                 need: streams.into(),
+            });
+        }
+        let most = ctx
+            .limits
+            .max_buffers_and_acceleration_structures_per_shader_stage;
+        if bound > most {
+            return Err(GpuError::AdapterLimit {
+                adapter: ctx.adapter.name.clone(),
+                what: "buffers per shader stage (storage and uniform; request GpuContext::required_limits)",
+                have: most.into(),
+                need: bound.into(),
             });
         }
         if !options.fk && !options.outputs.locals {

@@ -125,6 +125,13 @@ pub fn run(a: Args) -> Result<(), CliError> {
     if let (Some(ctx), Some(&most)) = (gpu.as_ref(), options.instances.iter().max()) {
         report.lod = throng_bench::lod::run(ctx, &subjects[0], most, &options, lod_progress)?;
     }
+    report.morph = throng_bench::morph::run(
+        gpu.as_ref(),
+        &subjects[0],
+        throng_bench::morph::MORPH_INSTANCES,
+        &options,
+        morph_progress,
+    )?;
     if let (true, Some(ctx)) = (a.crowd, gpu.as_ref()) {
         report.crowd = throng_bench::crowd::run(
             ctx,
@@ -191,6 +198,18 @@ fn control_progress(r: &throng_bench::ControlRow) {
     eprintln!(
         "measured control {} ({} tree) × {} on {} thread(s): {:.0} ns per instance per tick",
         r.subject, r.tree, r.instances, r.threads, r.ns_per_instance_tick
+    );
+}
+
+fn morph_progress(r: &throng_bench::MorphRow) {
+    let (cpu, gpu) = r.ratios();
+    eprintln!(
+        "measured morph targets {} × {} with {} active: CPU {:.3}×, GPU {}",
+        r.subject,
+        r.instances,
+        r.active_targets,
+        cpu,
+        gpu.map_or("-".into(), |g| format!("{g:.3}×"))
     );
 }
 

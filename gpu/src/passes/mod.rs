@@ -214,7 +214,8 @@ pub(crate) fn missing() -> crate::GpuError {
     }
 }
 
-/// Storage buffers the widest kernel a runtime of `layout` and `options` builds binds: what
+/// Storage buffers, and buffers of any kind, the widest kernel a runtime of `layout` and
+/// `options` (`curves`: with the curve stream; `morph`: with morph targets) builds binds: what
 /// the device must allow per shader stage. The specialised pose kernels bind no more than the
 /// interpreter (history only when their shape uses it).
 pub(crate) fn widest_binding(
@@ -222,7 +223,7 @@ pub(crate) fn widest_binding(
     options: &RuntimeOptions,
     curves: bool,
     morph: bool,
-) -> u32 {
+) -> (u32, u32) {
     let kernels = [
         kernel::interpreter(layout, pose::outputs(false, curves, options)),
         kernel::interpreter(layout, pose::outputs(true, curves, options)),
@@ -237,11 +238,11 @@ pub(crate) fn widest_binding(
         kernel::scatter(),
         kernel::tally(),
     ];
-    kernels
-        .iter()
-        .map(Kernel::storage_buffers)
-        .max()
-        .unwrap_or(0)
+    let most = |f: fn(&Kernel) -> u32| kernels.iter().map(f).max().unwrap_or(0);
+    (
+        most(Kernel::storage_buffers),
+        most(|k| k.bindings.len() as u32),
+    )
 }
 
 #[cfg(test)]

@@ -258,16 +258,18 @@ pub fn with_every_composition(mut package: Package) -> Package {
     package
 }
 
-/// `package` (whose mesh 0 is skinned by skin 0 of skeleton 0 and has no targets) with three
-/// morph targets on mesh 0 and a mesh node `Body` for it: target 0 moves every 7th vertex
-/// (position and normal deltas) and is weighed by the curve `morph/Body/0` (tracks on every
-/// other clip, weights in -0.5..1.5); target 1 moves every 11th vertex (positions only) and has
-/// no curve, so its default weight 0.3 always holds; target 2 has no curve and default 0, so it
-/// never moves anything. Deltas up to 5 cm.
-pub fn with_morph_targets(mut package: Package) -> Package {
+/// The generated character with its mesh's morph targets replaced by four synthetic ones on
+/// its `Body` node (deltas up to 5 cm): target 0 moves every 7th vertex (position and normal
+/// deltas) and is weighed by the curve `morph/Body/0` (the character's blink, with random
+/// tracks in -0.5..1.5 added on the clips that lack one); target 1 moves every 5th vertex
+/// (both deltas), weighed by `morph/Body/1` (the character's open mouth, in `wave` only);
+/// target 2 moves every 11th vertex (positions only) and has no curve, so its default weight
+/// 0.3 always holds; target 3 (every 13th) has no curve and default 0, so it never moves
+/// anything.
+pub fn character_with_morph_targets() -> Package {
     use glam::Vec3;
-    use throng_cpu_ref::morph::{MeshNode, MeshRef, MorphTarget, NodePrimitive};
-    use throng_cpu_ref::{Composition, CurveChannel};
+    use throng_cpu_ref::morph::MorphTarget;
+    let mut package = character();
     let mut rng = throng_fixtures::SplitMix64::new(4848);
     let mut delta = |scale: f32| {
         Vec3::new(
@@ -277,7 +279,7 @@ pub fn with_morph_targets(mut package: Package) -> Package {
         ) * scale
     };
     let n = package.meshes[0].positions.len() as u32;
-    let target = |step: u32, normals: bool, delta: &mut dyn FnMut(f32) -> Vec3| {
+    let mut target = |step: u32, normals: bool| {
         let vertices: Vec<u32> = (0..n).step_by(step as usize).collect();
         MorphTarget {
             positions: vertices.iter().map(|_| delta(0.05)).collect(),
@@ -289,35 +291,50 @@ pub fn with_morph_targets(mut package: Package) -> Package {
             vertices,
         }
     };
-    let targets = vec![
-        target(7, true, &mut delta),
-        target(11, false, &mut delta),
-        target(5, true, &mut delta),
+    package.meshes[0].targets = vec![
+        target(7, true),
+        target(5, true),
+        target(11, false),
+        target(13, false),
     ];
-    package.meshes[0].targets = targets;
-    package.scene.nodes.push(MeshNode {
-        node: 1000,
-        name: "Body".into(),
-        world: glam::Affine3A::IDENTITY,
-        skin: Some(package.meshes[0].skin),
-        primitives: vec![NodePrimitive {
-            primitive: 0,
-            mesh: MeshRef::Skinned(0),
-        }],
-        weights: vec![0.0, 0.3, 0.0],
-    });
-    let first = add_channels(
-        &mut package,
-        vec![CurveChannel {
-            name: "morph/Body/0".into(),
-            skeleton: 0,
-            default: 0.0,
-            min: f32::NEG_INFINITY,
-            max: f32::INFINITY,
-            composition: Composition::Blend,
-        }],
-    );
+    let body = (package.scene.nodes.iter_mut())
+        .find(|n| n.name == "Body")
+        .expect("the character's mesh node");
+    body.weights = vec![0.0, 0.0, 0.3, 0.0];
+    let blink = package
+        .curves
+        .find(0, "morph/Body/0")
+        .expect("the blink curve");
     let mut rng = throng_fixtures::SplitMix64::new(48_48);
-    add_tracks(&mut package, (first, 1), (-0.5, 1.5), &mut rng);
+    for c in 0..package.clips.len() as u32 {
+        let clip = &package.clips[c as usize];
+        if clip.skeleton != 0
+            || package
+                .curves
+                .tracks_of(c)
+                .iter()
+                .any(|t| t.channel == blink)
+        {
+            continue;
+        }
+        let values = (0..clip.sample_count)
+            .map(|_| rng.range(-0.5, 1.5))
+            .collect();
+        package.curves.tracks.push(throng_cpu_ref::CurveTrack {
+            clip: c,
+            channel: blink,
+            values,
+        });
+    }
+    package.curves.tracks.sort_by_key(|t| (t.clip, t.channel));
+    package
+}
+
+/// `package` with its meshes' morph targets removed (what a frame without them costs and
+/// shows).
+pub fn without_morph_targets(mut package: Package) -> Package {
+    for m in &mut package.meshes {
+        m.targets.clear();
+    }
     package
 }
