@@ -190,20 +190,22 @@ impl SkinBounds {
     /// (shaders/src/wgsl/bounds.wgsl).
     pub fn instance(&self, palette: &[Affine3A], placement: &Affine3A, curves: &[f32]) -> Bounds {
         let mut out = Bounds::EMPTY;
-        // The largest Frobenius norm of a boxed entry's linear part.
-        let mut norm = 0.0f32;
+        let reach = self.morph_reach(curves);
+        // The largest squared Frobenius norm of a boxed entry's linear part (where it matters).
+        let mut norm2 = 0.0f32;
         for (&k, unit) in self.entries.iter().zip(&self.boxes) {
             if let Some(p) = palette.get(k as usize) {
                 out = out.union(&of_unit_cube(&(*placement * (*p * *unit))));
-                norm = norm.max(frobenius(&p.matrix3));
+                if reach > 0.0 {
+                    norm2 = norm2.max(frobenius2(&p.matrix3));
+                }
             }
         }
         if out.is_empty() {
             return out;
         }
-        let reach = self.morph_reach(curves);
         if reach > 0.0 {
-            let r = reach * norm * frobenius(&placement.matrix3);
+            let r = reach * norm2.sqrt() * frobenius2(&placement.matrix3).sqrt();
             out.min -= r;
             out.max += r;
         }
@@ -215,9 +217,10 @@ impl SkinBounds {
     }
 }
 
-/// The Frobenius norm of a linear map (an upper bound of how far it stretches a vector).
-fn frobenius(m: &glam::Mat3A) -> f32 {
-    (m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()).sqrt()
+/// The squared Frobenius norm of a linear map (its root bounds how far the map stretches a
+/// vector).
+fn frobenius2(m: &glam::Mat3A) -> f32 {
+    m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()
 }
 
 /// A view frustum as six planes `(n, d)`, inside where `n·p + d >= 0`: left, right, bottom,

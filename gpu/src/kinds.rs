@@ -186,7 +186,6 @@ fn kind_row(
         held_base: sk.held_base,
         decode_base: package.decode_base,
         unit_base: NO_UNIT,
-        morph_tiers: throng_shaders::NO_MORPH,
         curve_count: sk.curve_count,
         curve_base: sk.curve_base,
         curve_clips: sk.curve_clips,
@@ -209,7 +208,6 @@ fn kind_row(
     row.box_base = skin.box_base;
     row.entry_base = skin.entry_base;
     row.boxes = skin.boxes;
-    row.morph_tiers = skin.morph_tiers;
     row.morph_count = skin.morph_count;
     row.morph_base = skin.morph_base;
     row.unit_base = unit_base;
@@ -224,6 +222,12 @@ fn kind_row(
             index_count: tier.index_count,
             first_index: tier.first_index,
             skin_len: skin.len,
+            morph_ranges: tier.morph_ranges,
+            morph_first: tier.morph_first,
+            morph_end: tier.morph_end,
+            morph_count: skin.morph_count,
+            morph_base: skin.morph_base,
+            ..UnitRow::default()
         })
         .collect();
     Ok((row, units))

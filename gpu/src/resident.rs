@@ -78,10 +78,8 @@ pub struct SkinRange {
     pub(crate) box_base: u32,
     pub(crate) entry_base: u32,
     pub(crate) boxes: u32,
-    /// The skin's morph targets (morph.wgsl): per level, where its vertex ranges start
-    /// (`tables`, one word per level; `NO_MORPH` without a target that moves a vertex); the
-    /// targets and, per target, its channel, default weight and reach (`tables`).
-    pub(crate) morph_tiers: u32,
+    /// The skin's morph targets (morph.wgsl): how many, and per target its channel, default
+    /// weight and reach (a row of `vertices` each); each level's vertex ranges are its tier's.
     pub morph_count: u32,
     pub(crate) morph_base: u32,
 }
@@ -99,6 +97,12 @@ pub struct SkinTier {
     /// The level's range of [`SkinRange::indices`].
     pub first_index: u32,
     pub index_count: u32,
+    /// Morph targets (morph.wgsl): the level's vertices a target moves lie in
+    /// `morph_first .. morph_end`, whose rows of entry ranges start at `morph_ranges` in `vertices`
+    /// (`NO_MORPH`: none).
+    pub(crate) morph_ranges: u32,
+    pub(crate) morph_first: u32,
+    pub(crate) morph_end: u32,
 }
 
 /// The arena's buffers.
@@ -564,14 +568,14 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
         }
         let bounds = SkinBounds::for_skin(package, k);
         let levels = package.skeletons[skin.skeleton as usize].lods.len();
-        let (tiers, indices) = add_tiers(a, package, &meshes, (vertex_base, count), levels)?;
+        let (mut tiers, indices) = add_tiers(a, package, &meshes, (vertex_base, count), levels)?;
         let index_count = tiers[0].index_count;
         let box_base = a.pool_at()?;
         a.pool
             .extend(bounds.boxes.iter().flat_map(|m| AffineRows::from(m).rows));
         let entry_base = a.table_at()?;
         a.tables.extend(&bounds.entries);
-        let (morph_tiers, morph_base) = add_morphs(a, package, &meshes, &tiers, &bounds)?;
+        let morph_base = add_morphs(a, package, &meshes, &mut tiers, &bounds)?;
         ranges.push(SkinRange {
             skeleton: skin.skeleton,
             len: index(skin.joints.len(), "palette entry")?,
@@ -585,7 +589,6 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
             box_base,
             entry_base,
             boxes: bounds.entries.len() as u32,
-            morph_tiers,
             morph_count: index(bounds.targets.len(), "morph target")?,
             morph_base,
             index_count,
@@ -601,23 +604,24 @@ fn add_skins(a: &mut Arrays, package: &Package) -> Result<Vec<SkinRange>, String
 /// `l ≥ 1` copies the records its meshes' LOD triangles use (`SkinnedMesh::level_indices`) after
 /// the ones already there, in skin vertex order (a skin whose meshes have no LODs draws level 0
 /// at every level). Returns the levels and their indices.
-/// A skin's morph targets (morph.wgsl): per target of its meshes (`bounds.targets`, mesh order
-/// then glTF order) its channel or `NO_CHANNEL`, default weight and reach; per skin vertex its
-/// entries (position delta and target, normal delta) in `pool`, in target order; per level its
-/// vertices' ranges of entries. Returns where the levels' range starts and the targets lie;
-/// `NO_MORPH` for the first when no target moves a vertex.
+/// A skin's morph targets (morph.wgsl), rows of the `vertices` array: per target of its meshes
+/// (`bounds.targets`, mesh order then glTF order) its channel or `NO_CHANNEL`, default weight
+/// and reach; per skin vertex its entries (position delta and target, normal delta), in target
+/// order; per level (`tiers`, whose morph fields it sets) the span of its vertices with entries
+/// and a row per vertex of it with its entries' first row and count. Returns where the targets
+/// lie. Pads the array to whole vertex records (three rows) after.
 fn add_morphs(
     a: &mut Arrays,
     package: &Package,
     meshes: &[(usize, u32, u32)],
-    tiers: &[SkinTier],
+    tiers: &mut [SkinTier],
     bounds: &SkinBounds,
-) -> Result<(u32, u32), String> {
-    let morph_base = a.table_at()?;
+) -> Result<u32, String> {
+    let row_at = |a: &Arrays| index(a.vertices.len(), "morph row");
+    let morph_base = row_at(a)?;
     for (w, reach) in &bounds.targets {
         let channel = w.channel.unwrap_or(throng_shaders::NO_CHANNEL);
-        a.tables
-            .extend([channel, w.default.to_bits(), reach.to_bits()]);
+        (a.vertices).push([channel, w.default.to_bits(), reach.to_bits(), 0]);
     }
     // Per skin vertex, its (target, position delta, normal delta) in target order.
     let count: usize = meshes.iter().map(|&(_, _, n)| n as usize).sum();
@@ -647,32 +651,36 @@ fn add_morphs(
             target += 1;
         }
     }
-    if entries.iter().all(Vec::is_empty) {
-        return Ok((throng_shaders::NO_MORPH, morph_base));
-    }
+    let bits = |v: glam::Vec3| v.to_array().map(f32::to_bits);
     let mut ranges = Vec::with_capacity(count);
     for list in &entries {
-        ranges.push((a.pool_at()?, list.len() as u32));
+        ranges.push((row_at(a)?, list.len() as u32));
         for &(t, d, dn) in list {
-            a.pool.push([d.x, d.y, d.z, f32::from_bits(t)]);
-            a.pool.push([dn.x, dn.y, dn.z, 0.0]);
+            let ([x, y, z], [nx, ny, nz]) = (bits(d), bits(dn));
+            a.vertices.extend([[x, y, z, t], [nx, ny, nz, 0]]);
         }
     }
-    let mut starts = Vec::with_capacity(tiers.len());
-    for tier in tiers {
-        starts.push(a.table_at()?);
-        if tier.vertices.is_empty() {
-            a.tables.extend(ranges.iter().flat_map(|&(f, c)| [f, c]));
-        } else {
-            for &v in &tier.vertices {
-                let (f, c) = ranges[v as usize];
-                a.tables.extend([f, c]);
-            }
+    for tier in tiers.iter_mut() {
+        // The level's vertex k is skin vertex `vertices[k]` (level 0: k itself).
+        let skin_vertex = |k: usize| tier.vertices.get(k).map_or(k, |&v| v as usize);
+        let n = tier.vertex_count as usize;
+        let moved = |k: &usize| ranges[skin_vertex(*k)].1 > 0;
+        let (Some(first), Some(last)) = ((0..n).find(moved), (0..n).rev().find(moved)) else {
+            tier.morph_ranges = throng_shaders::NO_MORPH;
+            continue;
+        };
+        tier.morph_ranges = row_at(a)?;
+        tier.morph_first = first as u32;
+        tier.morph_end = last as u32 + 1;
+        for k in first..=last {
+            let (f, c) = ranges[skin_vertex(k)];
+            a.vertices.push([f, c, 0, 0]);
         }
     }
-    let morph_tiers = a.table_at()?;
-    a.tables.extend(starts);
-    Ok((morph_tiers, morph_base))
+    // Vertex records are three rows each, numbered from the array's start.
+    let padded = a.vertices.len().next_multiple_of(3);
+    a.vertices.resize(padded, [0; 4]);
+    Ok(morph_base)
 }
 
 fn add_tiers(
@@ -722,6 +730,7 @@ fn add_tiers(
                 vertices: Vec::new(),
                 first_index,
                 index_count: index(used.len(), "triangle index")?,
+                ..SkinTier::default()
             }
         } else {
             let corners = used.clone();
@@ -740,6 +749,7 @@ fn add_tiers(
                 vertices: used,
                 first_index,
                 index_count: index(corners.len(), "triangle index")?,
+                ..SkinTier::default()
             }
         };
         tiers.push(tier);

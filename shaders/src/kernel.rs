@@ -1330,30 +1330,23 @@ pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
 /// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
 const NO_MORPH_HOOK: &str = "struct Morphing { ranges: u32 }
 fn morph_begin(row: UnitRow, slot: u32) -> Morphing { return Morphing(NO_MORPH); }
-fn morph_vertex(m: Morphing, v: u32, p: ptr<function, vec3<f32>>, n: ptr<function, vec3<f32>>) {}
+fn morph_vertex(m: Morphing, v: u32, bind: array<vec3<f32>, 2>) -> array<vec3<f32>, 2> { return bind; }
 ";
 
-/// What morph.wgsl reads, added to a kernel's `resources` (declared in `decls`, numbered after
-/// those there) and `streams`: the resident tables, pool and kind rows, the slots' kind words
-/// and the curve stream. The kernel must not have bound the first four itself.
+/// What morph.wgsl reads in the skinning pass besides the vertices it binds anyway, added to its
+/// `resources` (declared in `decls`, numbered after those there) and `streams`: the slots' kind
+/// words (a hero's flag) and the curve stream.
 fn morph_bindings(
     resources: &mut Vec<(Resource, Access)>,
     decls: &mut String,
     streams: &mut Vec<(Stream, Access)>,
 ) {
-    for (resource, decl) in [
-        (Resource::Tables, "tables: array<u32>"),
-        (Resource::Pool, "pool: array<vec4<f32>>"),
-        (Resource::Kinds, "kinds: array<KindRow>"),
-        (Resource::SlotKinds, "slot_kinds: array<u32>"),
-    ] {
-        let _ = writeln!(
-            decls,
-            "@group(0) @binding({}) var<storage, read> {decl};",
-            resources.len()
-        );
-        resources.push((resource, Access::Read));
-    }
+    let _ = writeln!(
+        decls,
+        "@group(0) @binding({}) var<storage, read> slot_kinds: array<u32>;",
+        resources.len()
+    );
+    resources.push((Resource::SlotKinds, Access::Read));
     streams.push((Stream::Curves, Access::Read));
 }
 
@@ -1364,7 +1357,7 @@ const NO_MOTION: &str = "fn motion(out: u32, slot: u32, v: u32, joints: vec4<u32
 /// With `morph`, boxes widen by the slot's morph targets (morph.wgsl, reading the curve
 /// stream).
 pub fn bounds(layout: &FrameLayout, morph: bool) -> Kernel {
-    let decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
+    let mut decls = "@group(0) @binding(0) var<uniform> params: BoundsParams;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> placements: array<vec4<f32>>;
@@ -1373,29 +1366,38 @@ pub fn bounds(layout: &FrameLayout, morph: bool) -> Kernel {
 @group(0) @binding(6) var<storage, read_write> histogram: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> slot_kinds: array<u32>;
 @group(0) @binding(8) var<storage, read> kinds: array<KindRow>;
-";
+"
+    .to_string();
+    let mut resources = vec![
+        (Resource::Params, Access::Uniform),
+        (Resource::Tables, Access::Read),
+        (Resource::Pool, Access::Read),
+        (Resource::Placements, Access::Read),
+        (Resource::Bounds, Access::ReadWrite),
+        (Resource::Marks, Access::ReadWrite),
+        (Resource::Groups, Access::ReadWrite),
+        (Resource::SlotKinds, Access::Read),
+        (Resource::Kinds, Access::Read),
+    ];
+    if morph {
+        // The morph targets' rows (morph.wgsl).
+        decls.push_str("@group(0) @binding(9) var<storage, read> vertices: array<vec4<u32>>;\n");
+        resources.push((Resource::Vertices, Access::Read));
+    }
     palette_reader(
         "bounds",
         layout,
-        &[
-            (Resource::Params, Access::Uniform),
-            (Resource::Tables, Access::Read),
-            (Resource::Pool, Access::Read),
-            (Resource::Placements, Access::Read),
-            (Resource::Bounds, Access::ReadWrite),
-            (Resource::Marks, Access::ReadWrite),
-            (Resource::Groups, Access::ReadWrite),
-            (Resource::SlotKinds, Access::Read),
-            (Resource::Kinds, Access::Read),
-        ],
-        decls,
+        &resources,
+        &decls,
         morph.then_some(Stream::Curves),
         &[KINDS, if morph { MORPH } else { NO_MORPH_BOUNDS }, BOUNDS],
     )
 }
 
-const NO_MORPH_BOUNDS: &str = "fn morph_norm(a: Affine) -> f32 { return 0.0; }
-fn morph_pad(k: KindRow, slot: u32, hero: bool, norm: f32, placement: Affine) -> f32 { return 0.0; }
+const NO_MORPH_BOUNDS: &str =
+    "fn morph_bounds_reach(k: KindRow, slot: u32, hero: bool) -> f32 { return 0.0; }
+fn morph_norm2(reach: f32, a: Affine) -> f32 { return 0.0; }
+fn morph_pad(reach: f32, norm2: f32, placement: Affine) -> f32 { return 0.0; }
 ";
 
 /// The attachments pass: one thread per (rank of the skinned pool, attachment), one dispatch

@@ -96,17 +96,16 @@ pub struct KindRow {
     pub curve_base: u32,
     pub curve_clips: u32,
     pub curve_selections: u32,
-    /// The skin's morph targets (throng-shaders morph.wgsl): where the vertex ranges of each of
-    /// its levels start (`tables`, one word per level; [`NO_MORPH`] when no target moves a
-    /// vertex), how many targets and where their channel, default weight and reach lie.
-    pub morph_tiers: u32,
+    /// The skin's morph targets (throng-shaders morph.wgsl): how many, and where their curve
+    /// channel (or [`NO_CHANNEL`]), default weight and reach lie (`tables`, three words each).
+    /// Each level's vertex ranges are its unit's (`UnitRow::morph_ranges`).
     pub morph_count: u32,
     pub morph_base: u32,
-    pub pad: [u32; 4],
+    pub pad: [u32; 5],
 }
 
-/// A skin without morph targets (`KindRow::morph_tiers`); a skinning thread none of whose
-/// targets weighs anything.
+/// A level without a vertex a morph target moves (`UnitRow::morph_ranges`); a skinning thread
+/// none of whose targets weighs anything.
 pub const NO_MORPH: u32 = u32::MAX;
 
 /// A morph target no curve channel weighs: its default weight holds.
@@ -132,6 +131,16 @@ pub struct UnitRow {
     pub first_index: u32,
     /// Palette entries of the kind's skin.
     pub skin_len: u32,
+    /// The level's morph targets (morph.wgsl): where the vertex ranges of its vertices
+    /// `morph_first .. morph_end` (the only ones a target moves) start in `tables`, or
+    /// [`NO_MORPH`]; the skin's target count and where their channel, default weight and reach
+    /// lie (`tables`, as `KindRow::morph_base`).
+    pub morph_ranges: u32,
+    pub morph_first: u32,
+    pub morph_end: u32,
+    pub morph_count: u32,
+    pub morph_base: u32,
+    pub pad: [u32; 3],
 }
 
 /// `SkinParams` of skinning.wgsl: the one skinning dispatch (16 bytes, uniform).
@@ -277,12 +286,13 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
             members!(KindRow: joint_count, clip_base, parent_base, depth_base, rest_base, skin_len,
                 skin_joint_base, skin_range_base, skin_order_base, ibm_base, mask_base, max_depth,
                 lod_base, lod_block, held_base, decode_base, box_base, entry_base, boxes, unit_base,
-                tiers, curve_count, curve_base, curve_clips, curve_selections, morph_tiers,
-                morph_count, morph_base),
+                tiers, curve_count, curve_base, curve_clips, curve_selections, morph_count,
+                morph_base),
         ),
         (
             "UnitRow",
-            members!(UnitRow: kind, tier, vertex_base, vertex_count, blocks, index_count, first_index, skin_len),
+            members!(UnitRow: kind, tier, vertex_base, vertex_count, blocks, index_count, first_index, skin_len,
+                morph_ranges, morph_first, morph_end, morph_count, morph_base),
         ),
         ("SkinParams", members!(SkinParams: units, rows, total_base)),
         ("BoundsParams", members!(BoundsParams: slots, cull, planes)),

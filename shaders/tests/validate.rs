@@ -235,7 +235,7 @@ fn a_broken_kernel_is_rejected() {
     // The check can fail: an undefined function in a composed module is caught by naga.
     let source = kernel::skinning(&layout(1), false, false)
         .source
-        .replace("affine_point(m,", "affine_pointt(m,");
+        .replace("affine_point(blend,", "affine_pointt(blend,");
     assert!(naga::front::wgsl::parse_str(&source).is_err());
 }
 

@@ -74,13 +74,14 @@ fn instance_box(slot: u32, k: KindRow, hero: bool) -> array<vec3<f32>, 2> {
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
     var lo = vec3<f32>(BOUNDS_EMPTY);
     var hi = vec3<f32>(-BOUNDS_EMPTY);
-    var norm = 0.0;
+    let reach = morph_bounds_reach(k, slot, hero);
+    var norm2 = 0.0;
     for (var b = 0u; b < k.boxes; b++) {
         let e = tables[k.entry_base + b];
         let at = k.box_base + 3u * b;
         let unit = Affine(pool[at], pool[at + 1u], pool[at + 2u]);
         let palette = load_palettes(slot, e);
-        norm = max(norm, morph_norm(palette));
+        norm2 = max(norm2, morph_norm2(reach, palette));
         let m = affine_mul(placement, affine_mul(palette, unit));
         let centre = vec3<f32>(m.r0.w, m.r1.w, m.r2.w);
         let half = vec3<f32>(
@@ -92,7 +93,7 @@ fn instance_box(slot: u32, k: KindRow, hero: bool) -> array<vec3<f32>, 2> {
         hi = max(hi, centre + half);
     }
     if k.boxes > 0u {
-        let r = morph_pad(k, slot, hero, norm, placement);
+        let r = morph_pad(reach, norm2, placement);
         lo -= vec3<f32>(r);
         hi += vec3<f32>(r);
         let extent = max(abs(lo), abs(hi));

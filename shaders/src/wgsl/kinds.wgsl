@@ -45,11 +45,11 @@ struct KindRow {
     curve_base: u32,
     curve_clips: u32,
     curve_selections: u32,
-    /// The skin's morph targets (morph.wgsl): per level where its vertex ranges start (or
-    /// NO_MORPH), the target count and their channel, default and reach.
-    morph_tiers: u32,
+    /// The skin's morph targets (morph.wgsl): their count and, per target, its channel,
+    /// default and reach.
     morph_count: u32,
     morph_base: u32,
+    pad4: u32,
     pad7: u32,
     pad8: u32,
     pad9: u32,
@@ -70,4 +70,14 @@ struct UnitRow {
     first_index: u32,
     /// Palette entries of the kind's skin.
     skin_len: u32,
+    /// Morph targets (morph.wgsl): the vertex ranges of the level's vertices morph_first ..
+    /// morph_end (or NO_MORPH), the skin's target count and table.
+    morph_ranges: u32,
+    morph_first: u32,
+    morph_end: u32,
+    morph_count: u32,
+    morph_base: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }

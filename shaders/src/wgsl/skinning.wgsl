@@ -43,6 +43,29 @@ fn unit_at(w: u32) -> u32 {
     return lo;
 }
 
+/// Skins vertex `v` of skinned instance `out` (frame slot `slot`, placed by `placement`) of unit
+/// `row`, its morph targets (`m`) moving it first.
+fn skin_vertex(row: UnitRow, out: u32, slot: u32, placement: Affine, v: u32, m: Morphing) {
+    let at = 3u * (row.vertex_base + v);
+    let a = vertices[at];
+    let b = vertices[at + 1u];
+    let wt = bitcast<vec4<f32>>(vertices[at + 2u]);
+    let joints = vec4<u32>(a.w & 0xffffu, a.w >> 16u, b.w & 0xffffu, b.w >> 16u);
+    var blend = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    for (var k = 0u; k < 4u; k++) {
+        if wt[k] != 0.0 && joints[k] < row.skin_len {
+            let q = load_palettes(slot, joints[k]);
+            blend = Affine(blend.r0 + q.r0 * wt[k], blend.r1 + q.r1 * wt[k], blend.r2 + q.r2 * wt[k]);
+        }
+    }
+    let bind = morph_vertex(m, v, array<vec3<f32>, 2>(bitcast<vec3<f32>>(a.xyz), bitcast<vec3<f32>>(b.xyz)));
+    let p = bind[0];
+    let position = affine_point(placement, affine_point(blend, p));
+    let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(blend, bind[1]))));
+    store_skinned(out, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
+    motion(out, slot, v, joints, wt, p, position, row.skin_len);
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let w = wg.y * params.rows + wg.x;
@@ -65,24 +88,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if v >= row.vertex_count {
             break;
         }
-        let at = 3u * (row.vertex_base + v);
-        let a = vertices[at];
-        let b = vertices[at + 1u];
-        let wt = bitcast<vec4<f32>>(vertices[at + 2u]);
-        let joints = vec4<u32>(a.w & 0xffffu, a.w >> 16u, b.w & 0xffffu, b.w >> 16u);
-        var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-        for (var k = 0u; k < 4u; k++) {
-            if wt[k] != 0.0 && joints[k] < row.skin_len {
-                let p = load_palettes(slot, joints[k]);
-                m = Affine(m.r0 + p.r0 * wt[k], m.r1 + p.r1 * wt[k], m.r2 + p.r2 * wt[k]);
-            }
-        }
-        var p = bitcast<vec3<f32>>(a.xyz);
-        var bind_normal = bitcast<vec3<f32>>(b.xyz);
-        morph_vertex(morphing, v, &p, &bind_normal);
-        let position = affine_point(placement, affine_point(m, p));
-        let normal = normalize_or_zero(cofactor_mul(placement, normalize_or_zero(cofactor_mul(m, bind_normal))));
-        store_skinned(out, v, vec4<u32>(bitcast<vec3<u32>>(position), encode_normal(normal)));
-        motion(out, slot, v, joints, wt, p, position, row.skin_len);
+        skin_vertex(row, out, slot, placement, v, morphing);
     }
 }
