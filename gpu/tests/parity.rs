@@ -12,6 +12,18 @@ const PATHS: [Path; 3] = [
     Path::Specialised(Mapping::Workgroup),
 ];
 
+/// A frame of batches of `instances` per skeleton from `seed` on `path`, the adapter's limits.
+fn options(seed: u64, instances: u32, path: Path) -> parity::Options {
+    parity::Options {
+        seed,
+        instances,
+        binding_limit: None,
+        path,
+        decode: throng_gpu::Decode::Auto,
+        present: None,
+    }
+}
+
 /// Every pose dispatch of `report`'s frame ran on `path`.
 fn ran_on(report: &parity::ParityReport, path: Path) {
     let f = &report.frame;
@@ -69,14 +81,7 @@ fn curves_of_every_composition_match_the_cpu_on_every_path_and_a_nudge_past_tole
             .expect("the report compares curve values")
     };
     for path in PATHS {
-        let options = parity::Options {
-            seed: 48,
-            instances: 24,
-            binding_limit: None,
-            path,
-            decode: throng_gpu::Decode::Auto,
-            present: None,
-        };
+        let options = options(48, 24, path);
         let run = parity::evaluate(&ctx, &packages, &options).unwrap();
         let report = parity::compare(&run, path);
         println!("{report}");
@@ -109,14 +114,7 @@ fn morph_targets_skin_like_the_cpu_on_every_path_and_move_the_vertices_they_name
     let morphed = common::character_with_morph_targets();
     let plain = common::without_morph_targets(morphed.clone());
     for path in PATHS {
-        let options = parity::Options {
-            seed: 49,
-            instances: 16,
-            binding_limit: None,
-            path,
-            decode: throng_gpu::Decode::Auto,
-            present: None,
-        };
+        let options = options(49, 16, path);
         let evaluate = |package: &throng_cpu_ref::Package| {
             let packages = [PackageUnderTest {
                 name: "character",
@@ -134,7 +132,7 @@ fn morph_targets_skin_like_the_cpu_on_every_path_and_move_the_vertices_they_name
         // instance), and only those.
         let base = evaluate(&plain);
         let (with, without) = (&run.cases[0].cpu, &base.cases[0].cpu);
-        let moved = |v: usize| v % 7 == 0 || v % 5 == 0 || v % 11 == 0;
+        let moved = |v: usize| [7, 5, 11].iter().any(|&k| v.is_multiple_of(k));
         let verts = with.vertex_count;
         let (mut seen_moved, mut seen_still) = (0, 0);
         for (k, (a, b)) in with.skinned.iter().zip(&without.skinned).enumerate() {
@@ -228,14 +226,7 @@ fn a_perturbation_just_above_tolerance_fails_and_just_below_passes() {
         package: &package,
     }];
     let path = Path::Interpreter;
-    let options = parity::Options {
-        seed: 3,
-        instances: 6,
-        binding_limit: None,
-        path,
-        decode: throng_gpu::Decode::Auto,
-        present: None,
-    };
+    let options = options(3, 6, path);
     let run = parity::evaluate(&ctx, &packages, &options).unwrap();
     let clean = parity::compare(&run, path);
     assert!(clean.pass, "{clean}");
@@ -326,29 +317,13 @@ fn paged_streams_match_at_the_same_dispatch_count() {
         .sum();
     let path = Path::Specialised(Mapping::for_adapter(ctx.adapter.software));
     let whole = parity::compare(
-        &parity::evaluate(
-            &ctx,
-            &packages,
-            &parity::Options {
-                seed: 9,
-                instances: 12,
-                binding_limit: None,
-                path,
-                decode: throng_gpu::Decode::Auto,
-                present: None,
-            },
-        )
-        .unwrap(),
+        &parity::evaluate(&ctx, &packages, &options(9, 12, path)).unwrap(),
         path,
     );
     // Room for two instances' skinned vertices per binding: 12 instances on 6 pages.
     let options = parity::Options {
-        seed: 9,
-        instances: 12,
         binding_limit: Some(2 * vertex_bytes + 1000),
-        path,
-        decode: throng_gpu::Decode::Auto,
-        present: None,
+        ..options(9, 12, path)
     };
     let paged = parity::compare(&parity::evaluate(&ctx, &packages, &options).unwrap(), path);
     println!("{paged}");

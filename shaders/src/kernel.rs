@@ -765,11 +765,13 @@ fn nodes(shape: &Shape) -> (Vec<Node>, usize) {
     (nodes, output)
 }
 
-/// Nodes the output and the history writes depend on.
-fn live(nodes: &[Node], output: usize) -> Vec<bool> {
+/// Nodes the output and the history writes depend on; with `curves`, the nodes the output's
+/// curves depend on: captures touch no curve and an inertialization passes its destination's
+/// curves through, so these are some of the joints' live nodes, never more.
+fn live(nodes: &[Node], output: usize, curves: bool) -> Vec<bool> {
     let mut live: Vec<bool> = nodes
         .iter()
-        .map(|n| matches!(n, Node::Capture { .. }))
+        .map(|n| !curves && matches!(n, Node::Capture { .. }))
         .collect();
     live[output] = true;
     for n in (0..nodes.len()).rev() {
@@ -792,6 +794,7 @@ fn live(nodes: &[Node], output: usize) -> Vec<bool> {
                 prev_dst,
                 ..
             } => vec![*dst, *src, *prev, *prev_dst],
+            Node::Inertialize { dst, .. } if curves => vec![*dst],
             Node::Inertialize { dst, captured, .. } => {
                 [Some(*dst), *captured].into_iter().flatten().collect()
             }
@@ -823,7 +826,7 @@ fn masked_layers(nodes: &[Node], live: &[bool]) -> Vec<usize> {
 /// from the stream. Only one of the two is compiled in: lavapipe runs both sides of a branch.
 fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
     let (nodes, output) = nodes(shape);
-    let live = live(&nodes, output);
+    let live = live(&nodes, output, false);
     let masks = masked_layers(&nodes, &live);
     let word = |w: u32| format!("r{}.{}", w / 4, ["x", "y", "z", "w"][(w % 4) as usize]);
     let f32_word = |w: u32| format!("bitcast<f32>({})", word(w));
@@ -1021,32 +1024,10 @@ fn shape_functions(shape: &Shape, decoded: bool) -> (String, Vec<usize>) {
 }
 
 /// `shape_curve(h, rec, ch)`: the shape's curve output of channel `ch` (`interpret_curve`,
-/// straight-line) over the values `hoist` gives `shape_joint`. Captures touch no curve and an
-/// inertialization passes its destination's curves through, so fewer nodes are live here than
-/// for joints, never more.
+/// straight-line) over the values `hoist` gives `shape_joint` (the curves' live nodes are joint
+/// nodes too, so their values are hoisted).
 fn curve_function(nodes: &[Node], output: usize) -> String {
-    let mut live = vec![false; nodes.len()];
-    live[output] = true;
-    for n in (0..nodes.len()).rev() {
-        if !live[n] {
-            continue;
-        }
-        let inputs = match &nodes[n] {
-            Node::Blend { inputs, .. } => inputs.clone(),
-            Node::Override { dst, src, .. } => vec![*dst, *src],
-            Node::Additive {
-                dst,
-                src,
-                reference,
-                ..
-            } => vec![*dst, *src, *reference],
-            Node::Inertialize { dst, .. } => vec![*dst],
-            _ => Vec::new(),
-        };
-        for i in inputs {
-            live[i] = true;
-        }
-    }
+    let live = live(nodes, output, true);
     let mut f = String::from(
         "fn shape_curve(h: Hoisted, rec: u32, ch: u32) -> f32 {\n    let c = curve_channel(ch);\n",
     );
