@@ -245,11 +245,7 @@ impl BatchAssets<'_> {
 
     /// The meshes bound to the batch's skin, in package order (none without a skin).
     pub fn meshes(&self) -> impl Iterator<Item = &crate::SkinnedMesh> + '_ {
-        let skin = self.skin.map(|(k, _)| k);
-        self.package
-            .meshes
-            .iter()
-            .filter(move |m| Some(m.skin) == skin)
+        self.meshes_indexed().map(|(_, m)| m)
     }
 }
 
