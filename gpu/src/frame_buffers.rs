@@ -109,8 +109,9 @@ pub(crate) struct CullBuffers {
     /// [`CullBuffers::card_base`].
     pub cards: wgpu::Buffer,
     /// Per unit (a skinned kind at one level of detail; partition.wgsl) (first rank, skinned,
-    /// first skinning workgroup, 0), per draw its first instance within its page, then from
-    /// [`CullBuffers::total_base`] the frame's (0, skinned, seen, skinning workgroups) (u32).
+    /// first skinning workgroup, first morph-pass workgroup), per draw its first instance within
+    /// its page, then from [`CullBuffers::total_base`] the frame's (carded, skinned, seen,
+    /// skinning workgroups, morph-pass workgroups) (u32).
     pub ranks: wgpu::Buffer,
     /// Where each frame's per-unit ranks and totals are copied for
     /// [`crate::Runtime::visibility`].
@@ -118,21 +119,31 @@ pub(crate) struct CullBuffers {
     /// Per rank of the skinned pool, the frame slot the budget chose there, in frame-slot
     /// order (u32).
     pub budgeted: wgpu::Buffer,
-    /// Per rank of the skinned pool, the frame slot skinned there, by level (u32).
+    /// Per rank of the skinned pool, the frame slot skinned there, by level; then from
+    /// [`CullBuffers::morph_list`], per unit from its first rank, the ranks of its instances the
+    /// morph pass re-skins (u32).
     pub order: wgpu::Buffer,
-    /// The skinning dispatch's arguments (3 u32, then one unused), then draw arguments from
+    /// The skinning dispatch's arguments (3 u32, then one unused), the morph pass's (the same),
+    /// then draw arguments from
     /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool), then the card
     /// draw's (4 u32) at [`CullBuffers::card_base`].
     pub indirect: wgpu::Buffer,
     /// Units a frame may have (kinds × `LOD_TIERS`), and pages of the skinned pool.
     pub units: u32,
     pub pages: u32,
+    /// Ranks of the skinned pool.
+    pub pool: u32,
 }
 
 impl CullBuffers {
+    /// The u32 index in `order` where the morph pass's ranks start.
+    pub fn morph_list(&self) -> u32 {
+        self.pool
+    }
+
     /// The u32 index of the first draw's arguments in `indirect`.
     pub fn draw_base(&self) -> u32 {
-        4
+        8
     }
 
     /// The u32 index of the card draw's arguments in `indirect`.
@@ -296,7 +307,7 @@ impl FrameBuffers {
             ),
             ranks: make(
                 "skinned ranks",
-                4 * u64::from(4 * units + units * pages + 4),
+                4 * u64::from(4 * units + units * pages + 8),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
             counts: make(
@@ -311,16 +322,17 @@ impl FrameBuffers {
             ),
             order: make(
                 "skinned order",
-                4 * u64::from(c.skinned_instances),
+                4 * 2 * u64::from(c.skinned_instances),
                 storage | wgpu::BufferUsages::COPY_SRC,
             ),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(4 + 5 * units * pages + 4),
+                4 * u64::from(8 + 5 * units * pages + 4),
                 storage | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
             units,
             pages,
+            pool: c.skinned_instances,
         };
         Ok(FrameBuffers {
             cull,

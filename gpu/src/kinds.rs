@@ -225,6 +225,10 @@ fn kind_row(
             morph_ranges: tier.morph_ranges,
             morph_first: tier.morph_first,
             morph_end: tier.morph_end,
+            morph_blocks: match tier.morph_ranges {
+                throng_shaders::NO_MORPH => 0,
+                _ => blocks(tier.morph_end - tier.morph_first),
+            },
             morph_count: skin.morph_count,
             morph_base: skin.morph_base,
             ..UnitRow::default()

@@ -106,6 +106,9 @@ pub struct FrameReport {
     pub bounds_dispatches: usize,
     pub budget_dispatches: usize,
     pub skinning_dispatches: usize,
+    /// One when a resident skin has morph targets and the frame skins: the morph pass, over the
+    /// skinning dispatch's grid.
+    pub morph_dispatches: usize,
     /// One when the runtime has attachments and the frame a skinned kind: every prop of the
     /// frame is placed by it.
     pub attachment_dispatches: usize,
@@ -265,8 +268,9 @@ pub struct Runtime {
     /// Skinned runs of the frame being built, and of the last submitted one.
     runs: Vec<SkinnedRun>,
     last_runs: Vec<SkinnedRun>,
-    /// Per unit of the last frame (first rank, skinned, first skinning workgroup, 0), then the
-    /// frame's totals (0, skinned, seen, skinning workgroups), once read ([`Runtime::finish`]).
+    /// Per unit of the last frame (first rank, skinned, first skinning workgroup, first
+    /// morph-pass workgroup), then the frame's (carded, skinned, seen, skinning workgroups), once
+    /// read ([`Runtime::finish`]).
     counts: Vec<[u32; 4]>,
     counts_pending: bool,
     /// Units of the last frame.
@@ -1082,6 +1086,7 @@ impl Runtime {
             + report.bounds_dispatches
             + report.budget_dispatches
             + report.skinning_dispatches
+            + report.morph_dispatches
             + report.attachment_dispatches;
         Ok(())
     }

@@ -153,6 +153,29 @@ fn morph_targets_skin_like_the_cpu_on_every_path_and_move_the_vertices_they_name
         .filter(|(a, b)| a.position != b.position)
         .count();
         assert!(gpu_moved >= seen_moved / 2, "{gpu_moved} of {seen_moved}");
+        // The character's own face targets, weighed only by curves that most programs leave at
+        // 0: the morph pass re-skins just the instances some target of which weighs anything,
+        // in the partition's list, and no other.
+        let face = common::character();
+        let run = evaluate(&face);
+        let report = parity::compare(&run, path);
+        assert!(report.pass, "{report}");
+        let out = &run.cases[0].cpu;
+        let morph_channels: Vec<usize> = (face.curves.channels.iter().enumerate())
+            .filter(|(_, c)| c.skeleton == 0 && c.name.starts_with("morph/"))
+            .map(|(k, _)| k)
+            .collect();
+        let weighed = (0..out.curves.len() / out.curve_count)
+            .filter(|i| {
+                let values = &out.curves[i * out.curve_count..][..out.curve_count];
+                morph_channels.iter().any(|&k| values[k] != 0.0)
+            })
+            .count();
+        let all = out.curves.len() / out.curve_count;
+        assert!(
+            weighed > 0 && weighed < all,
+            "{weighed} of {all} instances weigh a target"
+        );
     }
 }
 

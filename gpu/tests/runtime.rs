@@ -66,8 +66,8 @@ fn dispatch_count_does_not_grow_with_instances() {
     }
     assert_eq!(
         counts,
-        vec![7, 7, 7],
-        "one pose dispatch (one shape), one bounds, four of the budget, cards and order, and one skinning dispatch for every level of detail"
+        vec![8, 8, 8],
+        "one pose dispatch (one shape), one bounds, four of the budget, cards and order, one skinning dispatch for every level of detail, and the morph pass (the character's face has morph targets)"
     );
     let out = runtime.readback().unwrap();
     assert_eq!(out[0].skinned.len(), 64 * out[0].vertex_count);
@@ -467,7 +467,7 @@ fn a_hero_palette_skins_exactly_like_the_cpu() {
             instances: &list,
         }])
         .unwrap();
-    assert_eq!((report.heroes, report.dispatches), (1, 7));
+    assert_eq!((report.heroes, report.dispatches), (1, 8));
     assert_eq!(report.hero_bytes, 48 * palette.len() as u64);
     let out = runtime.readback().unwrap();
     let n = out[0].vertex_count;

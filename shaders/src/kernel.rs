@@ -32,6 +32,7 @@ const INERTIALIZE: &str = include_str!("wgsl/inertialize.wgsl");
 const SKINNING: &str = include_str!("wgsl/skinning.wgsl");
 const MOTION: &str = include_str!("wgsl/motion.wgsl");
 const MORPH: &str = include_str!("wgsl/morph.wgsl");
+const MORPH_PASS: &str = include_str!("wgsl/morph_pass.wgsl");
 const BOUNDS: &str = include_str!("wgsl/bounds.wgsl");
 const ATTACH: &str = include_str!("wgsl/attach.wgsl");
 const BUDGET: &str = include_str!("wgsl/budget.wgsl");
@@ -1238,8 +1239,9 @@ fn main(
 }
 
 /// The skinning pass: one thread per (instance, vertex), a dispatch per skinned batch; with
-/// `motion` it also writes each vertex's previous position (motion.wgsl); with `morph` it
-/// applies morph targets first (morph.wgsl), reading the curve stream.
+/// `motion` it also writes each vertex's previous position (motion.wgsl). With `morph` it is the
+/// morph pass instead (morph.wgsl, reading the curve stream): the same grid, writing only the
+/// vertices morph targets move, morphed before skinning.
 pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
     let mut resources = vec![
         (Resource::Params, Access::Uniform),
@@ -1283,7 +1285,11 @@ pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
     let mut next = resources.len() as u32;
     let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
     let hook = if motion { MOTION } else { NO_MOTION };
-    let morph_hook = if morph { MORPH } else { NO_MORPH_HOOK };
+    let morph_hook = if morph {
+        [MORPH, MORPH_PASS].join("\n")
+    } else {
+        NO_MORPH_HOOK.to_string()
+    };
     let source = [
         crate::prelude::source().as_str(),
         MATH,
@@ -1291,15 +1297,16 @@ pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
         &decls,
         &accessors,
         hook,
-        morph_hook,
+        &morph_hook,
         SKINNING,
     ]
     .join("\n");
     Kernel {
-        label: if motion {
-            "skinning with motion"
-        } else {
-            "skinning"
+        label: match (morph, motion) {
+            (false, false) => "skinning",
+            (false, true) => "skinning with motion",
+            (true, false) => "morph targets",
+            (true, true) => "morph targets with motion",
         }
         .into(),
         source,
@@ -1308,9 +1315,15 @@ pub fn skinning(layout: &FrameLayout, motion: bool, morph: bool) -> Kernel {
     }
 }
 
-/// skinning.wgsl's `motion` hook when the runtime keeps no motion vectors.
-const NO_MORPH_HOOK: &str = "struct Morphing { ranges: u32 }
-fn morph_begin(row: UnitRow, slot: u32) -> Morphing { return Morphing(NO_MORPH); }
+/// skinning.wgsl's hooks in the skinning pass: every vertex of the level, unmorphed.
+const NO_MORPH_HOOK: &str = "const RUN_START: u32 = 2u;
+const RUN_TOTAL: u32 = 3u;
+fn run_blocks(row: UnitRow) -> u32 { return row.blocks; }
+fn run_first(row: UnitRow) -> u32 { return 0u; }
+fn run_end(row: UnitRow) -> u32 { return row.vertex_count; }
+fn run_rank(u: u32, i: u32) -> u32 { return ranks[4u * u] + i; }
+struct Morphing { none: u32 }
+fn morph_begin(row: UnitRow, slot: u32) -> Morphing { return Morphing(0u); }
 fn morph_vertex(m: Morphing, v: u32, bind: array<vec3<f32>, 2>) -> array<vec3<f32>, 2> { return bind; }
 ";
 
@@ -1552,23 +1565,57 @@ pub fn budget() -> Kernel {
     )
 }
 
-/// The skinned order by level of detail and the indirect arguments (one workgroup).
-pub fn partition() -> Kernel {
-    single(
-        "skinned order by level",
-        &[
-            (Resource::Params, Access::Uniform),
-            (Resource::Units, Access::Read),
-            (Resource::Kinds, Access::Read),
-            (Resource::SlotKinds, Access::Read),
-            (Resource::Budgeted, Access::Read),
-            (Resource::Ranks, Access::ReadWrite),
-            (Resource::Order, Access::ReadWrite),
-            (Resource::Indirect, Access::ReadWrite),
-        ],
-        &[KINDS, SCAN, PARTITION].join("\n"),
-    )
+/// The skinned order by unit and the indirect arguments (one workgroup per unit); with `morph`
+/// also the morph pass's list of instances whose targets weigh anything (morph.wgsl, reading the
+/// curve stream).
+pub fn partition(layout: &FrameLayout, morph: bool) -> Kernel {
+    let mut resources = vec![
+        (Resource::Params, Access::Uniform),
+        (Resource::Units, Access::Read),
+        (Resource::Kinds, Access::Read),
+        (Resource::SlotKinds, Access::Read),
+        (Resource::Budgeted, Access::Read),
+        (Resource::Ranks, Access::ReadWrite),
+        (Resource::Order, Access::ReadWrite),
+        (Resource::Indirect, Access::ReadWrite),
+    ];
+    if !morph {
+        return single(
+            "skinned order by level",
+            &resources,
+            &[KINDS, SCAN, NO_MORPH_PARTITION, PARTITION].join("\n"),
+        );
+    }
+    // The morph targets' rows and weights (morph.wgsl).
+    let decls = "@group(0) @binding(8) var<storage, read> vertices: array<vec4<u32>>;\n";
+    resources.push((Resource::Vertices, Access::Read));
+    let mut bindings = numbered(&resources);
+    let mut next = resources.len() as u32;
+    let streams = [(Stream::Curves, Access::Read)];
+    let accessors = stream_bindings(layout, &streams, &mut next, &mut bindings);
+    let prelude = crate::prelude::source();
+    Kernel {
+        label: "skinned order by level with morph targets".into(),
+        source: [
+            prelude.as_str(),
+            MATH,
+            KINDS,
+            SCAN,
+            decls,
+            &accessors,
+            MORPH,
+            PARTITION,
+        ]
+        .join("\n"),
+        bindings,
+        workgroup: WORKGROUP,
+    }
 }
+
+/// partition.wgsl's morph hooks when no resident skin has morph targets.
+const NO_MORPH_PARTITION: &str = "const MORPHS: bool = false;
+fn morph_run(row: UnitRow, slot: u32) -> u32 { return 0u; }
+";
 
 /// The skinned instances (the most significant, in frame-slot order) and the cards of the
 /// rest: one thread per frame slot.

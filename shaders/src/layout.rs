@@ -115,7 +115,7 @@ pub const NO_CHANNEL: u32 = u32::MAX;
 pub const NO_CURVE_TRACK: u32 = u32::MAX;
 
 /// `UnitRow` of partition.wgsl and skinning.wgsl: one skinning unit, a skinned kind at one
-/// level of detail (32 bytes, one row of the unit table).
+/// level of detail (64 bytes, one row of the unit table).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct UnitRow {
@@ -138,9 +138,12 @@ pub struct UnitRow {
     pub morph_ranges: u32,
     pub morph_first: u32,
     pub morph_end: u32,
+    /// Morph-pass workgroups per instance (`morph_first .. morph_end` over a workgroup's
+    /// vertices; 0 without morph targets).
+    pub morph_blocks: u32,
     pub morph_count: u32,
     pub morph_base: u32,
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// `SkinParams` of skinning.wgsl: the one skinning dispatch (16 bytes, uniform).
@@ -150,9 +153,11 @@ pub struct SkinParams {
     pub units: u32,
     /// Workgroups per row of the dispatch's grid.
     pub rows: u32,
-    /// `ranks`: the frame's totals (budget.wgsl; word 3: skinning workgroups).
+    /// `ranks`: the frame's totals (budget.wgsl; word 3: skinning workgroups, word 4: the
+    /// morph pass's).
     pub total_base: u32,
-    pub pad: u32,
+    /// `order`: where the ranks the morph pass re-skins start (the skinned pool's capacity).
+    pub morph_list: u32,
 }
 
 /// `BudgetParams` of budget.wgsl (16 bytes, uniform).
@@ -189,7 +194,8 @@ pub struct PartitionParams {
     pub draw_base: u32,
     pub rank_base: u32,
     pub total_base: u32,
-    pub pad: u32,
+    /// `order`: where the ranks the morph pass re-skins start (the skinned pool's capacity).
+    pub morph_list: u32,
 }
 
 /// `ScatterParams` of scatter.wgsl (16 bytes, uniform).
@@ -292,9 +298,12 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
         (
             "UnitRow",
             members!(UnitRow: kind, tier, vertex_base, vertex_count, blocks, index_count, first_index, skin_len,
-                morph_ranges, morph_first, morph_end, morph_count, morph_base),
+                morph_ranges, morph_first, morph_end, morph_blocks, morph_count, morph_base),
         ),
-        ("SkinParams", members!(SkinParams: units, rows, total_base)),
+        (
+            "SkinParams",
+            members!(SkinParams: units, rows, total_base, morph_list),
+        ),
         ("BoundsParams", members!(BoundsParams: slots, cull, planes)),
         (
             "BudgetParams",
@@ -302,7 +311,7 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
         ),
         (
             "PartitionParams",
-            members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base),
+            members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base, morph_list),
         ),
         (
             "ScatterParams",

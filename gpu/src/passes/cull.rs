@@ -62,7 +62,8 @@ pub fn significance(frustum: Option<&Frustum>, b: &Bounds) -> u32 {
 }
 
 impl CullPass {
-    /// With `morph`, the bounds widen by each slot's morph targets.
+    /// With `morph`, the bounds widen by each slot's morph targets, and the partition lists the
+    /// instances whose targets weigh anything for the morph pass.
     pub fn new(
         device: &wgpu::Device,
         layout: &FrameLayout,
@@ -75,7 +76,7 @@ impl CullPass {
                 make("skinned budget threshold pipeline", kernel::tally())?,
                 make("skinned budget pipeline", kernel::budget())?,
                 make("budgeted instances and cards pipeline", kernel::scatter())?,
-                make("skinned order pipeline", kernel::partition())?,
+                make("skinned order pipeline", kernel::partition(layout, morph))?,
             ],
             groups: Default::default(),
             planned: None,
@@ -134,7 +135,7 @@ impl CullPass {
                 draw_base: cull.draw_base(),
                 rank_base: cull.rank_base(),
                 total_base: cull.total_base(),
-                pad: 0,
+                morph_list: cull.morph_list(),
             }),
         ];
         self.planned = Some(Planned {

@@ -234,7 +234,7 @@ pub(crate) fn widest_binding(
         kernel::present(),
         kernel::patch(),
         kernel::budget(),
-        kernel::partition(),
+        kernel::partition(layout, morph),
         kernel::scatter(),
         kernel::tally(),
     ];

@@ -75,9 +75,10 @@ struct UnitRow {
     morph_ranges: u32,
     morph_first: u32,
     morph_end: u32,
+    /// Morph-pass workgroups per instance (0 without morph targets).
+    morph_blocks: u32,
     morph_count: u32,
     morph_base: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
 }

@@ -1,9 +1,14 @@
 // Morph targets before skinning (throng-cpu-ref morph.rs `morph`, frame.rs `Morphing`): a skinned
 // vertex's bind-space position and normal are `base + Σₜ wₜ δₜ` over the targets that move it,
-// in target order, before the palette blends them (glTF 2.0 §3.7.2.2). Sparse three times over:
-// a thread looks at vertices only when some target of its instance weighs anything, only at
-// vertices of the span its level's targets move, and a vertex lists only the targets that move
-// it.
+// in target order, before the palette blends them (glTF 2.0 §3.7.2.2). The skinning pass skins
+// every vertex unmorphed; a second indirect dispatch, the morph pass (skinning.wgsl with
+// morph_pass.wgsl's hooks), skins the vertices the targets move again, morphed, over what the
+// first wrote. Sparse three times over: the partition lists for the morph pass only instances
+// some target of which weighs anything (`morph_run`), the morph pass covers only the span of
+// vertices their level's targets move, and a vertex lists only the targets that move it. A
+// frame whose targets all weigh nothing launches no morph-pass workgroup at all: lavapipe pays
+// for each workgroup launched, even one that returns at once (docs/benchmark.md, "The
+// morph-target table").
 //
 // The data are rows (vec4<u32>) of the resident `vertices` array, which skinning binds anyway:
 // from a skin's `morph_base` (KindRow and UnitRow) a row per target, its curve channel or
@@ -33,48 +38,54 @@ fn morph_reach(base: u32, count: u32, slot: u32, hero: bool) -> f32 {
     return r;
 }
 
-/// One skinning thread's morph state: its unit's vertex ranges and span, or NO_MORPH when no
-/// target of the instance weighs anything.
+/// Whether some target of frame slot `slot`, skinned at unit `row`, weighs anything.
+fn morph_weighs(row: UnitRow, slot: u32) -> bool {
+    let hero = (slot_kinds[slot] & HERO_BIT) != 0u;
+    for (var t = 0u; t < row.morph_count; t++) {
+        if target_weight(row.morph_base, slot, hero, t) != 0.0 {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// partition.wgsl's hooks: the morph pass's workgroups for slot `slot` skinned at unit `row`,
+/// none unless its level's targets move vertices and some target of the slot weighs anything.
+const MORPHS: bool = true;
+
+fn morph_run(row: UnitRow, slot: u32) -> u32 {
+    if row.morph_blocks == 0u || !morph_weighs(row, slot) {
+        return 0u;
+    }
+    return row.morph_blocks;
+}
+
+/// One thread of the morph pass: its unit's target table and vertex ranges.
 struct Morphing {
     base: u32,
     slot: u32,
     hero: bool,
     ranges: u32,
     first: u32,
-    end: u32,
 }
 
 fn morph_begin(row: UnitRow, slot: u32) -> Morphing {
-    var m = Morphing(row.morph_base, slot, false, NO_MORPH, 0u, 0u);
-    if row.morph_ranges == NO_MORPH {
-        return m;
-    }
-    m.hero = (slot_kinds[slot] & HERO_BIT) != 0u;
-    for (var t = 0u; t < row.morph_count; t++) {
-        if target_weight(m.base, slot, m.hero, t) != 0.0 {
-            m.ranges = row.morph_ranges;
-            m.first = row.morph_first;
-            m.end = row.morph_end;
-            break;
-        }
-    }
-    return m;
+    let hero = (slot_kinds[slot] & HERO_BIT) != 0u;
+    return Morphing(row.morph_base, slot, hero, row.morph_ranges, row.morph_first);
 }
 
-/// Vertex `v` of the unit's level, its bind-space position and normal `bind`: moved by its
-/// targets, in target order (unchanged outside the span).
+/// Vertex `v` of the unit's level (within the span), its bind-space position and normal `bind`:
+/// moved by its targets, in target order.
 fn morph_vertex(m: Morphing, v: u32, bind: array<vec3<f32>, 2>) -> array<vec3<f32>, 2> {
     var p = bind[0];
     var n = bind[1];
-    if m.ranges != NO_MORPH && v >= m.first && v < m.end {
-        let range = vertices[m.ranges + v - m.first];
-        for (var e = 0u; e < range.y; e++) {
-            let d = vertices[range.x + 2u * e];
-            let w = target_weight(m.base, m.slot, m.hero, d.w);
-            if w != 0.0 {
-                p += w * bitcast<vec3<f32>>(d.xyz);
-                n += w * bitcast<vec3<f32>>(vertices[range.x + 2u * e + 1u].xyz);
-            }
+    let range = vertices[m.ranges + v - m.first];
+    for (var e = 0u; e < range.y; e++) {
+        let d = vertices[range.x + 2u * e];
+        let w = target_weight(m.base, m.slot, m.hero, d.w);
+        if w != 0.0 {
+            p += w * bitcast<vec3<f32>>(d.xyz);
+            n += w * bitcast<vec3<f32>>(vertices[range.x + 2u * e + 1u].xyz);
         }
     }
     return array<vec3<f32>, 2>(p, n);

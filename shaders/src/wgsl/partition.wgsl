@@ -4,15 +4,19 @@
 // skin's levels for a deeper one), so each unit is a run of the skinned pool. The budget chose by
 // frame slot, whatever the units; this only orders what it chose.
 //
-// Workgroup u scans the budgeted ranks twice: first counting the ranks and skinning workgroups
-// of the units before it (its start in the pool and in the skinning dispatch) and its own, then
-// writing its slots, in rank order, from its start. No workgroup waits on another, so one
-// dispatch regroups every unit of every kind. Per unit u: `ranks[4u ..]` (first rank, skinned,
-// first skinning workgroup, 0), and per page p of the skinned pool (`page_instances` ranks each)
+// Workgroup u scans the budgeted ranks twice: first counting the ranks, skinning workgroups and
+// morph-pass workgroups of the units before it (its start in the pool and in the two
+// dispatches) and its own, then writing its slots, in rank order, from its start. No workgroup
+// waits on another, so one dispatch regroups every unit of every kind. Per unit u:
+// `ranks[4u ..]` (first rank, skinned, first skinning workgroup, first morph-pass workgroup),
+// in `order` from `morph_list` plus its first rank the ranks of its instances whose morph
+// targets weigh anything (`morph_run`: morph.wgsl, or none without morph targets), and per page
+// p of the skinned pool (`page_instances` ranks each)
 // the draw of unit u on p: `indirect[draw_base + 5 (u pages + p) ..]` gets (indices, instances,
 // first index, 0, 0), and `ranks[rank_base + u pages + p]` its first rank within the page.
 // Unit 0 also writes the skinning dispatch (`indirect[0 .. 3]`, its workgroups folded into rows)
-// and its workgroup count (`ranks[total_base + 3]`).
+// and its workgroup count (`ranks[total_base + 3]`), and the morph pass's (`indirect[4 .. 7]`,
+// `ranks[total_base + 4]`).
 
 /// Host mirror: `PartitionParams`.
 struct PartitionParams {
@@ -24,7 +28,7 @@ struct PartitionParams {
     draw_base: u32,
     rank_base: u32,
     total_base: u32,
-    pad0: u32,
+    morph_list: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: PartitionParams;
@@ -62,13 +66,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     var count = 0u;
     var block_start = 0u;
     var blocks = 0u;
+    var morph_start = 0u;
+    var morph_blocks = 0u;
     for (var c = 0u; c < skinned; c += WORKGROUP) {
         var before = 0u;
         var mine = 0u;
         var b = 0u;
+        var m = 0u;
         if c + lane < skinned {
-            let v = unit_of(budgeted[c + lane]);
+            let slot = budgeted[c + lane];
+            let v = unit_of(slot);
             b = units[v].blocks;
+            m = morph_run(units[v], slot);
             before = u32(v < u);
             mine = u32(v == u);
         }
@@ -76,8 +85,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         count += lane_sums(mine, lane).y;
         block_start += lane_sums(b * before, lane).y;
         blocks += lane_sums(b, lane).y;
+        if MORPHS {
+            morph_start += lane_sums(m * before, lane).y;
+            morph_blocks += lane_sums(m, lane).y;
+        }
     }
     var next = start;
+    var listed = params.morph_list + start;
     for (var c = 0u; c < skinned; c += WORKGROUP) {
         var slot = 0u;
         var mine = false;
@@ -89,6 +103,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if mine {
             order[next + sums.x] = slot;
         }
+        if MORPHS {
+            let morphs = mine && morph_run(row, slot) > 0u;
+            let listing = lane_sums(u32(morphs), lane);
+            if morphs {
+                order[listed + listing.x] = next + sums.x;
+            }
+            listed += listing.y;
+        }
         next += sums.y;
     }
     if lane != 0u {
@@ -97,7 +119,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     ranks[4u * u] = start;
     ranks[4u * u + 1u] = count;
     ranks[4u * u + 2u] = block_start;
-    ranks[4u * u + 3u] = 0u;
+    ranks[4u * u + 3u] = morph_start;
     for (var p = 0u; p < params.pages; p++) {
         let page = p * params.page_instances;
         let lo = max(start, page);
@@ -116,5 +138,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         indirect[1] = (blocks + params.rows - 1u) / params.rows;
         indirect[2] = 1u;
         ranks[params.total_base + 3u] = blocks;
+        indirect[4] = min(morph_blocks, params.rows);
+        indirect[5] = (morph_blocks + params.rows - 1u) / params.rows;
+        indirect[6] = 1u;
+        ranks[params.total_base + 4u] = morph_blocks;
     }
 }

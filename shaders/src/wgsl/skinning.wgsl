@@ -11,9 +11,14 @@
 // `normalize(cof(L) n)` (L the linear part of M); then the instance's placement P: `P (M p)`,
 // `normalize(cof(P) n)`. Output per vertex: the position's bits and the octahedral normal
 // (`encode_normal`); then the `motion` hook (motion.wgsl, or a no-op without motion vectors).
-// Before the palette blends a vertex, the `morph_vertex` hook moves it by its instance's morph
-// targets (morph.wgsl, or a no-op when no resident skin has targets); the previous position of
-// motion vectors is that morphed vertex under the last palette.
+// The same kernel with the hooks of morph.wgsl and morph_pass.wgsl is the morph pass, a second
+// indirect dispatch after it: its runs are the instances the partition listed, some target of
+// which weighs anything (`run_rank`), each over only the span of vertices its level's targets
+// move (`run_first .. run_end`, `run_blocks` workgroups, starts in the units' fourth rank word);
+// it writes them morphed before the palette blends them (`morph_vertex`), over what skinning
+// wrote; the previous position of motion vectors is that morphed vertex under the last palette.
+// Without them (`NO_MORPH_HOOK`, kernel.rs) a unit's runs are its skinned instances, each over
+// every vertex of the level, unmorphed.
 //
 // A vertex record is three vec4<u32>: position bits and joints 0-1 (16 bits each), normal bits
 // (zero without normals) and joints 2-3, the four weights' bits.
@@ -24,17 +29,17 @@ struct SkinParams {
     /// Workgroup rows of the dispatch's grid.
     rows: u32,
     total_base: u32,
-    pad0: u32,
+    morph_list: u32,
 }
 
-/// The unit whose run of skinning workgroups holds workgroup `w`: the last unit starting at or
-/// before it (units without instances start where the next one does).
+/// The unit whose run of workgroups holds workgroup `w`: the last unit starting at or before it
+/// (units without instances start where the next one does).
 fn unit_at(w: u32) -> u32 {
     var lo = 0u;
     var hi = params.units;
     while hi - lo > 1u {
         let mid = (lo + hi) / 2u;
-        if ranks[4u * mid + 2u] <= w {
+        if ranks[4u * mid + RUN_START] <= w {
             lo = mid;
         } else {
             hi = mid;
@@ -69,23 +74,25 @@ fn skin_vertex(row: UnitRow, out: u32, slot: u32, placement: Affine, v: u32, m: 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let w = wg.y * params.rows + wg.x;
-    if w >= ranks[params.total_base + 3u] {
+    if w >= ranks[params.total_base + RUN_TOTAL] {
         return;
     }
     let u = unit_at(w);
     let row = units[u];
-    let local = w - ranks[4u * u + 2u];
-    let i = local / row.blocks;
-    let block = local - i * row.blocks;
-    let out = ranks[4u * u] + i;
+    let local = w - ranks[4u * u + RUN_START];
+    let blocks = run_blocks(row);
+    let i = local / blocks;
+    let block = local - i * blocks;
+    let out = run_rank(u, i);
     let slot = order[out];
+    let morphing = morph_begin(row, slot);
     // The placement once per thread, for SKIN_VERTICES_PER_THREAD vertices of one instance.
     let pa = 3u * slot;
     let placement = Affine(placements[pa], placements[pa + 1u], placements[pa + 2u]);
-    let morphing = morph_begin(row, slot);
+    let end = run_end(row);
     for (var n = 0u; n < SKIN_VERTICES_PER_THREAD; n++) {
-        let v = (block * SKIN_VERTICES_PER_THREAD + n) * WORKGROUP + lane;
-        if v >= row.vertex_count {
+        let v = run_first(row) + (block * SKIN_VERTICES_PER_THREAD + n) * WORKGROUP + lane;
+        if v >= end {
             break;
         }
         skin_vertex(row, out, slot, placement, v, morphing);
