@@ -1163,3 +1163,57 @@ fn demo_dolly_keeps_a_members_coverage_within_twice_its_motion_across_the_far_ti
     assert!(pops["compared"].as_u64().unwrap() >= 100, "{pops}");
     assert!(pops["worst_ratio"].as_f64().unwrap() <= 2.0, "{pops}");
 }
+
+/// `--close-up`: the camera follows one member's face, chosen among those whose program
+/// samples a clip that moves it (`idle` blinks, `wave` opens the mouth), near enough that the
+/// member covers a large part of every frame (in the crowd's framing no member covers 5 %).
+/// With `--dolly` it is refused.
+#[test]
+fn demo_close_up_follows_a_face_moving_member_that_fills_the_frame() {
+    let dir = scratch_dir("demo-close-up");
+    let coverage = dir.join("coverage.json");
+    let args = [
+        "--instances",
+        "24",
+        "--frames",
+        "6",
+        "--width",
+        "96",
+        "--height",
+        "72",
+        "--coverage",
+        coverage.to_str().unwrap(),
+    ];
+    let largest = |report: &serde_json::Value| {
+        let counts: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&coverage).unwrap()).unwrap();
+        let frames = counts["frames"].as_array().unwrap().clone();
+        assert_eq!(frames.len(), 6, "{report}");
+        (frames.iter())
+            .map(|f| {
+                (f.as_array().unwrap().iter())
+                    .map(|c| c.as_u64().unwrap())
+                    .max()
+                    .unwrap()
+            })
+            .min()
+            .unwrap() as f64
+            / (96.0 * 72.0)
+    };
+    let Some(framed) = demo_json(&args) else {
+        return;
+    };
+    assert!(framed["close_up"].is_null(), "{}", framed["close_up"]);
+    let crowd = largest(&framed);
+    let close = demo_json(&[&args[..], &["--close-up"]].concat()).unwrap();
+    let clip = close["close_up"]["clip"].as_str().unwrap_or_default();
+    assert!(["idle", "wave"].contains(&clip), "{}", close["close_up"]);
+    let near = largest(&close);
+    assert!(
+        crowd < 0.05 && near > 0.25,
+        "largest member: framed {crowd}, close-up {near}"
+    );
+    let out = support::throng(&["demo", "--close-up", "--dolly", "--frames", "1"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--dolly"), "{}", stderr(&out));
+}

@@ -28,7 +28,10 @@ pub mod resample;
 pub mod retarget;
 pub mod root_motion;
 
-pub use codec::{compress, encode_clip, Encoded};
+pub use codec::{
+    compress, compress_curves, encode_clip, quantize_track, CurveCodecReport, Encoded,
+    CURVE_PRECISION,
+};
 pub use import::{
     import_bvh, import_bvh_file, import_file, import_slice, sidecar_path, BvhOptions, ClipMeta,
     CookError, Imported,

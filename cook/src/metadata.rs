@@ -188,6 +188,7 @@ pub fn channels(curves: Vec<ClipCurve>) -> Result<Curves, CookError> {
                 clip: c.clip,
                 channel,
                 values: c.values,
+                quantized: None,
             }
         })
         .collect();

@@ -548,6 +548,8 @@ pub struct CodecReport {
     pub total: CodecTotal,
     /// `width_histogram[w]`: (segment, animated sub-track, component) triples stored in w bits.
     pub width_histogram: Vec<u64>,
+    /// The clips' scalar curve tracks ([`crate::codec::compress_curves`]).
+    pub curves: crate::codec::CurveCodecReport,
 }
 
 /// Where a compressed payload's bytes go (`throng cook --report`): the parts add up to its
@@ -806,6 +808,22 @@ impl fmt::Display for CodecReport {
             "bit widths (width:count per segment, sub-track and component): {}",
             used.join(" ")
         )?;
+        let c = &self.curves;
+        if c.tracks > 0 {
+            writeln!(
+                f,
+                "curve tracks: {} ({} constant, {} raw), {} B as f32, {} B compressed ({:.2}×), \
+                 max error {:.2e} (precision {:.0e})",
+                c.tracks,
+                c.constant,
+                c.raw,
+                c.raw_bytes,
+                c.bytes,
+                ratio(c.raw_bytes, c.bytes),
+                c.max_error,
+                c.precision
+            )?;
+        }
         for c in self.clips.iter().filter(|c| c.threshold_scale != 1.0) {
             writeln!(
                 f,

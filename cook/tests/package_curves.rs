@@ -40,16 +40,19 @@ fn with_curves() -> Package {
                 clip: 0,
                 channel: 0,
                 values: vec![1.0, 1.0, 0.0, 0.0],
+                quantized: None,
             },
             CurveTrack {
                 clip: 0,
                 channel: 1,
                 values: vec![0.0, 0.25, 0.5, -3.0],
+                quantized: None,
             },
             CurveTrack {
                 clip: 1,
                 channel: 2,
                 values: vec![0.5],
+                quantized: None,
             },
         ],
         selections: Vec::new(),
@@ -64,6 +67,45 @@ fn curve_channels_and_tracks_round_trip_and_a_package_without_them_has_no_sectio
     assert!(has_section(&bytes, CURVES));
     assert_eq!(read_package(&bytes).expect("reads back"), package);
     assert!(!has_section(&write_package(&sample_package()), CURVES));
+}
+
+#[test]
+fn compressed_curve_tracks_round_trip_bit_for_bit_and_a_bad_one_is_refused() {
+    let mut p = with_curves();
+    let report = throng_cook::compress_curves(&mut p.curves);
+    // [1, 1, 0, 0] and [0, 0.25, 0.5, -3] compressed, [0.5] constant.
+    assert_eq!((report.tracks, report.constant, report.raw), (3, 1, 0));
+    assert!(report.bytes < report.raw_bytes + 36, "{report:?}");
+    assert!(report.max_error <= throng_cook::CURVE_PRECISION);
+    assert!(p.curves.tracks.iter().all(|t| t.quantized.is_some()));
+    let bytes = write_package(&p);
+    assert_eq!(read_package(&bytes).expect("reads back"), p);
+    assert_eq!(write_package(&read_package(&bytes).unwrap()), bytes);
+    // The stored bits are the track: values beside them that differ are not written.
+    let mut wrong = p.clone();
+    wrong.curves.tracks[1].values[1] += 0.5;
+    assert_eq!(read_package(&write_package(&wrong)).unwrap(), p);
+    // A sample wider than the codec stores, a step that is not a power of two: each refused,
+    // naming the track.
+    let mut wide = p.clone();
+    wide.curves.tracks[0].quantized.as_mut().unwrap().bits = 30;
+    let err = read_package(&write_package(&wide)).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            PackageError::Invalid {
+                section: "CURVES",
+                index: 0,
+                field: "bits per sample",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let mut odd = p.clone();
+    odd.curves.tracks[0].quantized.as_mut().unwrap().step = 3.0;
+    let err = read_package(&write_package(&odd)).unwrap_err();
+    assert!(err.to_string().contains("power-of-two step"), "{err}");
 }
 
 #[test]

@@ -89,43 +89,45 @@ fn bad_magic() {
 
 #[test]
 fn other_versions_are_refused() {
-    // Version 5 added the CURVES section (scalar curve channels and clip tracks).
-    assert_eq!(FORMAT_VERSION, 5);
-    let result = patched(|b| put_u32(b, 8, 6));
+    // Version 6 compressed curve tracks (version 5 added the CURVES section).
+    assert_eq!(FORMAT_VERSION, 6);
+    let result = patched(|b| put_u32(b, 8, 7));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 6,
+            found: 7,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 6 is not supported (this build reads version 5): re-cook the \
+        "package format version 7 is not supported (this build reads version 6): re-cook the \
          package with this build's `throng cook`, or read it with the newer build that wrote it"
     );
-    // Versions 4 (no CURVES section), 3 (no SCENE section) and 2 (no compressed clips) are not
+    // Versions 5 (raw curve tracks), 4 (no CURVES section) and 2 (no compressed clips) are not
     // read either: only the current version, and the message says to re-cook.
-    let result = patched(|b| put_u32(b, 8, 4));
+    let result = patched(|b| put_u32(b, 8, 5));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 4,
-            supported: 5
+            found: 5,
+            supported: 6
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 4 is older than the version 5 this build reads: re-cook the \
+        "package format version 5 is older than the version 6 this build reads: re-cook the \
          package from its source with `throng cook` (packages are not migrated)"
     );
-    assert_eq!(
-        patched(|b| put_u32(b, 8, 2)),
-        Err(PackageError::UnsupportedVersion {
-            found: 2,
-            supported: 5
-        })
-    );
+    for old in [4, 2] {
+        assert_eq!(
+            patched(|b| put_u32(b, 8, old)),
+            Err(PackageError::UnsupportedVersion {
+                found: old,
+                supported: 6
+            })
+        );
+    }
 }
 
 #[test]

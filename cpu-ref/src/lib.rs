@@ -50,7 +50,9 @@ pub use lod::SkeletonLod;
 pub use morph::{MeshNode, MeshRef, MorphTarget, NodePrimitive, Scene, StaticMesh, WeightClip};
 pub use package::Package;
 pub use program::{Assets, Mask, PoseOp, Program, ProgramError, ProgramLimits};
-pub use scalar::{Composition, CurveChannel, CurveSelection, CurveTrack, CurveValue, Curves};
+pub use scalar::{
+    Composition, CurveChannel, CurveSelection, CurveTrack, CurveValue, Curves, QuantizedTrack,
+};
 pub use skeleton::{Skeleton, SkeletonError, NO_PARENT};
 pub use skin::{MeshLod, SkinBinding, SkinnedMesh};
 pub use transform::Trs;

@@ -103,6 +103,112 @@ pub struct CurveTrack {
     pub channel: u32,
     /// One per sample of the clip (`Clip::sample_count`).
     pub values: Vec<f32>,
+    /// The codec's form of the track when it is compressed (throng-cook `compress`); `values`
+    /// are then exactly its decoded samples, which is what the GPU decodes from the same bits.
+    pub quantized: Option<QuantizedTrack>,
+}
+
+/// The widest sample a [`QuantizedTrack`] stores.
+pub const MAX_CURVE_BITS: u32 = 24;
+
+/// Bits per sample that mark a curve track stored as raw f32 values (in a package's CURVES
+/// section and the GPU's tables), beside a [`QuantizedTrack`]'s 0 to [`MAX_CURVE_BITS`].
+pub const RAW_CURVE_BITS: u32 = 32;
+
+/// A curve track's samples as the codec stores them (docs/codec.md, "Curve tracks"): sample `i`
+/// is `base + f32(kᵢ) · step`, `kᵢ` the `i`-th `bits`-wide unsigned integer of `words`, packed
+/// from bit 0 of word 0 up (a sample may straddle two words). `step` is a power of two and
+/// `kᵢ < 2²⁴`, so the product is exact and CPU and WGSL (curves.wgsl `curve_sample`) get the
+/// same f32 with or without a fused multiply-add. With `bits` 0 every sample is `base`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuantizedTrack {
+    pub base: f32,
+    pub step: f32,
+    pub bits: u32,
+    pub words: Vec<u32>,
+}
+
+impl QuantizedTrack {
+    /// `count` samples `ks` (each below `2^bits`) packed.
+    pub fn pack(base: f32, step: f32, bits: u32, ks: &[u32]) -> QuantizedTrack {
+        let mut words = vec![0u32; Self::words_for(ks.len(), bits)];
+        for (i, &k) in ks.iter().enumerate() {
+            let bit = i as u64 * u64::from(bits);
+            let (w, shift) = ((bit / 32) as usize, (bit % 32) as u32);
+            words[w] |= k << shift;
+            if shift + bits > 32 {
+                words[w + 1] |= k >> (32 - shift);
+            }
+        }
+        QuantizedTrack {
+            base,
+            step,
+            bits,
+            words,
+        }
+    }
+
+    /// Words that hold `count` samples of `bits` bits.
+    pub fn words_for(count: usize, bits: u32) -> usize {
+        (count as u64 * u64::from(bits)).div_ceil(32) as usize
+    }
+
+    /// The integer of sample `i` (0 past the words).
+    pub fn k(&self, i: u32) -> u32 {
+        let bits = self.bits.min(MAX_CURVE_BITS);
+        if bits == 0 {
+            return 0;
+        }
+        let bit = u64::from(i) * u64::from(bits);
+        let (w, shift) = ((bit / 32) as usize, (bit % 32) as u32);
+        let word = |w: usize| self.words.get(w).copied().unwrap_or(0);
+        let mut k = word(w) >> shift;
+        if shift + bits > 32 {
+            k |= word(w + 1) << (32 - shift);
+        }
+        k & ((1u32 << bits) - 1)
+    }
+
+    /// Sample `i`.
+    pub fn value(&self, i: u32) -> f32 {
+        self.base + self.k(i) as f32 * self.step
+    }
+
+    /// The first `count` samples.
+    pub fn decode(&self, count: usize) -> Vec<f32> {
+        (0..count as u32).map(|i| self.value(i)).collect()
+    }
+
+    /// What is wrong with it as the form of `values`, if anything.
+    fn check(&self, values: &[f32]) -> Option<String> {
+        if self.bits > MAX_CURVE_BITS {
+            return Some(format!(
+                "{} bits per sample (at most {MAX_CURVE_BITS})",
+                self.bits
+            ));
+        }
+        let power_of_two =
+            self.step.is_normal() && self.step > 0.0 && self.step.to_bits() & 0x007f_ffff == 0;
+        if !self.base.is_finite() || !power_of_two {
+            return Some(format!(
+                "base {} and step {}: needs a finite base and a normal power-of-two step",
+                self.base, self.step
+            ));
+        }
+        if self.words.len() != Self::words_for(values.len(), self.bits) {
+            return Some(format!(
+                "{} words for {} samples of {} bits",
+                self.words.len(),
+                values.len(),
+                self.bits
+            ));
+        }
+        (0..values.len()).find_map(|i| {
+            let v = self.value(i as u32);
+            (v.to_bits() != values[i].to_bits())
+                .then(|| format!("sample {i} decodes to {v}, not its value {}", values[i]))
+        })
+    }
 }
 
 /// Which curves a layer moves, and how much: a weight in [0, 1] per channel of its skeleton
@@ -197,7 +303,8 @@ impl Curves {
     /// Checks the curves against the package's `clips` and its `skeletons` (their count): the
     /// orders above, names unique per skeleton, finite defaults inside finite or infinite
     /// ranges, tracks of existing clips and of channels of their clip's skeleton with a finite
-    /// value per sample, selections of a weight in [0, 1] per channel.
+    /// value per sample (and a compressed form, if any, that decodes to exactly those values),
+    /// selections of a weight in [0, 1] per channel.
     pub fn validate(&self, clips: &[Clip], skeletons: usize) -> Result<(), CurveError> {
         for (i, c) in self.channels.iter().enumerate() {
             let bad = |what: String| CurveError::Channel {
@@ -273,6 +380,9 @@ impl Curves {
             }
             if let Some(v) = t.values.iter().find(|v| !v.is_finite()) {
                 return Err(bad(format!("value {v} is not finite")));
+            }
+            if let Some(what) = t.quantized.as_ref().and_then(|q| q.check(&t.values)) {
+                return Err(bad(format!("its compressed form: {what}")));
             }
         }
         for (i, s) in self.selections.iter().enumerate() {

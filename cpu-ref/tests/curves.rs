@@ -39,6 +39,7 @@ fn track(clip: u32, channel: u32, values: [f32; 3]) -> CurveTrack {
         clip,
         channel,
         values: values.to_vec(),
+        quantized: None,
     }
 }
 

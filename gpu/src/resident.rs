@@ -375,8 +375,10 @@ fn add_skeletons(a: &mut Arrays, package: &Package) -> Result<Vec<SkeletonRange>
 /// Per skeleton with curve channels, into the tables: its channels' schema (default, min and max
 /// as f32 bits, the composition), per clip of the package a word per channel (where the clip's
 /// track of it starts, or `NO_CURVE_TRACK`), per curve selection a weight per channel (zeros for
-/// another skeleton's selection), then the tracks' values (f32 bits). The curves are validated
-/// first, so every index the shaders follow holds.
+/// another skeleton's selection), then the tracks: base and step (f32 bits) and bits per
+/// sample, then the packed samples of a compressed track or, with `RAW_CURVE_BITS`, its
+/// values' f32 bits (curves.wgsl `curve_sample`). The curves are validated first, so every
+/// index the shaders follow holds.
 fn add_curves(
     a: &mut Arrays,
     package: &Package,
@@ -424,7 +426,18 @@ fn add_curves(
         {
             let at = a.table_at()?;
             a.tables[clip_table + t.clip as usize * count + (t.channel as usize - ids.start)] = at;
-            a.tables.extend(t.values.iter().map(|v| v.to_bits()));
+            match &t.quantized {
+                Some(q) => {
+                    a.tables
+                        .extend([q.base.to_bits(), q.step.to_bits(), q.bits]);
+                    a.tables.extend(&q.words);
+                }
+                None => {
+                    a.tables
+                        .extend([0, 0, throng_cpu_ref::scalar::RAW_CURVE_BITS]);
+                    a.tables.extend(t.values.iter().map(|v| v.to_bits()));
+                }
+            }
         }
     }
     Ok(())

@@ -63,7 +63,7 @@ pub const NO_CELL: u32 = u32::MAX;
 
 /// The prelude: every shared constant as a WGSL `const`.
 pub fn source() -> String {
-    let u32s: [(&str, u32); 60] = [
+    let u32s: [(&str, u32); 61] = [
         ("OP_REST", op::REST),
         ("OP_SAMPLE", op::SAMPLE),
         ("OP_BLEND", op::BLEND),
@@ -117,6 +117,7 @@ pub fn source() -> String {
         ("FAR_HEADER", FAR_HEADER),
         ("NO_CELL", NO_CELL),
         ("NO_CURVE_TRACK", crate::layout::NO_CURVE_TRACK),
+        ("RAW_CURVE_BITS", throng_cpu_ref::scalar::RAW_CURVE_BITS),
         ("NO_MORPH", crate::layout::NO_MORPH),
         ("NO_CHANNEL", crate::layout::NO_CHANNEL),
         ("COMPOSITION_BLEND", Composition::Blend as u32),

@@ -12,6 +12,7 @@
 //! as PNG.
 
 mod animation;
+mod close_up;
 mod drive;
 pub(super) mod hero;
 mod paths;
@@ -38,6 +39,7 @@ use throng_gpu::{
     Visibility,
 };
 
+use self::close_up::CloseUp;
 use self::drive::{ControlStats, FixedPrograms, Roaming};
 use self::hero::{HeroIk, Heroes};
 use self::paths::Paths;
@@ -194,6 +196,11 @@ pub struct Args {
     /// of detail and the far tier on screen (watch with --gif and --lod-tint).
     #[arg(long)]
     dolly: bool,
+    /// Follow one crowd member's face instead of framing the crowd, close enough to see its
+    /// morph targets: the nearest member whose program samples `idle` (a blink) or `wave` (an
+    /// open mouth) when the first frame is drawn, else the nearest (`close_up` in --json).
+    #[arg(long, conflicts_with = "dolly")]
+    close_up: bool,
     /// Also render each frame with member ids instead of colours, count each member's pixels,
     /// and write the counts to this JSON file (for --pops-against).
     #[arg(long, value_name = "FILE.json")]
@@ -545,6 +552,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ticks += 1;
     }
     let framing = scene;
+    let close_up = match args.close_up {
+        true => {
+            let nearest: Vec<MemberId> = order.iter().map(|&i| ids[hero_count + i]).collect();
+            Some(CloseUp::choose(&mut animator, &package, &nearest)?)
+        }
+        false => None,
+    };
     let mut previous_camera = None;
     let mut clock = TickClock::new(TICK_HZ);
     let mut far_bake = None;
@@ -561,9 +575,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     for f in 0..args.frames {
         let start = Instant::now();
-        let scene = match args.dolly {
-            true => dollied(&framing, f, args.frames),
-            false => framing,
+        let scene = match (&close_up, args.dolly) {
+            (Some(c), _) => {
+                let placement = animator.placement(c.id).unwrap_or(Affine3A::IDENTITY);
+                c.scene(&framing, placement)
+            }
+            (None, true) => dollied(&framing, f, args.frames),
+            (None, false) => framing,
         };
         let view = view_of(&scene, args.width, args.height);
         animator.set_view(Some(view));
@@ -712,6 +730,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         far: far_bake,
         steady,
         pops,
+        close_up,
     };
     if args.json {
         print_json(&summary.json(&frames));
@@ -985,6 +1004,8 @@ struct Summary<'a> {
     steady: Option<SteadyState>,
     /// The largest pop against a full-detail run (--pops-against).
     pops: Option<Pops>,
+    /// The member the camera follows (--close-up).
+    close_up: Option<CloseUp>,
 }
 
 /// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n, "cross_fading": n}`: members per skeleton
@@ -1029,6 +1050,10 @@ impl Summary<'_> {
         );
         println!("control: {}", self.driver);
         println!("pose: fused pass, {} mapping", self.mapping.name());
+        if let Some(c) = &self.close_up {
+            let clip = c.clip.as_deref().unwrap_or("no face clip");
+            println!("close-up: crowd member {} ({clip})", c.member);
+        }
         if let Some(p) = &self.pops {
             println!(
                 "pops: worst {:.2}x its motion (member {} at frame {}: {} px against {}); {} of {} member-frames over 2x",
@@ -1298,6 +1323,7 @@ impl Summary<'_> {
             })),
             "steady_state": self.steady,
             "pops": self.pops,
+            "close_up": self.close_up,
             "lod_histogram": last.map(lod_histogram),
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),

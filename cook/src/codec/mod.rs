@@ -9,6 +9,7 @@
 //! not against the source curves: the codec is judged on what it adds.
 
 mod bytes;
+mod curves;
 mod measure;
 mod pack;
 mod quantize;
@@ -21,6 +22,7 @@ use throng_cpu_ref::codec::layout::{valid_range, MAX_WIDTH, MAX_WORDS, SEGMENT_L
 use throng_cpu_ref::{Clip, Package, Skeleton, SubTrackKind, Trs};
 
 pub use bytes::codec_bytes;
+pub use curves::{compress_curves, quantize_track, CurveCodecReport, CURVE_PRECISION};
 pub use measure::{measure, percentile, times, Fidelity};
 pub use search::{Unmet, DESCENDANT_SHARE};
 
@@ -257,7 +259,8 @@ fn rebuilt(samples: impl Iterator<Item = [f32; 4]>) -> u32 {
 /// Compresses every reference-encoded clip of `package` (as [`crate::cook`] made it with
 /// `profile`) with the profile's codec settings, measures each against its reference, and puts
 /// the codec report in `report.codec` (clip sizes in `report.clips` follow). A clip the codec
-/// cannot represent keeps the reference encoding, with a warning.
+/// cannot represent keeps the reference encoding, with a warning. The clips' curve tracks are
+/// compressed too ([`compress_curves`]).
 pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profile) {
     let settings = profile.codec();
     let mut clips = Vec::with_capacity(package.clips.len());
@@ -332,5 +335,6 @@ pub fn compress(package: &mut Package, report: &mut CookReport, profile: &Profil
         total: CodecTotal::new(&clips, p99, mean),
         clips,
         width_histogram: histogram,
+        curves: compress_curves(&mut package.curves),
     });
 }

@@ -11,8 +11,8 @@ use throng_cpu_ref::morph::{
 use throng_cpu_ref::motion_db::{DatabaseClip, MotionDatabase, FEATURES, GROUPS, HORIZONS};
 use throng_cpu_ref::{
     clip::REFERENCE_CODEC_VERSION, Clip, ClipEvent, Composition, CurveChannel, CurveTrack, Curves,
-    LoopPolicy, Package, RootMotion, RootMotionPolicy, Skeleton, SkeletonLod, SkinBinding,
-    SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
+    LoopPolicy, Package, QuantizedTrack, RootMotion, RootMotionPolicy, Skeleton, SkeletonLod,
+    SkinBinding, SkinnedMesh, SubTrack, SubTrackKind, SyncMarker, Trs,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -25,6 +25,7 @@ use super::{
     FORMAT_VERSION, HEADER_SIZE, IMPOSTOR_VERSION, MAGIC, MOTION_DATABASE_VERSION, SECTION_ALIGN,
     SECTION_ENTRY_SIZE, SECTION_OPTIONAL,
 };
+use throng_cpu_ref::scalar::{MAX_CURVE_BITS, RAW_CURVE_BITS};
 
 /// Bytes of a skeleton record before its joint arrays.
 const SKELETON_HEADER: u64 = 64;
@@ -292,15 +293,42 @@ fn read_curves(section: Section, names: &mut Names) -> Result<Curves, PackageErr
             composition,
         })
     })?;
-    let tracks = c.vec(track_count, 12, "tracks", |c, _| {
+    let tracks = c.vec(track_count, 16, "tracks", |c, i| {
         let clip = c.u32("clip")?;
         let channel = c.u32("channel")?;
         let count = c.u32("value count")?;
-        let values = c.vec(count, 4, "values", |c, _| c.f32("value"))?;
+        let bits = c.u32("bits per sample")?;
+        if bits == RAW_CURVE_BITS {
+            let values = c.vec(count, 4, "values", |c, _| c.f32("value"))?;
+            return Ok(CurveTrack {
+                clip,
+                channel,
+                values,
+                quantized: None,
+            });
+        }
+        if bits > MAX_CURVE_BITS {
+            return Err(PackageError::Invalid {
+                section: "CURVES",
+                index: i,
+                field: "bits per sample",
+                what: format!("{bits} (0 to {MAX_CURVE_BITS}, or {RAW_CURVE_BITS} for f32)"),
+            });
+        }
+        let [base, step] = c.f32s("base and step")?;
+        let words = QuantizedTrack::words_for(count as usize, bits);
+        let words = c.vec(words as u32, 4, "samples", |c, _| c.u32("word"))?;
+        let quantized = QuantizedTrack {
+            base,
+            step,
+            bits,
+            words,
+        };
         Ok(CurveTrack {
             clip,
             channel,
-            values,
+            values: quantized.decode(count as usize),
+            quantized: Some(quantized),
         })
     })?;
     c.finish()?;

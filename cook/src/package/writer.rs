@@ -151,8 +151,10 @@ fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
 }
 
 /// The CURVES section: the channel and track counts, each channel (name, skeleton, default,
-/// range, composition), then each track (clip, channel, value count, values). Curve selections
-/// are not stored: like masks, they come with the state tree.
+/// range, composition), then each track (clip, channel, value count, bits per sample): with 32
+/// bits its values as f32, else compressed (docs/codec.md, "Curve tracks"): base and step (f32)
+/// and the packed samples' words. Curve selections are not stored: like masks, they come with
+/// the state tree.
 fn curves(curves: &Curves, strings: &mut Strings) -> Out {
     let mut out = Out(Vec::new());
     out.u32(len32(curves.channels.len()));
@@ -167,7 +169,19 @@ fn curves(curves: &Curves, strings: &mut Strings) -> Out {
         out.u32(t.clip);
         out.u32(t.channel);
         out.u32(len32(t.values.len()));
-        out.f32s(&t.values);
+        match &t.quantized {
+            Some(q) => {
+                out.u32(q.bits);
+                out.f32s(&[q.base, q.step]);
+                for &w in &q.words {
+                    out.u32(w);
+                }
+            }
+            None => {
+                out.u32(throng_cpu_ref::scalar::RAW_CURVE_BITS);
+                out.f32s(&t.values);
+            }
+        }
     }
     out
 }

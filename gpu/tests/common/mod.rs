@@ -189,7 +189,8 @@ fn add_channels(package: &mut Package, added: Vec<throng_cpu_ref::CurveChannel>)
 }
 
 /// Tracks of `channels` (ids from `first`) on every other clip of skeleton 0, values in
-/// `lo..hi` from `rng`.
+/// `lo..hi` from `rng`; every other channel's tracks compressed by the codec (the GPU decodes
+/// their packed samples).
 fn add_tracks(
     package: &mut Package,
     (first, channels): (u32, u32),
@@ -203,11 +204,19 @@ fn add_tracks(
     for &c in &clips {
         let samples = package.clips[c as usize].sample_count as usize;
         for k in 0..channels {
-            package.curves.tracks.push(throng_cpu_ref::CurveTrack {
+            let mut track = throng_cpu_ref::CurveTrack {
                 clip: c,
                 channel: first + k,
                 values: (0..samples).map(|_| rng.range(lo, hi)).collect(),
-            });
+                quantized: None,
+            };
+            if k % 2 == 0 {
+                let q = throng_cook::quantize_track(&track.values, throng_cook::CURVE_PRECISION)
+                    .expect("the codec holds the range");
+                track.values = q.decode(samples);
+                track.quantized = Some(q);
+            }
+            package.curves.tracks.push(track);
         }
     }
     package.curves.tracks.sort_by_key(|t| (t.clip, t.channel));
@@ -324,6 +333,7 @@ pub fn character_with_morph_targets() -> Package {
             clip: c,
             channel: blink,
             values,
+            quantized: None,
         });
     }
     package.curves.tracks.sort_by_key(|t| (t.clip, t.channel));

@@ -40,9 +40,31 @@ fn sample_curve(clip: u32, b: Bracket, ch: u32, c: CurveChannel) -> CurveValue {
     if at == NO_CURVE_TRACK {
         return rest_curve(c);
     }
-    let v0 = bitcast<f32>(tables[at + b.i0]);
-    let v1 = bitcast<f32>(tables[at + b.i1]);
+    let v0 = curve_sample(at, b.i0);
+    let v1 = curve_sample(at, b.i1);
     return CurveValue(v0 + (v1 - v0) * b.u, 1.0);
+}
+
+/// Sample `i` of the track at `at` in `tables` (throng-cpu-ref `QuantizedTrack::value`): a
+/// header (base, step, bits per sample), then with RAW_CURVE_BITS the samples' f32 bits, else
+/// `base + f32(k) * step` with `k` the i-th `bits`-wide integer packed from bit 0 up.
+fn curve_sample(at: u32, i: u32) -> f32 {
+    let bits = tables[at + 2u];
+    if bits == RAW_CURVE_BITS {
+        return bitcast<f32>(tables[at + 3u + i]);
+    }
+    var k = 0u;
+    if bits != 0u {
+        let bit = i * bits;
+        let w = at + 3u + bit / 32u;
+        let shift = bit % 32u;
+        k = tables[w] >> shift;
+        if shift + bits > 32u {
+            k |= tables[w + 1u] << (32u - shift);
+        }
+        k &= (1u << bits) - 1u;
+    }
+    return bitcast<f32>(tables[at]) + f32(k) * bitcast<f32>(tables[at + 1u]);
 }
 
 /// A Blend in progress (`blend_channel`): the weighted sums and the input chosen so far by
