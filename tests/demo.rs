@@ -132,10 +132,11 @@ fn demo_json_reports_the_frames_it_wrote() {
         );
         let present = r["present_dispatches"].as_u64().unwrap();
         assert!((1..=2).contains(&present), "{f}");
+        assert_eq!(r["morph_dispatches"], 1, "the character's face: {f}");
         assert_eq!(
             r["dispatches"],
-            r["pose_dispatches"].as_u64().unwrap() + 6 + present,
-            "present (and a patch), pose dispatches per shape, one bounds, four of the budget, cards and order, one skinning: {f}"
+            r["pose_dispatches"].as_u64().unwrap() + 7 + present,
+            "present (and a patch), pose dispatches per shape, one bounds, four of the budget, cards and order, one skinning, one morph pass: {f}"
         );
         assert!(f["draws"].as_u64().unwrap() >= 2, "{f}");
     }

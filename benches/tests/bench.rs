@@ -151,8 +151,8 @@ fn tiny_run_reports_every_field_and_flat_dispatch_counts() {
         assert_eq!(g9["chunks"].as_u64(), Some(1));
         assert_eq!(
             g4["dispatches"].as_u64(),
-            Some(7),
-            "one pose dispatch (one shape), five of the cull pass, one skinning"
+            Some(8),
+            "one pose dispatch (one shape), five of the cull pass, one skinning, one morph pass (the character's face)"
         );
         assert_eq!(g4["pose_dispatches"].as_u64(), Some(1), "one pose dispatch");
         assert_eq!(g4["bytes_per_instance"].as_f64(), Some(bytes));
