@@ -1,8 +1,8 @@
 //! What morph targets cost: whole frames (pose, palette, skinning) of the character with its
 //! face's morph targets against the same frames of the character stripped of them, on the CPU
 //! reference (one thread) and the GPU, for programs that leave the targets at weight 0 and for
-//! programs that weigh both. The four variants run interleaved frame by frame, so the machine's
-//! drift falls on all of them alike; the ratios are of medians of the same run.
+//! programs that weigh both. The variants run interleaved frame by frame, in alternating order,
+//! so the machine's drift falls on all of them alike; the ratios are of medians of the same run.
 
 use serde::Serialize;
 use throng_cpu_ref::{PoseOp, Program};
@@ -15,6 +15,10 @@ use crate::{BenchError, Options, Subject};
 
 /// Instances of the morph table.
 pub const MORPH_INSTANCES: usize = 1_000;
+
+/// Timed frames per crowd at least: the bars are a few per cent apart, so the medians need
+/// more frames than the other tables'.
+pub const MORPH_FRAMES: u32 = 20;
 
 /// One row of the morph table: the character's whole frame with its targets, against the same
 /// frame without them.
@@ -32,6 +36,7 @@ pub struct MorphRow {
     /// The same on the GPU (`None` without an adapter).
     pub gpu_ms: Option<f64>,
     pub gpu_plain_ms: Option<f64>,
+    /// Timed frames per variant (from both of its crowds).
     pub frames: usize,
 }
 
@@ -97,20 +102,24 @@ pub fn run(
         .sum();
     let mut rows = Vec::new();
     for (programs, active_targets) in [(&quiet, 0), (&active, 2)] {
-        let mut cpu = [
-            CpuCrowd::new(subject, n, 1, 0),
-            CpuCrowd::new(&plain, n, 1, 0),
-        ];
+        // Two crowds of each, made in opposite orders (with, without, without, with): on
+        // lavapipe the first of two like runtimes made runs 1–3 % slower than the second, whatever
+        // it holds, so one pair alone would tilt the ratio by as much as the bar allows.
+        let subjects = [subject, &plain, &plain, subject];
+        let mut cpu = subjects.map(|s| CpuCrowd::new(s, n, 1, 0));
         let mut gpu = match ctx {
             Some(ctx) => {
                 let make = |s: &Subject| {
                     GpuCrowd::new(ctx, s, (n, n, 0), options.mapping, false, Decode::Auto)
                 };
-                Some([make(subject)?, make(&plain)?])
+                let mut made = Vec::with_capacity(subjects.len());
+                for s in subjects {
+                    made.push(make(s)?);
+                }
+                Some(made)
             }
             None => None,
         };
-        let subjects = [subject, &plain];
         if let Some(g) = gpu.as_mut() {
             for (crowd, s) in g.iter_mut().zip(subjects) {
                 crowd.frame(s, programs, true)?;
@@ -118,15 +127,22 @@ pub fn run(
                 crowd.frame(s, programs, true)?;
             }
         }
+        // Per variant (with, without) its frames from both crowds.
         let mut cpu_ms = [Vec::new(), Vec::new()];
         let mut gpu_ms = [Vec::new(), Vec::new()];
-        for _ in 0..options.frames.max(5) {
-            for k in 0..2 {
+        for frame in 0..options.frames.max(MORPH_FRAMES) {
+            // Forward, then backward: whatever the order favours falls on both alike.
+            let mut order = [0, 1, 2, 3];
+            if frame % 2 == 1 {
+                order.reverse();
+            }
+            for k in order {
+                let variant = usize::from(k == 1 || k == 2);
                 let start = std::time::Instant::now();
                 cpu[k].frame(subjects[k], programs, true, false)?;
-                cpu_ms[k].push(crate::timing::ms_since(start));
+                cpu_ms[variant].push(crate::timing::ms_since(start));
                 if let Some(g) = gpu.as_mut() {
-                    gpu_ms[k].push(g[k].frame(subjects[k], programs, true)?.wall_ms);
+                    gpu_ms[variant].push(g[k].frame(subjects[k], programs, true)?.wall_ms);
                 }
             }
         }
