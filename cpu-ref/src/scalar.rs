@@ -129,10 +129,13 @@ pub struct QuantizedTrack {
 }
 
 impl QuantizedTrack {
-    /// `count` samples `ks` (each below `2^bits`) packed.
+    /// Samples `ks` packed in `bits` bits each (at most [`MAX_CURVE_BITS`]; a sample keeps its
+    /// low `bits` bits).
     pub fn pack(base: f32, step: f32, bits: u32, ks: &[u32]) -> QuantizedTrack {
+        let bits = bits.min(MAX_CURVE_BITS);
         let mut words = vec![0u32; Self::words_for(ks.len(), bits)];
-        for (i, &k) in ks.iter().enumerate() {
+        for (i, &k) in ks.iter().enumerate().take_while(|_| bits > 0) {
+            let k = k & ((1u32 << bits) - 1);
             let bit = i as u64 * u64::from(bits);
             let (w, shift) = ((bit / 32) as usize, (bit % 32) as u32);
             words[w] |= k << shift;

@@ -375,3 +375,27 @@ fn a_skeleton_without_channels_evaluates_as_before() {
     }
     assert_eq!(poses[0], poses[1], "curves change no joint");
 }
+
+#[test]
+fn a_quantized_track_reads_back_every_packed_sample_at_every_width() {
+    use throng_cpu_ref::scalar::MAX_CURVE_BITS;
+    use throng_cpu_ref::QuantizedTrack;
+    let mut rng = throng_fixtures::SplitMix64::new(62);
+    for bits in 0..=MAX_CURVE_BITS {
+        let ks: Vec<u32> = (0..77)
+            .map(|_| (rng.next_u64() as u32) & ((1u64 << bits) - 1) as u32)
+            .collect();
+        let q = QuantizedTrack::pack(0.5, 0.25, bits, &ks);
+        assert_eq!(q.words.len(), (77 * bits as usize).div_ceil(32));
+        for (i, &k) in ks.iter().enumerate() {
+            assert_eq!(q.k(i as u32), k, "bits {bits}, sample {i}");
+            assert_eq!(q.value(i as u32), 0.5 + k as f32 * 0.25);
+        }
+    }
+    // Wider than the codec stores: clamped, never a panic.
+    let q = QuantizedTrack::pack(0.0, 1.0, 40, &[u32::MAX, 3]);
+    assert_eq!(
+        (q.bits, q.k(0), q.k(1)),
+        (MAX_CURVE_BITS, (1 << MAX_CURVE_BITS) - 1, 3)
+    );
+}
