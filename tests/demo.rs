@@ -550,9 +550,9 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
         "--frames",
         "2",
         "--width",
-        "96",
+        "80",
         "--height",
-        "64",
+        "54",
         "--lod-tint",
         "--out",
         png.to_str().unwrap(),
@@ -563,8 +563,9 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
     let h = &report["lod_histogram"];
     let level = |k: &str| h[k].as_u64().unwrap();
     assert_eq!(level("lod0") + level("lod1") + level("lod2"), 64, "{h}");
-    // 64 px high: every member is a few pixels tall, so at the coarsest level unless it
-    // inertializes a transition.
+    // 54 px high: every member is a few pixels tall (the coarsest level's error, its shell
+    // included, projects under a pixel), so at the coarsest level unless it inertializes a
+    // transition.
     assert!(level("lod2") >= 48, "{h}");
     let posed = report["joints_posed"].as_u64().unwrap();
     assert!(posed < 64 * 47 / 2, "joints posed {posed}");

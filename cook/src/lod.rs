@@ -49,8 +49,13 @@ pub struct LodReport {
     pub pose_error: f32,
     /// Triangles of the meshes the skeleton's skins bind at this level (crate::mesh_lod).
     pub triangles: usize,
-    /// Largest simplification error of those meshes (scene units; 0 without meshes).
+    /// Largest error of those meshes: the simplification's plus the shell (scene units; 0
+    /// without meshes).
     pub mesh_error: f32,
+    /// Largest shell of those meshes: how far the level's surface is pushed out along its
+    /// normals when drawn so that it covers what full detail does (scene units; part of
+    /// `mesh_error`).
+    pub shell: f32,
 }
 
 /// Builds every skeleton's LOD levels into `package` (replacing any it had), pinning the roots
@@ -81,7 +86,7 @@ pub fn build_lods(
         let mut measured = Vec::with_capacity(lods.len());
         let mut report = Vec::with_capacity(lods.len());
         for (i, lod) in lods.iter().enumerate() {
-            let (triangles, mesh_error) = meshes[i];
+            let (triangles, mesh_error, shell) = meshes[i];
             let error = errors[i] + mesh_error;
             let dropped: Vec<Trs> = lod.dropped_pose().copied().collect();
             let skeleton = &package.skeletons[s];
@@ -96,6 +101,7 @@ pub fn build_lods(
                 pose_error: errors[i],
                 triangles,
                 mesh_error,
+                shell,
             });
         }
         package.skeletons[s].lods = measured;

@@ -89,42 +89,42 @@ fn bad_magic() {
 
 #[test]
 fn other_versions_are_refused() {
-    // Version 6 compressed curve tracks (version 5 added the CURVES section).
-    assert_eq!(FORMAT_VERSION, 6);
-    let result = patched(|b| put_u32(b, 8, 7));
+    // Version 7 added the mesh LODs' shells (6 compressed curve tracks, 5 the CURVES section).
+    assert_eq!(FORMAT_VERSION, 7);
+    let result = patched(|b| put_u32(b, 8, 8));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 7,
+            found: 8,
             supported: FORMAT_VERSION
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 7 is not supported (this build reads version 6): re-cook the \
+        "package format version 8 is not supported (this build reads version 7): re-cook the \
          package with this build's `throng cook`, or read it with the newer build that wrote it"
     );
-    // Versions 5 (raw curve tracks), 4 (no CURVES section) and 2 (no compressed clips) are not
-    // read either: only the current version, and the message says to re-cook.
-    let result = patched(|b| put_u32(b, 8, 5));
+    // Versions 6 (no shells), 5 (raw curve tracks), 4 (no CURVES section) and 2 (no compressed
+    // clips) are not read either: only the current version, and the message says to re-cook.
+    let result = patched(|b| put_u32(b, 8, 6));
     assert_eq!(
         result,
         Err(PackageError::UnsupportedVersion {
-            found: 5,
-            supported: 6
+            found: 6,
+            supported: 7
         })
     );
     assert_eq!(
         result.unwrap_err().to_string(),
-        "package format version 5 is older than the version 6 this build reads: re-cook the \
+        "package format version 6 is older than the version 7 this build reads: re-cook the \
          package from its source with `throng cook` (packages are not migrated)"
     );
-    for old in [4, 2] {
+    for old in [5, 4, 2] {
         assert_eq!(
             patched(|b| put_u32(b, 8, old)),
             Err(PackageError::UnsupportedVersion {
                 found: old,
-                supported: 6
+                supported: 7
             })
         );
     }

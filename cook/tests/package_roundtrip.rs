@@ -39,7 +39,7 @@ fn writing_is_deterministic_and_canonical() {
 fn header_and_table_follow_the_documented_layout() {
     let bytes = write_package(&sample_package());
     assert_eq!(&bytes[0..8], b"THRNGPKG");
-    assert_eq!(u32_at(&bytes, 8), 6, "format version");
+    assert_eq!(u32_at(&bytes, 8), 7, "format version");
     assert_eq!(u32_at(&bytes, 12), 6, "section count (with LODS)");
     assert_eq!(u64_at(&bytes, 16), xxh3_64(&bytes[32..]), "content hash");
     assert_eq!(u64_at(&bytes, 24), bytes.len() as u64, "total size");

@@ -51,8 +51,13 @@ pub struct MeshLod {
     pub indices: Vec<u32>,
     /// Largest distance of the simplified surface from the full one at rest (the simplifier's
     /// measure, meshoptimizer's result error, taken to scene units by the skeleton's root
-    /// transform).
+    /// transform), plus `shell`.
     pub error: f32,
+    /// How far the level's surface is pushed out along its skinned normals when drawn (scene
+    /// units at the skeleton's own scale; 0: not at all), so that its silhouette covers what full
+    /// detail's does: edge collapse thins what is thin (throng-cook `mesh_lod`). Skinning does
+    /// not apply it (skinned vertices are the same at every level); the raster pass does.
+    pub shell: f32,
 }
 
 impl SkinnedMesh {
@@ -65,6 +70,19 @@ impl SkinnedMesh {
                 .or(self.lods.last())
                 .map_or(&self.indices, |lod| &lod.indices),
             None => &self.indices,
+        }
+    }
+
+    /// The shell of skeleton LOD `level` (0 at level 0 and without levels; a level past the
+    /// last takes the last's, as [`SkinnedMesh::level_indices`] does).
+    pub fn level_shell(&self, level: usize) -> f32 {
+        match level.checked_sub(1) {
+            Some(l) => self
+                .lods
+                .get(l)
+                .or(self.lods.last())
+                .map_or(0.0, |lod| lod.shell),
+            None => 0.0,
         }
     }
 

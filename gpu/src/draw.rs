@@ -92,7 +92,7 @@ pub(crate) struct FrameUniform {
     motion: [f32; 4],
 }
 
-/// `Draw` of raster.wgsl (16 bytes, one per 256-byte slot).
+/// `Draw` of raster.wgsl (32 bytes, one per 256-byte slot).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 pub(crate) struct DrawUniform {
@@ -100,6 +100,8 @@ pub(crate) struct DrawUniform {
     page_rank: u32,
     first_at: u32,
     highlight: u32,
+    shell: f32,
+    pad: [u32; 3],
 }
 
 /// What a [`CrowdPass`]'s fragments write (raster.wgsl `Frame::tiers.y`).
@@ -481,6 +483,8 @@ impl CrowdPass {
                 page_rank: d.run.first_rank,
                 first_at: d.run.first_at,
                 highlight: scene.highlight,
+                shell: d.run.shell,
+                pad: [0; 3],
             };
             let at = slot * OFFSET_ALIGNMENT as usize;
             self.uniform_bytes[at..at + std::mem::size_of::<DrawUniform>()]

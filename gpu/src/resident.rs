@@ -52,7 +52,7 @@ pub(crate) struct SkeletonRange {
 }
 
 /// Where one skin lives: its palette tables and the vertices of the meshes it binds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SkinRange {
     pub skeleton: u32,
     /// Palette entries.
@@ -86,7 +86,7 @@ pub struct SkinRange {
 
 /// One level of detail of a skin: the vertex records its mesh LODs use, copied contiguously,
 /// and its triangles.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinTier {
     /// First vertex record (level 0: the skin's own) and count.
     pub(crate) vertex_base: u32,
@@ -97,6 +97,9 @@ pub struct SkinTier {
     /// The level's range of [`SkinRange::indices`].
     pub first_index: u32,
     pub index_count: u32,
+    /// How far the raster pass pushes the level's surface out along its skinned normals
+    /// (`MeshLod::shell`, the largest of the skin's meshes'; 0 at level 0).
+    pub shell: f32,
     /// Morph targets (morph.wgsl): the level's vertices a target moves lie in
     /// `morph_first .. morph_end`, whose rows of entry ranges start at `morph_ranges` in `vertices`
     /// (`NO_MORPH`: none).
@@ -762,6 +765,9 @@ fn add_tiers(
                 vertices: used,
                 first_index,
                 index_count: index(corners.len(), "triangle index")?,
+                shell: (meshes.iter())
+                    .map(|&(m, _, _)| package.meshes[m].level_shell(level))
+                    .fold(0.0, f32::max),
                 ..SkinTier::default()
             }
         };

@@ -164,7 +164,7 @@ pub struct StageTimes {
 
 /// One instanced draw's worth of the last frame's skinned vertices: a unit's instances (a
 /// skinned kind at one level of detail) on one page of the skinned stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SkinnedRun {
     /// The unit's kind, and that kind's package and skin (whose triangles the run draws).
     pub kind: u32,
@@ -192,6 +192,9 @@ pub struct SkinnedRun {
     /// Where in [`Runtime::ranks_buffer`] (u32 index) the run's first instance within its page
     /// is written.
     pub first_at: u32,
+    /// How far the raster pass pushes the level's surface out along its normals (its
+    /// [`crate::SkinTier::shell`], scene units).
+    pub shell: f32,
 }
 
 /// What culling and the skinned budget kept in the last frame (after [`Runtime::finish`]).
@@ -855,11 +858,15 @@ impl Runtime {
                 continue;
             };
             let row = self.kinds.rows[kind as usize];
+            let tiers = (self.arena.packages.get(batch.package))
+                .and_then(|p| p.skins.get(skin as usize))
+                .map_or(&[][..], |s| &s.tiers[..]);
             for t in 0..row.tiers {
                 let unit = row.unit_base + t;
                 let Some(u) = self.kinds.units.get(unit as usize) else {
                     continue;
                 };
+                let shell = tiers.get(t as usize).map_or(0.0, |tier| tier.shell);
                 for (page, buffer) in stream.pages.iter().enumerate() {
                     let draw = unit * cull.pages + page as u32;
                     self.runs.push(SkinnedRun {
@@ -876,6 +883,7 @@ impl Runtime {
                         vertex_count: u.vertex_count,
                         draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
                         first_at: cull.rank_base() + draw,
+                        shell,
                     });
                 }
             }

@@ -27,9 +27,9 @@ pub const MAGIC: [u8; 8] = *b"THRNGPKG";
 /// the events' flags and the root-motion trajectory to clip records; version 3 the compressed clip
 /// encoding; version 4 the SCENE section: mesh nodes, static meshes, morph targets and morph
 /// weight tracks; version 5 the CURVES section: scalar curve channels and clip tracks; version 6
-/// compressed curve tracks). Packages are not migrated: an older one is refused with a message
+/// compressed curve tracks; version 7 the mesh LODs' shells). Packages are not migrated: an older one is refused with a message
 /// that says to re-cook its source.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// Bytes before the section table. The content hash covers every byte after them.
 pub const HEADER_SIZE: usize = 32;
 /// Bytes per section table entry: kind u32, flags u32, offset u64, size u64.

@@ -626,9 +626,10 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
             ));
         }
         let mut previous = mesh.indices.len();
-        c.vec(count, 8, "levels", |c, _| {
+        c.vec(count, 12, "levels", |c, _| {
             let n = c.u32("index count")?;
             let error = c.f32("error")?;
+            let shell = c.f32("shell")?;
             let indices = c.vec(n, 4, "indices", |c, _| c.u32("index"))?;
             let vertices = mesh.positions.len();
             if !indices.len().is_multiple_of(3) || indices.len() > previous {
@@ -654,8 +655,19 @@ fn read_mesh_lods(section: Section, package: &mut Package) -> Result<(), Package
                     format!("{error} is not a finite distance"),
                 ));
             }
+            if !(shell.is_finite() && (0.0..=error).contains(&shell)) {
+                return Err(invalid(
+                    index,
+                    "shell",
+                    format!("{shell} is not a distance from 0 to the level's error {error}"),
+                ));
+            }
             previous = indices.len();
-            Ok(throng_cpu_ref::MeshLod { indices, error })
+            Ok(throng_cpu_ref::MeshLod {
+                indices,
+                error,
+                shell,
+            })
         })
         .map(|lods| (m, lods))
     })?;

@@ -131,7 +131,7 @@ fn lods(skeletons: &[Skeleton]) -> Out {
 }
 
 /// One record per mesh with LODs: its index, the level count, then per level the index count,
-/// the simplification error and the indices.
+/// the error (simplification and shell), the shell and the indices.
 fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
     let with = meshes
         .iter()
@@ -144,6 +144,7 @@ fn mesh_lods(meshes: &[SkinnedMesh]) -> Out {
         for lod in &m.lods {
             out.u32(len32(lod.indices.len()));
             out.f32(lod.error);
+            out.f32(lod.shell);
             lod.indices.iter().for_each(|&i| out.u32(i));
         }
     }

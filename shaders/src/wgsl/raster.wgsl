@@ -45,13 +45,19 @@ struct Frame {
 }
 
 /// Per draw: the skinned stream's elements per instance, the rank of its page's first
-/// instance, where its first instance within the page is written, and how many of the frame's
-/// first slots are drawn in `HIGHLIGHT` (heroes).
+/// instance, where its first instance within the page is written, how many of the frame's
+/// first slots are drawn in `HIGHLIGHT` (heroes), and how far its level's surface is pushed out
+/// along the skinned normals (`shell`, scene units: a mesh LOD's, so that its silhouette
+/// covers what full detail's does; 0 at full detail).
 struct Draw {
     stride: u32,
     page_rank: u32,
     first_at: u32,
     highlight: u32,
+    shell: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 /// Colour of highlighted instances, linear: gold.
@@ -164,11 +170,12 @@ fn crowd_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> C
 fn crowd_vertex(v: u32, i: u32) -> CrowdVarying {
     let k = ranks[draw.first_at] + i;
     let s = skinned[k * draw.stride + v];
-    let position = bitcast<vec3<f32>>(s.xyz);
+    let normal = decode_normal(s.w);
+    let position = bitcast<vec3<f32>>(s.xyz) + normal * draw.shell;
     var out: CrowdVarying;
     out.clip = frame.view_proj * vec4<f32>(position, 1.0);
     out.world = position;
-    out.normal = decode_normal(s.w);
+    out.normal = normal;
     let n = order[draw.page_rank + k];
     out.tint = select(tint(n), HIGHLIGHT, n < draw.highlight);
     if n < frame.tiers.x {
@@ -646,11 +653,15 @@ struct MotionVarying {
 @vertex
 fn motion_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> MotionVarying {
     let k = ranks[draw.first_at] + i;
-    let position = bitcast<vec3<f32>>(skinned[k * draw.stride + v].xyz);
+    let s = skinned[k * draw.stride + v];
+    // The level's shell (`crowd_vertex`) along the normal of now, at both positions.
+    let shell = decode_normal(s.w) * draw.shell;
+    let position = bitcast<vec3<f32>>(s.xyz) + shell;
     var out: MotionVarying;
     out.clip = frame.view_proj * vec4<f32>(position, 1.0);
     out.now = out.clip;
-    out.before = frame.previous_view_proj * vec4<f32>(previous[k * draw.stride + v].xyz, 1.0);
+    let before = previous[k * draw.stride + v].xyz + shell;
+    out.before = frame.previous_view_proj * vec4<f32>(before, 1.0);
     return out;
 }
 
