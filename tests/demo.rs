@@ -580,6 +580,51 @@ fn demo_poses_far_members_at_a_reduced_skeleton_level_and_tints_it() {
     );
 }
 
+/// The mesh LODs' shells (docs/gpu.md, "Skeleton LOD"): 64 members a few pixels tall, nearly
+/// all at the coarsest level, cover what the same members cover at full detail (member ids
+/// counted after depth, `--coverage`); without its shell the coarsest level covered about 0.7
+/// of it.
+#[test]
+fn demo_members_at_the_coarsest_mesh_lod_cover_what_full_detail_covers() {
+    let dir = scratch_dir("demo-shell");
+    let run = |extra: &[&str], name: &str| {
+        let coverage = dir.join(name);
+        let mut args = vec![
+            "--no-far-tier",
+            "--instances",
+            "64",
+            "--frames",
+            "3",
+            "--width",
+            "80",
+            "--height",
+            "54",
+            "--coverage",
+            coverage.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let report = demo_json(&args)?;
+        let counts: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&coverage).unwrap()).unwrap();
+        let total: u64 = (counts["frames"].as_array().unwrap().iter())
+            .flat_map(|f| f.as_array().unwrap())
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        Some((report, total))
+    };
+    let Some((_, full)) = run(&["--no-lod"], "full.json") else {
+        return;
+    };
+    let (report, reduced) = run(&[], "lod.json").unwrap();
+    let coarsest = report["lod_histogram"]["lod2"].as_u64().unwrap();
+    assert!(coarsest >= 48, "{}", report["lod_histogram"]);
+    let ratio = reduced as f64 / full as f64;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "{reduced} pixels at reduced levels against {full} at full detail ({ratio:.3})"
+    );
+}
+
 #[test]
 fn demo_pose_budget_serves_within_budget_and_nobody_waits_past_max_stale() {
     let dir = scratch_dir("demo-budget");
