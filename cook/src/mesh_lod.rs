@@ -163,11 +163,15 @@ fn measure_shell(package: &Package, meshes: &[usize], level: usize, limit: f32) 
     {
         return 0.0;
     }
+    // The grids are those of full detail, grown by the largest shell tried: the same for every
+    // area compared.
+    let views: Vec<View> = (SHELL_VIEWS.iter())
+        .map(|&(elevation, azimuth)| View::new(elevation, azimuth, &meshes, limit))
+        .collect();
     let area = |level: usize, shell: f32| -> usize {
-        SHELL_VIEWS
+        views
             .iter()
-            .map(|&(elevation, azimuth)| {
-                let view = View::new(elevation, azimuth, &meshes, limit);
+            .map(|view| {
                 meshes
                     .iter()
                     .fold(Coverage::new(), |mut c, mesh| {
@@ -176,7 +180,7 @@ fn measure_shell(package: &Package, meshes: &[usize], level: usize, limit: f32) 
                             mesh.positions[v] + mesh.normals[v] * shell
                         };
                         for t in mesh.level_indices(level).chunks_exact(3) {
-                            c.triangle(&view, [at(t[0]), at(t[1]), at(t[2])]);
+                            c.triangle(view, [at(t[0]), at(t[1]), at(t[2])]);
                         }
                         c
                     })
