@@ -187,6 +187,8 @@ impl Gpu {
             self.animator.tick()?;
         }
         self.animator.present(alpha)?;
+        // Members crossing mesh LODs are drawn at both levels, dithered.
+        self.crowd.set_lod_fades(self.animator.lod_fades());
         let size = (self.config.width, self.config.height);
         self.crowd
             .prepare(self.animator.runtime(), &self.scene, size)?;

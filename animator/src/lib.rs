@@ -32,13 +32,14 @@ use throng_control::instance::Controller;
 use throng_control::tree::Value;
 use throng_cpu_ref::bounds::Frustum;
 use throng_cpu_ref::frame::{batch_assets, BatchAssets};
-use throng_cpu_ref::lod::LodState;
+use throng_cpu_ref::lod::{lod_fade_for_scale, LodState};
 use throng_cpu_ref::present::Placement;
 use throng_cpu_ref::program::op;
 use throng_cpu_ref::retained::{InstanceId, Instances, Kind, RetainedError, Show};
 use throng_cpu_ref::significance::{BudgetReport, Claim, PoseBudget};
 use throng_cpu_ref::stagger::{rate_for_height, Stagger};
 use throng_cpu_ref::{Package, Program, ProgramLimits};
+use throng_gpu::draw::LodFade;
 use throng_gpu::impostor::{bake, BakeOptions, Baked, Card};
 use throng_gpu::raster::Camera;
 use throng_gpu::{
@@ -122,6 +123,12 @@ pub struct AnimatorOptions {
     /// skeleton and mesh LOD whose error projects under a pixel (with hysteresis); false: every
     /// member at full detail.
     pub lod: bool,
+    /// With `lod`, members cross between mesh LODs over a band of distances instead of
+    /// switching at one (with hysteresis): posed and skinned at the finer level, each is drawn
+    /// with both levels' triangles in complementary dithered pixels, the coarser one's share
+    /// growing with distance ([`Animator::lod_fades`] for [`CrowdPass::set_lod_fades`];
+    /// throng-cpu-ref `lod::lod_fade_for_scale`).
+    pub lod_fade: bool,
     pub update_rate: UpdateRate,
     /// With a view, members shorter on screen than this many pixels are drawn as impostor
     /// cards once [`Animator::bake_far_tier`] baked their character
@@ -150,6 +157,7 @@ impl Default for AnimatorOptions {
             capacity: 1024,
             skinned_budget: None,
             lod: true,
+            lod_fade: true,
             update_rate: UpdateRate::EveryFrame,
             far_height: None,
             far_fade: FAR_FADE,
@@ -213,6 +221,8 @@ struct Member {
     rejoined: bool,
     /// This frame: its card's share of its pixels (0: no card; 1: `far`).
     card: f32,
+    /// This tick: the share of its pixels its next coarser mesh LOD takes (0: none).
+    coarser: f32,
 }
 
 /// How long the last tick's parts took.
@@ -240,6 +250,7 @@ pub struct Animator {
     /// How the last presented frame spent the pose budget ([`UpdateRate::Budget`]).
     budget_report: Option<BudgetReport>,
     cards: Vec<Card>,
+    lod_fades: Vec<LodFade>,
     /// Scratch: a presented program (cards, heroes).
     presented: Program,
     tick_times: TickTimes,
@@ -280,6 +291,7 @@ impl Animator {
             claims: Vec::new(),
             budget_report: None,
             cards: Vec::new(),
+            lod_fades: Vec::new(),
             presented: Program::default(),
             tick_times: TickTimes::default(),
             frames: 0,
@@ -426,6 +438,7 @@ impl Animator {
             far: false,
             rejoined: false,
             card: 0.0,
+            coarser: 0.0,
         });
         Ok(member)
     }
@@ -639,28 +652,32 @@ impl Animator {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Each member's skeleton LOD level from its distance to the view's eye (a program keeping
-    /// inertialization history stays at level 0: history needs every joint).
+    /// Each member's skeleton LOD level from its distance to the view's eye, and its coarser
+    /// level's share with [`AnimatorOptions::lod_fade`] (a program keeping inertialization
+    /// history stays at level 0 alone: history needs every joint).
     fn choose_levels(&mut self) -> Result<(), AnimatorError> {
         let (Some(view), true) = (self.view, self.options.lod) else {
             return Ok(());
         };
+        let fade = self.options.lod_fade;
         let eye = view.camera.eye;
         for c in 0..self.characters.len() {
             let assets = assets_of(&self.characters[c])?;
             let lods = &assets.assets.skeleton.lods;
             for &member in &self.characters[c].members {
-                let Some(m) = &self.members[member.0 as usize] else {
+                let Some(m) = self.members[member.0 as usize].as_mut() else {
                     continue;
                 };
                 let id = InstanceId(member.0);
-                let d = eye.distance(m.placement.translation);
-                let mut level = self
-                    .lod
-                    .choose(member.0 as usize, view.pixels_per_unit(d), lods);
+                let scale = view.pixels_per_unit(eye.distance(m.placement.translation));
+                let (mut level, mut coarser) = match fade {
+                    true => lod_fade_for_scale(scale, lods),
+                    false => (self.lod.choose(member.0 as usize, scale, lods), 0.0),
+                };
                 if self.store.history(id) {
-                    level = 0;
+                    (level, coarser) = (0, 0.0);
                 }
+                m.coarser = coarser;
                 self.store.set_level(id, level, &assets)?;
             }
         }
@@ -710,6 +727,7 @@ impl Animator {
     /// control is not touched.
     pub fn present(&mut self, alpha: f32) -> Result<FrameReport, AnimatorError> {
         self.choose_shows(alpha)?;
+        self.choose_lod_fades(alpha);
         let report = self.runtime.present(&self.store, alpha)?;
         self.frames += 1;
         Ok(report)
@@ -810,6 +828,26 @@ impl Animator {
         Ok(())
     }
 
+    /// This frame's members crossing mesh LODs (after the far tier's choice: a member whose
+    /// card takes a share keeps that fade instead), anchored at their presented origins.
+    fn choose_lod_fades(&mut self, alpha: f32) {
+        self.lod_fades.clear();
+        if self.view.is_none() || !self.options.lod {
+            return;
+        }
+        for (slot, m) in self.members.iter().enumerate() {
+            let Some(m) = m.filter(|m| m.coarser > 0.0 && m.card == 0.0) else {
+                continue;
+            };
+            let anchor = self.store.present_placement(slot as u32, alpha).translation;
+            self.lod_fades.push(LodFade {
+                slot: slot as u32,
+                share: m.coarser,
+                anchor: anchor.to_array(),
+            });
+        }
+    }
+
     /// The card of far member `m` (slot `slot`): its presented placement, the frame of its
     /// program's first sampled clip at its presented time.
     fn push_card(&mut self, m: Member, slot: u32, alpha: f32) {
@@ -840,6 +878,12 @@ impl Animator {
     /// view).
     pub fn pose_budget(&self) -> Option<BudgetReport> {
         self.budget_report
+    }
+
+    /// The members of the last presented frame that cross-fade between two mesh LODs
+    /// ([`AnimatorOptions::lod_fade`]), for [`CrowdPass::set_lod_fades`].
+    pub fn lod_fades(&self) -> &[LodFade] {
+        &self.lod_fades
     }
 
     /// The far tier's cards of the last presented frame, for [`CrowdPass::set_cards`].

@@ -231,6 +231,34 @@ pub fn lod_for_scale(pixels_per_unit: f32, current: u8, lods: &[SkeletonLod]) ->
     level as u8
 }
 
+/// The level for an instance seen at `pixels_per_unit` among `lods`, and the share of its
+/// pixels the next coarser level takes, for a cross-fade between mesh LODs that needs no
+/// history (docs/gpu.md, "Mesh LOD cross-fade"): the coarsest level whose error projects under
+/// `1 − LOD_HYSTERESIS` of [`LOD_PIXEL_ERROR`]; the next level's share grows linearly from 0
+/// where its error projects `1 + LOD_HYSTERESIS` of it to 1 where it projects `1 −`, at which
+/// point the instance is at that level alone. Over the same distances [`lod_for_scale`] would
+/// switch with hysteresis. A non-finite scale gives level 0 alone.
+pub fn lod_fade_for_scale(pixels_per_unit: f32, lods: &[SkeletonLod]) -> (u8, f32) {
+    if !pixels_per_unit.is_finite() {
+        return (0, 0.0);
+    }
+    let projected = |level: usize| lods[level - 1].error * pixels_per_unit;
+    let (low, high) = (
+        LOD_PIXEL_ERROR * (1.0 - LOD_HYSTERESIS),
+        LOD_PIXEL_ERROR * (1.0 + LOD_HYSTERESIS),
+    );
+    let mut level = 0;
+    while level < lods.len() && projected(level + 1) <= low {
+        level += 1;
+    }
+    let share = match level < lods.len() {
+        true => ((high - projected(level + 1)) / (high - low)).clamp(0.0, 1.0),
+        false => 0.0,
+    };
+    // Past the loop the next level projects over `low`, so its share is under 1.
+    (level as u8, share)
+}
+
 /// The skeleton LOD level of each instance of a crowd (by id), kept from frame to frame for the
 /// hysteresis of [`lod_for_scale`].
 #[derive(Clone, Debug, Default)]

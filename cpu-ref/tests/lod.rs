@@ -5,7 +5,9 @@
 mod common;
 
 use glam::{Affine3A, Quat};
-use throng_cpu_ref::lod::{check_levels, lod_for_scale, LodError, LodState, LOD_PIXEL_ERROR};
+use throng_cpu_ref::lod::{
+    check_levels, lod_fade_for_scale, lod_for_scale, LodError, LodState, LOD_PIXEL_ERROR,
+};
 use throng_cpu_ref::{
     Batch, CpuRuntime, FrameError, Instance, Outputs, Package, Pose, PoseOp, Program,
     ProgramLimits, SkeletonLod, Trs,
@@ -308,6 +310,47 @@ fn the_level_choice_goes_coarser_and_finer_only_past_the_hysteresis() {
     );
     assert_eq!(lod_for_scale(0.0, 9, &lods), 2, "a stale level is clamped");
     assert_eq!(lod_for_scale(0.0, 1, &[]), 0, "no levels");
+}
+
+/// The mesh LOD cross-fade's choice: walking away from an instance, its level never gets finer
+/// and the next level's share rises from 0 to 1 continuously over each level's band (the
+/// hysteresis band of `lod_for_scale`, 0.8 to 1.2 px), then the instance is at that level alone.
+#[test]
+fn the_cross_fade_choice_passes_each_level_to_the_next_continuously_as_it_recedes() {
+    let rig = branching_rig();
+    let lods = [
+        SkeletonLod::new(&rig, vec![0, 1, 3, 5], &held(2), 0.01).unwrap(),
+        SkeletonLod::new(&rig, vec![0, 1], &held(4), 0.1).unwrap(),
+    ];
+    let (one, two) = (LOD_PIXEL_ERROR / 0.01, LOD_PIXEL_ERROR / 0.1);
+    let near = |(level, share): (u8, f32), want: (u8, f32)| {
+        level == want.0 && (share - want.1).abs() < 1e-5
+    };
+    assert_eq!(lod_fade_for_scale(2.0 * one, &lods), (0, 0.0));
+    assert!(
+        near(lod_fade_for_scale(one, &lods), (0, 0.5)),
+        "mid-band: half"
+    );
+    assert_eq!(lod_fade_for_scale(0.5 * one, &lods), (1, 0.0));
+    assert!(near(lod_fade_for_scale(two, &lods), (1, 0.5)));
+    assert_eq!(lod_fade_for_scale(0.5 * two, &lods), (2, 0.0), "the last");
+    assert_eq!(lod_fade_for_scale(f32::NAN, &lods), (0, 0.0), "bad input");
+    assert_eq!(lod_fade_for_scale(1.0, &[]), (0, 0.0), "no levels");
+    // Receding: the shown mix (level plus share) never goes back and never jumps.
+    let mut last = 0.0f32;
+    let mut scale = 3.0 * one;
+    while scale > 0.2 * two {
+        let (level, share) = lod_fade_for_scale(scale, &lods);
+        assert!((0.0..1.0).contains(&share), "{share}");
+        let mix = f32::from(level) + share;
+        assert!(
+            mix >= last && mix - last < 0.02,
+            "{last} -> {mix} at {scale}"
+        );
+        last = mix;
+        scale *= 0.999;
+    }
+    assert_eq!(last, 2.0);
 }
 
 #[test]

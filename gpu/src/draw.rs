@@ -112,6 +112,20 @@ enum Shading {
     MemberIds = 2,
 }
 
+/// A member cross-fading between two mesh LODs (docs/gpu.md, "Mesh LOD cross-fade"): posed
+/// and skinned at the finer level, it is drawn with both levels' triangles in complementary
+/// pixels, the coarser keeping `share` of them ([`CrowdPass::set_lod_fades`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodFade {
+    /// Its frame slot.
+    pub slot: u32,
+    /// The coarser level's share of its pixels, in (0, 1).
+    pub share: f32,
+    /// A scene point that moves with it (its origin): the dither's anchor, so the pattern
+    /// moves with the member.
+    pub anchor: [f32; 3],
+}
+
 /// One instanced draw: a skinned run of the last frame.
 pub(crate) struct PlannedDraw {
     pub run: SkinnedRun,
@@ -138,8 +152,10 @@ pub struct CrowdPass {
     /// The runtime's attachments.
     props: PropLayer,
     crowd: wgpu::RenderPipeline,
-    /// The crowd's while members cross-fade into cards (`fade_count` > 0).
+    /// The crowd's while members cross-fade into cards or another level (`fade_count` > 0).
     crowd_fading: wgpu::RenderPipeline,
+    /// The next coarser level of members cross-fading between mesh LODs.
+    crowd_coarser: wgpu::RenderPipeline,
     ground: wgpu::RenderPipeline,
     pub(crate) frame_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
@@ -150,17 +166,23 @@ pub struct CrowdPass {
     tiers: wgpu::Buffer,
     tier_count: u32,
     tier_words: Vec<u32>,
-    /// Per frame slot the share of its pixels its card takes (0: none) and its card's centre,
-    /// for the members drawn both ways while they cross tiers (raster.wgsl `fades`), and how
-    /// many slots it holds.
+    /// Per frame slot what it cross-fades with (raster.wgsl `fades`: its card's share, or minus
+    /// its coarser level's, and the dither's anchor), and how many slots it holds; built from
+    /// the cards' and mesh LODs' fades of the frame.
     fades: wgpu::Buffer,
     fade_count: u32,
     fade_words: Vec<[f32; 4]>,
+    card_fades: Vec<(u32, [f32; 4])>,
+    lod_fades: Vec<(u32, [f32; 4])>,
     indices: Vec<SkinIndices>,
     /// What the last [`CrowdPass::prepare`] planned: its draws, their bind groups, the frame's,
     /// whether the ground is drawn, and the runtime's indirect buffer.
     pub(crate) planned: Vec<PlannedDraw>,
     groups: Vec<wgpu::BindGroup>,
+    /// The planned runs' draws of their next coarser level, while members cross levels (their
+    /// uniform slots follow the planned draws'), and their bind groups.
+    coarser: Vec<PlannedDraw>,
+    coarser_groups: Vec<wgpu::BindGroup>,
     pub(crate) frame_group: Option<wgpu::BindGroup>,
     with_ground: bool,
     indirect: Option<wgpu::Buffer>,
@@ -186,6 +208,7 @@ impl CrowdPass {
         let Pipelines {
             crowd,
             crowd_fading,
+            crowd_coarser,
             ground,
             frame_layout,
             draw_layout,
@@ -201,6 +224,7 @@ impl CrowdPass {
             props,
             crowd,
             crowd_fading,
+            crowd_coarser,
             ground,
             frame_layout,
             draw_layout,
@@ -213,9 +237,13 @@ impl CrowdPass {
             fades: tier_buffer(device, 1),
             fade_count: 0,
             fade_words: Vec::new(),
+            card_fades: Vec::new(),
+            lod_fades: Vec::new(),
             indices: Vec::new(),
             planned: Vec::new(),
             groups: Vec::new(),
+            coarser: Vec::new(),
+            coarser_groups: Vec::new(),
             frame_group: None,
             with_ground: false,
             indirect: None,
@@ -259,14 +287,36 @@ impl CrowdPass {
             return;
         };
         layer.set_cards(&self.ctx, cards);
-        self.fade_words.clear();
+        self.card_fades.clear();
         for c in cards.iter().filter(|c| c.fade < 1.0) {
-            let slot = c.slot as usize;
+            let [x, y, z] = c.centre;
+            self.card_fades.push((c.slot, [c.fade.max(0.0), x, y, z]));
+        }
+        self.write_fades();
+    }
+
+    /// The members of the next frames that cross-fade between two mesh LODs (queue writes):
+    /// each is drawn with its run's level (the finer, at which it is posed and skinned) and with
+    /// the next coarser level's triangles over the same vertices, in complementary pixels. A
+    /// member cross-fading into its card as well keeps the card's fade.
+    pub fn set_lod_fades(&mut self, fades: &[LodFade]) {
+        self.lod_fades.clear();
+        for f in fades.iter().filter(|f| f.share > 0.0) {
+            let [x, y, z] = f.anchor;
+            self.lod_fades.push((f.slot, [-f.share.min(1.0), x, y, z]));
+        }
+        self.write_fades();
+    }
+
+    /// Uploads the frame's fades (`fades`): the mesh LODs', then the cards' over them.
+    fn write_fades(&mut self) {
+        self.fade_words.clear();
+        for &(slot, word) in self.lod_fades.iter().chain(&self.card_fades) {
+            let slot = slot as usize;
             if slot >= self.fade_words.len() {
                 self.fade_words.resize(slot + 1, [0.0; 4]);
             }
-            let [x, y, z] = c.centre;
-            self.fade_words[slot] = [c.fade.max(0.0), x, y, z];
+            self.fade_words[slot] = word;
         }
         self.fade_count = self.fade_words.len() as u32;
         if self.fade_words.is_empty() {
@@ -338,7 +388,10 @@ impl CrowdPass {
         self.with_ground = scene.ground.is_some();
         self.indirect = Some(runtime.indirect_buffer().clone());
         Ok(RasterReport {
-            draws: self.planned.len() + usize::from(self.with_ground) + self.props.draws(),
+            draws: self.planned.len()
+                + self.coarser.len()
+                + usize::from(self.with_ground)
+                + self.props.draws(),
         })
     }
 
@@ -361,6 +414,11 @@ impl CrowdPass {
             _ => &self.crowd_fading,
         });
         self.draw_runs(pass, indirect, &self.groups);
+        if !self.coarser.is_empty() {
+            pass.set_pipeline(&self.crowd_coarser);
+            let first = self.planned.len();
+            self.draw_list(pass, indirect, (&self.coarser, &self.coarser_groups), first);
+        }
         self.props.render(pass);
         if let Some(cards) = &self.cards {
             cards.render(pass);
@@ -382,12 +440,30 @@ impl CrowdPass {
     }
 
     /// One draw per skinned run of the runtime's last frame that has triangles.
+    /// With members crossing mesh LODs, also one draw of the next coarser level per run that
+    /// has one.
     fn plan_draws(&mut self, runtime: &Runtime) -> Result<(), GpuError> {
         self.planned.clear();
+        self.coarser.clear();
         for run in runtime.skinned_runs() {
             let indices = self.skin_indices(runtime, PackageId(run.package), run.skin)?;
             if self.indices[indices].buffer.is_some() {
                 self.planned.push(PlannedDraw { run: *run, indices });
+            }
+        }
+        if !self.lod_fades.is_empty() {
+            for d in &self.planned {
+                if let Some((draw_args, shell)) = d.run.coarser {
+                    let run = SkinnedRun {
+                        draw_args,
+                        shell,
+                        ..d.run
+                    };
+                    self.coarser.push(PlannedDraw {
+                        run,
+                        indices: d.indices,
+                    });
+                }
             }
         }
         Ok(())
@@ -443,7 +519,7 @@ impl CrowdPass {
     /// Writes the frame uniform (`previous`: the camera of the frame before, for motion
     /// vectors) and one draw uniform per planned draw (growing the draw buffer).
     fn write_uniforms(&mut self, scene: &Scene, (width, height): (u32, u32), previous: &Camera) {
-        let slots = self.planned.len().max(1) as u64;
+        let slots = (self.planned.len() + self.coarser.len()).max(1) as u64;
         if slots > self.draw_slots {
             self.draws = uniform(&self.ctx.device, "crowd draws", slots * OFFSET_ALIGNMENT);
             self.draw_slots = slots;
@@ -477,7 +553,7 @@ impl CrowdPass {
         self.uniform_bytes.clear();
         self.uniform_bytes
             .resize((slots * OFFSET_ALIGNMENT) as usize, 0);
-        for (slot, d) in self.planned.iter().enumerate() {
+        for (slot, d) in self.planned.iter().chain(&self.coarser).enumerate() {
             let uniform = DrawUniform {
                 stride: d.run.stride,
                 page_rank: d.run.first_rank,
@@ -519,26 +595,24 @@ impl CrowdPass {
 
     /// One bind group per planned draw: its uniform slot, skinned range, ranks and order.
     fn draw_groups(&mut self, runtime: &Runtime) {
-        let mut groups = std::mem::take(&mut self.groups);
-        groups.clear();
+        self.groups = self.groups_of(runtime, &self.planned);
+        self.coarser_groups = self.groups_of(runtime, &self.coarser);
+    }
+
+    fn groups_of(&self, runtime: &Runtime, draws: &[PlannedDraw]) -> Vec<wgpu::BindGroup> {
         let pages = runtime.skinned_pages();
         // `plan_draws` took every run from the runtime, so its page exists.
-        for d in &self.planned {
-            let Some(page) = pages.get(d.run.page) else {
-                continue;
-            };
-            let entries = draw_entries(self, runtime, page, d);
-            groups.push(
-                self.ctx
-                    .device
-                    .create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("crowd draw"),
-                        layout: &self.draw_layout,
-                        entries: &entries,
-                    }),
-            );
-        }
-        self.groups = groups;
+        (draws.iter())
+            .filter_map(|d| Some((d, pages.get(d.run.page)?)))
+            .map(|(d, page)| {
+                let entries = draw_entries(self, runtime, page, d);
+                (self.ctx.device).create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("crowd draw"),
+                    layout: &self.draw_layout,
+                    entries: &entries,
+                })
+            })
+            .collect()
     }
 
     /// One indexed, indirect draw per planned run, each with its bind group (`per_draw`, in
@@ -549,7 +623,19 @@ impl CrowdPass {
         indirect: &wgpu::Buffer,
         per_draw: &[wgpu::BindGroup],
     ) {
-        for (slot, (d, group)) in self.planned.iter().zip(per_draw).enumerate() {
+        self.draw_list(pass, indirect, (&self.planned, per_draw), 0);
+    }
+
+    /// `draws` with their bind groups, uniform slots from `first_slot`.
+    fn draw_list(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        indirect: &wgpu::Buffer,
+        (draws, per_draw): (&[PlannedDraw], &[wgpu::BindGroup]),
+        first_slot: usize,
+    ) {
+        for (k, (d, group)) in draws.iter().zip(per_draw).enumerate() {
+            let slot = first_slot + k;
             let Some(buffer) = self.indices.get(d.indices).and_then(|s| s.buffer.as_ref()) else {
                 continue;
             };
@@ -662,8 +748,10 @@ fn uniform(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
 /// The crowd pass's pipelines and its two bind group layouts (frame; draw + skinned range).
 struct Pipelines {
     crowd: wgpu::RenderPipeline,
-    /// The crowd's, leaving out the pixels cross-fading members' cards take.
+    /// The crowd's, leaving out the pixels cross-fading members' cards or coarser levels take.
     crowd_fading: wgpu::RenderPipeline,
+    /// The coarser level of members crossing mesh LODs, in those pixels.
+    crowd_coarser: wgpu::RenderPipeline,
     ground: wgpu::RenderPipeline,
     frame_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
@@ -707,6 +795,12 @@ fn pipelines(device: &wgpu::Device, target: Target) -> Pipelines {
         throng_shaders::CROWD_FADING_VS,
         throng_shaders::CROWD_FADING_FS,
     );
+    let crowd_coarser = pipeline(
+        "crowd coarser level",
+        &crowd_layout,
+        throng_shaders::CROWD_COARSER_VS,
+        throng_shaders::CROWD_COARSER_FS,
+    );
     let ground = pipeline(
         "crowd ground",
         &ground_layout,
@@ -716,6 +810,7 @@ fn pipelines(device: &wgpu::Device, target: Target) -> Pipelines {
     Pipelines {
         crowd,
         crowd_fading,
+        crowd_coarser,
         ground,
         frame_layout,
         draw_layout,

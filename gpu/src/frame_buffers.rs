@@ -126,7 +126,8 @@ pub(crate) struct CullBuffers {
     /// The skinning dispatch's arguments (3 u32, then one unused), the morph pass's (the same),
     /// then draw arguments from
     /// [`CullBuffers::draw_base`] (5 u32 per unit and page of the skinned pool), then the card
-    /// draw's (4 u32) at [`CullBuffers::card_base`].
+    /// draw's (4 u32) at [`CullBuffers::card_base`], then from [`CullBuffers::coarser_base`]
+    /// per unit and page the draw of its next coarser level's triangles (5 u32).
     pub indirect: wgpu::Buffer,
     /// Units a frame may have (kinds × `LOD_TIERS`), and pages of the skinned pool.
     pub units: u32,
@@ -149,6 +150,11 @@ impl CullBuffers {
     /// The u32 index of the card draw's arguments in `indirect`.
     pub fn card_base(&self) -> u32 {
         self.draw_base() + 5 * self.units * self.pages
+    }
+
+    /// The u32 index of the first coarser-level draw's arguments in `indirect`.
+    pub fn coarser_base(&self) -> u32 {
+        self.card_base() + 4
     }
 
     /// The u32 index of the first draw's first instance in `ranks`.
@@ -327,7 +333,7 @@ impl FrameBuffers {
             ),
             indirect: make(
                 "indirect arguments",
-                4 * u64::from(8 + 5 * units * pages + 4),
+                4 * u64::from(8 + 5 * units * pages + 4 + 5 * units * pages),
                 storage | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
             units,

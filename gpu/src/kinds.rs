@@ -231,7 +231,8 @@ fn kind_row(
             },
             morph_count: skin.morph_count,
             morph_base: skin.morph_base,
-            ..UnitRow::default()
+            coarser_index_count: tier.coarser_index_count,
+            coarser_first_index: tier.coarser_first_index,
         })
         .collect();
     Ok((row, units))

@@ -352,6 +352,11 @@ impl Raster {
         self.crowd.set_cards(cards);
     }
 
+    /// [`CrowdPass::set_lod_fades`] for the next renders.
+    pub fn set_lod_fades(&mut self, fades: &[crate::draw::LodFade]) {
+        self.crowd.set_lod_fades(fades);
+    }
+
     /// Width over height.
     pub fn aspect(&self) -> f32 {
         self.width as f32 / self.height as f32

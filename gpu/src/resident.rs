@@ -100,6 +100,12 @@ pub struct SkinTier {
     /// How far the raster pass pushes the level's surface out along its skinned normals
     /// (`MeshLod::shell`, the largest of the skin's meshes'; 0 at level 0).
     pub shell: f32,
+    /// The next coarser level's triangles over this level's vertices (its range of
+    /// [`SkinRange::indices`]; count 0 where there is no coarser level, or one drawing a
+    /// vertex this level does not skin): what a member cross-fading between the two levels
+    /// draws, skinned at this one (docs/gpu.md, "Mesh LOD cross-fade").
+    pub coarser_first_index: u32,
+    pub coarser_index_count: u32,
     /// Morph targets (morph.wgsl): the level's vertices a target moves lie in
     /// `morph_first .. morph_end`, whose rows of entry ranges start at `morph_ranges` in `vertices`
     /// (`NO_MORPH`: none).
@@ -709,6 +715,8 @@ fn add_tiers(
     let mut indices = Vec::new();
     let mut tiers: Vec<SkinTier> = Vec::with_capacity(1 + levels);
     let mut local = vec![u32::MAX; count as usize];
+    // Each level's triangle corners as skin vertices (for the coarser ranges below).
+    let mut skin_corners: Vec<Vec<u32>> = Vec::with_capacity(1 + levels);
     for level in 0..=levels {
         let first_index = index(indices.len(), "triangle index")?;
         let unreduced = meshes
@@ -716,6 +724,7 @@ fn add_tiers(
             .all(|&(m, _, _)| package.meshes[m].lods.is_empty());
         if level > 0 && unreduced {
             tiers.push(tiers[0].clone());
+            skin_corners.push(Vec::new());
             continue;
         }
         // Skin vertices this level draws, ascending.
@@ -738,6 +747,7 @@ fn add_tiers(
             }
             used.extend(list.iter().map(|&i| first + i));
         }
+        skin_corners.push(used.clone());
         let tier = if level == 0 {
             indices.extend(&used);
             SkinTier {
@@ -772,6 +782,24 @@ fn add_tiers(
             }
         };
         tiers.push(tier);
+    }
+    for level in 0..levels {
+        // Level + 1's corners in this level's numbering: the skin's at level 0, else the
+        // position in the level's ascending vertex list.
+        let fine = &tiers[level].vertices;
+        let coarser: Option<Vec<u32>> = skin_corners[level + 1]
+            .iter()
+            .map(|&v| match level {
+                0 => Some(v),
+                _ => fine.binary_search(&v).ok().map(|k| k as u32),
+            })
+            .collect();
+        let Some(coarser) = coarser.filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        tiers[level].coarser_first_index = index(indices.len(), "triangle index")?;
+        tiers[level].coarser_index_count = index(coarser.len(), "triangle index")?;
+        indices.extend(coarser);
     }
     Ok((tiers, indices))
 }

@@ -195,6 +195,11 @@ pub struct SkinnedRun {
     /// How far the raster pass pushes the level's surface out along its normals (its
     /// [`crate::SkinTier::shell`], scene units).
     pub shell: f32,
+    /// The same instances drawn with the next coarser level's triangles, for members
+    /// cross-fading between the two levels: the byte offset of its indexed-draw arguments in
+    /// [`Runtime::indirect_buffer`] and that level's shell; `None` where the level has no
+    /// coarser one over its vertices ([`crate::SkinTier::coarser_index_count`]).
+    pub coarser: Option<(u64, f32)>,
 }
 
 /// What culling and the skinned budget kept in the last frame (after [`Runtime::finish`]).
@@ -867,6 +872,9 @@ impl Runtime {
                     continue;
                 };
                 let shell = tiers.get(t as usize).map_or(0.0, |tier| tier.shell);
+                let coarser = (tiers.get(t as usize))
+                    .filter(|tier| tier.coarser_index_count > 0)
+                    .map(|_| tiers.get(t as usize + 1).map_or(0.0, |tier| tier.shell));
                 for (page, buffer) in stream.pages.iter().enumerate() {
                     let draw = unit * cull.pages + page as u32;
                     self.runs.push(SkinnedRun {
@@ -884,6 +892,8 @@ impl Runtime {
                         draw_args: 4 * u64::from(cull.draw_base() + 5 * draw),
                         first_at: cull.rank_base() + draw,
                         shell,
+                        coarser: coarser
+                            .map(|shell| (4 * u64::from(cull.coarser_base() + 5 * draw), shell)),
                     });
                 }
             }

@@ -486,3 +486,85 @@ fn retained_motion_vectors_are_still_when_first_shown_follow_a_walk_and_reset_at
         "motion again after the teleport"
     );
 }
+
+/// The mesh LOD cross-fade (docs/gpu.md, "Mesh LOD cross-fade"): members posed and skinned at
+/// level 1 and given the coarser level's whole share draw level 2's shape (what they draw posed
+/// at level 2, up to the pose the dropped joints hold); at a share between, each pixel is the
+/// fine mesh's or the coarse one's, so what is covered lies between their intersection and
+/// their union, the fine mesh keeping about its share of the pixels only it covers; without
+/// fades the image is the fine level's alone.
+#[test]
+fn members_crossing_mesh_lods_draw_both_levels_in_complementary_pixels() {
+    use throng_gpu::draw::LodFade;
+    let Some(mut s) = setup() else { return };
+    let mut raster = Raster::new(s.runtime.context(), 240, 160).unwrap();
+    let scene = scene(3, raster.aspect());
+    let program = sample(&s.package, "walk", 0.3);
+    let placements = row(3);
+    let mut render = |level: u8, share: Option<f32>| {
+        let instances: Vec<Instance> = (placements.iter())
+            .map(|&placement| Instance {
+                pose: Pose::Lod(&program, level),
+                placement,
+            })
+            .collect();
+        let fades: Vec<LodFade> = (0..3)
+            .filter_map(|slot| {
+                Some(LodFade {
+                    slot,
+                    share: share?,
+                    anchor: placements[slot as usize].translation.to_array(),
+                })
+            })
+            .collect();
+        raster.set_lod_fades(&fades);
+        let batches = [Batch {
+            package: s.id,
+            skeleton: 0,
+            skin: Some(0),
+            instances: &instances,
+        }];
+        s.runtime.frame(&batches).unwrap();
+        raster.render(&s.runtime, &scene).unwrap();
+        s.runtime.finish().unwrap();
+        raster.finish().unwrap();
+        let image = raster.read_image().unwrap();
+        (0..image.height)
+            .flat_map(|y| (0..image.width).map(move |x| (x, y)))
+            .map(|(x, y)| !is_background(image.pixel(x, y).unwrap()))
+            .collect::<Vec<bool>>()
+    };
+    let fine = render(1, None);
+    let coarse = render(1, Some(1.0));
+    let level_two = render(2, None);
+    let half = render(1, Some(0.5));
+    let again = render(1, None);
+    let count = |f: &dyn Fn(usize) -> bool| (0..fine.len()).filter(|&i| f(i)).count();
+    let (n_fine, n_coarse, n_two) = (
+        count(&|i| fine[i]),
+        count(&|i| coarse[i]),
+        count(&|i| level_two[i]),
+    );
+    let shared = count(&|i| coarse[i] && level_two[i]);
+    let changed = count(&|i| coarse[i] != fine[i]);
+    println!("pixels: fine {n_fine}, coarse share {n_coarse}, level 2 {n_two}, coarse and level 2 {shared}, coarse against fine {changed} differ");
+    assert_eq!(fine, again, "no fades: the fine level alone");
+    assert!(
+        changed > n_fine / 50,
+        "the coarse shape is drawn: {changed} pixels differ"
+    );
+    assert!(
+        shared as f64 > 0.9 * n_two.max(n_coarse) as f64,
+        "the coarse share is level 2's shape: {shared} of {n_coarse} and {n_two}"
+    );
+    let outside = count(&|i| half[i] && !(fine[i] || coarse[i]));
+    let missing = count(&|i| fine[i] && coarse[i] && !half[i]);
+    assert_eq!((outside, missing), (0, 0), "between intersection and union");
+    let only_fine = count(&|i| fine[i] && !coarse[i]);
+    let kept = count(&|i| fine[i] && !coarse[i] && half[i]) as f64 / only_fine.max(1) as f64;
+    println!("half share: the fine mesh keeps {kept:.3} of the {only_fine} pixels only it covers");
+    assert!(
+        only_fine > 40 && (0.3..=0.7).contains(&kept),
+        "{kept} of {only_fine}"
+    );
+}

@@ -143,7 +143,10 @@ pub struct UnitRow {
     pub morph_blocks: u32,
     pub morph_count: u32,
     pub morph_base: u32,
-    pub pad: [u32; 2],
+    /// The next coarser level's triangles over this level's vertices in the skin index buffer
+    /// (count 0: none), drawn for members cross-fading between the two.
+    pub coarser_index_count: u32,
+    pub coarser_first_index: u32,
 }
 
 /// `SkinParams` of skinning.wgsl: the one skinning dispatch (16 bytes, uniform).
@@ -182,7 +185,7 @@ pub struct TallyParams {
     pub pad: [u32; 2],
 }
 
-/// `PartitionParams` of partition.wgsl (32 bytes, uniform).
+/// `PartitionParams` of partition.wgsl (48 bytes, uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct PartitionParams {
@@ -196,6 +199,9 @@ pub struct PartitionParams {
     pub total_base: u32,
     /// `order`: where the ranks the morph pass re-skins start (the skinned pool's capacity).
     pub morph_list: u32,
+    /// `indirect`: where the draws of each unit's next coarser level start (as `draw_base`).
+    pub coarser_base: u32,
+    pub pad: [u32; 3],
 }
 
 /// `ScatterParams` of scatter.wgsl (16 bytes, uniform).
@@ -298,7 +304,8 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
         (
             "UnitRow",
             members!(UnitRow: kind, tier, vertex_base, vertex_count, blocks, index_count, first_index, skin_len,
-                morph_ranges, morph_first, morph_end, morph_blocks, morph_count, morph_base),
+                morph_ranges, morph_first, morph_end, morph_blocks, morph_count, morph_base,
+                coarser_index_count, coarser_first_index),
         ),
         (
             "SkinParams",
@@ -311,7 +318,7 @@ pub fn host_offsets() -> [(&'static str, Vec<(&'static str, usize)>); 14] {
         ),
         (
             "PartitionParams",
-            members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base, morph_list),
+            members!(PartitionParams: units, page_instances, pages, rows, draw_base, rank_base, total_base, morph_list, coarser_base),
         ),
         (
             "ScatterParams",

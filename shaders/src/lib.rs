@@ -37,6 +37,10 @@ pub const CROWD_FS: &str = "crowd_fs";
 /// take.
 pub const CROWD_FADING_VS: &str = "crowd_fading_vs";
 pub const CROWD_FADING_FS: &str = "crowd_fading_fs";
+/// The next coarser mesh LOD of members cross-fading between levels, in the pixels
+/// [`CROWD_FADING_FS`] leaves out.
+pub const CROWD_COARSER_VS: &str = "crowd_coarser_vs";
+pub const CROWD_COARSER_FS: &str = "crowd_coarser_fs";
 /// Props on sockets (group 3), shaded by [`CROWD_FS`].
 pub const PROP_VS: &str = "prop_vs";
 pub const GROUND_VS: &str = "ground_vs";

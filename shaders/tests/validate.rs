@@ -216,9 +216,11 @@ fn skinning_bounds_budget_decode_present_and_raster_validate() {
         [
             throng_shaders::CROWD_VS,
             throng_shaders::CROWD_FADING_VS,
+            throng_shaders::CROWD_COARSER_VS,
             throng_shaders::PROP_VS,
             throng_shaders::CROWD_FS,
             throng_shaders::CROWD_FADING_FS,
+            throng_shaders::CROWD_COARSER_FS,
             throng_shaders::CARD_VS,
             throng_shaders::CARD_FS,
             throng_shaders::CARD_MOTION_VS,

@@ -157,7 +157,9 @@ pub struct Args {
     no_far_tier: bool,
     /// Switch members between mesh and card in one frame at 16 px (with 20 % hysteresis)
     /// instead of cross-fading them, dithered, as they shrink from 24 px to 16 (docs/gpu.md,
-    /// "Far tier"): to see the pops the cross-fade removes.
+    /// "Far tier"), and between mesh LODs where a level's error projects to a pixel (with 20 %
+    /// hysteresis) instead of over 0.8-1.2 px ("Mesh LOD cross-fade"): to see the pops the
+    /// cross-fades remove.
     #[arg(long)]
     no_cross_fade: bool,
     /// Colour members by tier instead of their own colours: by skeleton LOD level (green every
@@ -251,6 +253,9 @@ struct FrameStats {
     /// far tier's cross-fade; counted with the meshes in `lod_histogram`'s levels too).
     impostors: usize,
     cross_fading: usize,
+    /// Members drawn at their level and the next coarser one in complementary pixels (the
+    /// mesh LOD cross-fade; counted in their level).
+    lod_fading: usize,
     joints_posed: usize,
     /// How the pose budget was spent (with --pose-budget).
     pose_budget: Option<BudgetReport>,
@@ -432,6 +437,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         capacity: members,
         skinned_budget: Some(args.budget.unwrap_or(DEFAULT_BUDGET).min(members).max(1)),
         lod: !args.no_lod,
+        lod_fade: !args.no_cross_fade,
         update_rate: match (args.stagger, args.pose_budget) {
             (true, _) => UpdateRate::Stagger,
             (false, Some(joints)) => UpdateRate::Budget {
@@ -633,6 +639,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map(|c| throng_gpu::impostor::Card { tier: tint, ..*c })
             .collect();
         raster.set_cards(&cards);
+        raster.set_lod_fades(animator.lod_fades());
         let slots = animator.instances().slots() as usize;
         if args.lod_tint {
             tiers.clear();
@@ -683,6 +690,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             lod_histogram: shows.levels,
             impostors: cards.iter().filter(|c| c.fade >= 1.0).count(),
             cross_fading: cards.iter().filter(|c| c.fade < 1.0).count(),
+            lod_fading: animator.lod_fades().len(),
             pose_budget: animator.pose_budget(),
             joints_posed: shows.joints,
             control: control_stats,
@@ -1008,13 +1016,14 @@ struct Summary<'a> {
     close_up: Option<CloseUp>,
 }
 
-/// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n, "cross_fading": n}`: members per skeleton
-/// LOD level, in the far tier alone, and crossing into it (also counted in their level).
+/// `{"lod0": n, "lod1": n, "lod2": n, "impostor": n, "cross_fading": n, "lod_fading": n}`:
+/// members per skeleton LOD level, in the far tier alone, crossing into it (also counted in
+/// their level), and crossing into their next coarser mesh LOD (also counted in their level).
 fn lod_histogram(f: &FrameStats) -> serde_json::Value {
     let h = &f.lod_histogram;
     json!({
         "lod0": h[0], "lod1": h[1], "lod2": h[2], "impostor": f.impostors,
-        "cross_fading": f.cross_fading,
+        "cross_fading": f.cross_fading, "lod_fading": f.lod_fading,
     })
 }
 
@@ -1152,8 +1161,8 @@ impl Summary<'_> {
             if !self.args.no_lod {
                 let [full, one, two] = f.lod_histogram;
                 println!(
-                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2, {} impostors ({} more cross-fading from their meshes); {} joints posed",
-                    f.impostors, f.cross_fading, f.joints_posed
+                    "  skeleton LOD: {full} members at every joint, {one} at level 1, {two} at level 2 ({} of them cross-fading into the next level), {} impostors ({} more cross-fading from their meshes); {} joints posed",
+                    f.lod_fading, f.impostors, f.cross_fading, f.joints_posed
                 );
             }
             let v = &f.visibility;

@@ -446,6 +446,7 @@ impl Viewer {
             .map(|c| Card { tier, ..*c })
             .collect();
         self.crowd.set_cards(&cards);
+        self.crowd.set_lod_fades(self.animator.lod_fades());
         p.cards = cards.len();
         self.crowd
             .prepare(self.animator.runtime(), &self.scene, (width, height))?;

@@ -136,6 +136,8 @@ impl CullPass {
                 rank_base: cull.rank_base(),
                 total_base: cull.total_base(),
                 morph_list: cull.morph_list(),
+                coarser_base: cull.coarser_base(),
+                ..PartitionParams::default()
             }),
         ];
         self.planned = Some(Planned {

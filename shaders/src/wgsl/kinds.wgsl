@@ -79,6 +79,7 @@ struct UnitRow {
     morph_blocks: u32,
     morph_count: u32,
     morph_base: u32,
-    pad0: u32,
-    pad1: u32,
+    /// The next coarser level's triangles over this level's vertices (count 0: none).
+    coarser_index_count: u32,
+    coarser_first_index: u32,
 }

@@ -13,7 +13,10 @@
 // targets weigh anything (`morph_run`: morph.wgsl, or none without morph targets), and per page
 // p of the skinned pool (`page_instances` ranks each)
 // the draw of unit u on p: `indirect[draw_base + 5 (u pages + p) ..]` gets (indices, instances,
-// first index, 0, 0), and `ranks[rank_base + u pages + p]` its first rank within the page.
+// first index, 0, 0), `indirect[coarser_base + 5 (u pages + p) ..]` the same instances' draw
+// of the next coarser level's triangles over u's vertices (0 instances where u has none: its
+// members' mesh LOD cross-fade, raster.wgsl `crowd_coarser_vs`), and
+// `ranks[rank_base + u pages + p]` its first rank within the page.
 // Unit 0 also writes the skinning dispatch (`indirect[0 .. 3]`, its workgroups folded into rows)
 // and its workgroup count (`ranks[total_base + 3]`), and the morph pass's (`indirect[4 .. 7]`,
 // `ranks[total_base + 4]`).
@@ -29,6 +32,10 @@ struct PartitionParams {
     rank_base: u32,
     total_base: u32,
     morph_list: u32,
+    coarser_base: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: PartitionParams;
@@ -131,6 +138,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         indirect[at + 2u] = row.first_index;
         indirect[at + 3u] = 0u;
         indirect[at + 4u] = 0u;
+        // The same instances drawn with the next coarser level's triangles (its cross-fade).
+        let coarser = params.coarser_base + 5u * d;
+        indirect[coarser] = row.coarser_index_count;
+        indirect[coarser + 1u] = select(0u, indirect[at + 1u], row.coarser_index_count > 0u);
+        indirect[coarser + 2u] = row.coarser_first_index;
+        indirect[coarser + 3u] = 0u;
+        indirect[coarser + 4u] = 0u;
         ranks[params.rank_base + d] = select(0u, lo - page, hi > lo);
     }
     if u == 0u {

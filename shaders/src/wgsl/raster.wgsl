@@ -66,9 +66,12 @@ const HIGHLIGHT: vec3<f32> = vec3<f32>(0.95, 0.62, 0.08);
 @group(0) @binding(0) var<uniform> frame: Frame;
 /// Per frame slot, its tier (1–4) for the tier tint.
 @group(0) @binding(1) var<storage, read> tiers: array<u32>;
-/// Per frame slot, the share of its pixels its card takes while it crosses tiers (x; 0: no
-/// card, the mesh alone) and its card's centre (yzw): the mesh keeps the pixels whose `dither`
-/// (anchored at the centre's pixel) is at least the share, the card the others (`card_fs`).
+/// Per frame slot, what it cross-fades with: x > 0 the share of its pixels its card takes
+/// while it crosses tiers, x < 0 minus the share its next coarser mesh LOD takes while it
+/// crosses levels (`crowd_coarser_vs`), 0 nothing (the mesh alone); yzw the pixel its dither is
+/// anchored at, as a scene point (the card's centre, or the member's origin). The mesh keeps
+/// the pixels whose `dither` is at least the share, the card (`card_fs`) or coarser level
+/// (`crowd_coarser_fs`) the others.
 @group(0) @binding(2) var<storage, read> fades: array<vec4<f32>>;
 @group(1) @binding(0) var<uniform> draw: Draw;
 @group(1) @binding(1) var<storage, read> skinned: array<vec4<u32>>;
@@ -189,6 +192,11 @@ fn crowd_vertex(v: u32, i: u32) -> CrowdVarying {
 
 @vertex
 fn crowd_fading_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> FadingVarying {
+    return fading_vertex(v, i);
+}
+
+/// Vertex `v` of the draw's instance `i` with its cross-fade share (`crowd_fading_vs`).
+fn fading_vertex(v: u32, i: u32) -> FadingVarying {
     let c = crowd_vertex(v, i);
     var out: FadingVarying;
     out.clip = c.clip;
@@ -200,8 +208,26 @@ fn crowd_fading_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u3
     let n = order[draw.page_rank + ranks[draw.first_at] + i];
     if n < frame.tiers.z {
         let f = fades[n];
-        out.share = f.x;
+        out.share = abs(f.x);
         out.anchor = anchor_of(f.yzw);
+    }
+    return out;
+}
+
+/// The draw of a run's instances with the next coarser level's triangles over the run's
+/// skinned vertices (its shell in `draw`): a member cross-fading between the two levels keeps
+/// the pixels its fine mesh leaves (`crowd_coarser_fs`); every other instance's triangles
+/// collapse outside the view volume, so they cost their vertices and nothing more.
+@vertex
+fn crowd_coarser_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> FadingVarying {
+    var out = fading_vertex(v, i);
+    let n = order[draw.page_rank + ranks[draw.first_at] + i];
+    out.share = 0.0;
+    if n < frame.tiers.z {
+        out.share = max(-fades[n].x, 0.0);
+    }
+    if out.share <= 0.0 {
+        out.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
     }
     return out;
 }
@@ -282,6 +308,22 @@ fn crowd_fading_fs(in: FadingVarying) -> @location(0) vec4<f32> {
     // Derivatives first, in uniform control flow.
     let faceted = cross(dpdx(in.world), dpdy(in.world));
     if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) < in.share {
+        discard;
+    }
+    var c: CrowdVarying;
+    c.clip = in.clip;
+    c.world = in.world;
+    c.normal = in.normal;
+    c.tint = in.tint;
+    return crowd_colour(c, faceted);
+}
+
+/// `crowd_fading_fs`'s complement for the coarser level of members crossing levels: it keeps
+/// the pixels the fine mesh leaves out.
+@fragment
+fn crowd_coarser_fs(in: FadingVarying) -> @location(0) vec4<f32> {
+    let faceted = cross(dpdx(in.world), dpdy(in.world));
+    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) >= in.share {
         discard;
     }
     var c: CrowdVarying;
