@@ -108,7 +108,7 @@ pub(crate) struct DrawUniform {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shading {
     Colour = 0,
-    Normals = 1,
+    Bake = 1,
     MemberIds = 2,
 }
 
@@ -145,8 +145,10 @@ struct SkinIndices {
 pub struct CrowdPass {
     ctx: GpuContext,
     target: Target,
-    /// What the fragments write: colours, normals (the impostor bake) or member numbers.
+    /// What the fragments write: colours, the impostor bake's texels or member numbers.
     shading: Shading,
+    /// The card radius of [`Shading::Bake`].
+    bake_radius: f32,
     /// The far tier's cards, once an impostor is set.
     cards: Option<CardLayer>,
     /// The runtime's attachments.
@@ -220,6 +222,7 @@ impl CrowdPass {
             ctx: ctx.clone(),
             target,
             shading: Shading::Colour,
+            bake_radius: 1.0,
             cards: None,
             props,
             crowd,
@@ -330,13 +333,15 @@ impl CrowdPass {
         self.ctx.queue.write_buffer(&self.fades, 0, words);
     }
 
-    /// Writes normals instead of shaded colours (rgb `0.5 + 0.5 · n`, alpha 1): the bake.
-    pub(crate) fn set_normals(&mut self, normals: bool) {
-        self.shading = if normals {
-            Shading::Normals
-        } else {
-            Shading::Colour
+    /// Writes the impostor bake's texels instead of shaded colours (raster.wgsl `bake_texel`:
+    /// the normal, and the depth from the camera's target in units of `radius`, the card's),
+    /// or with `None` shaded colours again.
+    pub(crate) fn set_bake(&mut self, radius: Option<f32>) {
+        self.shading = match radius {
+            Some(_) => Shading::Bake,
+            None => Shading::Colour,
         };
+        self.bake_radius = radius.unwrap_or(1.0);
     }
 
     /// Writes each member's frame slot instead of its colour ([`crate::raster::member_at`]
@@ -542,7 +547,11 @@ impl CrowdPass {
                 ground.cell.max(1e-6),
                 scene.fog_distance.max(1e-6),
             ],
-            centre: ground.centre.extend(1.0).to_array(),
+            // While baking (no ground), the card's centre and inverse radius (`bake_texel`).
+            centre: match self.shading {
+                Shading::Bake => (scene.camera.target.extend(1.0 / self.bake_radius)).to_array(),
+                _ => ground.centre.extend(1.0).to_array(),
+            },
             background: [r, g, b, 1.0],
             tiers: [self.tier_count, self.shading as u32, self.fade_count, 0],
             previous_view_proj: previous.view_proj(aspect).to_cols_array_2d(),

@@ -544,6 +544,7 @@ fn mip_chain(atlas: &Image, cell: u32) -> Vec<Image> {
         .collect();
     let full_cell = cell.max(1);
     let mut out = vec![atlas.clone()];
+    bleed(&mut out[0], BLEED_STEPS);
     for k in 1..levels {
         let (w, h) = ((width / 2).max(1), (height / 2).max(1));
         let mut next_coverage = vec![0.0f32; (w * h) as usize];
@@ -607,13 +608,59 @@ fn mip_chain(atlas: &Image, cell: u32) -> Vec<Image> {
                 }
             }
         }
-        out.push(Image {
+        let mut level = Image {
             width,
             height,
             rgba,
-        });
+        };
+        bleed(&mut level, BLEED_STEPS);
+        out.push(level);
     }
     out
+}
+
+/// Texels past a silhouette [`bleed`] fills.
+const BLEED_STEPS: usize = 2;
+
+/// Gives the empty texels (alpha 0) within `steps` texels of covered ones the mean rgb of their
+/// covered or already filled neighbours (alpha stays 0): a bilinear fetch at a silhouette then
+/// mixes the surface's own normal and depth instead of the clear colour's zeros, which read as
+/// a normal pointing down and a depth a card radius behind the centre (`card_fs` writes it).
+fn bleed(image: &mut Image, steps: usize) {
+    let (w, h) = (image.width as usize, image.height as usize);
+    let mut filled: Vec<bool> = image.rgba.chunks_exact(4).map(|p| p[3] > 0).collect();
+    let mut next = Vec::new();
+    for _ in 0..steps {
+        next.clear();
+        for y in 0..h {
+            for x in 0..w {
+                if filled[y * w + x] {
+                    continue;
+                }
+                let (mut sum, mut n) = ([0u32; 3], 0u32);
+                for (dx, dy) in [(-1i32, 0i32), (1, 0), (0, -1), (0, 1)] {
+                    let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+                    if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
+                        continue;
+                    }
+                    let at = ny as usize * w + nx as usize;
+                    if filled[at] {
+                        for (s, &v) in sum.iter_mut().zip(&image.rgba[4 * at..4 * at + 3]) {
+                            *s += u32::from(v);
+                        }
+                        n += 1;
+                    }
+                }
+                if n > 0 {
+                    next.push((y * w + x, sum.map(|s| ((s + n / 2) / n) as u8)));
+                }
+            }
+        }
+        for &(at, rgb) in &next {
+            image.rgba[4 * at..4 * at + 3].copy_from_slice(&rgb);
+            filled[at] = true;
+        }
+    }
 }
 
 /// What to bake: the clips (package indices), views around the up axis, elevation rows
@@ -797,7 +844,7 @@ fn draw_cells(
         samples: 1,
     };
     let mut pass = CrowdPass::new(ctx, target)?;
-    pass.set_normals(true);
+    pass.set_bake(Some(impostor.radius));
     let size = (impostor.cell, impostor.cell);
     let (atlas, cell, depth) = scoped(device, "impostor bake targets", || {
         let texture = |label, (width, height), usage| {

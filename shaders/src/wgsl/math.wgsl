@@ -180,21 +180,23 @@ fn encode_normal(n: vec3<f32>) -> u32 {
     if !(l1 > 0.0) {
         return NO_NORMAL;
     }
+    return pack2x16snorm(oct_wrap(n, l1));
+}
+
+/// The octahedral projection of `n` onto [-1, 1]² (`l1` its L1 norm, non-zero): the upper
+/// half (z ≥ 0) straight down, the lower half folded over the diagonals.
+fn oct_wrap(n: vec3<f32>, l1: f32) -> vec2<f32> {
     var p = n.xy / l1;
     if n.z < 0.0 {
         let sx = select(-1.0, 1.0, p.x >= 0.0);
         let sy = select(-1.0, 1.0, p.y >= 0.0);
         p = vec2<f32>((1.0 - abs(p.y)) * sx, (1.0 - abs(p.x)) * sy);
     }
-    return pack2x16snorm(p);
+    return p;
 }
 
-/// The inverse of `encode_normal` (zero for `NO_NORMAL`).
-fn decode_normal(bits: u32) -> vec3<f32> {
-    if bits == NO_NORMAL {
-        return vec3<f32>(0.0);
-    }
-    let p = unpack2x16snorm(bits);
+/// The unit vector `oct_wrap` projected to `p`.
+fn oct_unwrap(p: vec2<f32>) -> vec3<f32> {
     var v = vec3<f32>(p, 1.0 - abs(p.x) - abs(p.y));
     if v.z < 0.0 {
         let sx = select(-1.0, 1.0, p.x >= 0.0);
@@ -202,4 +204,12 @@ fn decode_normal(bits: u32) -> vec3<f32> {
         v = vec3<f32>((1.0 - abs(p.y)) * sx, (1.0 - abs(p.x)) * sy, v.z);
     }
     return normalize(v);
+}
+
+/// The inverse of `encode_normal` (zero for `NO_NORMAL`).
+fn decode_normal(bits: u32) -> vec3<f32> {
+    if bits == NO_NORMAL {
+        return vec3<f32>(0.0);
+    }
+    return oct_unwrap(unpack2x16snorm(bits));
 }

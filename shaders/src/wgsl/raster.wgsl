@@ -29,14 +29,14 @@ struct Frame {
     light: vec4<f32>,
     /// x: ground height, y: half extent of the ground quad, z: grid cell, w: fog distance.
     ground: vec4<f32>,
-    /// xyz: centre of the ground quad (y ignored).
+    /// xyz: centre of the ground quad (y ignored); while baking impostors, the card's centre
+    /// and (w) its inverse radius.
     centre: vec4<f32>,
     /// rgb: background (clear) colour, linear.
     background: vec4<f32>,
-    /// x: frame slots with a tier in `tiers` (0: no tier tint); y: 1 writes the crowd's
-    /// normals instead of its colour (the impostor bake: rgb `0.5 + 0.5 · n`, alpha 1), 2 its
-    /// frame slots (`member_colour`; the ground and props none); z:
-    /// frame slots with a card share in `fades`.
+    /// x: frame slots with a tier in `tiers` (0: no tier tint); y: 1 writes the impostor
+    /// bake's texels instead of the crowd's colour (`bake_texel`), 2 its frame slots
+    /// (`member_colour`; the ground and props none); z: frame slots with a fade in `fades`.
     tiers: vec4<u32>,
     /// Motion vectors: the previous frame's view-projection, and the image size in pixels and
     /// the motion (pixels) that maps to the edge of the encoding (x, y, z).
@@ -334,6 +334,20 @@ fn crowd_coarser_fs(in: FadingVarying) -> @location(0) vec4<f32> {
     return crowd_colour(c, faceted);
 }
 
+/// What the impostor bake stores for a surface point `world` of unit normal `n` (component
+/// space): the octahedral projection of `n` with +Y as its pole (`oct_wrap` of `n.xzy`: the
+/// fold falls on normals facing down, which a standing character shows least, so mip averages
+/// seldom straddle it) in rg, and in b the point's offset from the card's centre toward the
+/// bake camera in card radii, −1 to 1 as 0 to 1 (`frame.centre`: the card's centre and its
+/// inverse radius while baking), so cards can write per-texel depth (`card_fs`).
+fn bake_texel(n: vec3<f32>, world: vec3<f32>) -> vec4<f32> {
+    let m = n.xzy;
+    let p = oct_wrap(m, max(abs(m.x) + abs(m.y) + abs(m.z), 1e-20));
+    let toward = normalize(frame.eye.xyz - frame.centre.xyz);
+    let depth = 0.5 + 0.5 * dot(world - frame.centre.xyz, toward) * frame.centre.w;
+    return vec4<f32>(0.5 + 0.5 * p, clamp(depth, 0.0, 1.0), 1.0);
+}
+
 /// The colour of a crowd fragment with interpolants `in`, `faceted` the screen-space normal of
 /// its triangle (for meshes without normals).
 fn crowd_colour(in: CrowdVarying, faceted: vec3<f32>) -> vec4<f32> {
@@ -347,7 +361,7 @@ fn crowd_colour(in: CrowdVarying, faceted: vec3<f32>) -> vec4<f32> {
         n = -n;
     }
     if frame.tiers.y == 1u {
-        return vec4<f32>(0.5 + 0.5 * n, 1.0);
+        return bake_texel(n, in.world);
     }
     if member_ids() {
         return vec4<f32>(in.tint, 1.0);
@@ -364,10 +378,11 @@ fn crowd_colour(in: CrowdVarying, faceted: vec3<f32>) -> vec4<f32> {
 // its clip time (`first`, `next`, mixed by `blend`): four cells, mixed per pixel by ordered
 // dither (each pixel reads one cell: a view by the azimuth's fraction, a frame by `blend`), so
 // the card changes as smoothly as its member turns and moves at one texture fetch a pixel.
-// The texel's rgb is the component-space normal (0.5 + 0.5 · n), turned by yaw into the scene
-// and lit like the crowd; alpha below one half is discarded, and so are the pixels the
-// member's mesh keeps while the two cross-fade (`fade` below 1: `fades`). Depth is the card's
-// plane. Group 2, so one module holds it beside the crowd's group 1.
+// The texel holds the component-space normal (`bake_texel`), turned by yaw into the scene and
+// lit like the crowd; alpha below one half is discarded, and so are the pixels the member's
+// mesh keeps while the two cross-fade (`fade` below 1: `fades`). Depth is per texel
+// (`card_fs`); the motion-vector pass's cards keep the card's plane. Group 2, so one module
+// holds it beside the crowd's group 1.
 //
 // Only the part of the square that can pass the alpha test is drawn: the cell's covered
 // rectangle (`rects`, texels of alpha > 0 at the atlas's full size), grown by what the sampler
@@ -437,6 +452,11 @@ struct CardVarying {
     /// different cells). Packed: a CPU driver pays per interpolant and triangle, and a card is
     /// two triangles over a few pixels.
     @location(5) @interpolate(flat) packed: u32,
+    /// Clip-space z and w of the point on the card, and of the card's half size along the
+    /// direction to the eye (flat): a texel's depth moves the point along that direction
+    /// (`card_fs`).
+    @location(6) depth: vec2<f32>,
+    @location(7) @interpolate(flat) reach: vec2<f32>,
 }
 
 /// The baked row nearest to elevation `elevation` (radians), and the two views around the
@@ -558,6 +578,8 @@ fn card_at(v: u32, card: Card) -> CardVarying {
     );
     let blends = vec3<f32>(card.blend, around.w, card.fade);
     out.packed = pack_card(blends, anchor_of(card.centre), log2(max(rho, 1e-6)));
+    out.depth = out.clip.zw;
+    out.reach = (frame.view_proj * vec4<f32>(d * half, 0.0)).zw;
     return out;
 }
 
@@ -566,10 +588,10 @@ fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Ca
     return card_at(v, cards[i]);
 }
 
-/// The baked normal (component space) a card shows at pixel `pixel`, `within` its cell (0–1),
-/// of its four cells and `packed` blends, anchor and level (`CardVarying`); discards the pixel
+/// The baked texel (`bake_texel`) a card shows at pixel `pixel`, `within` its cell (0–1), of
+/// its four cells and `packed` blends, anchor and level (`CardVarying`); discards the pixel
 /// where the card's share or its alpha leaves it out.
-fn card_texel(pixel: vec2<f32>, within: vec2<f32>, cells: vec4<u32>, packed: u32) -> vec3<f32> {
+fn card_texel(pixel: vec2<f32>, within: vec2<f32>, cells: vec4<u32>, packed: u32) -> vec4<f32> {
     let blends = vec3<f32>(vec3<u32>(packed, packed >> 8u, packed >> 16u) & vec3<u32>(255u));
     let anchor = vec2<u32>(packed >> 24u, packed >> 26u) & vec2<u32>(3u);
     let level = f32(packed >> 28u);
@@ -587,19 +609,35 @@ fn card_texel(pixel: vec2<f32>, within: vec2<f32>, cells: vec4<u32>, packed: u32
     if texel.a < 0.5 {
         discard;
     }
-    return normalize(texel.rgb * 2.0 - 1.0);
+    return texel;
+}
+
+/// A card's colour and depth: each pixel at the depth its texel's surface lies at, the texel's
+/// offset from the card's centre (baked toward the bake camera) taken along the direction to
+/// the eye, so overlapping cards and meshes occlude each other pixel by pixel as their members
+/// do, not all at once where their centres pass.
+struct CardFragment {
+    @location(0) colour: vec4<f32>,
+    @builtin(frag_depth) depth: f32,
 }
 
 @fragment
-fn card_fs(in: CardVarying) -> @location(0) vec4<f32> {
-    let local = card_texel(in.clip.xy, in.within, in.cells, in.packed);
+fn card_fs(in: CardVarying) -> CardFragment {
+    let texel = card_texel(in.clip.xy, in.within, in.cells, in.packed);
+    let o = 2.0 * texel.b - 1.0;
+    let zw = in.depth + o * in.reach;
+    var out: CardFragment;
+    out.depth = clamp(zw.x / max(zw.y, 1e-6), 0.0, 1.0);
     if member_ids() {
-        return vec4<f32>(in.tint, 1.0);
+        out.colour = vec4<f32>(in.tint, 1.0);
+        return out;
     }
+    let local = oct_unwrap(texel.rg * 2.0 - 1.0).xzy;
     let c = in.yaw.x;
     let s = in.yaw.y;
     let n = vec3<f32>(c * local.x + s * local.z, local.y, -s * local.x + c * local.z);
-    return vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+    out.colour = vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+    return out;
 }
 
 // Motion vectors of cards: the card as `card_vs` places it now and, through the previous
