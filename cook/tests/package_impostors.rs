@@ -68,9 +68,11 @@ fn field_of(result: Result<Package, PackageError>) -> &'static str {
 #[test]
 fn a_damaged_impostor_is_refused_naming_the_field() {
     assert_eq!(field_of(damaged(0, 9)), "skin");
-    // Version 1 held its atlas's normals sRGB-encoded: an old bake is refused, not misread.
+    // Versions 1 and 2 held their atlas's normals in rgb (1 sRGB-encoded) and no depth: an
+    // old bake is refused, not misread.
     assert_eq!(field_of(damaged(1, 1)), "version");
-    assert_eq!(field_of(damaged(1, 3)), "version");
+    assert_eq!(field_of(damaged(1, 2)), "version");
+    assert_eq!(field_of(damaged(1, 4)), "version");
     // 32-pixel cells do not divide a 250-pixel atlas.
     assert_eq!(field_of(damaged(2, 250)), "cell");
     assert_eq!(field_of(damaged(5, 65)), "views");

@@ -11,8 +11,10 @@
 //!
 //! Cells are `cell` pixels square, numbered left to right then top to bottom over the atlas;
 //! clip slot `c` (in `clips` order) starts where the one before ended, and within it cell
-//! `(frame · rows + row) · views + view`. A texel holds the surface normal in component space
-//! as `0.5 + 0.5 · n` in rgb (plain bytes, not sRGB-encoded) and coverage in alpha (0 or 255).
+//! `(frame · rows + row) · views + view`. A texel holds (plain bytes, not sRGB-encoded) the
+//! surface normal in component space, octahedral with +Y as its pole, in rg, the surface's
+//! offset from the card's centre toward the baking camera in b (−1 to 1 card radii as 0 to 1),
+//! and coverage in alpha (0 or 255): throng-shaders raster.wgsl `bake_texel`.
 //!
 //! Frames: a looping clip's `frames` cells show times `f · duration / frames` (its end is its
 //! start); a clip played once shows `f · duration / (frames − 1)`, both ends included. A card

@@ -47,9 +47,10 @@ pub const UNIT_TOLERANCE: f32 = 1e-3;
 /// Event flag: the event is delivered when playing backwards too. Other bits are reserved.
 pub const EVENT_REVERSIBLE: u32 = 1;
 /// Version of an IMPOSTORS record's layout and of its atlas's texel encoding; the reader
-/// refuses any other. 2: the atlas's rgb bytes hold `0.5 + 0.5 · n` as they are (1 stored
-/// them sRGB-encoded).
-pub const IMPOSTOR_VERSION: u32 = 2;
+/// refuses any other. 3: the atlas's rg bytes hold the octahedral normal and b the texel's
+/// depth (throng-shaders raster.wgsl `bake_texel`); 2 held `0.5 + 0.5 · n` in rgb, 1 the same
+/// sRGB-encoded.
+pub const IMPOSTOR_VERSION: u32 = 3;
 /// Version of a MOTION_DATABASE record's layout (throng-cpu-ref `motion_db`: its feature layout
 /// included); the reader refuses any other.
 pub const MOTION_DATABASE_VERSION: u32 = 1;
