@@ -300,30 +300,28 @@ fn crowd_fs(in: CrowdVarying) -> @location(0) vec4<f32> {
     return crowd_colour(in, cross(dpdx(in.world), dpdy(in.world)));
 }
 
-/// `crowd_fs` for frames where members cross-fade into cards: the pixels of a member's mesh
-/// that its card takes are left out. A separate entry point, so frames without a cross-fade
-/// keep a fragment stage that never discards (and its early depth test).
+/// `crowd_fs` for frames where members cross-fade into cards or their next mesh LOD: the pixels
+/// of a member's mesh that its card or coarser level takes are left out. A separate entry
+/// point, so frames without a cross-fade keep a fragment stage that never discards (and its
+/// early depth test).
 @fragment
 fn crowd_fading_fs(in: FadingVarying) -> @location(0) vec4<f32> {
-    // Derivatives first, in uniform control flow.
-    let faceted = cross(dpdx(in.world), dpdy(in.world));
-    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) < in.share {
-        discard;
-    }
-    var c: CrowdVarying;
-    c.clip = in.clip;
-    c.world = in.world;
-    c.normal = in.normal;
-    c.tint = in.tint;
-    return crowd_colour(c, faceted);
+    return fading_colour(in, false);
 }
 
 /// `crowd_fading_fs`'s complement for the coarser level of members crossing levels: it keeps
 /// the pixels the fine mesh leaves out.
 @fragment
 fn crowd_coarser_fs(in: FadingVarying) -> @location(0) vec4<f32> {
+    return fading_colour(in, true);
+}
+
+/// The colour of a cross-fading fragment: the pixels whose dither threshold is under its share
+/// are the other representation's (`taken`: this is the other's, and keeps only those).
+fn fading_colour(in: FadingVarying, taken: bool) -> vec4<f32> {
+    // Derivatives first, in uniform control flow.
     let faceted = cross(dpdx(in.world), dpdy(in.world));
-    if dither(in.clip.xy, in.anchor, vec2<u32>(0u)) >= in.share {
+    if (dither(in.clip.xy, in.anchor, vec2<u32>(0u)) < in.share) != taken {
         discard;
     }
     var c: CrowdVarying;
