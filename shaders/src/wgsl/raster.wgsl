@@ -450,11 +450,9 @@ struct CardVarying {
     /// different cells). Packed: a CPU driver pays per interpolant and triangle, and a card is
     /// two triangles over a few pixels.
     @location(5) @interpolate(flat) packed: u32,
-    /// Clip-space z and w of the point on the card, and of the card's half size along the
-    /// direction to the eye (flat): a texel's depth moves the point along that direction
-    /// (`card_fs`).
-    @location(6) depth: vec2<f32>,
-    @location(7) @interpolate(flat) reach: vec2<f32>,
+    /// How far the depth buffer's value moves per card half size toward the eye, at the card's
+    /// centre (`card_fs` adds the texel's offset times it to the card plane's depth).
+    @location(6) @interpolate(flat) reach: f32,
 }
 
 /// The baked row nearest to elevation `elevation` (radians), and the two views around the
@@ -576,8 +574,12 @@ fn card_at(v: u32, card: Card) -> CardVarying {
     );
     let blends = vec3<f32>(card.blend, around.w, card.fade);
     out.packed = pack_card(blends, anchor_of(card.centre), log2(max(rho, 1e-6)));
-    out.depth = out.clip.zw;
-    out.reach = (frame.view_proj * vec4<f32>(d * half, 0.0)).zw;
+    // d(z / w) for the centre moved by `half` toward the eye, to first order: the offset is at
+    // most a half size, small against the distance of a card (a far member).
+    let c_clip = frame.view_proj * vec4<f32>(card.centre, 1.0);
+    let toward = frame.view_proj * vec4<f32>(d * half, 0.0);
+    let w = max(c_clip.w, 1e-6);
+    out.reach = (toward.z - c_clip.z / w * toward.w) / w;
     return out;
 }
 
@@ -612,8 +614,8 @@ fn card_texel(pixel: vec2<f32>, within: vec2<f32>, cells: vec4<u32>, packed: u32
 
 /// A card's colour and depth: each pixel at the depth its texel's surface lies at, the texel's
 /// offset from the card's centre (baked toward the bake camera) taken along the direction to
-/// the eye, so overlapping cards and meshes occlude each other pixel by pixel as their members
-/// do, not all at once where their centres pass.
+/// the eye (to first order: `reach`), so overlapping cards and meshes occlude each other pixel
+/// by pixel as their members do, not all at once where their centres pass.
 struct CardFragment {
     @location(0) colour: vec4<f32>,
     @builtin(frag_depth) depth: f32,
@@ -623,9 +625,8 @@ struct CardFragment {
 fn card_fs(in: CardVarying) -> CardFragment {
     let texel = card_texel(in.clip.xy, in.within, in.cells, in.packed);
     let o = 2.0 * texel.b - 1.0;
-    let zw = in.depth + o * in.reach;
     var out: CardFragment;
-    out.depth = clamp(zw.x / max(zw.y, 1e-6), 0.0, 1.0);
+    out.depth = clamp(in.clip.z + o * in.reach, 0.0, 1.0);
     if member_ids() {
         out.colour = vec4<f32>(in.tint, 1.0);
         return out;
