@@ -120,8 +120,8 @@ pub struct AnimatorOptions {
     /// Members skinned per frame at most (in slot order when culling keeps more); `None`: all.
     pub skinned_budget: Option<u32>,
     /// With a view ([`Animator::set_view`]), pose and draw each member at the coarsest cooked
-    /// skeleton and mesh LOD whose error projects under a pixel (with hysteresis); false: every
-    /// member at full detail.
+    /// skeleton and mesh LOD whose error projects under a pixel (crossing levels over a band:
+    /// `lod_fade`); false: every member at full detail.
     pub lod: bool,
     /// With `lod`, members cross between mesh LODs over a band of distances instead of
     /// switching at one (with hysteresis): posed and skinned at the finer level, each is drawn
