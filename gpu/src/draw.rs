@@ -295,23 +295,23 @@ impl CrowdPass {
             let [x, y, z] = c.centre;
             self.card_fades.push((c.slot, [c.fade.max(0.0), x, y, z]));
         }
-        self.write_fades();
     }
 
-    /// The members of the next frames that cross-fade between two mesh LODs (queue writes):
-    /// each is drawn with its run's level (the finer, at which it is posed and skinned) and with
-    /// the next coarser level's triangles over the same vertices, in complementary pixels. A
-    /// member cross-fading into its card as well keeps the card's fade.
+    /// The members of the next frames that cross-fade between two mesh LODs (uploaded by the
+    /// next [`CrowdPass::prepare`]): each is drawn with its run's level (the finer, at which it
+    /// is posed and skinned) and with the next coarser level's triangles over the same vertices,
+    /// in complementary pixels. A member cross-fading into its card as well keeps the card's
+    /// fade.
     pub fn set_lod_fades(&mut self, fades: &[LodFade]) {
         self.lod_fades.clear();
         for f in fades.iter().filter(|f| f.share > 0.0) {
             let [x, y, z] = f.anchor;
             self.lod_fades.push((f.slot, [-f.share.min(1.0), x, y, z]));
         }
-        self.write_fades();
     }
 
-    /// Uploads the frame's fades (`fades`): the mesh LODs', then the cards' over them.
+    /// Uploads the frame's fades (`fades`), once per prepared frame: the mesh LODs', then the
+    /// cards' over them.
     fn write_fades(&mut self) {
         self.fade_words.clear();
         for &(slot, word) in self.lod_fades.iter().chain(&self.card_fades) {
@@ -382,6 +382,7 @@ impl CrowdPass {
         let device = self.ctx.device.clone();
         self.plan_draws(runtime)?;
         scoped(&device, "crowd pass preparation", || {
+            self.write_fades();
             self.write_uniforms(scene, size, previous);
             self.frame_group = Some(self.frame_group());
             self.draw_groups(runtime);
