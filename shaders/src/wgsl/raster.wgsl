@@ -121,7 +121,11 @@ fn dither(p: vec2<f32>, anchor: vec2<u32>, shift: vec2<u32>) -> f32 {
 /// The pixel of scene point `centre` (0 behind the eye): the dither's anchor, computed the
 /// same way for a member's mesh and its card.
 fn anchor_of(centre: vec3<f32>) -> vec2<u32> {
-    let c = frame.view_proj * vec4<f32>(centre, 1.0);
+    return anchor_at(frame.view_proj * vec4<f32>(centre, 1.0));
+}
+
+/// `anchor_of` the point at clip position `c`.
+fn anchor_at(c: vec4<f32>) -> vec2<u32> {
     if c.w <= 1e-6 {
         return vec2<u32>(0u);
     }
@@ -279,20 +283,45 @@ fn tier_colour(tier: u32) -> vec3<f32> {
     }
 }
 
+const SKY: vec3<f32> = vec3<f32>(0.55, 0.62, 0.75);
+const BOUNCE: vec3<f32> = vec3<f32>(0.30, 0.27, 0.22);
+const AMBIENT: f32 = 0.35;
+const SUN: vec3<f32> = vec3<f32>(1.0, 0.96, 0.9);
+
 /// Direct light plus hemispheric ambient for albedo `albedo` at unit normal `n`.
 fn shade(albedo: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
-    let sky = vec3<f32>(0.55, 0.62, 0.75);
-    let bounce = vec3<f32>(0.30, 0.27, 0.22);
-    let ambient = mix(bounce, sky, 0.5 + 0.5 * n.y) * 0.35;
-    let direct = vec3<f32>(1.0, 0.96, 0.9) * max(dot(n, frame.light.xyz), 0.0);
+    let ambient = mix(BOUNCE, SKY, 0.5 + 0.5 * n.y) * AMBIENT;
+    let direct = SUN * max(dot(n, frame.light.xyz), 0.0);
     return albedo * (ambient + direct);
+}
+
+/// How far `fog` mixes a point at `world` toward the background (0–0.85).
+fn fog_amount(world: vec3<f32>) -> f32 {
+    let end = frame.ground.w;
+    let f = clamp((distance(world, frame.eye.xyz) - 0.5 * end) / (0.5 * end), 0.0, 1.0);
+    return 0.85 * f * f;
 }
 
 /// Mixes `colour` toward the background beyond half the fog distance.
 fn fog(colour: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
-    let end = frame.ground.w;
-    let f = clamp((distance(world, frame.eye.xyz) - 0.5 * end) / (0.5 * end), 0.0, 1.0);
-    return mix(colour, frame.background.rgb, 0.85 * f * f);
+    return mix(colour, frame.background.rgb, fog_amount(world));
+}
+
+/// `fog(shade(albedo, n), world)` as `base + slope * n.y + lit * max(dot(n, light), 0)`, the
+/// three terms fixed for one albedo and fog amount (a card: its tint, fogged at its centre).
+struct ShadeTerms {
+    base: vec3<f32>,
+    slope: vec3<f32>,
+    lit: vec3<f32>,
+}
+
+fn shade_terms(albedo: vec3<f32>, fogged: f32) -> ShadeTerms {
+    let a = albedo * (1.0 - fogged);
+    var t: ShadeTerms;
+    t.base = a * (0.5 * AMBIENT) * (BOUNCE + SKY) + frame.background.rgb * fogged;
+    t.slope = a * (0.5 * AMBIENT) * (SKY - BOUNCE);
+    t.lit = a * SUN;
+    return t;
 }
 
 @fragment
@@ -384,11 +413,15 @@ fn crowd_colour(in: CrowdVarying, faceted: vec3<f32>) -> vec4<f32> {
 //
 // Only the part of the square that can pass the alpha test is drawn: the cell's covered
 // rectangle (`rects`, texels of alpha > 0 at the atlas's full size), grown by what the sampler
-// can reach past it. A texel of mip level k is non-zero only over a non-zero full-size texel,
-// and a filtered fetch at level k reads texels up to 1.5 · 2^k full-size texels away; the
-// sampler reads at most level floor(λ) + 1, λ = log2 of texels per pixel ρ, so the reach is at
-// most 3ρ texels (1.5 when magnified). The margin is 4ρ, ρ taken from the card's narrower
-// projected side, against the perspective's change of ρ across the card.
+// can reach past it and still pass. A texel of mip level k is non-zero only over a non-zero
+// full-size texel, so its centre lies at most 2^k / 2 − 1/2 full-size texels past the
+// rectangle; a filtered fetch reaches alpha 0.5 (the test) at most half a texel, 2^k / 2, past
+// the centre of a texel of alpha 1 or less; and the card reads level k = round(λ), λ = log2 of
+// texels per pixel ρ, so 2^k ≤ √2 ρ: a passing pixel lies within √2 ρ texels of the rectangle
+// (1 when magnified). The margin is 2ρ (at least 2 texels), ρ taken from the card's narrower
+// projected side at its centre, against the perspective's change of ρ across the card
+// (`cards_trimmed_to_their_cells_coverage_draw_what_whole_squares_draw_at_every_distance`:
+// trimmed and whole cards draw the same pixels, also with no margin but for 2 of 33 335).
 
 struct Atlas {
     /// Cells per atlas row, views per row of elevation, elevation rows, cell side in texels.
@@ -434,12 +467,15 @@ struct Card {
 
 struct CardVarying {
     @builtin(position) clip: vec4<f32>,
-    @location(0) world: vec3<f32>,
     /// Where in a cell (uv, 0–1 across it).
     @location(1) within: vec2<f32>,
-    @location(2) @interpolate(flat) tint: vec3<f32>,
-    /// Cosine and sine of the card's yaw.
-    @location(3) @interpolate(flat) yaw: vec2<f32>,
+    /// The card's `shade_terms` (its tint, fogged at its centre; in member ids mode `base` is
+    /// the member's colour) and the light in the card's own frame (turned by minus its yaw):
+    /// the baked normals are in that frame, so each pixel shades without turning its normal.
+    @location(0) @interpolate(flat) base: vec3<f32>,
+    @location(2) @interpolate(flat) slope: vec3<f32>,
+    @location(3) @interpolate(flat) lit: vec3<f32>,
+    @location(7) @interpolate(flat) light: vec3<f32>,
     /// The four cells' column and row in the atlas (`cell_at`): (first frame, view a), (first,
     /// view b), (next frame, view a), (next, view b).
     @location(4) @interpolate(flat) cells: vec4<u32>,
@@ -481,12 +517,12 @@ fn views_around(d: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(f32(row), f32(a), f32(b), clamp(x - floor(x), 0.0, 1.0));
 }
 
-/// Full-size atlas texels per pixel across a card of half size `half` around `centre` seen along
-/// `right` and `up`, along its narrower projected side (a cell's side if it is behind the eye).
-fn card_rho(centre: vec3<f32>, right: vec3<f32>, up: vec3<f32>, half: f32) -> f32 {
-    let c = frame.view_proj * vec4<f32>(centre, 1.0);
-    let r = frame.view_proj * vec4<f32>(centre + right * half, 1.0);
-    let u = frame.view_proj * vec4<f32>(centre + up * half, 1.0);
+/// Full-size atlas texels per pixel across a card whose centre is at clip position `c` and
+/// whose half sides along right and up span clip vectors `to_right` and `to_up`, along its
+/// narrower projected side (a cell's side if it is behind the eye).
+fn card_rho(c: vec4<f32>, to_right: vec4<f32>, to_up: vec4<f32>) -> f32 {
+    let r = c + to_right;
+    let u = c + to_up;
     let cell = f32(atlas.cell);
     if min(c.w, min(r.w, u.w)) <= 1e-6 {
         return cell;
@@ -525,8 +561,9 @@ fn rect_union(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(min(a.xy, b.xy), max(a.zw, b.zw));
 }
 
-/// Card `card` at strip vertex `v` (`card_vs`; `card_motion_vs` adds where it was).
-fn card_at(v: u32, card: Card) -> CardVarying {
+/// Card `card` at strip vertex `v`, and the vertex's scene position in `world` (`card_vs`;
+/// `card_motion_vs` adds where it was).
+fn card_at(v: u32, card: Card, world: ptr<function, vec3<f32>>) -> CardVarying {
     var d = frame.eye.xyz - card.centre;
     d = select(vec3<f32>(0.0, 0.0, 1.0), normalize(d), dot(d, d) > 1e-12);
     var right = cross(vec3<f32>(0.0, 1.0, 0.0), d);
@@ -545,27 +582,38 @@ fn card_at(v: u32, card: Card) -> CardVarying {
         rect_union(rects[card.first + va], rects[card.first + vb]),
         rect_union(rects[card.next + va], rects[card.next + vb]),
     );
+    // The card's centre and its half sides in clip space: each vertex's position, the mip
+    // level, the dither's anchor and the depth's reach from four products, not seven.
+    let c_clip = frame.view_proj * vec4<f32>(card.centre, 1.0);
+    let to_right = frame.view_proj * vec4<f32>(right * half, 0.0);
+    let to_up = frame.view_proj * vec4<f32>(up * half, 0.0);
     // The margin the sampler can reach past the covered rectangle (the comment above).
-    let rho = card_rho(card.centre, right, up, half);
-    let grow = 2.0 * max(2.0, 4.0 * rho) / f32(atlas.cell);
+    let rho = card_rho(c_clip, to_right, to_up);
+    let grow = 2.0 * max(2.0, 2.0 * rho) / f32(atlas.cell);
     let low = clamp(rect.xy - grow, vec2<f32>(-1.0), vec2<f32>(1.0));
     let high = clamp(rect.zw + grow, vec2<f32>(-1.0), vec2<f32>(1.0));
     // Strip order: (low, low), (high, low), (low, high), (high, high); empty cells collapse.
     var corner = select(low, high, vec2<bool>((v & 1u) != 0u, (v & 2u) != 0u));
     corner = select(vec2<f32>(0.0), corner, rect.x <= rect.z);
-    let world = card.centre + (right * corner.x + up * corner.y) * half;
+    *world = card.centre + (right * corner.x + up * corner.y) * half;
     var out: CardVarying;
-    out.clip = frame.view_proj * vec4<f32>(world, 1.0);
-    out.world = world;
+    out.clip = c_clip + to_right * corner.x + to_up * corner.y;
     out.within = vec2<f32>(0.5 + 0.5 * corner.x, 0.5 - 0.5 * corner.y);
     // Under a tier tint every card is tinted: the caller's by their tier, the cull pass's (tier
     // 0) blue.
     let tinted = card.tier != 0u || frame.tiers.x > 0u;
-    out.tint = select(tint(card.slot), tier_colour(card.tier), tinted);
+    let terms = shade_terms(
+        select(tint(card.slot), tier_colour(card.tier), tinted),
+        fog_amount(card.centre),
+    );
+    out.base = terms.base;
+    out.slope = terms.slope;
+    out.lit = terms.lit;
     if member_ids() {
-        out.tint = member_colour(card.slot);
+        out.base = member_colour(card.slot);
     }
-    out.yaw = vec2<f32>(c, s);
+    let l = frame.light.xyz;
+    out.light = vec3<f32>(c * l.x - s * l.z, l.y, s * l.x + c * l.z);
     out.cells = vec4<u32>(
         cell_at(card.first + va),
         cell_at(card.first + vb),
@@ -573,10 +621,9 @@ fn card_at(v: u32, card: Card) -> CardVarying {
         cell_at(card.next + vb),
     );
     let blends = vec3<f32>(card.blend, around.w, card.fade);
-    out.packed = pack_card(blends, anchor_of(card.centre), log2(max(rho, 1e-6)));
+    out.packed = pack_card(blends, anchor_at(c_clip), log2(max(rho, 1e-6)));
     // d(z / w) for the centre moved by `half` toward the eye, to first order: the offset is at
     // most a half size, small against the distance of a card (a far member).
-    let c_clip = frame.view_proj * vec4<f32>(card.centre, 1.0);
     let toward = frame.view_proj * vec4<f32>(d * half, 0.0);
     let w = max(c_clip.w, 1e-6);
     out.reach = (toward.z - c_clip.z / w * toward.w) / w;
@@ -585,7 +632,8 @@ fn card_at(v: u32, card: Card) -> CardVarying {
 
 @vertex
 fn card_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> CardVarying {
-    return card_at(v, cards[i]);
+    var world: vec3<f32>;
+    return card_at(v, cards[i], &world);
 }
 
 /// The baked texel (`bake_texel`) a card shows at pixel `pixel`, `within` its cell (0–1), of
@@ -628,14 +676,12 @@ fn card_fs(in: CardVarying) -> CardFragment {
     var out: CardFragment;
     out.depth = clamp(in.clip.z + o * in.reach, 0.0, 1.0);
     if member_ids() {
-        out.colour = vec4<f32>(in.tint, 1.0);
+        out.colour = vec4<f32>(in.base, 1.0);
         return out;
     }
-    let local = oct_unwrap(texel.rg * 2.0 - 1.0).xzy;
-    let c = in.yaw.x;
-    let s = in.yaw.y;
-    let n = vec3<f32>(c * local.x + s * local.z, local.y, -s * local.x + c * local.z);
-    out.colour = vec4<f32>(fog(shade(in.tint, n), in.world), 1.0);
+    let n = oct_unwrap(texel.rg * 2.0 - 1.0).xzy;
+    let lit = in.lit * max(dot(n, in.light), 0.0);
+    out.colour = vec4<f32>(in.base + in.slope * n.y + lit, 1.0);
     return out;
 }
 
@@ -662,7 +708,8 @@ fn card_motion_vs(
     @builtin(instance_index) i: u32,
 ) -> CardMotionVarying {
     let card = cards[i];
-    let at = card_at(v, card);
+    var world: vec3<f32>;
+    let at = card_at(v, card, &world);
     var moved = vec3<f32>(0.0);
     if card.slot < arrayLength(&card_before) {
         let b = card_before[card.slot];
@@ -676,7 +723,7 @@ fn card_motion_vs(
     out.cells = at.cells;
     out.packed = at.packed;
     out.now = at.clip;
-    out.before = frame.previous_view_proj * vec4<f32>(at.world - moved, 1.0);
+    out.before = frame.previous_view_proj * vec4<f32>(world - moved, 1.0);
     return out;
 }
 
