@@ -15,9 +15,15 @@ use throng_gpu::{Batch, Capacities, GpuContext, Instance, Pose, Runtime};
 const SIZE: u32 = 96;
 const CELL: u32 = 64;
 
-fn baked(ctx: &GpuContext, package: &Package, walk: u32) -> Baked {
+/// The character's walk clip.
+fn walk_clip(package: &Package) -> u32 {
+    package.find_clip("walk").expect("walk") as u32
+}
+
+/// The walk clip baked at 8 views, two elevations and 10 frames a second.
+fn baked(ctx: &GpuContext, package: &Package) -> Baked {
     let options = BakeOptions {
-        clips: vec![walk],
+        clips: vec![walk_clip(package)],
         views: 8,
         elevations: vec![0.0, 0.5],
         fps: 10.0,
@@ -130,8 +136,8 @@ fn difference(a: &Image, b: &Image, background: [u8; 4]) -> (f64, f64) {
 fn a_card_at_a_baked_view_looks_like_the_skinned_frame_and_shows_the_nearest_frame() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let walk = package.find_clip("walk").expect("walk") as u32;
-    let b = baked(&ctx, &package, walk);
+    let walk = walk_clip(&package);
+    let b = baked(&ctx, &package);
     let clip = &package.clips[walk as usize];
     let frames = b.impostor.clips[0].frames;
     eprintln!(
@@ -224,7 +230,7 @@ fn a_card_at_a_baked_view_looks_like_the_skinned_frame_and_shows_the_nearest_fra
 fn a_bake_of_nine_rows_or_past_the_atlas_side_is_refused_before_any_cell_is_drawn() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let walk = package.find_clip("walk").expect("walk") as u32;
+    let walk = walk_clip(&package);
     let mut cells_drawn = 0;
     let nine_rows = BakeOptions {
         clips: vec![walk],
@@ -277,8 +283,7 @@ fn untrimmed(b: &Baked) -> Image {
 fn cards_trimmed_to_their_cells_coverage_draw_what_whole_squares_draw_at_every_distance() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let walk = package.find_clip("walk").expect("walk") as u32;
-    let b = baked(&ctx, &package, walk);
+    let b = baked(&ctx, &package);
     let frames = b.impostor.clips[0].frames;
     // Rows of cards from 3 m to about 500 m: from 250 pixels tall (magnified four times) down
     // to one or two pixels (minified past the last mip level the cell has).
@@ -356,8 +361,8 @@ fn cards_trimmed_to_their_cells_coverage_draw_what_whole_squares_draw_at_every_d
 fn overlapping_cards_occlude_each_other_pixel_by_pixel_as_their_meshes_do() {
     let Some(ctx) = common::gpu() else { return };
     let package = common::character();
-    let walk = package.find_clip("walk").expect("walk") as u32;
-    let b = baked(&ctx, &package, walk);
+    let walk = walk_clip(&package);
+    let b = baked(&ctx, &package);
     let frames = b.impostor.clips[0].frames;
     // Twelve members in a 1.6 m square, each at a whole view and frame.
     let members: Vec<(Affine3A, u32)> = (0..12u32)
