@@ -1,4 +1,4 @@
-//! Criterion benches of the IK solvers on the generated character (47 joints), per solve, and of
+//! Criterion benches of the IK solvers on the generated character (50 joints), per solve, and of
 //! one hero's full CPU frame: program (two samples and a blend), FK, two two-bone leg solves, a
 //! three-joint aim chain and the skin palette.
 //!
