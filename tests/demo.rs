@@ -867,6 +867,7 @@ fn demo_draws_every_visible_member_past_the_skinned_budget_as_a_card() {
         assert_eq!(n("skinned"), 16, "{report}");
         assert!(n("visible") > 16, "the budget must bind: {report}");
         assert_eq!(n("carded"), n("visible") - 16, "{report}");
+        assert_eq!(n("over_budget"), n("carded"), "{report}");
         assert_eq!(
             n("drawn"),
             n("visible"),

@@ -1337,6 +1337,7 @@ impl Summary<'_> {
             "joints_posed": last.map(|f| f.joints_posed),
             "visible": last.map(|f| f.visibility.visible),
             "skinned": last.map(|f| f.visibility.skinned),
+            "over_budget": last.map(|f| f.visibility.over_budget),
             "carded": last.map(|f| f.visibility.carded),
             "drawn": last.map(|f| f.visibility.drawn),
             "skinned_vertices": last.map(|f| f.visibility.skinned_vertices),
