@@ -139,7 +139,7 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
     // The real path is CMU's "start, walk, stop" in a dance style: sidesteps and reversals at
     // walking pace that a database of forward walks and runs meets only by turning (the warp's
     // 4 rad/s), so its facing misses the bar (docs/motion-matching.md, "Following paths").
-    for (path, facing_bar) in [(&real, None), (&made, Some(10.0))] {
+    let follow = |db: &Path, path: &Path| {
         let o = throng(&[
             "follow",
             db.to_str().unwrap(),
@@ -150,6 +150,11 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
         assert!(o.status.success(), "{}", stderr(&o));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
         eprintln!("{r:#}");
+        r
+    };
+    let mut synthetic_rest = None;
+    for (path, facing_bar) in [(&real, None), (&made, Some(10.0))] {
+        let r = follow(&db, path);
         let f = |k: &str, m: &str| r[k][m].as_f64().unwrap();
         assert!(f("position_error_m", "mean") <= 0.25, "{r}");
         let facing = f("facing_error_deg", "mean");
@@ -163,5 +168,49 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
         assert_eq!(search["frames"].as_u64(), Some(2120), "{r}");
         assert!(search["queries"].as_u64().unwrap() > 10, "{r}");
         assert_eq!(search["disagreements"].as_u64(), Some(0), "{r}");
+        assert_eq!(
+            r["stops"]["segments"], 0,
+            "the BVH walks and runs never stop: {r}"
+        );
+        synthetic_rest = r["stops"]["rest_error_m"]["max"].as_f64();
     }
+
+    // Distance-matched stops: the same database with CMU 131_01 ("start, walk, stop") added
+    // holds one stop; on the synthetic path's 2 s rest the agent then stands nearer the path's
+    // point than matching alone brings it (which walks past it).
+    let stops = dir.join("stops.throng");
+    let walk_stop = assets.join("mocap/cmu_131_01_walk.glb");
+    let mut args: Vec<&str> = vec!["motion-database"];
+    args.extend(bvh.iter().map(String::as_str));
+    args.extend([
+        walk_stop.to_str().unwrap(),
+        "--bvh-skip",
+        "2",
+        "--idle",
+        "idle",
+        "--onto",
+        character.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "-o",
+        stops.to_str().unwrap(),
+    ]);
+    let o = throng(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = follow(&stops, &made);
+    assert_eq!(r["stops"]["segments"], 1, "{r}");
+    assert!(r["stops"]["ticks"].as_u64().unwrap() > 15, "{r}");
+    assert_eq!(r["stops"]["rests"], 1, "{r}");
+    let rest = r["stops"]["rest_error_m"]["max"].as_f64().unwrap();
+    let alone = synthetic_rest.expect("the synthetic path rests");
+    assert!(
+        rest <= 0.2 && rest < 0.5 * alone,
+        "{rest} m against {alone} m: {r}"
+    );
+    assert!(
+        r["position_error_m"]["mean"].as_f64().unwrap() <= 0.25,
+        "{r}"
+    );
+    assert!(r["foot_slide_cm"].as_f64().unwrap() <= 2.0, "{r}");
+    assert_eq!(r["search"]["disagreements"].as_u64(), Some(0), "{r}");
 }

@@ -325,6 +325,8 @@ pub struct Controller {
     pub(crate) sync_regions: Vec<usize>,
     /// Whether the base region has a motion-matching state.
     pub(crate) matching: bool,
+    /// Per motion database of the package, its stops, when the base region matches.
+    pub(crate) stops: Vec<Vec<crate::tick::matching::StopSegment>>,
 }
 
 /// Per-thread scratch for ticking: the undo log of the tick and player weights.
@@ -391,6 +393,12 @@ impl Controller {
                 .iter()
                 .any(|s| matches!(s.producer, Producer::Matching(_)))
         });
+        let stops = match matching {
+            true => (package.motion_databases.iter())
+                .map(|db| crate::tick::matching::stop_segments(db, &package))
+                .collect(),
+            false => Vec::new(),
+        };
         Ok(Controller {
             tree,
             package,
@@ -401,6 +409,7 @@ impl Controller {
             banks,
             sync_regions,
             matching,
+            stops,
         })
     }
 

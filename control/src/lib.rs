@@ -29,4 +29,4 @@ pub mod trace;
 pub mod tree;
 mod undo;
 
-pub use tick::matching::{MatchQuery, NEAR_ROWS};
+pub use tick::matching::{stop_segments, MatchQuery, StopSegment, NEAR_ROWS};

@@ -18,7 +18,7 @@ use throng_cpu_ref::motion_db::{Match, MotionDatabase};
 use throng_cpu_ref::PoseOp;
 
 use super::feet::Feet;
-use super::steer::{ground_pose, steer, wrap, yaw_of, Course, MOVING};
+use super::steer::{ground_pose, steer, stop_distance, wrap, yaw_of, Course, MOVING, REST_HOLD};
 use super::{load_package, read_text, tree_source, CliError};
 
 #[derive(clap::Args)]
@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long)]
     path: PathBuf,
     /// State tree with a motion-matching base state reading the inputs `velocity_x`,
-    /// `velocity_z` and `turn`; default: fixtures/trees/locomotion.toml.
+    /// `velocity_z` and `turn` (and `stop_distance`, if it has it: the distance to where the
+    /// path next rests); default: fixtures/trees/locomotion.toml.
     #[arg(long)]
     tree: Option<PathBuf>,
     /// Ticks per second.
@@ -81,10 +82,6 @@ impl Path {
         Ok(Path { rate, positions })
     }
 
-    fn duration(&self) -> f64 {
-        (self.positions.len() - 1) as f64 / self.rate
-    }
-
     /// The first direction the path moves in (+Z if it never moves).
     fn first_direction(&self) -> DVec2 {
         let steps = (self.duration() * 30.0).ceil() as usize;
@@ -96,6 +93,10 @@ impl Path {
 }
 
 impl Course for Path {
+    fn duration(&self) -> f64 {
+        (self.positions.len() - 1) as f64 / self.rate
+    }
+
     fn at(&self, t: f64) -> DVec2 {
         let x = (t * self.rate).clamp(0.0, (self.positions.len() - 1) as f64);
         let i = (x.floor() as usize).min(self.positions.len() - 2);
@@ -145,6 +146,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .ok_or_else(|| control(format!("{tree_file}: the tree has no input `{name}`")))
     };
     let inputs = [input("velocity_x")?, input("velocity_z")?, input("turn")?];
+    // Optional: a tree reading it plays the database's stops matched to the distance left.
+    let stop_input = input("stop_distance").ok();
     let ctl = Controller::new(tree, package, args.rate, 64).map_err(control)?;
     let mut s = ctl.spawn(0).map_err(control)?;
     let (mut scratch, mut out) = (ctl.scratch(), ctl.output());
@@ -171,10 +174,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut worst_slide = 0.0f32;
     let mut contacts = 0usize;
     let mut queries: Vec<MatchQuery> = Vec::new();
+    let mut stop_ticks = 0usize;
+    let (mut rests, mut rest_since) = (Stats::default(), None);
     for tick in 0..ticks {
         let ahead = tick as f64 / args.rate + 1.0 / args.rate;
         for (i, v) in inputs.iter().zip(steer(&path, ahead, &feet.placement)) {
             ctl.set_input_at(&mut s, *i, Value::Float(v))
+                .map_err(control)?;
+        }
+        if let Some(i) = stop_input {
+            let d = stop_distance(&path, ahead, &feet.placement);
+            ctl.set_input_at(&mut s, i, Value::Float(d))
                 .map_err(control)?;
         }
         ctl.tick(&mut s, &mut scratch, &mut out)
@@ -182,6 +192,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if let Some(q) = out.query.take() {
             queries.push(q);
         }
+        stop_ticks += usize::from(ctl.playing_stop(&s).is_some());
         let (n, m) = compile(&ctl, &s, &mut weights, &mut ops, &mut pool);
         feet.tick(
             &ctl,
@@ -197,6 +208,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let v = path.velocity(now);
         if v.length() >= MOVING {
             facing_err.add(wrap(yaw_of(v) - yaw).abs().to_degrees());
+            rest_since = None;
+        } else {
+            // Where the agent stands at the end of each rest of the path of at least
+            // `REST_HOLD`: the last tick before it moves on (or the run ends).
+            let since = *rest_since.get_or_insert(now);
+            let moves_on = path.velocity(now + 1.0 / args.rate).length() >= MOVING;
+            if (moves_on || tick + 1 == ticks) && now - since >= REST_HOLD - 1e-9 {
+                rests.add((p - path.at(now)).length());
+            }
         }
         for (k, &j) in feet.ankles.iter().enumerate() {
             let ankle = feet
@@ -239,6 +259,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 CONTACT_HEIGHT * 100.0
             ),
             "switches": switches,
+            "stops": {
+                "segments": ctl.stops(0).len(),
+                "ticks": stop_ticks,
+                "rests": rests.count,
+                "rest_error_m": {"mean": rests.mean(), "max": rests.max},
+            },
             "search": {
                 "frames": db.rows.len(),
                 "queries": queries.len(),
@@ -278,6 +304,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
             search.exhaustive_us,
             search.fast_us,
             search.disagreements
+        );
+        println!(
+            "stops: {} in the database, played on {stop_ticks} ticks; at the end of the path's {} rests the agent stood {:.3} m from them on average, {:.3} m at most",
+            ctl.stops(0).len(),
+            rests.count,
+            rests.mean(),
+            rests.max
         );
     }
     Ok(())

@@ -257,7 +257,7 @@ fn load_any(path: &Path) -> Result<throng_cpu_ref::Package, CliError> {
 }
 
 /// How the commands that read BVH read it (`--bvh-scale`, `--bvh-skip`).
-#[derive(clap::Args, Clone, Copy, Debug)]
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct BvhArgs {
     /// BVH input: metres per BVH unit (default: CMU's, 0.0564444 = (1/0.45) * 2.54 / 100; a
     /// file in centimetres takes 0.01).

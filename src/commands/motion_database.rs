@@ -12,7 +12,7 @@ use throng_cook::retarget::RetargetProfile;
 use throng_cook::Profile;
 use throng_cpu_ref::motion_db::{tag, Filter, MotionDatabase, FEATURES, GROUPS};
 
-use super::{import_any, print_json, write_file, BvhArgs, CliError};
+use super::{import_any, is_bvh, print_json, write_file, BvhArgs, CliError};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -50,8 +50,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let quality = Profile::parse(&args.quality)?;
     let profile = RetargetProfile::load(&args.profile)?;
     let target = throng_cook::import_file(&args.onto)?;
+    // `--bvh-*` reads the BVH files among the clips; with none, it is refused.
+    let any_bvh = args.clips.iter().any(|p| is_bvh(p));
     let sources = (args.clips.iter())
-        .map(|path| import_any(path, &args.bvh))
+        .map(|path| match any_bvh && !is_bvh(path) {
+            true => import_any(path, &BvhArgs::default()),
+            false => import_any(path, &args.bvh),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let package = cook_database(
         target,

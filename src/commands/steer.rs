@@ -13,11 +13,32 @@ const MAX_SPEED: f64 = 6.0;
 /// The course's direction counts where it moves at least this fast (m/s).
 pub const MOVING: f64 = 0.2;
 
+/// Seconds ahead a course's next rest is looked for ([`stop_distance`]), and how long it must
+/// then stay slower than [`MOVING`] to count.
+const REST_AHEAD: f64 = 2.0;
+pub const REST_HOLD: f64 = 0.5;
+
 /// Where an agent should be on the ground plane (x, z, metres) at a time (seconds).
 pub trait Course {
     fn at(&self, t: f64) -> DVec2;
     /// m/s.
     fn velocity(&self, t: f64) -> DVec2;
+    /// Seconds the course lasts (it holds still after).
+    fn duration(&self) -> f64 {
+        f64::INFINITY
+    }
+
+    /// Where the course comes to rest next, looking [`REST_AHEAD`] seconds on from `t`: the
+    /// first time it moves slower than [`MOVING`] and stays so for [`REST_HOLD`] (or to its
+    /// end), its point then; none while it keeps moving.
+    fn rest_ahead(&self, t: f64) -> Option<DVec2> {
+        let step = 1.0 / 30.0;
+        let slow = |u: f64| u >= self.duration() || self.velocity(u).length() < MOVING;
+        (0..=(REST_AHEAD / step) as usize)
+            .map(|k| t + k as f64 * step)
+            .find(|&u| (0..=(REST_HOLD / step) as usize).all(|j| slow(u + j as f64 * step)))
+            .map(|u| self.at(u + REST_HOLD))
+    }
 }
 
 /// Yaw (radians about +Y) of a ground-plane direction (x, z); +Z is 0.
@@ -56,4 +77,14 @@ pub fn steer(course: &impl Course, ahead: f64, placement: &Affine3A) -> [f64; 3]
         0.0
     };
     [local.x, local.y, turn]
+}
+
+/// The locomotion tree's `stop_distance` input for an agent at `placement` heading for where
+/// `course` is at time `ahead`: its ground distance (m) to where the course next rests
+/// ([`Course::rest_ahead`]), or -1 while the course keeps moving.
+pub fn stop_distance(course: &impl Course, ahead: f64, placement: &Affine3A) -> f64 {
+    let (here, _) = ground_pose(placement);
+    course
+        .rest_ahead(ahead)
+        .map_or(-1.0, |rest| rest.distance(here))
 }

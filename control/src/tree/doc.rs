@@ -109,6 +109,7 @@ pub struct MatchingDoc {
     pub velocity_x: S<String>,
     pub velocity_z: S<String>,
     pub turn: S<String>,
+    pub stop_distance: Option<S<String>>,
     pub every: Option<S<i64>>,
     pub blend: Option<S<f64>>,
     pub halflife: Option<S<f64>>,

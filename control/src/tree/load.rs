@@ -893,6 +893,9 @@ impl Binder<'_> {
                 self.float_input(&m.velocity_z, format!("{key}.velocity_z"))?,
             ],
             turn: self.float_input(&m.turn, format!("{key}.turn"))?,
+            stop_distance: (m.stop_distance.as_ref())
+                .map(|n| self.float_input(n, format!("{key}.stop_distance")))
+                .transpose()?,
             every,
             blend,
             halflife: positive(&m.halflife, "halflife", 0.25)?,

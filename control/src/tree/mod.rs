@@ -140,6 +140,10 @@ pub struct Matching {
     pub velocity: [u16; 2],
     /// Float input of the desired turn from the current facing, radians about +Y.
     pub turn: u16,
+    /// Float input of the ground distance (m) to where gameplay wants the character to stand
+    /// still, negative for none: within reach of a stop in the database, the stop plays matched
+    /// to that distance ([`crate::tick::matching::StopSegment`]).
+    pub stop_distance: Option<u16>,
     /// Ticks between queries (instances staggered by id); a query also runs on the state's first
     /// tick, when the current frame leaves the searchable rows, and half way between two when
     /// the desired trajectory departs from the playing one.
