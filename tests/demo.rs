@@ -868,6 +868,9 @@ fn demo_draws_every_visible_member_past_the_skinned_budget_as_a_card() {
         assert!(n("visible") > 16, "the budget must bind: {report}");
         assert_eq!(n("carded"), n("visible") - 16, "{report}");
         assert_eq!(n("over_budget"), n("carded"), "{report}");
+        let cards_alone = report["lod_histogram"]["impostor"].as_u64().unwrap();
+        assert_eq!(n("members_in_view"), n("visible") + cards_alone, "{report}");
+        assert_eq!(n("members_drawn"), n("members_in_view"), "{report}");
         assert_eq!(
             n("drawn"),
             n("visible"),

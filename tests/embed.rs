@@ -534,3 +534,46 @@ fn members_past_the_skinned_budget_are_cards_of_their_presented_clip_frame_and_p
     }
     eprintln!("{compared} cards compared with the CPU's");
 }
+
+#[test]
+fn far_tier_cards_are_made_only_for_members_whose_cards_meet_the_view() {
+    let Some(ctx) = GpuContext::for_tests() else {
+        return;
+    };
+    let mut package = throng::builtin_character().unwrap();
+    let grid = Formation::new(&mut package, 0, 12).unwrap();
+    let tree = (throng::fixtures::CROWD_TREE, "crowd.toml");
+    let (width, height) = (320, 200);
+    let framing = Scene::framing(&grid.bounds(), width as f32 / height as f32, grid.spacing);
+    let toward = framing.camera;
+    // The same eye looking the other way: no member is in front of it.
+    let away = throng::gpu::raster::Camera {
+        target: toward.eye + (toward.eye - toward.target),
+        ..toward
+    };
+    let mut cards = Vec::new();
+    for cull in [true, false] {
+        let options = AnimatorOptions {
+            // Every member is shorter than this on screen: all of them are cards alone.
+            far_height: Some(1e6),
+            cull,
+            ..AnimatorOptions::default()
+        };
+        let mut animator =
+            Animator::crowd(&ctx, package.clone(), 0, tree, &grid.placements(), options).unwrap();
+        animator.bake_far_tier(throng::CharacterId(0)).unwrap();
+        for camera in [toward, away] {
+            animator.set_view(Some(View {
+                camera,
+                width,
+                height,
+            }));
+            animator.tick().unwrap();
+            animator.present(1.0).unwrap();
+            animator.runtime_mut().finish().unwrap();
+            cards.push(animator.cards().len());
+        }
+    }
+    // Culling: all 12 framed, none looked away from; without it, all 12 either way.
+    assert_eq!(cards, [12, 0, 12, 12]);
+}

@@ -30,7 +30,7 @@ use throng_control::crowd::Crowd;
 use throng_control::events::Event;
 use throng_control::instance::Controller;
 use throng_control::tree::Value;
-use throng_cpu_ref::bounds::Frustum;
+use throng_cpu_ref::bounds::{Bounds, Frustum};
 use throng_cpu_ref::frame::{batch_assets, BatchAssets};
 use throng_cpu_ref::lod::{lod_fade_for_scale, LodState};
 use throng_cpu_ref::present::Placement;
@@ -745,6 +745,12 @@ impl Animator {
             return Ok(());
         }
         let eye = view.camera.eye;
+        // The far tier's cards are culled here, on the CPU that builds them: the GPU's cull
+        // pass sees only the members it poses.
+        let frustum = self.options.cull.then(|| {
+            let aspect = view.width as f32 / view.height.max(1) as f32;
+            Frustum::from_view_proj(&view.camera.view_proj(aspect))
+        });
         // Projected height of a member: its skeleton's extent at its distance.
         self.claims.clear();
         for slot in 0..self.members.len() {
@@ -822,7 +828,7 @@ impl Animator {
             };
             self.store.set_show(id, show)?;
             if m.card > 0.0 {
-                self.push_card(m, slot as u32, alpha);
+                self.push_card(m, slot as u32, alpha, frustum.as_ref());
             }
         }
         Ok(())
@@ -849,10 +855,26 @@ impl Animator {
     }
 
     /// The card of far member `m` (slot `slot`): its presented placement, the frame of its
-    /// program's first sampled clip at its presented time.
-    fn push_card(&mut self, m: Member, slot: u32, alpha: f32) {
+    /// program's first sampled clip at its presented time; none when the card lies wholly
+    /// outside `frustum` (the box around the sphere through its corners).
+    fn push_card(&mut self, m: Member, slot: u32, alpha: f32, frustum: Option<&Frustum>) {
         let c = &self.characters[m.character];
         let Some(baked) = &c.far else { return };
+        let impostor = &baked.impostor;
+        let placement = self.store.present_placement(slot, alpha);
+        if let Some(f) = frustum {
+            let (scale, rotation, translation) = placement.to_scale_rotation_translation();
+            let centre = translation + rotation * (scale * impostor.centre);
+            let reach =
+                Vec3::splat(impostor.radius * scale.max_element() * std::f32::consts::SQRT_2);
+            let card = Bounds {
+                min: centre - reach,
+                max: centre + reach,
+            };
+            if !f.intersects(&card) {
+                return;
+            }
+        }
         let clip = if self
             .store
             .present_program(slot, alpha, &c.source.clips, &mut self.presented)
@@ -863,11 +885,9 @@ impl Animator {
         } else {
             None
         };
-        let impostor = &baked.impostor;
         let frame = clip
             .and_then(|(c2, t)| impostor.card_frame(&c.source, c2, t))
             .unwrap_or_default();
-        let placement = self.store.present_placement(slot, alpha);
         self.cards.push(Card {
             fade: m.card,
             ..Card::new(impostor, &placement, slot, frame)
