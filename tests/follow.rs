@@ -96,23 +96,28 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
     assert_eq!(bvh.len(), 15);
     let profile =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/retarget/cmu-to-character.toml");
+    // The 15 BVH files, `more` clips and the character's idle, as `out`.
+    let database = |more: &[&Path], out: &Path| {
+        let mut args: Vec<&str> = vec!["motion-database"];
+        args.extend(bvh.iter().map(String::as_str));
+        args.extend(more.iter().map(|p| p.to_str().unwrap()));
+        args.extend([
+            "--bvh-skip",
+            "2",
+            "--idle",
+            "idle",
+            "--onto",
+            character.to_str().unwrap(),
+            "--profile",
+            profile.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let o = throng(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
     let db = dir.join("locomotion.throng");
-    let mut args: Vec<&str> = vec!["motion-database"];
-    args.extend(bvh.iter().map(String::as_str));
-    args.extend([
-        "--bvh-skip",
-        "2",
-        "--idle",
-        "idle",
-        "--onto",
-        character.to_str().unwrap(),
-        "--profile",
-        profile.to_str().unwrap(),
-        "-o",
-        db.to_str().unwrap(),
-    ]);
-    let o = throng(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    database(&[], &db);
 
     let real = dir.join("cmu_131_01.json");
     write_path(
@@ -179,24 +184,7 @@ fn a_motion_matched_agent_follows_held_out_paths_within_the_bars() {
     // holds one stop; on the synthetic path's 2 s rest the agent then stands nearer the path's
     // point than matching alone brings it (which walks past it).
     let stops = dir.join("stops.throng");
-    let walk_stop = assets.join("mocap/cmu_131_01_walk.glb");
-    let mut args: Vec<&str> = vec!["motion-database"];
-    args.extend(bvh.iter().map(String::as_str));
-    args.extend([
-        walk_stop.to_str().unwrap(),
-        "--bvh-skip",
-        "2",
-        "--idle",
-        "idle",
-        "--onto",
-        character.to_str().unwrap(),
-        "--profile",
-        profile.to_str().unwrap(),
-        "-o",
-        stops.to_str().unwrap(),
-    ]);
-    let o = throng(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    database(&[&assets.join("mocap/cmu_131_01_walk.glb")], &stops);
     let r = follow(&stops, &made);
     assert_eq!(r["stops"]["segments"], 1, "{r}");
     assert!(r["stops"]["ticks"].as_u64().unwrap() > 15, "{r}");
