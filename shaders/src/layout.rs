@@ -97,7 +97,8 @@ pub struct KindRow {
     pub curve_clips: u32,
     pub curve_selections: u32,
     /// The skin's morph targets (throng-shaders morph.wgsl): how many, and where their curve
-    /// channel (or [`NO_CHANNEL`]), default weight and reach lie (`tables`, three words each).
+    /// channel (or [`NO_CHANNEL`]), default weight and reach lie (rows of `vertices`, one per
+    /// target).
     /// Each level's vertex ranges are its unit's (`UnitRow::morph_ranges`).
     pub morph_count: u32,
     pub morph_base: u32,
@@ -132,9 +133,9 @@ pub struct UnitRow {
     /// Palette entries of the kind's skin.
     pub skin_len: u32,
     /// The level's morph targets (morph.wgsl): where the vertex ranges of its vertices
-    /// `morph_first .. morph_end` (the only ones a target moves) start in `tables`, or
+    /// `morph_first .. morph_end` (the only ones a target moves) start in `vertices`, or
     /// [`NO_MORPH`]; the skin's target count and where their channel, default weight and reach
-    /// lie (`tables`, as `KindRow::morph_base`).
+    /// lie (`vertices`, as `KindRow::morph_base`).
     pub morph_ranges: u32,
     pub morph_first: u32,
     pub morph_end: u32,
