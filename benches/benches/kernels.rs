@@ -1,5 +1,5 @@
-//! Criterion benches of the CPU reference's kernels on the generated character (47 joints,
-//! 7 088 vertices), each reported per element: per joint for sampling, blending, FK and whole
+//! Criterion benches of the CPU reference's kernels on the generated character (50 joints,
+//! 7 672 vertices), each reported per element: per joint for sampling, blending, FK and whole
 //! programs, per palette entry for palettes, per vertex for skinning.
 //!
 //! `cargo bench -p throng-bench` runs them; `cargo bench -p throng-bench -- program` one group.

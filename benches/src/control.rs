@@ -2,8 +2,10 @@
 //! (`fixtures/trees/crowd.toml`) per instance, on one thread and over rayon, beside the CPU
 //! reference's one-clip pose of one instance (program + FK, one thread) measured in the same
 //! run. Inputs (`speed`, `wave`) change every tick outside the timed region, as a game's would,
-//! so transitions, fades and sync run; only `Crowd::tick` is timed. The motion-matched rows take
-//! turns with a crowd of the crowd tree, whose tick is set beside theirs.
+//! so transitions, fades and sync run; only `Crowd::tick` is timed. The socketed rows tick the
+//! same tree with three gameplay sockets per instance ([`throng_fixtures::CROWD_SOCKETS`]),
+//! evaluated every tick for every instance. The motion-matched rows take turns with a crowd of
+//! the crowd tree, whose tick is set beside theirs.
 
 use std::time::Instant;
 
@@ -36,6 +38,8 @@ pub struct ControlRow {
     /// (fixtures/trees/locomotion.toml over a database of the shared CMU BVH files).
     pub tree: String,
     pub instances: usize,
+    /// Gameplay sockets evaluated per instance and tick (their time is in the tick's).
+    pub sockets: usize,
     /// Threads ticking: 1, or the rayon pool's.
     pub threads: usize,
     /// Median tick time per instance, ns, and the ticks timed.
@@ -55,11 +59,13 @@ pub struct ControlRow {
 }
 
 /// The control table for the generated character `subject` at `counts`: a row per count for
-/// one thread and for the rayon pool; then, with `matched` and the shared BVH files, the same
-/// for that many motion-matched agents.
+/// one thread and for the rayon pool; then, with `socketed`, the same for that many instances
+/// with three sockets each; then, with `matched` and the shared BVH files, the same for that
+/// many motion-matched agents.
 pub fn run(
     subject: &Subject,
     counts: &[usize],
+    socketed: Option<usize>,
     matched: Option<usize>,
     options: &Options,
     mut on_row: impl FnMut(&ControlRow),
@@ -68,15 +74,14 @@ pub fn run(
         subject: subject.name.clone(),
         why,
     };
-    let tree = throng_control::tree::load(
-        throng_fixtures::CROWD_TREE,
-        "crowd.toml",
-        &subject.package,
-        subject.skeleton,
-    )
-    .map_err(|e| unusable(e.to_string()))?;
-    let crowd_ctl = Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
-        .map_err(|e| unusable(e.to_string()))?;
+    let controller = |text: &str| {
+        let tree =
+            throng_control::tree::load(text, "crowd.toml", &subject.package, subject.skeleton)
+                .map_err(|e| unusable(e.to_string()))?;
+        Controller::new(tree, subject.package.clone(), TICK_HZ, 64)
+            .map_err(|e| unusable(e.to_string()))
+    };
+    let crowd_ctl = controller(throng_fixtures::CROWD_TREE)?;
     let pose_ns = pose_ns_per_instance(subject, options)?;
     let one = one_thread_pool(subject)?;
     let mut rows = Vec::new();
@@ -88,6 +93,11 @@ pub fn run(
     };
     for &n in counts {
         let ticked = Ticked::new(&crowd_ctl, n, set_inputs, subject)?;
+        table.rows((ticked, "crowd"), None, &mut rows, &mut on_row)?;
+    }
+    if let Some(n) = socketed {
+        let ctl = controller(&throng_fixtures::crowd_tree_with_sockets(SOCKETS))?;
+        let ticked = Ticked::new(&ctl, n, set_inputs, subject)?;
         table.rows((ticked, "crowd"), None, &mut rows, &mut on_row)?;
     }
     let Some(matched) = matched else {
@@ -117,6 +127,10 @@ pub fn run(
     }
     Ok(rows)
 }
+
+/// Instances of `throng bench`'s socketed control rows, and their sockets each.
+pub const SOCKETED_INSTANCES: usize = 10_000;
+const SOCKETS: usize = 3;
 
 /// Agents of `throng bench`'s motion-matched control rows.
 pub const MATCHED_INSTANCES: usize = 10_000;
@@ -209,6 +223,7 @@ impl Table<'_> {
                 subject: self.subject.name.clone(),
                 tree: tree.into(),
                 instances: n,
+                sockets: ticked.ctl.tree.sockets.len(),
                 threads,
                 ns_per_instance_tick: ns,
                 ticks: ticks.len(),

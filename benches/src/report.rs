@@ -596,12 +596,21 @@ fn control_table(rows: &[ControlRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "\ncontrol: one tick of a tree per instance (ns, median), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose; crowd ns = the crowd tree's tick ticked alternately with a motion-matched row, /crowd = tick / crowd ns"
+        "\ncontrol: one tick of a tree per instance (ns, median; sockets = gameplay sockets evaluated per instance, in the tick), beside the CPU reference's one-clip pose of one instance (one thread, same run); ratio = tick / pose; crowd ns = the crowd tree's tick ticked alternately with a motion-matched row, /crowd = tick / crowd ns"
     );
     let _ = writeln!(
         s,
-        "{:<22} {:<15} {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>9} {:>6}",
-        "subject", "tree", "N", "threads", "tick ns", "pose ns", "ratio", "crowd ns", "/crowd"
+        "{:<22} {:<15} {:>7} {:>7} {:>7} | {:>9} {:>9} {:>6} | {:>9} {:>6}",
+        "subject",
+        "tree",
+        "N",
+        "sockets",
+        "threads",
+        "tick ns",
+        "pose ns",
+        "ratio",
+        "crowd ns",
+        "/crowd"
     );
     for r in rows {
         let (crowd, over) = match (r.crowd_tree_ns_alternated, r.over_crowd_tree) {
@@ -610,10 +619,11 @@ fn control_table(rows: &[ControlRow]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<22} {:<15} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3} | {:>9} {:>6}",
+            "{:<22} {:<15} {:>7} {:>7} {:>7} | {:>9.0} {:>9.0} {:>6.3} | {:>9} {:>6}",
             r.subject,
             r.tree,
             r.instances,
+            r.sockets,
             r.threads,
             r.ns_per_instance_tick,
             r.pose_ns_per_instance,

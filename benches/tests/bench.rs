@@ -555,7 +555,7 @@ fn lod_rows_cover_every_level_of_both_shapes_with_fewer_joints_each() {
 }
 
 #[test]
-fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
+fn control_rows_time_one_thread_and_rayon_beside_the_pose_with_and_without_sockets() {
     let subject = Subject::character().unwrap();
     let options = Options {
         frames: 3,
@@ -563,21 +563,33 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
         ..Options::default()
     };
     let mut seen = 0;
-    let rows = throng_bench::control::run(&subject, &[64, 300], Some(48), &options, |_| seen += 1)
-        .unwrap();
+    let rows = throng_bench::control::run(
+        &subject,
+        &[64, 300],
+        Some(40),
+        Some(48),
+        &options,
+        |_| seen += 1,
+    )
+    .unwrap();
     let threads = rayon::current_num_threads();
-    let shape: Vec<(&str, usize, usize)> = (rows.iter())
-        .map(|r| (r.tree.as_str(), r.instances, r.threads))
+    let shape: Vec<(&str, usize, usize, usize)> = (rows.iter())
+        .map(|r| (r.tree.as_str(), r.instances, r.sockets, r.threads))
         .collect();
     let crowd = [
-        ("crowd", 64, 1),
-        ("crowd", 64, threads),
-        ("crowd", 300, 1),
-        ("crowd", 300, threads),
+        ("crowd", 64, 0, 1),
+        ("crowd", 64, 0, threads),
+        ("crowd", 300, 0, 1),
+        ("crowd", 300, 0, threads),
+        ("crowd", 40, 3, 1),
+        ("crowd", 40, 3, threads),
     ];
     // The motion-matched rows need the shared BVH files (their database).
     if throng_fixtures::shared_dir("mocap/bvh", "the motion-matched control rows").is_some() {
-        let matched = [("motion_matching", 48, 1), ("motion_matching", 48, threads)];
+        let matched = [
+            ("motion_matching", 48, 0, 1),
+            ("motion_matching", 48, 0, threads),
+        ];
         assert_eq!(shape, [&crowd[..], &matched[..]].concat());
     } else {
         assert_eq!(shape, crowd);
@@ -629,6 +641,7 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose() {
     assert_eq!(json["control"][0]["tree"], "crowd");
     for key in [
         "instances",
+        "sockets",
         "threads",
         "ns_per_instance_tick",
         "pose_ns_per_instance",

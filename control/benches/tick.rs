@@ -9,12 +9,7 @@ use throng_control::crowd::Crowd;
 use throng_control::instance::Controller;
 use throng_control::tree::{self, Value};
 
-const CROWD_TREE: &str = include_str!("../../fixtures/trees/crowd.toml");
-
-/// A weapon socket on the right hand: its chain is 9 of the character's 47 joints.
-const SOCKET: &str = "\n[sockets.hand_r_weapon]\njoint = \"hand_r\"\noffset = [0.0, 0.08, 0.0]\n";
-/// Sockets on the left hand and the head beside it: the three chains share their spine.
-const MORE_SOCKETS: &str = "\n[sockets.hand_l_shield]\njoint = \"hand_l\"\n\n[sockets.head_lamp]\njoint = \"head\"\noffset = [0.0, 0.1, 0.0]\n";
+use throng_fixtures::{crowd_tree_with_sockets, CROWD_TREE};
 
 fn controller(source: &str) -> Controller {
     let imported =
@@ -43,8 +38,9 @@ fn crowd(ctl: &Controller, count: usize) -> Crowd {
 
 fn tick(c: &mut Criterion) {
     let ctl = controller(CROWD_TREE);
-    let with_socket = controller(&format!("{CROWD_TREE}{SOCKET}"));
-    let with_sockets = controller(&format!("{CROWD_TREE}{SOCKET}{MORE_SOCKETS}"));
+    // The hand's socket (a 9-joint chain), and three sockets (throng_fixtures::CROWD_SOCKETS).
+    let with_socket = controller(&crowd_tree_with_sockets(1));
+    let with_sockets = controller(&crowd_tree_with_sockets(3));
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

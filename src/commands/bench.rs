@@ -105,6 +105,7 @@ pub fn run(a: Args) -> Result<(), CliError> {
     let control = throng_bench::control::run(
         &subjects[0],
         &throng_bench::control::CONTROL_INSTANCES,
+        Some(throng_bench::control::SOCKETED_INSTANCES),
         Some(throng_bench::control::MATCHED_INSTANCES),
         &options,
         control_progress,
@@ -196,8 +197,8 @@ fn game(
 /// One line on stderr per measured crowd row.
 fn control_progress(r: &throng_bench::ControlRow) {
     eprintln!(
-        "measured control {} ({} tree) × {} on {} thread(s): {:.0} ns per instance per tick",
-        r.subject, r.tree, r.instances, r.threads, r.ns_per_instance_tick
+        "measured control {} ({} tree, {} socket(s)) × {} on {} thread(s): {:.0} ns per instance per tick",
+        r.subject, r.tree, r.sockets, r.instances, r.threads, r.ns_per_instance_tick
     );
 }
 
