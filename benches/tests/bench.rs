@@ -563,15 +563,11 @@ fn control_rows_time_one_thread_and_rayon_beside_the_pose_with_and_without_socke
         ..Options::default()
     };
     let mut seen = 0;
-    let rows = throng_bench::control::run(
-        &subject,
-        &[64, 300],
-        Some(40),
-        Some(48),
-        &options,
-        |_| seen += 1,
-    )
-    .unwrap();
+    let rows =
+        throng_bench::control::run(&subject, &[64, 300], Some(40), Some(48), &options, |_| {
+            seen += 1
+        })
+        .unwrap();
     let threads = rayon::current_num_threads();
     let shape: Vec<(&str, usize, usize, usize)> = (rows.iter())
         .map(|r| (r.tree.as_str(), r.instances, r.sockets, r.threads))
