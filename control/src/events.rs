@@ -170,7 +170,23 @@ pub fn deliver(
     stamp: Stamp,
     out: &mut EventBuffer,
 ) -> Result<(), Overflow> {
-    if !track.is_empty() {
+    let within = step.from.cycle == step.to.cycle && step.from.phase < step.to.phase;
+    if track.is_empty() {
+    } else if within && step.mode != PlayMode::PingPong {
+        // Forward within one cycle (most steps): the one span `(from, to]`, without splitting.
+        let (lo, hi) = (step.from.phase, step.to.phase);
+        for &(time, index, _) in track.entries(step.mode) {
+            if time > lo && time <= hi {
+                out.push(event(
+                    stamp,
+                    step.to.cycle,
+                    EventKind::Clip(index),
+                    time,
+                    false,
+                ))?;
+            }
+        }
+    } else {
         deliver_spans(step, track, stamp, out)?;
     }
     if step.completed {
