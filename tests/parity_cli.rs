@@ -104,3 +104,37 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
     }
     assert!(out.status.success(), "{stderr}");
 }
+
+#[test]
+fn parity_with_no_present_checks_frames_of_batches_alone() {
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["parity", "--json", "--interpreter", "--no-present"])
+        .args(["--instances", "2", "--seed", "3"])
+        .output()
+        .expect("throng runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("adapter") && no_gpu_allowed() {
+        eprintln!("skipping: no GPU adapter and THRONG_ALLOW_NO_GPU=1 ({stderr})");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let presents: Vec<String> = (reports.as_array().unwrap().iter())
+        .map(|r| format!("{} {}", r["path"], r["present"]))
+        .collect();
+    assert_eq!(presents, [r#""interpreter" null"#]);
+}
+
+#[test]
+fn parity_refuses_no_present_beside_present() {
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["parity", "--no-present", "--present", "0.5"])
+        .output()
+        .expect("throng runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--no-present") && stderr.contains("--present"),
+        "{stderr}"
+    );
+}

@@ -31,6 +31,9 @@ pub struct Args {
     /// path checked), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,1")]
     present: Vec<f32>,
+    /// Check frames of batches alone: no presented instances.
+    #[arg(long, conflicts_with = "present")]
+    no_present: bool,
     /// Print the reports as a JSON array (one per path).
     #[arg(long)]
     json: bool,
@@ -61,7 +64,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     let mut reports = Vec::new();
-    let presented = (args.present.iter()).map(|&alpha| (paths[0], Some(alpha)));
+    let fractions = if args.no_present {
+        &[][..]
+    } else {
+        &args.present
+    };
+    let presented = fractions.iter().map(|&alpha| (paths[0], Some(alpha)));
     for (path, present) in paths.iter().map(|&p| (p, None)).chain(presented) {
         let (seed, n) = (args.seed, args.instances);
         let report = match present {
