@@ -2,8 +2,28 @@
 
 use std::process::Command;
 
-fn no_gpu_allowed() -> bool {
-    std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1")
+/// `throng` run with `args` (a `parity --json` run): its reports, and its stderr if it failed;
+/// `None` (said) when there is no GPU adapter and `THRONG_ALLOW_NO_GPU=1` lets the test skip.
+fn parity_json<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+) -> Option<(serde_json::Value, Result<(), String>)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .output()
+        .expect("throng runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let no_gpu_allowed = std::env::var("THRONG_ALLOW_NO_GPU").as_deref() == Ok("1");
+    if !out.status.success() && stderr.contains("adapter") && no_gpu_allowed {
+        eprintln!("skipping: no GPU adapter and THRONG_ALLOW_NO_GPU=1 ({stderr})");
+        return None;
+    }
+    let reports = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
+    let status = match out.status.success() {
+        true => Ok(()),
+        false => Err(stderr.into_owned()),
+    };
+    Some((reports, status))
 }
 
 #[test]
@@ -41,17 +61,9 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
         args.push("--asset".into());
         args.push(a.clone());
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(&args)
-        .output()
-        .expect("throng runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("adapter") && no_gpu_allowed() {
-        eprintln!("skipping: no GPU adapter and THRONG_ALLOW_NO_GPU=1 ({stderr})");
+    let Some((reports, status)) = parity_json(&args) else {
         return;
-    }
-    let reports: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
+    };
     let reports = reports.as_array().expect("one report per path");
     let paths: Vec<String> = reports
         .iter()
@@ -102,23 +114,18 @@ fn parity_passes_on_the_character_and_every_shared_asset() {
         assert_eq!(n("skinning_dispatches"), 1, "{f}");
         assert_eq!(n("bounds_dispatches"), 1, "{f}");
     }
-    assert!(out.status.success(), "{stderr}");
+    status.unwrap();
 }
 
 #[test]
 fn parity_with_no_present_checks_frames_of_batches_alone() {
-    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(["parity", "--json", "--interpreter", "--no-present"])
-        .args(["--instances", "2", "--seed", "3"])
-        .output()
-        .expect("throng runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("adapter") && no_gpu_allowed() {
-        eprintln!("skipping: no GPU adapter and THRONG_ALLOW_NO_GPU=1 ({stderr})");
+    let args = ["parity", "--json", "--interpreter", "--no-present"];
+    let Some((reports, status)) =
+        parity_json(&[&args[..], &["--instances", "2", "--seed", "3"]].concat())
+    else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
+    status.unwrap();
     let presents: Vec<String> = (reports.as_array().unwrap().iter())
         .map(|r| format!("{} {}", r["path"], r["present"]))
         .collect();

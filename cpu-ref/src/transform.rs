@@ -52,9 +52,15 @@ pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
         return nlerp_shortest(a, b, t);
     }
     if t == 1.0 && together >= 1e-3 && apart >= 1e-4 * together && apart <= together {
-        // θ lies in [2e-4, π/2], so sin θ > 1e-6: the general path below, with its weights.
+        // θ lies in [2e-4, π/2], so sin θ > 1e-6: `slerp_arc` with its weights.
         return Quat::from_vec4(va * 0.0 + vb * 1.0).normalize();
     }
+    slerp_arc(a, b, apart, together, t)
+}
+
+/// [`slerp_shortest`]'s general path, `b` already in `a`'s hemisphere, `apart` = |a - b| and
+/// `together` = |a + b|.
+fn slerp_arc(a: Quat, b: Quat, apart: f32, together: f32, t: f32) -> Quat {
     let theta = 2.0 * apart.atan2(together);
     let sin_theta = theta.sin();
     if sin_theta < 1e-6 {
@@ -62,7 +68,7 @@ pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     }
     let wa = ((1.0 - t) * theta).sin() / sin_theta;
     let wb = (t * theta).sin() / sin_theta;
-    Quat::from_vec4(va * wa + vb * wb).normalize()
+    Quat::from_vec4(Vec4::from(a) * wa + Vec4::from(b) * wb).normalize()
 }
 
 /// Normalised linear interpolation along the shortest arc (cooked sampling, overrides).
@@ -86,14 +92,7 @@ mod tests {
     fn general(a: Quat, b: Quat, t: f32) -> Quat {
         let b = if a.dot(b) < 0.0 { -b } else { b };
         let (va, vb) = (Vec4::from(a), Vec4::from(b));
-        let theta = 2.0 * (va - vb).length().atan2((va + vb).length());
-        let sin_theta = theta.sin();
-        if sin_theta < 1e-6 {
-            return nlerp_shortest(a, b, t);
-        }
-        let wa = ((1.0 - t) * theta).sin() / sin_theta;
-        let wb = (t * theta).sin() / sin_theta;
-        Quat::from_vec4(va * wa + vb * wb).normalize()
+        slerp_arc(a, b, (va - vb).length(), (va + vb).length(), t)
     }
 
     fn bits(q: Quat) -> [u32; 4] {
