@@ -8,16 +8,20 @@
 //! inertialization offsets (a presentation effect, whose history the drawing evaluator holds).
 
 use glam::Affine3A;
-use throng_cpu_ref::chain::ChainEvaluator;
+use throng_cpu_ref::chain::{ChainEvaluator, FirstSamples};
 use throng_cpu_ref::{PoseOp, Program, ProgramError};
 
 use crate::instance::Controller;
+use crate::tree::LayerBlend;
 
 /// The sockets' joints and their ancestors, each evaluated once, and the program copy they read.
 #[derive(Clone, Debug)]
 pub struct SocketEvaluator {
     /// `None` when the tree declares no sockets.
     chains: Option<ChainEvaluator>,
+    /// The additive layers' clips at time 0 on the chains: the references their programs sample
+    /// every tick (`crate::program`), sampled once.
+    first: FirstSamples,
     program: Program,
 }
 
@@ -32,8 +36,18 @@ impl SocketEvaluator {
             .get(ctl.tree.skeleton as usize)
             .filter(|_| !joints.is_empty())
             .and_then(|skeleton| ChainEvaluator::new(skeleton, &joints, limits));
+        let additive: Vec<u32> = (ctl.tree.regions.iter())
+            .filter(|r| r.blend == LayerBlend::Additive)
+            .flat_map(|r| r.states.iter().flat_map(|s| s.producer.clips()))
+            .copied()
+            .collect();
+        let first = match (&chains, ctl.package.assets(ctl.tree.skeleton)) {
+            (Some(chains), Some(assets)) => chains.first_samples(&assets, &additive),
+            _ => FirstSamples::default(),
+        };
         SocketEvaluator {
             chains,
+            first,
             program: Program {
                 ops: Vec::with_capacity(limits.max_ops),
                 weights: Vec::with_capacity(limits.max_weights),
@@ -61,7 +75,7 @@ impl SocketEvaluator {
         self.program.ops.extend_from_slice(ops);
         self.program.weights.clear();
         self.program.weights.extend_from_slice(weights);
-        chains.run(&self.program, &assets, out)?;
+        chains.run_with(&self.program, &assets, &self.first, out)?;
         for (o, socket) in out.iter_mut().zip(&ctl.tree.sockets) {
             *o *= Affine3A::from_translation(socket.offset);
         }

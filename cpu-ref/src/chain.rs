@@ -34,6 +34,24 @@ pub struct ChainEvaluator {
     component: Vec<Affine3A>,
 }
 
+/// Some clips sampled at time 0 on a chain's joints, once: the additive references a program
+/// samples on every run ([`ChainEvaluator::run_with`]). Sampling is a pure function of the clip,
+/// joint and time, so a run that copies these is bit for bit one that samples them.
+#[derive(Clone, Debug, Default)]
+pub struct FirstSamples {
+    clips: Vec<u32>,
+    /// A run of the chain's joints per clip, in `clips`' order.
+    poses: Vec<Trs>,
+}
+
+impl FirstSamples {
+    /// Clip `clip`'s pose at time 0 on the chain, if these samples hold it.
+    fn pose(&self, clip: u32, joints: usize) -> Option<&[Trs]> {
+        let k = self.clips.iter().position(|&c| c == clip)?;
+        self.poses.get(k * joints..(k + 1) * joints)
+    }
+}
+
 impl ChainEvaluator {
     /// An evaluator of the chains of `targets` in `skeleton` for programs within `limits`;
     /// `None` when the skeleton lacks one of them.
@@ -77,6 +95,28 @@ impl ChainEvaluator {
         &self.chain
     }
 
+    /// The chain's poses at time 0 of `clips` of `assets` (those `assets` lacks left out), for
+    /// [`ChainEvaluator::run_with`] on the same assets.
+    pub fn first_samples(&self, assets: &Assets, clips: &[u32]) -> FirstSamples {
+        let mut first = FirstSamples::default();
+        for &c in clips {
+            let Some(clip) = assets.clips.get(c as usize) else {
+                continue;
+            };
+            let start = first.poses.len();
+            first.poses.resize(start + self.chain.len(), Trs::IDENTITY);
+            sample_joints(
+                clip,
+                assets.skeleton,
+                &self.chain,
+                0.0,
+                &mut first.poses[start..],
+            );
+            first.clips.push(c);
+        }
+        first
+    }
+
     /// Validates `program` and writes each target's component (model-space) transform into
     /// `out`, in the order [`ChainEvaluator::new`] was given them (as many as `out` holds).
     /// History ops are not evaluated (module doc).
@@ -84,6 +124,18 @@ impl ChainEvaluator {
         &mut self,
         program: &Program,
         assets: &Assets,
+        out: &mut [Affine3A],
+    ) -> Result<(), ProgramError> {
+        self.run_with(program, assets, &FirstSamples::default(), out)
+    }
+
+    /// [`ChainEvaluator::run`], taking a sample at time 0 of a clip `first` holds from it
+    /// (`first` made by [`ChainEvaluator::first_samples`] from these `assets`).
+    pub fn run_with(
+        &mut self,
+        program: &Program,
+        assets: &Assets,
+        first: &FirstSamples,
         out: &mut [Affine3A],
     ) -> Result<(), ProgramError> {
         let limits = ProgramLimits {
@@ -107,7 +159,7 @@ impl ChainEvaluator {
             if o.code == op::TO_COMPONENT {
                 self.compose(o.a);
             } else {
-                self.execute(o, &program.weights, assets);
+                self.execute(o, &program.weights, assets, first);
             }
         }
         for (o, &k) in out.iter_mut().zip(&self.targets) {
@@ -132,15 +184,26 @@ impl ChainEvaluator {
 
     /// One validated local-pose op on the chain (module doc for the ops skipped), with the
     /// interpreter's per-joint functions and its order of arithmetic.
-    fn execute(&mut self, o: &crate::PoseOp, weights: &[f32], assets: &Assets) {
+    fn execute(
+        &mut self,
+        o: &crate::PoseOp,
+        weights: &[f32],
+        assets: &Assets,
+        first: &FirstSamples,
+    ) {
         let n = self.chain.len();
         let rest = &assets.skeleton.rest;
         let at = |r: u32, k: usize| r as usize * n + k;
         match o.code {
             op::SAMPLE => {
-                if let Some(clip) = assets.clips.get(o.a as usize) {
-                    let d = at(o.dst, 0);
-                    let out = &mut self.registers[d..d + n];
+                let d = at(o.dst, 0);
+                let out = &mut self.registers[d..d + n];
+                let sampled = (o.time.to_bits() == 0.0f32.to_bits())
+                    .then(|| first.pose(o.a, n))
+                    .flatten();
+                if let Some(pose) = sampled {
+                    out.copy_from_slice(pose);
+                } else if let Some(clip) = assets.clips.get(o.a as usize) {
                     sample_joints(clip, assets.skeleton, &self.chain, o.time, out);
                 }
             }

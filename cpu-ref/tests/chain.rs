@@ -64,3 +64,50 @@ fn merged_chains_evaluate_each_shared_ancestor_once_and_match_one_chain_per_targ
     }
     assert!(ChainEvaluator::new(skeleton, &[skeleton.joint_count()], limits).is_none());
 }
+
+#[test]
+fn a_run_taking_first_samples_is_bit_for_bit_one_that_samples_them() {
+    let package = character();
+    let skeleton = &package.skeletons[0];
+    let joint = |name: &str| skeleton.names.iter().position(|n| n == name).expect(name);
+    let targets = [joint("hand_r"), joint("head")];
+    let limits = ProgramLimits {
+        max_ops: 8,
+        max_registers: 3,
+        max_weights: 2,
+        history_slots: 0,
+    };
+    let assets = package.assets(0).expect("skeleton 0");
+    let clips = package.clips.len() as u32;
+    let mut chains = ChainEvaluator::new(skeleton, &targets, limits).expect("joints exist");
+    // Every clip's first sample, and one the package lacks (left out).
+    let first = chains.first_samples(&assets, &(0..=clips).collect::<Vec<_>>());
+    let bits = |m: &[Affine3A]| -> Vec<u32> {
+        m.iter()
+            .flat_map(|a| a.to_cols_array())
+            .map(f32::to_bits)
+            .collect()
+    };
+    for clip in 0..clips {
+        for (time, reference) in [(0.0, 0.0), (0.4, 0.0), (-0.0, 0.0), (0.4, 0.3)] {
+            let program = Program {
+                ops: vec![
+                    PoseOp::sample(0, clip, 0.25),
+                    PoseOp::sample(1, clip, time),
+                    PoseOp::sample(2, (clip + 1) % clips, reference),
+                    PoseOp::additive(0, 1, 2, 1.0, throng_cpu_ref::program::NO_MASK),
+                    PoseOp::to_component(0),
+                ],
+                weights: Vec::new(),
+            };
+            let (mut with, mut without) = ([Affine3A::ZERO; 2], [Affine3A::ZERO; 2]);
+            chains
+                .run_with(&program, &assets, &first, &mut with)
+                .expect("a valid program");
+            chains
+                .run(&program, &assets, &mut without)
+                .expect("a valid program");
+            assert_eq!(bits(&with), bits(&without), "clip {clip} at {time}");
+        }
+    }
+}
