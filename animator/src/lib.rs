@@ -483,7 +483,8 @@ impl Animator {
         let source = control.as_ref().map_or(package, |ctl| ctl.package.clone());
         self.runtime.replace_package(c.package, &source)?;
         let c = &mut self.characters[character.0];
-        if let (Some(ctl), Some((old, _))) = (control, &mut c.control) {
+        if let (Some(ctl), Some((old, crowd))) = (control, &mut c.control) {
+            crowd.rebind(&ctl);
             *old = ctl;
         }
         c.source = source;

@@ -60,7 +60,7 @@ pub struct ControlRow {
 
 /// The control table for the generated character `subject` at `counts`: a row per count for
 /// one thread and for the rayon pool; then, with `socketed`, the same for that many instances
-/// with three sockets each; then, with `matched` and the shared BVH files, the same for that
+/// with [`SOCKETS`] sockets each; then, with `matched` and the shared BVH files, the same for that
 /// many motion-matched agents.
 pub fn run(
     subject: &Subject,
@@ -128,9 +128,10 @@ pub fn run(
     Ok(rows)
 }
 
-/// Instances of `throng bench`'s socketed control rows, and their sockets each.
+/// Instances of `throng bench`'s socketed control rows.
 pub const SOCKETED_INSTANCES: usize = 10_000;
-const SOCKETS: usize = 3;
+/// Sockets per instance in the socketed rows: all of [`throng_fixtures::CROWD_SOCKETS`].
+const SOCKETS: usize = throng_fixtures::CROWD_SOCKETS.len();
 
 /// Agents of `throng bench`'s motion-matched control rows.
 pub const MATCHED_INSTANCES: usize = 10_000;

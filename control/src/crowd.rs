@@ -167,6 +167,17 @@ impl Crowd {
         Ok(())
     }
 
+    /// Takes `ctl` as the crowd's controller from now on: a new generation of the package of the
+    /// one it was made with (a re-cook: the same tree, skeleton and clips). Rebuilds what the
+    /// crowd's lanes keep of the package (the sockets' first samples, the curve watch), so
+    /// later ticks read `ctl`'s values alone. Allocates.
+    pub fn rebind(&mut self, ctl: &Controller) {
+        for lane in &mut self.lanes {
+            lane.socket_evaluator = SocketEvaluator::new(ctl);
+            lane.curve_watch = CurveWatch::new(ctl);
+        }
+    }
+
     /// Removes instance `i` (by position), the last instance taking its place, and returns it;
     /// `None` when there is no instance `i`.
     pub fn remove(&mut self, i: usize) -> Option<InstanceState> {
@@ -561,6 +572,43 @@ mod tests {
             bytemuck::cast_slice(o).to_vec(),
             bytemuck::cast_slice(w).to_vec(),
         )
+    }
+
+    #[test]
+    fn a_rebound_crowd_ticks_as_one_made_with_the_new_package() {
+        let imported =
+            throng_cook::import_slice(&throng_fixtures::character_glb(), "character").unwrap();
+        let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
+            .unwrap()
+            .0;
+        let src = throng_fixtures::crowd_tree_with_sockets(3);
+        let tree = tree::load(&src, "crowd.toml", &package, 0).unwrap();
+        // A new generation: the additive layer's clip a little different, nothing else.
+        let mut next = package.clone();
+        let breathe = next.clips.iter_mut().find(|c| c.name == "breathe").unwrap();
+        breathe.values.iter_mut().for_each(|v| *v *= 1.001);
+        let first = Controller::new(tree.clone(), package, 60.0, 64).unwrap();
+        let second = Controller::new(tree, next, 60.0, 64).unwrap();
+        let mut made = Crowd::new(&second, 40).unwrap();
+        let mut rebound = Crowd::new(&first, 40).unwrap();
+        let mut stale = Crowd::new(&first, 40).unwrap();
+        rebound.rebind(&second);
+        for tick in 0..30 {
+            for c in [&mut made, &mut rebound, &mut stale] {
+                drive(&second, c, tick);
+                c.tick(&second);
+            }
+        }
+        let bits = |c: &Crowd| -> Vec<u32> {
+            (0..40)
+                .flat_map(|i| c.sockets(&second, i).to_vec())
+                .flat_map(|a| a.to_cols_array())
+                .map(f32::to_bits)
+                .collect()
+        };
+        assert_eq!(bits(&rebound), bits(&made));
+        // Without the rebind the sockets keep the first package's additive references.
+        assert_ne!(bits(&stale), bits(&made));
     }
 
     #[test]

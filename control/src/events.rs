@@ -170,24 +170,20 @@ pub fn deliver(
     stamp: Stamp,
     out: &mut EventBuffer,
 ) -> Result<(), Overflow> {
-    let within = step.from.cycle == step.to.cycle && step.from.phase < step.to.phase;
-    if track.is_empty() {
-    } else if within && step.mode != PlayMode::PingPong {
-        // Forward within one cycle (most steps): the one span `(from, to]`, without splitting.
-        let (lo, hi) = (step.from.phase, step.to.phase);
-        for &(time, index, _) in track.entries(step.mode) {
-            if time > lo && time <= hi {
-                out.push(event(
-                    stamp,
-                    step.to.cycle,
-                    EventKind::Clip(index),
-                    time,
-                    false,
-                ))?;
+    if !track.is_empty() {
+        let within = step.from.cycle == step.to.cycle && step.from.phase < step.to.phase;
+        if within && step.mode != PlayMode::PingPong {
+            // Forward within one cycle (most steps): its one span `(from, to]`, unsplit.
+            let (lo, hi) = (step.from.phase, step.to.phase);
+            for &(time, index, _) in track.entries(step.mode) {
+                if time > lo && time <= hi {
+                    let kind = EventKind::Clip(index);
+                    out.push(event(stamp, step.to.cycle, kind, time, false))?;
+                }
             }
+        } else {
+            deliver_spans(step, track, stamp, out)?;
         }
-    } else {
-        deliver_spans(step, track, stamp, out)?;
     }
     if step.completed {
         let reverse = step.to.phase < step.duration;
@@ -281,5 +277,84 @@ fn span_events(
         entries.iter().try_for_each(&mut push)
     } else {
         entries.iter().rev().try_for_each(&mut push)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::player::Position;
+
+    /// A track of events at `times` (the one at index 1 reversible) for a clip of `duration`,
+    /// as [`EventTrack::new`] sorts them.
+    fn track(times: &[f64], duration: f64) -> EventTrack {
+        let mut once: Vec<(f64, u32, bool)> = (times.iter().enumerate())
+            .map(|(i, &t)| (t, i as u32, i == 1))
+            .collect();
+        once.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut looped: Vec<_> = (once.iter())
+            .map(|&(t, i, r)| (if t >= duration { 0.0 } else { t }, i, r))
+            .collect();
+        looped.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        EventTrack {
+            reversible: once.iter().filter(|e| e.2).count(),
+            once,
+            looped,
+        }
+    }
+
+    #[test]
+    fn a_forward_step_within_one_cycle_delivers_what_its_spans_deliver() {
+        let stamp = Stamp {
+            tick: 9,
+            instance: 4,
+            region: 1,
+            activation: 3,
+            clip: 2,
+        };
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut delivered = 0;
+        for d in [1.0, 0.833_333_333_333_333_4, 2.5] {
+            let events = track(&[0.0, 0.3 * d, 0.3 * d, 0.5 * d, d], d);
+            for mode in [PlayMode::Loop, PlayMode::Once] {
+                for k in 0..2_000 {
+                    // Phases on the events' times as often as between them.
+                    let mut phase = || match (unit() * 8.0) as u32 {
+                        0 => 0.0,
+                        1 => 0.3 * d,
+                        2 => 0.5 * d,
+                        3 => d,
+                        _ => unit() * d,
+                    };
+                    let (a, b) = (phase(), phase());
+                    let (from, to) = (a.min(b), a.max(b));
+                    // A loop's phase stays below its duration.
+                    if from >= to || (mode == PlayMode::Loop && to >= d) {
+                        continue;
+                    }
+                    let cycle = if mode == PlayMode::Loop { k % 5 - 2 } else { 0 };
+                    let step = Step {
+                        mode,
+                        duration: d,
+                        from: Position { cycle, phase: from },
+                        to: Position { cycle, phase: to },
+                        completed: false,
+                    };
+                    let (mut fast, mut spans) =
+                        (EventBuffer::with_capacity(8), EventBuffer::with_capacity(8));
+                    deliver(&step, &events, stamp, &mut fast).unwrap();
+                    deliver_spans(&step, &events, stamp, &mut spans).unwrap();
+                    assert_eq!(fast.events(), spans.events(), "{step:?}");
+                    delivered += fast.len();
+                }
+            }
+        }
+        assert!(delivered > 1_000, "{delivered} events compared");
     }
 }

@@ -36,9 +36,12 @@ pub struct ChainEvaluator {
 
 /// Some clips sampled at time 0 on a chain's joints, once: the additive references a program
 /// samples on every run ([`ChainEvaluator::run_with`]). Sampling is a pure function of the clip,
-/// joint and time, so a run that copies these is bit for bit one that samples them.
+/// the skeleton's rest pose, the joint and the time, so a run on the same assets that copies
+/// these is bit for bit one that samples them.
 #[derive(Clone, Debug, Default)]
 pub struct FirstSamples {
+    /// The chain they were sampled on (a run on another chain ignores them).
+    chain: Vec<usize>,
     clips: Vec<u32>,
     /// A run of the chain's joints per clip, in `clips`' order.
     poses: Vec<Trs>,
@@ -46,9 +49,10 @@ pub struct FirstSamples {
 
 impl FirstSamples {
     /// Clip `clip`'s pose at time 0 on the chain, if these samples hold it.
-    fn pose(&self, clip: u32, joints: usize) -> Option<&[Trs]> {
+    fn pose(&self, clip: u32) -> Option<&[Trs]> {
         let k = self.clips.iter().position(|&c| c == clip)?;
-        self.poses.get(k * joints..(k + 1) * joints)
+        let n = self.chain.len();
+        self.poses.get(k * n..(k + 1) * n)
     }
 }
 
@@ -98,9 +102,16 @@ impl ChainEvaluator {
     /// The chain's poses at time 0 of `clips` of `assets` (those `assets` lacks left out), for
     /// [`ChainEvaluator::run_with`] on the same assets.
     pub fn first_samples(&self, assets: &Assets, clips: &[u32]) -> FirstSamples {
-        let mut first = FirstSamples::default();
+        let mut first = FirstSamples {
+            chain: self.chain.clone(),
+            ..FirstSamples::default()
+        };
         for &c in clips {
-            let Some(clip) = assets.clips.get(c as usize) else {
+            let Some(clip) = assets
+                .clips
+                .get(c as usize)
+                .filter(|_| !first.clips.contains(&c))
+            else {
                 continue;
             };
             let start = first.poses.len();
@@ -130,7 +141,8 @@ impl ChainEvaluator {
     }
 
     /// [`ChainEvaluator::run`], taking a sample at time 0 of a clip `first` holds from it
-    /// (`first` made by [`ChainEvaluator::first_samples`] from these `assets`).
+    /// (`first` made by [`ChainEvaluator::first_samples`] of this chain from these `assets`: the
+    /// caller's to keep; samples of another chain are ignored).
     pub fn run_with(
         &mut self,
         program: &Program,
@@ -155,6 +167,12 @@ impl ChainEvaluator {
             });
         }
         self.component.fill(Affine3A::IDENTITY);
+        let none = FirstSamples::default();
+        let first = if first.chain == self.chain {
+            first
+        } else {
+            &none
+        };
         for o in &program.ops {
             if o.code == op::TO_COMPONENT {
                 self.compose(o.a);
@@ -199,7 +217,7 @@ impl ChainEvaluator {
                 let d = at(o.dst, 0);
                 let out = &mut self.registers[d..d + n];
                 let sampled = (o.time.to_bits() == 0.0f32.to_bits())
-                    .then(|| first.pose(o.a, n))
+                    .then(|| first.pose(o.a))
                     .flatten();
                 if let Some(pose) = sampled {
                     out.copy_from_slice(pose);

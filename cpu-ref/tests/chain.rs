@@ -66,7 +66,7 @@ fn merged_chains_evaluate_each_shared_ancestor_once_and_match_one_chain_per_targ
 }
 
 #[test]
-fn a_run_taking_first_samples_is_bit_for_bit_one_that_samples_them() {
+fn a_run_taking_first_samples_is_bit_for_bit_one_that_samples_them_and_ignores_another_chains() {
     let package = character();
     let skeleton = &package.skeletons[0];
     let joint = |name: &str| skeleton.names.iter().position(|n| n == name).expect(name);
@@ -81,7 +81,12 @@ fn a_run_taking_first_samples_is_bit_for_bit_one_that_samples_them() {
     let clips = package.clips.len() as u32;
     let mut chains = ChainEvaluator::new(skeleton, &targets, limits).expect("joints exist");
     // Every clip's first sample, and one the package lacks (left out).
-    let first = chains.first_samples(&assets, &(0..=clips).collect::<Vec<_>>());
+    let all: Vec<u32> = (0..=clips).collect();
+    let first = chains.first_samples(&assets, &all);
+    // Samples of another chain, which a run ignores.
+    let other = ChainEvaluator::new(skeleton, &[joint("hand_l")], limits)
+        .expect("joint exists")
+        .first_samples(&assets, &all);
     let bits = |m: &[Affine3A]| -> Vec<u32> {
         m.iter()
             .flat_map(|a| a.to_cols_array())
@@ -101,13 +106,18 @@ fn a_run_taking_first_samples_is_bit_for_bit_one_that_samples_them() {
                 weights: Vec::new(),
             };
             let (mut with, mut without) = ([Affine3A::ZERO; 2], [Affine3A::ZERO; 2]);
+            let mut with_other = [Affine3A::ZERO; 2];
             chains
                 .run_with(&program, &assets, &first, &mut with)
                 .expect("a valid program");
             chains
                 .run(&program, &assets, &mut without)
                 .expect("a valid program");
+            chains
+                .run_with(&program, &assets, &other, &mut with_other)
+                .expect("a valid program");
             assert_eq!(bits(&with), bits(&without), "clip {clip} at {time}");
+            assert_eq!(bits(&with_other), bits(&without), "clip {clip} at {time}");
         }
     }
 }
