@@ -277,8 +277,8 @@ impl Crowd {
         let lane = &mut self.lanes[i / CHUNK];
         let out = &mut lane.sockets[(i % CHUNK) * per..][..per];
         if let Err(e) = lane.socket_evaluator.run(ctl, ops, weights, out) {
-            lane.failures
-                .push((i as u32, TickError::Socket(e.to_string())));
+            let id = self.instances[i].id;
+            lane.failures.push((id, TickError::Socket(e.to_string())));
         }
     }
 
@@ -415,7 +415,8 @@ fn range(i: usize, limits: ProgramLimits, ops: usize, weights: usize) -> Program
     }
 }
 
-/// Ticks and compiles chunk `c`.
+/// Ticks and compiles chunk `c`, in passes over its instances: tick and program (with curve
+/// events, which follow each instance's own events), sockets, root motion.
 fn tick_chunk(
     ctl: &Controller,
     c: usize,
@@ -469,19 +470,33 @@ fn tick_chunk(
         }
         ranges[k] = range(i, limits, w.ops, w.weights);
         counts[k] = w.values as u32;
-        let per = ctl.tree.sockets.len();
-        let out = &mut lane.sockets[k * per..][..per];
-        let (o, w) = (
-            &ops[k * limits.max_ops..][..w.ops],
-            &weights[k * limits.max_weights..][..w.weights],
-        );
-        if let Err(e) = lane.socket_evaluator.run(ctl, o, w, out) {
-            lane.failures.push((s.id, TickError::Socket(e.to_string())));
-        }
         let watched = ctl.tree.watched_curves.len();
         if watched > 0 {
+            let (o, w) = (
+                &ops[k * limits.max_ops..][..w.ops],
+                &weights[k * limits.max_weights..][..w.weights],
+            );
             let last = &mut lane.curves[k * watched..][..watched];
             (lane.curve_watch).fire(ctl, (o, w), (s.tick, s.id), last, &mut lane.events);
+        }
+    }
+    // Sockets in a pass of their own over the chunk: the reference evaluator's code and the
+    // tick's do not fit the first-level instruction cache together, and interleaved, each
+    // instance's sockets evicted the tick's code and its tick the evaluator's (cachegrind, three
+    // sockets: 9.8 million first-level instruction misses in 120 000 instance-ticks, 1.1 million
+    // in passes; the tick and sockets of 10 000 instances about 6 % faster).
+    let per = ctl.tree.sockets.len();
+    if per > 0 {
+        for (k, s) in instances.iter().enumerate() {
+            let r = ranges[k];
+            let out = &mut lane.sockets[k * per..][..per];
+            let (o, w) = (
+                &ops[k * limits.max_ops..][..r.op_count as usize],
+                &weights[k * limits.max_weights..][..r.weight_count as usize],
+            );
+            if let Err(e) = lane.socket_evaluator.run(ctl, o, w, out) {
+                lane.failures.push((s.id, TickError::Socket(e.to_string())));
+            }
         }
     }
     // Root motion last, the chunk's instances back to back: each instance's is a chain of
