@@ -15,6 +15,7 @@
 //! `cargo run --release -p throng-control --example tick_floor -- [INSTANCES] [TICKS]`
 //! (default 10 000 instances, 40 timed ticks, one thread).
 
+use std::error::Error;
 use std::time::Instant;
 
 use glam::{Quat, Vec3};
@@ -60,33 +61,30 @@ struct Clips<'a> {
     period: f64,
 }
 
-fn main() {
-    let args: Vec<usize> = std::env::args()
+fn main() -> Result<(), Box<dyn Error>> {
+    let args = std::env::args()
         .skip(1)
-        .map(|a| a.parse().expect("usage: tick_floor [INSTANCES] [TICKS]"))
-        .collect();
+        .map(|a| a.parse::<usize>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("usage: tick_floor [INSTANCES] [TICKS] ({e})"))?;
     let n = args.first().copied().unwrap_or(10_000);
     let ticks = args.get(1).copied().unwrap_or(40) as u64;
-    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")
-        .expect("the generated character imports");
-    let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)
-        .expect("the generated character cooks")
-        .0;
-    let tree = tree::load(throng_fixtures::CROWD_TREE, "crowd.toml", &package, 0)
-        .expect("the crowd tree loads");
+    let imported = throng_cook::import_slice(&throng_fixtures::character_glb(), "character")?;
+    let package = throng_cook::cook(&imported, &throng_cook::Profile::DEFAULT)?.0;
+    let tree = tree::load(throng_fixtures::CROWD_TREE, "crowd.toml", &package, 0)?;
     // The control table's rate (benches/src/control.rs).
-    let ctl = Controller::new(tree, package, 30.0, 64).expect("a controller");
+    let ctl = Controller::new(tree, package, 30.0, 64)?;
     let clip = |name: &str| {
         (ctl.package.clips.iter())
             .find(|c| c.name == name)
-            .expect("the character's clips")
+            .ok_or_else(|| format!("the character has no clip '{name}'"))
     };
     let clips = [
-        clip("idle"),
-        clip("walk"),
-        clip("run"),
-        clip("wave"),
-        clip("breathe"),
+        clip("idle")?,
+        clip("walk")?,
+        clip("run")?,
+        clip("wave")?,
+        clip("breathe")?,
     ];
     let clips = Clips {
         clips,
@@ -107,13 +105,12 @@ fn main() {
         values: vec![[0.0; 10]; n],
         events: Vec::with_capacity(4 * n),
     };
-    let mut crowd = Crowd::new(&ctl, n).expect("a crowd");
-    let speed_input = ctl.tree.input("speed").expect("the crowd tree's speed");
-    let wave_input = ctl.tree.input("wave").expect("the crowd tree's wave");
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("a one-thread pool");
+    let mut crowd = Crowd::new(&ctl, n)?;
+    let input = |name: &str| {
+        (ctl.tree.input(name)).ok_or_else(|| format!("the crowd tree has no input '{name}'"))
+    };
+    let (speed_input, wave_input) = (input("speed")?, input("wave")?);
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     // Each timed on its own run of ticks, so neither finds its data evicted by the other's.
     let (mut model_s, mut events) = (0.0, 0);
     for t in 0..WARM_UP + ticks {
@@ -134,7 +131,7 @@ fn main() {
             let set = ctl
                 .set_input_at(s, speed_input, Value::Float(speed))
                 .and_then(|()| ctl.set_input_at(s, wave_input, Value::Bool(wave)));
-            set.expect("the inputs are in range");
+            set?;
         }
         let start = Instant::now();
         one.install(|| crowd.tick(&ctl));
@@ -150,6 +147,7 @@ fn main() {
         per(tick_s),
         tick_s / model_s,
     );
+    Ok(())
 }
 
 /// Instance `i`'s `speed` and `wave` on tick `t`: the control table's inputs
