@@ -12,6 +12,11 @@
 //! static-change detection, and every check. Its outputs are not the tick's; its time bounds
 //! from below what any form of the tick can reach on this machine.
 //!
+//! It also counts, over the real crowd's timed ticks, the instance-ticks that leave that common
+//! case (a transition, a crossfade or an inertialization in progress, a leader change, an event)
+//! and bounds from below a lane tick that runs every instance-tick but the transitions' at the
+//! model's cost and those on the scalar tick at its mean cost.
+//!
 //! `cargo run --release -p throng-control --example tick_floor -- [INSTANCES] [TICKS]`
 //! (default 10 000 instances, 40 timed ticks, one thread).
 
@@ -20,8 +25,8 @@ use std::time::Instant;
 
 use glam::{Quat, Vec3};
 use throng_control::crowd::Crowd;
-use throng_control::instance::Controller;
-use throng_control::tree::{self, Value};
+use throng_control::instance::{Controller, InstanceState, Source};
+use throng_control::tree::{self, Value, MAX_SYNC_GROUPS};
 use throng_cpu_ref::clip::{root_motion_delta, sample_root_motion};
 use throng_cpu_ref::interpreter::AlignedSum;
 use throng_cpu_ref::Clip;
@@ -124,7 +129,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             events += lanes.events.len();
         }
     }
-    let mut tick_s = 0.0;
+    let (mut tick_s, mut shares) = (0.0, Shares::default());
+    let mut before = Before {
+        leaves: Vec::with_capacity(n * ctl.tree.regions.len()),
+        leaders: Vec::with_capacity(n),
+    };
     for t in 0..WARM_UP + ticks {
         for (i, s) in crowd.instances.iter_mut().enumerate() {
             let (speed, wave) = inputs(i, t);
@@ -133,10 +142,19 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .and_then(|()| ctl.set_input_at(s, wave_input, Value::Bool(wave)));
             set?;
         }
+        before.leaves.clear();
+        before
+            .leaves
+            .extend(crowd.instances.iter().flat_map(leaves));
+        before.leaders.clear();
+        before
+            .leaders
+            .extend(crowd.instances.iter().map(|s| s.leaders));
         let start = Instant::now();
         one.install(|| crowd.tick(&ctl));
         if t >= WARM_UP {
             tick_s += start.elapsed().as_secs_f64();
+            shares.count(&crowd, &before);
         }
     }
     let per = |s: f64| s * 1e9 / (n as f64 * ticks as f64);
@@ -147,7 +165,77 @@ fn main() -> Result<(), Box<dyn Error>> {
         per(tick_s),
         tick_s / model_s,
     );
+    let share = |k: u64| k as f64 / shares.instance_ticks as f64;
+    let transition = share(shares.transition);
+    println!(
+        "the crowd's instance-ticks: {:.1} % a transition, {:.1} % crossfading, {:.1} % \
+         inertializing, {:.1} % a leader change, {:.1} % an event; the common case {:.1} %",
+        100.0 * transition,
+        100.0 * share(shares.fading),
+        100.0 * share(shares.inertializing),
+        100.0 * share(shares.leader),
+        100.0 * share(shares.event),
+        100.0 * share(shares.common),
+    );
+    println!(
+        "a lane tick at the model's cost but for the transitions, those on the scalar tick: \
+         at least {:.1} ns per instance-tick",
+        transition * per(tick_s) + (1.0 - transition) * per(model_s),
+    );
     Ok(())
+}
+
+/// Each region's active leaf and bank of instance `s`: what a transition alters.
+fn leaves(s: &InstanceState) -> impl Iterator<Item = (u16, u8)> + '_ {
+    (s.regions.iter()).map(|r| (r.leaf(), r.bank))
+}
+
+/// The crowd's instances before a tick: their [`leaves`], and their sync leaders.
+struct Before {
+    leaves: Vec<(u16, u8)>,
+    leaders: Vec<[u64; MAX_SYNC_GROUPS]>,
+}
+
+/// Counts of the timed instance-ticks of `Crowd::tick` that leave the model's common case, by
+/// why (an instance-tick can count under several).
+#[derive(Default)]
+struct Shares {
+    instance_ticks: u64,
+    transition: u64,
+    fading: u64,
+    inertializing: u64,
+    leader: u64,
+    event: u64,
+    /// None of the above.
+    common: u64,
+}
+
+impl Shares {
+    /// Counts the crowd's last tick, its instances as they were `before` it.
+    fn count(&mut self, crowd: &Crowd, before: &Before) {
+        let regions = before.leaves.len() / crowd.instances.len().max(1);
+        let mut evented = vec![false; crowd.instances.len()];
+        for e in crowd.events() {
+            if let Some(x) = evented.get_mut(e.instance as usize) {
+                *x = true;
+            }
+        }
+        for (k, s) in crowd.instances.iter().enumerate() {
+            let was = &before.leaves[k * regions..][..regions];
+            let transition = leaves(s).zip(was).any(|(a, &b)| a != b);
+            let leader = before.leaders.get(k) != Some(&s.leaders);
+            let fading = (s.regions.iter()).any(|r| !matches!(r.source, Source::None));
+            let inertializing = s.inertia.active;
+            let event = evented.get(s.id as usize).copied().unwrap_or(false);
+            self.instance_ticks += 1;
+            self.transition += u64::from(transition);
+            self.fading += u64::from(fading);
+            self.inertializing += u64::from(inertializing);
+            self.leader += u64::from(leader);
+            self.event += u64::from(event);
+            self.common += u64::from(!(transition || fading || inertializing || leader || event));
+        }
+    }
 }
 
 /// Instance `i`'s `speed` and `wave` on tick `t`: the control table's inputs
